@@ -1,0 +1,12 @@
+// What route plugins are given: the database, Temporal, the secret store, the settings.
+import type { Client } from '@temporalio/client';
+import type { IronflowConfig } from '../core/config';
+import type { Db } from '../core/db';
+import type { SecretStore } from '../core/secret-store';
+
+export interface ApiContext {
+  db: Db;
+  temporal: Client;
+  secrets: SecretStore;
+  config: IronflowConfig;
+}

@@ -1,0 +1,60 @@
+// The Fastify server: zod type provider, OpenAPI from the same schemas (UI at /docs),
+// request ids, logs that redact bearers and secrets, one plugin per route group.
+import { randomUUID } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { authPlugin } from './auth';
+import type { ApiContext } from './context';
+import { registerErrorHandler } from './error-handler';
+import { routeGroups } from './routes';
+
+export interface ServerOptions {
+  /** pino options, or false for no logs (tests). */
+  logger?: boolean | { level: string };
+}
+
+/** Paths whose values never reach a log line. */
+export const redactedPaths = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.body.token',
+  'req.body.credential',
+  'req.body.password',
+  'res.body.token',
+  'res.body.credential',
+];
+
+export async function buildServer(ctx: ApiContext, options: ServerOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger === false ? false : { level: 'info', ...(typeof options.logger === 'object' ? options.logger : {}), redact: { paths: redactedPaths, censor: '[redacted]' } },
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
+    },
+    requestIdHeader: false,
+    bodyLimit: 1024 * 1024,
+    disableRequestLogging: false,
+  }).withTypeProvider<ZodTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  registerErrorHandler(app);
+
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'Ironflow API', version: '0.1.0', description: 'Bare-metal provisioning on Temporal.' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+    transform: jsonSchemaTransform,
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await app.register(authPlugin, ctx);
+  for (const group of routeGroups) await app.register(group, ctx);
+  return app;
+}

@@ -1,0 +1,80 @@
+// The dev stack's settings: temporal-dev.yaml, then environment variables on top.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'yaml';
+import { z } from 'zod';
+
+const fileSchema = z.object({
+  dataDir: z.string().default('.ironflow'),
+  temporal: z.object({
+    address: z.string().default('127.0.0.1:7233'),
+    uiPort: z.number().int().default(8233),
+    namespace: z.string().default('default'),
+    dbFile: z.string().default('temporal.db'),
+    searchAttributes: z.record(z.string(), z.enum(['Keyword', 'Text', 'Int', 'Double', 'Bool', 'Datetime', 'KeywordList'])).default({}),
+    dynamicConfig: z.record(z.string(), z.json()).default({}),
+  }),
+  api: z.object({ host: z.string().default('127.0.0.1'), port: z.number().int().default(8080) }),
+  worker: z.object({ controlQueue: z.string().default('ironflow.control') }),
+  database: z.object({ sqliteFile: z.string().default('ironflow.db') }),
+});
+
+export interface IronflowConfig {
+  /** The repository root: relative paths of the config resolve against it. */
+  root: string;
+  dataDir: string;
+  temporal: {
+    address: string;
+    uiPort: number;
+    namespace: string;
+    dbFile: string;
+    searchAttributes: Record<string, string>;
+    dynamicConfig: Record<string, unknown>;
+  };
+  api: { host: string; port: number; publicUrl: string };
+  controlQueue: string;
+  /** DATABASE_URL when set (postgres://…), else the SQLite file in the data dir. */
+  databaseUrl: string;
+}
+
+export const repoRoot = path.resolve(fileURLToPath(new URL('.', import.meta.url)), '..');
+
+function envInt(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0 || value > 65535) {
+    throw new Error(`${name}=${raw} is not a port number (0-65535)`);
+  }
+  return value;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): IronflowConfig {
+  const file = path.join(repoRoot, 'temporal-dev.yaml');
+  const parsed = fileSchema.safeParse(parse(readFileSync(file, 'utf8')) ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(`temporal-dev.yaml: ${issue?.path.join('.')}: ${issue?.message}`);
+  }
+  const doc = parsed.data;
+  const dataDir = path.resolve(repoRoot, env.IRONFLOW_DATA_DIR || doc.dataDir);
+  const host = env.IRONFLOW_API_HOST || doc.api.host;
+  const port = envInt('IRONFLOW_API_PORT', doc.api.port);
+  const sqliteFile = path.resolve(dataDir, env.IRONFLOW_SQLITE_FILE || doc.database.sqliteFile);
+  return {
+    root: repoRoot,
+    dataDir,
+    temporal: {
+      address: env.IRONFLOW_TEMPORAL_ADDRESS || doc.temporal.address,
+      uiPort: envInt('IRONFLOW_TEMPORAL_UI_PORT', doc.temporal.uiPort),
+      namespace: env.IRONFLOW_TEMPORAL_NAMESPACE || doc.temporal.namespace,
+      dbFile: path.resolve(dataDir, env.IRONFLOW_TEMPORAL_DB_FILE || doc.temporal.dbFile),
+      searchAttributes: doc.temporal.searchAttributes,
+      dynamicConfig: doc.temporal.dynamicConfig as Record<string, unknown>,
+    },
+    api: { host, port, publicUrl: env.IRONFLOW_API_URL || `http://${host}:${port}` },
+    controlQueue: env.IRONFLOW_CONTROL_QUEUE || doc.worker.controlQueue,
+    databaseUrl: env.DATABASE_URL || `file:${sqliteFile}`,
+  };
+}

@@ -1,0 +1,93 @@
+// The error model every module shares: the spec's codes, a message that names the fix,
+// and details (details.path names the offending field of an input).
+import type { z } from 'zod';
+
+export const errorCodes = [
+  'INVALID_INPUT',
+  'INVALID_CONFIG',
+  'UNAUTHENTICATED',
+  'PERMISSION_DENIED',
+  'NOT_FOUND',
+  'CONFLICT',
+  'INVALID_STATE',
+  'UNSUPPORTED',
+  'UNVERIFIED_WIPE',
+  'DRIVER_ERROR',
+  'NO_SITE_AGENT',
+  'INTERNAL',
+] as const;
+export type ErrorCode = (typeof errorCodes)[number];
+
+export const httpStatusOf: Record<ErrorCode, number> = {
+  INVALID_INPUT: 400,
+  INVALID_CONFIG: 400,
+  UNAUTHENTICATED: 401,
+  PERMISSION_DENIED: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  INVALID_STATE: 409,
+  UNVERIFIED_WIPE: 409,
+  UNSUPPORTED: 422,
+  DRIVER_ERROR: 502,
+  NO_SITE_AGENT: 503,
+  INTERNAL: 500,
+};
+
+export type ErrorDetails = Record<string, unknown> & { path?: string };
+
+export class IronflowError extends Error {
+  readonly code: ErrorCode;
+  readonly details: ErrorDetails;
+
+  constructor(code: ErrorCode, message: string, details: ErrorDetails = {}) {
+    super(message);
+    this.name = 'IronflowError';
+    this.code = code;
+    this.details = details;
+  }
+
+  toJSON(): { code: ErrorCode; message: string; details: ErrorDetails } {
+    return { code: this.code, message: this.message, details: this.details };
+  }
+}
+
+export function isIronflowError(value: unknown): value is IronflowError {
+  return value instanceof IronflowError;
+}
+
+/** `steps[2].timeout` from ['steps', 2, 'timeout']. */
+export function formatPath(path: ReadonlyArray<PropertyKey>): string {
+  let out = '';
+  for (const part of path) {
+    if (typeof part === 'number') out += `[${part}]`;
+    else out += out === '' ? String(part) : `.${String(part)}`;
+  }
+  return out;
+}
+
+export interface PathIssue {
+  path: string;
+  message: string;
+}
+
+export function zodIssues(error: z.ZodError): PathIssue[] {
+  return error.issues.map((issue) => ({ path: formatPath(issue.path), message: issue.message }));
+}
+
+/** The first problem of a zod error, as INVALID_INPUT (API) or INVALID_CONFIG (code, files). */
+export function fromZodError(error: z.ZodError, code: 'INVALID_INPUT' | 'INVALID_CONFIG' = 'INVALID_INPUT', prefix = ''): IronflowError {
+  const issues = zodIssues(error);
+  const first = issues[0] ?? { path: '', message: 'invalid' };
+  const path = prefix && first.path ? `${prefix}.${first.path}` : prefix || first.path;
+  return new IronflowError(code, path ? `${path}: ${first.message}` : first.message, { path });
+}
+
+/** Parses with a zod schema, throwing the spec's error with the offending path. */
+export function parseWith<S extends z.ZodType>(schema: S, value: unknown, code: 'INVALID_INPUT' | 'INVALID_CONFIG' = 'INVALID_INPUT'): z.output<S> {
+  const result = schema.safeParse(value);
+  if (!result.success) throw fromZodError(result.error, code);
+  return result.data;
+}
+
+export const notFound = (what: string, id: string): IronflowError =>
+  new IronflowError('NOT_FOUND', `${what} ${id} not found`, { id });

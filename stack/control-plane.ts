@@ -1,0 +1,65 @@
+// The control plane in one process: database (migrated), the API, and the control-plane
+// worker. The dev stack and the integration tests both start it this way.
+import { hostname } from 'node:os';
+import { Client, Connection } from '@temporalio/client';
+import type { FastifyInstance } from 'fastify';
+import { buildServer } from '../api/server';
+import type { IronflowConfig } from '../core/config';
+import { databaseTarget } from '../core/database-target';
+import { createDb, type Db } from '../core/db';
+import { loadSecretKey, SecretStore } from '../core/secret-store';
+import { startControlPlaneWorker, type ControlPlaneWorker } from '../worker/control-plane';
+import { bootstrapRoot } from './bootstrap';
+import { migrateDatabase } from './migrate';
+
+export interface ControlPlane {
+  config: IronflowConfig;
+  db: Db;
+  temporal: Client;
+  secrets: SecretStore;
+  api: FastifyInstance;
+  worker?: ControlPlaneWorker;
+  rootCredential: { bearer: string; created: boolean; file: string };
+  /** The API's base URL (the port is the one bound, which matters with port 0). */
+  url: string;
+  close(): Promise<void>;
+}
+
+export interface ControlPlaneOptions {
+  logger?: boolean;
+  /** Start the control-plane worker in this process (default true). */
+  worker?: boolean;
+  migrate?: boolean;
+}
+
+export async function startControlPlane(config: IronflowConfig, options: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  if (options.migrate !== false) await migrateDatabase(config);
+  const db = await createDb(databaseTarget(config));
+  const secrets = new SecretStore(loadSecretKey(config.dataDir));
+  const connection = await Connection.connect({ address: config.temporal.address });
+  const temporal = new Client({ connection, namespace: config.temporal.namespace });
+  const rootCredential = await bootstrapRoot(db, config.dataDir);
+  const worker = options.worker === false
+    ? undefined
+    : await startControlPlaneWorker({ db, secrets, temporal, config, workerId: `${hostname()}:${process.pid}` });
+  const api = await buildServer({ db, temporal, secrets, config }, { logger: options.logger ?? false });
+  await api.listen({ host: config.api.host, port: config.api.port });
+  const address = api.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.api.port;
+  return {
+    config,
+    db,
+    temporal,
+    secrets,
+    api,
+    worker,
+    rootCredential,
+    url: `http://${config.api.host}:${port}`,
+    async close() {
+      await api.close();
+      await worker?.shutdown();
+      await connection.close();
+      await db.$disconnect();
+    },
+  };
+}

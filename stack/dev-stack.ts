@@ -1,0 +1,57 @@
+// `npm start`: the Temporal dev server (SQLite in the data dir, Web UI), then the API and
+// the control-plane worker. Ctrl-C stops all of them; a second start reuses the data.
+import path from 'node:path';
+import { loadConfig } from '../core/config';
+import { startControlPlane } from './control-plane';
+import { startTemporalServer, type TemporalServer } from './temporal-server';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const say = (line: string) => process.stdout.write(`${line}\n`);
+  say(`ironflow: data dir ${config.dataDir}`);
+  say(`ironflow: starting the Temporal dev server on ${config.temporal.address} (Web UI :${config.temporal.uiPort})…`);
+  const temporalServer: TemporalServer = await startTemporalServer({
+    address: config.temporal.address,
+    uiPort: config.temporal.uiPort,
+    namespace: config.temporal.namespace,
+    dbFile: config.temporal.dbFile,
+    searchAttributes: config.temporal.searchAttributes,
+    dynamicConfig: config.temporal.dynamicConfig,
+    logFile: path.join(config.dataDir, 'temporal.log'),
+  });
+  let controlPlane: Awaited<ReturnType<typeof startControlPlane>> | undefined;
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    say(`\nironflow: ${signal}: stopping the API, the worker and the Temporal dev server…`);
+    await controlPlane?.close().catch((err) => say(`ironflow: ${String(err)}`));
+    await temporalServer.stop();
+    say('ironflow: stopped.');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  try {
+    controlPlane = await startControlPlane(config, { logger: process.env.IRONFLOW_LOG === '1' });
+  } catch (err) {
+    await temporalServer.stop();
+    throw err;
+  }
+  const host = config.temporal.address.split(':')[0];
+  say(`ironflow: API          ${controlPlane.url}  (OpenAPI UI: ${controlPlane.url}/docs)`);
+  say(`ironflow: Temporal UI  http://${host}:${config.temporal.uiPort}`);
+  say(`ironflow: worker       task queue ${config.controlQueue}`);
+  if (controlPlane.rootCredential.created) {
+    say(`ironflow: root credential (shown once; also in ${controlPlane.rootCredential.file}, mode 0600):`);
+    say(`  ${controlPlane.rootCredential.bearer}`);
+  } else {
+    say(`ironflow: root credential in ${controlPlane.rootCredential.file}`);
+  }
+  say('ironflow: ready. Try `npx ironflow status` in another terminal. Ctrl-C stops everything.');
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`ironflow: start failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

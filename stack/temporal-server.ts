@@ -1,0 +1,80 @@
+// Starts the Temporal CLI dev server (a real Temporal server on SQLite) and waits until
+// its frontend answers.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { requireTool } from './tools';
+
+export interface TemporalServerOptions {
+  address: string; // host:port of the frontend
+  uiPort?: number; // omitted: headless
+  namespace: string;
+  dbFile?: string; // omitted: in memory
+  searchAttributes: Record<string, string>;
+  dynamicConfig: Record<string, unknown>;
+  logFile: string;
+}
+
+export interface TemporalServer {
+  process: ChildProcess;
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export function temporalServerArgs(options: TemporalServerOptions): string[] {
+  const [host, port] = options.address.split(':');
+  const args = ['server', 'start-dev', '--ip', host ?? '127.0.0.1', '--port', port ?? '7233', '--log-level', 'warn'];
+  args.push(...(options.uiPort ? ['--ui-port', String(options.uiPort), '--ui-ip', host ?? '127.0.0.1'] : ['--headless']));
+  if (options.dbFile) args.push('--db-filename', options.dbFile);
+  if (options.namespace !== 'default') args.push('--namespace', options.namespace);
+  for (const [name, type] of Object.entries(options.searchAttributes)) args.push('--search-attribute', `${name}=${type}`);
+  for (const [key, value] of Object.entries(options.dynamicConfig)) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
+  return args;
+}
+
+async function waitForFrontend(address: string, namespace: string, child: ChildProcess, deadlineMs: number): Promise<void> {
+  const started = Date.now();
+  let lastError: unknown;
+  while (Date.now() - started < deadlineMs) {
+    if (child.exitCode !== null) throw new Error(`temporal dev server exited with code ${child.exitCode}`);
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 1000 });
+      try {
+        await connection.workflowService.describeNamespace({ namespace });
+        return;
+      } finally {
+        await connection.close();
+      }
+    } catch (err) {
+      lastError = err;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  throw new Error(`temporal dev server did not answer on ${address} within ${deadlineMs} ms: ${String(lastError)}`);
+}
+
+export async function startTemporalServer(options: TemporalServerOptions): Promise<TemporalServer> {
+  const binary = requireTool('temporal');
+  if (options.dbFile) mkdirSync(path.dirname(options.dbFile), { recursive: true });
+  mkdirSync(path.dirname(options.logFile), { recursive: true });
+  const log = createWriteStream(options.logFile, { flags: 'a' });
+  const child = spawn(binary, temporalServerArgs(options), { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout?.pipe(log);
+  child.stderr?.pipe(log);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  try {
+    await waitForFrontend(options.address, options.namespace, child, 60_000);
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw new Error(`${(err as Error).message}; its log is ${options.logFile}`);
+  }
+  return {
+    process: child,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}

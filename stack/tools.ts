@@ -1,0 +1,16 @@
+// Where the setup puts the binaries it builds (git-ignored).
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { repoRoot } from '../core/config';
+
+export const toolsBin = path.join(repoRoot, '.tools', 'bin');
+
+export function toolPath(name: 'temporal' | 'tctl'): string {
+  return path.join(toolsBin, name);
+}
+
+export function requireTool(name: 'temporal' | 'tctl'): string {
+  const file = toolPath(name);
+  if (!existsSync(file)) throw new Error(`${file} is missing: run \`npm run setup\` (it builds ${name} from the Go module proxy)`);
+  return file;
+}

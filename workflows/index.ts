@@ -1,0 +1,3 @@
+// Every workflow the control-plane worker serves. Workflow code is deterministic: it
+// imports only @temporalio/workflow, core types and pure data.
+export { systemCheck } from './system-check';
