@@ -35,7 +35,6 @@ export async function buildServer(ctx: ApiContext, options: ServerOptions = {}):
     },
     requestIdHeader: false,
     bodyLimit: 1024 * 1024,
-    disableRequestLogging: false,
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);

@@ -22,9 +22,12 @@ function reportNameColumnsAsText(result: QueryResultLike): QueryResultLike {
   return result;
 }
 
-function patchQuery<T extends { query: (...args: never[]) => unknown }>(target: T): void {
-  const original = target.query.bind(target) as (...args: unknown[]) => unknown;
-  (target as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+type Queryable = { query: (...args: unknown[]) => unknown };
+
+function patchQuery(target: pg.Pool | pg.PoolClient): void {
+  const queryable = target as unknown as Queryable;
+  const original = queryable.query.bind(target);
+  queryable.query = (...args: unknown[]) => {
     const last = args[args.length - 1];
     if (typeof last === 'function') {
       const callback = last as (err: unknown, res?: QueryResultLike) => void;

@@ -2,6 +2,7 @@
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import type { ActivityDeps } from '../activities/deps';
+import { installWorkerRuntime } from './runtime';
 import { workflowSource } from './workflow-bundle';
 
 export interface ControlPlaneWorker {
@@ -12,6 +13,7 @@ export interface ControlPlaneWorker {
 }
 
 export async function startControlPlaneWorker(deps: ActivityDeps): Promise<ControlPlaneWorker> {
+  installWorkerRuntime();
   const connection = await NativeConnection.connect({ address: deps.config.temporal.address });
   const worker = await Worker.create({
     connection,

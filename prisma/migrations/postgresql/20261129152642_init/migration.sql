@@ -188,6 +188,76 @@ CREATE TABLE "Profile" (
     CONSTRAINT "Profile_pkey" PRIMARY KEY ("tenantId","profileId","version")
 );
 
+-- CreateTable
+CREATE TABLE "AgentSession" (
+    "nodeId" TEXT NOT NULL,
+    "siteId" TEXT NOT NULL,
+    "role" TEXT NOT NULL,
+    "connectedAt" TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "lastSeenAt" TIMESTAMP(3) NOT NULL,
+    "taskQueue" TEXT NOT NULL,
+
+    CONSTRAINT "AgentSession_pkey" PRIMARY KEY ("nodeId")
+);
+
+-- CreateTable
+CREATE TABLE "Image" (
+    "id" TEXT NOT NULL,
+    "tenantId" TEXT NOT NULL,
+    "ref" TEXT NOT NULL,
+    "kind" TEXT NOT NULL,
+    "format" TEXT NOT NULL,
+    "compression" TEXT NOT NULL,
+    "sha256" TEXT NOT NULL,
+    "sizeBytes" BIGINT NOT NULL,
+    "source" TEXT NOT NULL,
+    "signerId" TEXT,
+    "signerTenantId" TEXT,
+    "signature" TEXT,
+    "verified" BOOLEAN NOT NULL DEFAULT false,
+    "visibility" TEXT NOT NULL DEFAULT 'private',
+    "createdAt" TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+
+    CONSTRAINT "Image_pkey" PRIMARY KEY ("id"),
+    -- An unsigned image stays private to its tenant forever (spec 003).
+    CONSTRAINT "Image_unsigned_private" CHECK ("visibility" = 'private' OR "verified" = true)
+);
+
+-- CreateTable
+CREATE TABLE "ImageSigner" (
+    "tenantId" TEXT NOT NULL,
+    "id" TEXT NOT NULL,
+    "publicKeyPem" TEXT NOT NULL,
+    "revokedAt" TIMESTAMP(3),
+    "createdAt" TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+
+    CONSTRAINT "ImageSigner_pkey" PRIMARY KEY ("tenantId","id")
+);
+
+-- CreateTable
+CREATE TABLE "ImageLocation" (
+    "imageId" TEXT NOT NULL,
+    "siteId" TEXT NOT NULL,
+    "state" TEXT NOT NULL,
+    "sizeBytes" BIGINT NOT NULL,
+    "pinnedUntil" TIMESTAMP(3),
+    "lastUsedAt" TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "updatedAt" TIMESTAMP(3) NOT NULL,
+
+    CONSTRAINT "ImageLocation_pkey" PRIMARY KEY ("imageId","siteId")
+);
+
+-- CreateTable
+CREATE TABLE "NodeImageCache" (
+    "nodeId" TEXT NOT NULL,
+    "sha256" TEXT NOT NULL,
+    "state" TEXT NOT NULL,
+    "sizeBytes" BIGINT NOT NULL,
+    "updatedAt" TIMESTAMP(3) NOT NULL,
+
+    CONSTRAINT "NodeImageCache_pkey" PRIMARY KEY ("nodeId","sha256")
+);
+
 -- CreateIndex
 CREATE INDEX "ApiCredential_tenantId_idx" ON "ApiCredential"("tenantId");
 
@@ -229,6 +299,12 @@ CREATE INDEX "JoinRequest_siteId_status_idx" ON "JoinRequest"("siteId", "status"
 
 -- CreateIndex
 CREATE INDEX "Profile_profileId_visibility_idx" ON "Profile"("profileId", "visibility");
+
+-- CreateIndex
+CREATE INDEX "Image_visibility_kind_idx" ON "Image"("visibility", "kind");
+
+-- CreateIndex
+CREATE UNIQUE INDEX "Image_tenantId_ref_key" ON "Image"("tenantId", "ref");
 
 -- AddForeignKey
 ALTER TABLE "ApiCredential" ADD CONSTRAINT "ApiCredential_tenantId_fkey" FOREIGN KEY ("tenantId") REFERENCES "Tenant"("id") ON DELETE RESTRICT ON UPDATE CASCADE;

@@ -165,6 +165,72 @@ CREATE TABLE "Profile" (
     PRIMARY KEY ("tenantId", "profileId", "version")
 );
 
+-- CreateTable
+CREATE TABLE "AgentSession" (
+    "nodeId" TEXT NOT NULL PRIMARY KEY,
+    "siteId" TEXT NOT NULL,
+    "role" TEXT NOT NULL,
+    "connectedAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "lastSeenAt" DATETIME NOT NULL,
+    "taskQueue" TEXT NOT NULL
+);
+
+-- CreateTable
+CREATE TABLE "Image" (
+    "id" TEXT NOT NULL PRIMARY KEY,
+    "tenantId" TEXT NOT NULL,
+    "ref" TEXT NOT NULL,
+    "kind" TEXT NOT NULL,
+    "format" TEXT NOT NULL,
+    "compression" TEXT NOT NULL,
+    "sha256" TEXT NOT NULL,
+    "sizeBytes" BIGINT NOT NULL,
+    "source" TEXT NOT NULL,
+    "signerId" TEXT,
+    "signerTenantId" TEXT,
+    "signature" TEXT,
+    "verified" BOOLEAN NOT NULL DEFAULT false,
+    "visibility" TEXT NOT NULL DEFAULT 'private',
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    -- An unsigned image stays private to its tenant forever (spec 003).
+    CONSTRAINT "Image_unsigned_private" CHECK ("visibility" = 'private' OR "verified" = true)
+);
+
+-- CreateTable
+CREATE TABLE "ImageSigner" (
+    "tenantId" TEXT NOT NULL,
+    "id" TEXT NOT NULL,
+    "publicKeyPem" TEXT NOT NULL,
+    "revokedAt" DATETIME,
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+
+    PRIMARY KEY ("tenantId", "id")
+);
+
+-- CreateTable
+CREATE TABLE "ImageLocation" (
+    "imageId" TEXT NOT NULL,
+    "siteId" TEXT NOT NULL,
+    "state" TEXT NOT NULL,
+    "sizeBytes" BIGINT NOT NULL,
+    "pinnedUntil" DATETIME,
+    "lastUsedAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "updatedAt" DATETIME NOT NULL,
+
+    PRIMARY KEY ("imageId", "siteId")
+);
+
+-- CreateTable
+CREATE TABLE "NodeImageCache" (
+    "nodeId" TEXT NOT NULL,
+    "sha256" TEXT NOT NULL,
+    "state" TEXT NOT NULL,
+    "sizeBytes" BIGINT NOT NULL,
+    "updatedAt" DATETIME NOT NULL,
+
+    PRIMARY KEY ("nodeId", "sha256")
+);
+
 -- CreateIndex
 CREATE INDEX "ApiCredential_tenantId_idx" ON "ApiCredential"("tenantId");
 
@@ -206,4 +272,10 @@ CREATE INDEX "JoinRequest_siteId_status_idx" ON "JoinRequest"("siteId", "status"
 
 -- CreateIndex
 CREATE INDEX "Profile_profileId_visibility_idx" ON "Profile"("profileId", "visibility");
+
+-- CreateIndex
+CREATE INDEX "Image_visibility_kind_idx" ON "Image"("visibility", "kind");
+
+-- CreateIndex
+CREATE UNIQUE INDEX "Image_tenantId_ref_key" ON "Image"("tenantId", "ref");
 

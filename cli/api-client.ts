@@ -1,0 +1,55 @@
+// A small HTTP client of the REST API: the CLI's, and the tests' (they talk to a real server).
+import { IronflowError, type ErrorCode } from '../core/errors';
+
+export interface ApiResponse<T = unknown> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export class ApiClient {
+  constructor(
+    readonly baseUrl: string,
+    private readonly bearer?: string,
+  ) {}
+
+  withCredential(bearer: string): ApiClient {
+    return new ApiClient(this.baseUrl, bearer);
+  }
+
+  /** The raw answer, whatever its status. */
+  async request<T = unknown>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse<T>> {
+    let response: Response;
+    try {
+      response = await fetch(new URL(path, this.baseUrl), {
+        method,
+        headers: {
+          ...(this.bearer ? { authorization: `Bearer ${this.bearer}` } : {}),
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+          ...headers,
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (err) {
+      throw new IronflowError('INTERNAL', `cannot reach the Ironflow API at ${this.baseUrl} (${(err as Error).message}); is \`npm start\` running? (set IRONFLOW_API_URL otherwise)`);
+    }
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status: response.status, body: parsed as T, headers: response.headers };
+  }
+
+  /** The answer's body, or the API's error thrown as an IronflowError. */
+  async call<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+    const response = await this.request<T | { error: { code: ErrorCode; message: string; details: Record<string, unknown> } }>(method, path, body);
+    if (response.status >= 400) {
+      const error = (response.body as { error?: { code: ErrorCode; message: string; details: Record<string, unknown> } })?.error;
+      throw new IronflowError(error?.code ?? 'INTERNAL', error?.message ?? `HTTP ${response.status}`, error?.details ?? {});
+    }
+    return response.body as T;
+  }
+}

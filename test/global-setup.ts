@@ -1,0 +1,71 @@
+// Once per test run: a real Temporal dev server on free ports, the workflow bundle, and a
+// migrated template database (SQLite file, or a PostgreSQL template database when
+// IRONFLOW_TEST_DATABASE_URL is set) that each test file copies.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import type { TestProject } from 'vitest/node';
+import { loadConfig } from '../core/config';
+import { migrateDatabase } from '../stack/migrate';
+import { startTemporalServer, type TemporalServer } from '../stack/temporal-server';
+import { buildWorkflowBundle } from '../worker/workflow-bundle';
+import { freePort } from './helpers/ports';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    temporalAddress: string;
+    workflowBundle: string;
+    templateDatabase: string;
+    runDir: string;
+  }
+}
+
+let server: TemporalServer | undefined;
+let runDir: string | undefined;
+
+export async function setup(project: TestProject): Promise<void> {
+  runDir = mkdtempSync(path.join(tmpdir(), 'ironflow-test-'));
+  const config = loadConfig();
+  const address = `127.0.0.1:${await freePort()}`;
+  const [started, bundle] = await Promise.all([
+    startTemporalServer({
+      address,
+      namespace: 'default',
+      dbFile: path.join(runDir, 'temporal.db'),
+      searchAttributes: config.temporal.searchAttributes,
+      dynamicConfig: config.temporal.dynamicConfig,
+      logFile: path.join(runDir, 'temporal.log'),
+    }),
+    buildWorkflowBundle(),
+  ]);
+  server = started;
+  const bundleFile = path.join(runDir, 'workflow-bundle.js');
+  writeFileSync(bundleFile, bundle.code);
+
+  let templateDatabase: string;
+  const pgUrl = process.env.IRONFLOW_TEST_DATABASE_URL;
+  if (pgUrl) {
+    const admin = new pg.Client({ connectionString: pgUrl });
+    await admin.connect();
+    await admin.query('DROP DATABASE IF EXISTS ironflow_template WITH (FORCE)');
+    await admin.query('CREATE DATABASE ironflow_template');
+    await admin.end();
+    const url = new URL(pgUrl);
+    url.pathname = '/ironflow_template';
+    templateDatabase = url.toString();
+  } else {
+    templateDatabase = `file:${path.join(runDir, 'template.db')}`;
+  }
+  await migrateDatabase({ databaseUrl: templateDatabase, dataDir: runDir });
+
+  project.provide('temporalAddress', address);
+  project.provide('workflowBundle', bundleFile);
+  project.provide('templateDatabase', templateDatabase);
+  project.provide('runDir', runDir);
+}
+
+export async function teardown(): Promise<void> {
+  await server?.stop();
+  if (runDir && !process.env.IRONFLOW_KEEP_TEST_DIR) rmSync(runDir, { recursive: true, force: true });
+}
