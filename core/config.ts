@@ -40,8 +40,8 @@ export interface IronflowConfig {
 
 export const repoRoot = path.resolve(fileURLToPath(new URL('.', import.meta.url)), '..');
 
-function envInt(name: string, fallback: number): number {
-  const raw = process.env[name];
+function envInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
   if (!Number.isInteger(value) || value < 0 || value > 65535) {
@@ -60,14 +60,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): IronflowConfig
   const doc = parsed.data;
   const dataDir = path.resolve(repoRoot, env.IRONFLOW_DATA_DIR || doc.dataDir);
   const host = env.IRONFLOW_API_HOST || doc.api.host;
-  const port = envInt('IRONFLOW_API_PORT', doc.api.port);
+  const port = envInt(env, 'IRONFLOW_API_PORT', doc.api.port);
   const sqliteFile = path.resolve(dataDir, env.IRONFLOW_SQLITE_FILE || doc.database.sqliteFile);
   return {
     root: repoRoot,
     dataDir,
     temporal: {
       address: env.IRONFLOW_TEMPORAL_ADDRESS || doc.temporal.address,
-      uiPort: envInt('IRONFLOW_TEMPORAL_UI_PORT', doc.temporal.uiPort),
+      uiPort: envInt(env, 'IRONFLOW_TEMPORAL_UI_PORT', doc.temporal.uiPort),
       namespace: env.IRONFLOW_TEMPORAL_NAMESPACE || doc.temporal.namespace,
       dbFile: path.resolve(dataDir, env.IRONFLOW_TEMPORAL_DB_FILE || doc.temporal.dbFile),
       searchAttributes: doc.temporal.searchAttributes,

@@ -1,0 +1,27 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig, repoRoot } from '../../core/config';
+
+describe('the dev stack config', () => {
+  it('reads temporal-dev.yaml', () => {
+    const config = loadConfig({});
+    expect(config.temporal.address).toBe('127.0.0.1:7233');
+    expect(config.temporal.uiPort).toBe(8233);
+    expect(config.api.port).toBe(8080);
+    expect(config.dataDir).toBe(path.join(repoRoot, '.ironflow'));
+    expect(Object.keys(config.temporal.searchAttributes).sort()).toEqual(['NodeId', 'ProfileRef', 'ProvisionState', 'SiteId', 'TenantId']);
+    expect(config.databaseUrl).toBe(`file:${path.join(repoRoot, '.ironflow', 'ironflow.db')}`);
+  });
+
+  it('lets the environment override it', () => {
+    const config = loadConfig({ IRONFLOW_API_PORT: '9090', IRONFLOW_TEMPORAL_ADDRESS: '127.0.0.1:7999', IRONFLOW_DATA_DIR: '/tmp/x', DATABASE_URL: 'postgres://u@h/db' });
+    expect(config.api.port).toBe(9090);
+    expect(config.temporal.address).toBe('127.0.0.1:7999');
+    expect(config.dataDir).toBe('/tmp/x');
+    expect(config.databaseUrl).toBe('postgres://u@h/db');
+  });
+
+  it('refuses a port that is not one, naming the variable', () => {
+    expect(() => loadConfig({ IRONFLOW_API_PORT: 'eighty' })).toThrow(/IRONFLOW_API_PORT/);
+  });
+});
