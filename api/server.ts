@@ -11,8 +11,8 @@ import { registerErrorHandler } from './error-handler';
 import { routeGroups } from './routes';
 
 export interface ServerOptions {
-  /** pino options, or false for no logs (tests). */
-  logger?: boolean | { level: string };
+  /** false: no logs; otherwise the level and, for tests, where lines go. */
+  logger?: false | { level: string; stream?: NodeJS.WritableStream };
 }
 
 /** Paths whose values never reach a log line. */
@@ -28,7 +28,7 @@ export const redactedPaths = [
 
 export async function buildServer(ctx: ApiContext, options: ServerOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: options.logger === false ? false : { level: 'info', ...(typeof options.logger === 'object' ? options.logger : {}), redact: { paths: redactedPaths, censor: '[redacted]' } },
+    logger: options.logger ? { ...options.logger, redact: { paths: redactedPaths, censor: '[redacted]' } } : false,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();

@@ -3,7 +3,7 @@
 import { hostname } from 'node:os';
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
-import { buildServer } from '../api/server';
+import { buildServer, type ServerOptions } from '../api/server';
 import type { IronflowConfig } from '../core/config';
 import { databaseTarget } from '../core/database-target';
 import { createDb, type Db } from '../core/db';
@@ -26,7 +26,7 @@ export interface ControlPlane {
 }
 
 export interface ControlPlaneOptions {
-  logger?: boolean;
+  logger?: ServerOptions['logger'];
   /** Start the control-plane worker in this process (default true). */
   worker?: boolean;
   migrate?: boolean;

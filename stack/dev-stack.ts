@@ -33,7 +33,7 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
   try {
-    controlPlane = await startControlPlane(config, { logger: process.env.IRONFLOW_LOG === '1' });
+    controlPlane = await startControlPlane(config, { logger: process.env.IRONFLOW_LOG_LEVEL ? { level: process.env.IRONFLOW_LOG_LEVEL } : false });
   } catch (err) {
     await temporalServer.stop();
     throw err;

@@ -1,0 +1,31 @@
+// Structured logs carry request ids and never a bearer or a secret from a request.
+import { PassThrough } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
+
+let t: TestControlPlane;
+const lines: string[] = [];
+beforeAll(async () => {
+  const stream = new PassThrough();
+  stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString('utf8').split('\n').filter(Boolean)));
+  t = await startTestControlPlane({ worker: false, logger: { level: 'debug', stream } });
+});
+afterAll(async () => t?.close());
+
+describe('request logs', () => {
+  it('redact the Authorization header and carry the request id', async () => {
+    const res = await t.root.request('GET', '/v1/events?tenantId=root', undefined, { 'x-request-id': 'req-redaction-1' });
+    expect(res.status).toBe(200);
+    await new Promise((r) => setTimeout(r, 50));
+    const mine = lines.filter((l) => l.includes('req-redaction-1'));
+    expect(mine.length).toBeGreaterThan(0);
+    const bearerSecret = t.cp.rootCredential.bearer.split('.')[1] as string;
+    expect(lines.join('\n')).not.toContain(bearerSecret);
+  });
+
+  it('keep a created credential out of the log', async () => {
+    const created = await t.root.call<{ credential: string }>('POST', '/v1/credentials', { tenantId: 'root', name: 'ci', permissions: ['compute:events:read'] });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(lines.join('\n')).not.toContain(created.credential.split('.')[1]);
+  });
+});
