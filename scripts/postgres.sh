@@ -14,7 +14,7 @@ fi
 # initdb refuses to run as root: the cluster belongs to the postgres user.
 run() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 mkdir -p "$dir"
-[ "$(id -u)" = 0 ] && chown postgres "$dir"
+if [ "$(id -u)" = 0 ]; then chown postgres "$dir"; fi
 if [ ! -f "$dir/PG_VERSION" ]; then
   run "$bin/initdb" -D "$dir" -U ironflow --auth=trust >/dev/null
 fi
