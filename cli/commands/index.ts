@@ -1,7 +1,9 @@
 // Every `ironflow` command, found by its words.
 import type { Command } from '../command';
 import { eventsCommand } from './events';
+import { imageSignerCommands } from './image-signers';
+import { imageCommands } from './images';
 import { statusCommand } from './status';
 import { credentialsCreateCommand, tenantsCreateCommand } from './tenants';
 
-export const commands: Command[] = [statusCommand, eventsCommand, tenantsCreateCommand, credentialsCreateCommand];
+export const commands: Command[] = [statusCommand, eventsCommand, tenantsCreateCommand, credentialsCreateCommand, ...imageCommands, ...imageSignerCommands];
