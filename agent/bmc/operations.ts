@@ -1,0 +1,162 @@
+// BMC operations run once. A step names each BMC command by an operation id; the ledger
+// remembers what was sent, so a retried (or re-routed) step reuses the outcome instead of
+// power-cycling a machine twice. The interface is small so the control plane's database
+// can back it later for reuse across agents; FileOperationLedger serves one agent.
+import { createHash } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { open, readdir, readFile, rename, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { IronflowError, isIronflowError } from '../../core/errors';
+
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+export interface OperationRecord {
+  operationId: string;
+  /** What was sent, e.g. `power.set(cycle)`. */
+  kind: string;
+  /** Which BMC, e.g. `redfish:https://10.0.0.5/1` (no credentials). */
+  bmc: string;
+  /** started: sent or about to be, outcome not recorded (the agent may have died). */
+  state: 'started' | 'succeeded' | 'failed';
+  result?: JsonValue;
+  error?: { code: string; message: string; outcomeUnknown: boolean };
+  startedAt: string;
+  finishedAt?: string;
+}
+
+export interface OperationLedger {
+  get(operationId: string): Promise<OperationRecord | null>;
+  put(record: OperationRecord): Promise<void>;
+}
+
+export interface OperationSpec {
+  operationId: string;
+  kind: string;
+  bmc: string;
+  /**
+   * Whether sending again is harmless (set boot device, power on). A non-idempotent
+   * operation (cycle, reset) whose outcome is unknown is never sent again.
+   */
+  idempotent: boolean;
+}
+
+export type OperationOutcome<T> =
+  | { reused: false; result: T }
+  | { reused: true; result: T; interrupted: false }
+  /** Sent before, outcome unknown, and not safe to send again. */
+  | { reused: true; result: null; interrupted: true };
+
+const operationIdPattern = /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,255}$/;
+
+/** In-process: a second caller with the same id waits for the first instead of sending. */
+const inFlight = new Map<string, Promise<unknown>>();
+
+export async function runOperationOnce<T extends JsonValue>(ledger: OperationLedger, spec: OperationSpec, send: () => Promise<T>): Promise<OperationOutcome<T>> {
+  if (!operationIdPattern.test(spec.operationId)) {
+    throw new IronflowError('INVALID_INPUT', `operation id ${JSON.stringify(spec.operationId.slice(0, 64))} must be 1-256 characters of letters, digits and ._:@/-`, {
+      path: 'operationId',
+    });
+  }
+  const pending = inFlight.get(spec.operationId);
+  if (pending) {
+    await pending.catch(() => undefined);
+    return runOperationOnce(ledger, spec, send);
+  }
+  const run = decideAndSend(ledger, spec, send);
+  inFlight.set(spec.operationId, run);
+  try {
+    return await run;
+  } finally {
+    inFlight.delete(spec.operationId);
+  }
+}
+
+async function decideAndSend<T extends JsonValue>(ledger: OperationLedger, spec: OperationSpec, send: () => Promise<T>): Promise<OperationOutcome<T>> {
+  const existing = await ledger.get(spec.operationId);
+  if (existing) {
+    if (existing.kind !== spec.kind || existing.bmc !== spec.bmc) {
+      throw new IronflowError('CONFLICT', `operation ${spec.operationId} was ${existing.kind} on ${existing.bmc}, not ${spec.kind} on ${spec.bmc}; use a new operation id`, {
+        operationId: spec.operationId,
+      });
+    }
+    if (existing.state === 'succeeded') return { reused: true, result: (existing.result ?? null) as T, interrupted: false };
+    const unknown = existing.state === 'started' || existing.error?.outcomeUnknown === true;
+    if (unknown && !spec.idempotent) return { reused: true, result: null, interrupted: true };
+    // A definite failure, or an idempotent operation: sending (again) is the right thing.
+  }
+  const startedAt = new Date().toISOString();
+  await ledger.put({ operationId: spec.operationId, kind: spec.kind, bmc: spec.bmc, state: 'started', startedAt });
+  try {
+    const result = await send();
+    await ledger.put({ operationId: spec.operationId, kind: spec.kind, bmc: spec.bmc, state: 'succeeded', result, startedAt, finishedAt: new Date().toISOString() });
+    return { reused: false, result };
+  } catch (error) {
+    const code = isIronflowError(error) ? error.code : 'INTERNAL';
+    const message = error instanceof Error ? error.message : String(error);
+    const outcomeUnknown = isIronflowError(error) && error.details.outcomeUnknown === true;
+    await ledger.put({
+      operationId: spec.operationId,
+      kind: spec.kind,
+      bmc: spec.bmc,
+      state: 'failed',
+      error: { code, message, outcomeUnknown },
+      startedAt,
+      finishedAt: new Date().toISOString(),
+    });
+    throw error;
+  }
+}
+
+/** One JSON file per operation under data_dir/bmc-operations, written atomically. */
+export class FileOperationLedger implements OperationLedger {
+  private readonly dir: string;
+
+  constructor(dataDir: string) {
+    this.dir = path.join(dataDir, 'bmc-operations');
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+  }
+
+  async get(operationId: string): Promise<OperationRecord | null> {
+    try {
+      return JSON.parse(await readFile(this.fileOf(operationId), 'utf8')) as OperationRecord;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw error;
+    }
+  }
+
+  async put(record: OperationRecord): Promise<void> {
+    const file = this.fileOf(record.operationId);
+    const temp = `${file}.${process.pid}.${Date.now()}.tmp`;
+    const handle = await open(temp, 'w', 0o600);
+    try {
+      await handle.writeFile(JSON.stringify(record));
+      // On disk before the command goes out: a crash must not forget a sent command.
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, file);
+  }
+
+  /** Forgets finished operations older than maxAgeMs; returns how many. */
+  async prune(maxAgeMs: number): Promise<number> {
+    const cutoff = Date.now() - maxAgeMs;
+    let removed = 0;
+    for (const name of await readdir(this.dir)) {
+      if (!name.endsWith('.json')) continue;
+      const file = path.join(this.dir, name);
+      const record = JSON.parse(await readFile(file, 'utf8')) as OperationRecord;
+      if (record.finishedAt && Date.parse(record.finishedAt) < cutoff) {
+        await unlink(file);
+        removed++;
+      }
+    }
+    return removed;
+  }
+
+  private fileOf(operationId: string): string {
+    // Hashed so any id is a safe file name.
+    return path.join(this.dir, `${createHash('sha256').update(operationId).digest('hex')}.json`);
+  }
+}
