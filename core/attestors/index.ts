@@ -1,0 +1,15 @@
+// The attestors the join path knows, by join-token role. Later issues add theirs here
+// (discovery, provisioned).
+import { refusal } from '../joins/refusal';
+import type { Attestor } from './attestor';
+import { siteAttestor } from './site-attestor';
+
+const attestors = new Map<string, Attestor>([[siteAttestor.role, siteAttestor]]);
+
+export function attestorFor(role: string): Attestor {
+  const attestor = attestors.get(role);
+  if (!attestor) throw refusal('UNSUPPORTED', 'no-attestor', `join tokens of role ${role} cannot join yet: no attestor for that role is installed`, { role });
+  return attestor;
+}
+
+export type { Attestor, Admission, AttestationRequest, JoinTokenRecord } from './attestor';

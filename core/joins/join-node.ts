@@ -1,0 +1,70 @@
+// Join: a join token plus a CSR → a node, its certificate chain, and where its agent finds
+// Temporal. The token's attestor admits it inside the transaction that creates the node
+// and records the certificate, so a token use is consumed exactly when a join succeeds.
+import { attestorFor, type JoinTokenRecord } from '../attestors';
+import { parseBearer, secretMatches } from '../bearer';
+import type { Db } from '../db';
+import { appendEvent } from '../events';
+import { JOIN_TOKEN_SCHEME } from '../join-token-scheme';
+import { parseCsr } from '../pki/csr';
+import type { NodeCa } from '../pki/node-ca';
+import type { JoinAnswer, JoinInput } from '../schemas/join';
+import { agentTaskQueue, validityFor } from './certificate-policy';
+import { recordRefusal, refusal } from './refusal';
+import { recordCertificate } from './record-certificate';
+
+export interface JoinDeps {
+  db: Db;
+  ca: NodeCa;
+  temporal: { address: string; namespace: string };
+}
+
+async function findToken(db: Db, bearer: string): Promise<JoinTokenRecord> {
+  const parsed = parseBearer(JOIN_TOKEN_SCHEME, bearer);
+  if (!parsed) throw refusal('UNAUTHENTICATED', 'malformed-token', `the join token must look like ${JOIN_TOKEN_SCHEME}_jt_….<secret>, as printed once by site-tokens create`);
+  const token = await db.joinToken.findUnique({ where: { id: parsed.id } });
+  if (!token || !secretMatches(parsed.secret, token.secretHash)) throw refusal('UNAUTHENTICATED', 'unknown-token', 'unknown join token; ask for a new one');
+  return token;
+}
+
+export async function joinNode(deps: JoinDeps, input: JoinInput): Promise<JoinAnswer> {
+  const { db, ca } = deps;
+  let token: JoinTokenRecord | undefined;
+  try {
+    token = await findToken(db, input.token);
+    const csr = parseCsr(input.csr);
+    const attestor = attestorFor(token.role);
+    const found = token;
+    const now = new Date();
+    const issued = await db.$transaction(async (tx) => {
+      const admission = await attestor.admit({ tx, token: found, csr, now });
+      if (admission.newNode) {
+        await tx.node.create({ data: { id: admission.nodeId, tenantId: admission.tenantId, siteId: admission.siteId, poolId: admission.poolId, role: admission.role } });
+      }
+      const identity = { nodeId: admission.nodeId, role: admission.role, siteId: admission.siteId };
+      const certificate = await recordCertificate(tx, ca, csr.spkiDer, identity, validityFor(admission.role), now);
+      await appendEvent(tx, {
+        tenantId: admission.tenantId,
+        type: 'node.joined',
+        subjectId: admission.nodeId,
+        data: { role: admission.role, siteId: admission.siteId, poolId: admission.poolId, tokenId: found.id, serial: certificate.serial, keyAlgorithm: csr.algorithm },
+      });
+      return { admission, certificate };
+    });
+    const { admission, certificate } = issued;
+    return {
+      nodeId: admission.nodeId,
+      role: admission.role,
+      siteId: admission.siteId,
+      certificateChain: [certificate.pem, ca.certificatePem],
+      expiresAt: certificate.notAfter.toISOString(),
+      temporal: { address: deps.temporal.address, namespace: deps.temporal.namespace, taskQueue: agentTaskQueue(admission.role, admission.siteId, admission.nodeId) },
+    };
+  } catch (error) {
+    return recordRefusal(db, 'security.join.refused', error, {
+      tenantId: token?.tenantId,
+      subjectId: token?.id,
+      data: { tokenId: token?.id, siteId: token?.siteId, role: token?.role },
+    });
+  }
+}

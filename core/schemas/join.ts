@@ -1,0 +1,41 @@
+// Join (agents): a join token plus a PKCS#10 CSR → a certificate chain; renewal with the
+// current certificate. No API credential: the token or the certificate is the credential.
+import { z } from 'zod';
+
+const pemSchema = z.string().min(1).max(16_384);
+
+export const joinSchema = z
+  .object({
+    /** The bearer `ifjt_<id>.<secret>`. */
+    token: z.string().min(1).max(512),
+    /** PEM `CERTIFICATE REQUEST`, ECDSA P-256 or Ed25519. */
+    csr: pemSchema,
+  })
+  .strict();
+export type JoinInput = z.infer<typeof joinSchema>;
+
+export const renewSchema = z
+  .object({
+    /** The agent's current certificate (PEM), one this CA issued, unexpired and unrevoked. */
+    certificate: pemSchema,
+    /** A new CSR signed by the same key as the current certificate (proof of possession). */
+    csr: pemSchema,
+  })
+  .strict();
+export type RenewInput = z.infer<typeof renewSchema>;
+
+export const issuedCertificateSchema = z.object({
+  nodeId: z.string(),
+  role: z.string(),
+  siteId: z.string().nullable(),
+  /** [leaf, CA], PEM. */
+  certificateChain: z.array(z.string()),
+  expiresAt: z.string(),
+});
+
+export const joinAnswerSchema = issuedCertificateSchema.extend({
+  temporal: z.object({ address: z.string(), namespace: z.string(), taskQueue: z.string() }),
+});
+export type JoinAnswer = z.infer<typeof joinAnswerSchema>;
+
+export const caSchema = z.object({ certificate: z.string() });

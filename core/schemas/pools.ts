@@ -1,0 +1,81 @@
+// pools.* inputs and answers. The policy is read by later modules (provision, metal):
+// stored now, validated strictly.
+import { z } from 'zod';
+import { idempotencyKeySchema, idOf, tenantIdSchema } from './common';
+
+const labelSchema = z.string().min(1).max(64).regex(/^[a-z0-9][a-z0-9._-]*$/, 'lower-case letters, digits, dots, dashes and underscores');
+export const imageRefSchema = z.string().max(200).regex(/^[a-z0-9][a-z0-9._/-]*@[A-Za-z0-9][A-Za-z0-9._+-]*$/, 'an image ref is name@version, e.g. ubuntu-24.04@2025.06.1');
+
+export const acceptanceCheckSchema = z
+  .object({
+    name: labelSchema,
+    timeoutSeconds: z.number().int().min(1).max(86_400).default(600),
+    params: z.record(z.string().max(64), z.union([z.string().max(1024), z.number(), z.boolean()])).optional(),
+  })
+  .strict();
+
+export const poolPolicySchema = z
+  .object({
+    hardwareProfile: labelSchema.optional(),
+    /** name@version refs the site's cache pre-warms. */
+    prewarmImages: z.array(imageRefSchema).max(64).default([]),
+    /** Bind PXE-discovered MACs without metal.confirmMac: only on a network no untrusted host reaches. */
+    trustProvisioningNetwork: z.boolean().default(false),
+    /** 'none': the machines never run our agent; out-of-band profiles only. */
+    agent: z.enum(['ironflow', 'none']).default('ironflow'),
+    acceptanceChecks: z.array(acceptanceCheckSchema).max(32).default([]),
+  })
+  .strict();
+export type PoolPolicy = z.infer<typeof poolPolicySchema>;
+
+/** A policy change: the given fields replace the stored ones. */
+export const poolPolicyPatchSchema = z
+  .object({
+    hardwareProfile: labelSchema.nullable().optional(),
+    prewarmImages: z.array(imageRefSchema).max(64).optional(),
+    trustProvisioningNetwork: z.boolean().optional(),
+    agent: z.enum(['ironflow', 'none']).optional(),
+    acceptanceChecks: z.array(acceptanceCheckSchema).max(32).optional(),
+  })
+  .strict();
+
+export const poolClassSchema = labelSchema;
+
+export const poolCreateSchema = z
+  .object({
+    tenantId: tenantIdSchema,
+    siteId: idOf('site'),
+    class: poolClassSchema,
+    policy: poolPolicySchema.default(poolPolicySchema.parse({})),
+    idempotencyKey: idempotencyKeySchema.optional(),
+  })
+  .strict();
+export type PoolCreateInput = z.infer<typeof poolCreateSchema>;
+
+export const poolParamsSchema = z.object({ poolId: idOf('pool') });
+
+export const poolUpdateSchema = z
+  .object({
+    tenantId: tenantIdSchema,
+    class: poolClassSchema.optional(),
+    policy: poolPolicyPatchSchema.optional(),
+    version: z.number().int().min(1).optional(),
+  })
+  .strict();
+export type PoolUpdateInput = z.infer<typeof poolUpdateSchema>;
+
+export const poolDeleteSchema = z.object({ tenantId: tenantIdSchema }).strict();
+export const poolListQuerySchema = z.object({ tenantId: tenantIdSchema, siteId: idOf('site').optional() });
+
+export const poolSchema = z.object({
+  id: z.string(),
+  tenantId: z.string(),
+  siteId: z.string(),
+  class: z.string(),
+  policy: poolPolicySchema,
+  version: z.number(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type PoolView = z.infer<typeof poolSchema>;
+export const poolListSchema = z.object({ pools: z.array(poolSchema) });
