@@ -2,7 +2,11 @@
 import { eventRoutes } from './events';
 import { healthRoutes } from './health';
 import { imageRoutes } from './images';
+import { joinRoutes } from './join';
+import { poolRoutes } from './pools';
+import { siteTokenRoutes } from './site-tokens';
+import { siteRoutes } from './sites';
 import { systemCheckRoutes } from './system-checks';
 import { tenantRoutes } from './tenants';
 
-export const routeGroups = [healthRoutes, eventRoutes, tenantRoutes, systemCheckRoutes, imageRoutes];
+export const routeGroups = [healthRoutes, eventRoutes, tenantRoutes, systemCheckRoutes, imageRoutes, siteRoutes, siteTokenRoutes, poolRoutes, joinRoutes];
