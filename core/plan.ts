@@ -1,0 +1,122 @@
+// The plan: what the compiler makes of a profile version, and the argument of the
+// `provision` workflow, so a workflow history shows exactly what ran. Pure data.
+import type { QueueKind } from './agent-queues';
+
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+export type JsonObject = { [key: string]: JsonValue };
+
+export interface PlanRetry {
+  /** Attempts in all (first try included). */
+  maximumAttempts: number;
+  initialIntervalMs: number;
+  backoffCoefficient: number;
+  maximumIntervalMs: number;
+}
+
+export interface PlanStep {
+  /** Where it came from in the profile: `steps[2]`, `steps[2].fallback`, `cleanup[0]`. */
+  key: string;
+  use: string;
+  /** The Temporal activity name workers register. */
+  activity: string;
+  /** Whose task queue runs it (`on`; control when absent). */
+  queue: QueueKind;
+  /**
+   * How the task queue is found: `control` → the control-plane queue; `site-agent` →
+   * `site.<siteId>.<agent>` picked by siteAgentFor; `ramdisk` / `node` → `<kind>.<nodeId>`.
+   * A control step that relays through a site agent has `relay: true`: it gets the picked
+   * agent's queue in its input, and waits for one like a site step.
+   */
+  route: 'control' | 'site-agent' | 'ramdisk' | 'node';
+  relay: boolean;
+  with: JsonObject;
+  timeoutMs: number;
+  /** Agents' queues: how long a task may wait for a worker before the step is re-routed. */
+  scheduleToStartMs?: number;
+  heartbeatMs?: number;
+  retry: PlanRetry;
+  /**
+   * `rejoin`: after the activity, wait for the agentJoined signal (up to the timeout).
+   * `confirmMac`: before the activity, wait for an operator's confirmMac; the step gets it.
+   */
+  await?: 'rejoin' | 'confirmMac';
+  onFailure: 'fail' | 'continue';
+  fallback?: PlanStep;
+  when?: string;
+}
+
+export interface PlanProfileRef {
+  tenantId: string;
+  id: string;
+  version: number;
+  /** `id@version`, the ProfileRef search attribute. */
+  ref: string;
+}
+
+export interface Plan {
+  profile: PlanProfileRef;
+  target: 'metal' | 'vm';
+  role: 'host' | 'dedicated';
+  /** References only: the image ref, the user-data kind and template name. */
+  image?: JsonObject;
+  userData?: JsonObject;
+  steps: PlanStep[];
+  acceptance: PlanStep[];
+  cleanup: PlanStep[];
+}
+
+/** The machine a plan runs on. */
+export interface ProvisionTarget {
+  tenantId: string;
+  nodeId: string;
+  siteId: string;
+  /** The provision state this run serves (`deploying`, `inspecting`, …). */
+  provisionState: string;
+  labels: Record<string, string>;
+}
+
+/** What every step activity receives. Never a secret: references only. */
+export interface StepInput {
+  workflowId: string;
+  stepKey: string;
+  use: string;
+  with: JsonObject;
+  target: ProvisionTarget;
+  /** For relaying control steps: the site agent picked for this attempt. */
+  siteAgent?: SiteAgentChoice;
+  /** For steps with await: 'confirmMac': the MAC the operator confirmed (aa:bb:cc:dd:ee:ff). */
+  confirmedMac?: string;
+}
+
+export interface SiteAgentChoice {
+  agentNodeId: string;
+  taskQueue: string;
+  /** Why this one: the boot-lease holder, or the first connected agent by id. */
+  reason: 'lease-holder' | 'first-connected';
+}
+
+export interface StepRecord {
+  key: string;
+  use: string;
+  outcome: 'succeeded' | 'skipped' | 'failed' | 'continued' | 'fallback' | 'cancelled';
+  error?: string;
+}
+
+export interface ProvisionStatus {
+  phase: 'steps' | 'acceptance' | 'cleanup' | 'succeeded' | 'failed' | 'cancelled';
+  step: { key: string; use: string; queue: QueueKind; taskQueue?: string; attempt: number; startedAt: string } | null;
+  /** Why the workflow is not making progress right now, if it waits. */
+  waitingFor: string | null;
+  /** The last progress the running step reported (from its heartbeat or the workflow). */
+  progress: JsonValue | null;
+  history: StepRecord[];
+  abortReason: string | null;
+  confirmedMac: string | null;
+  rejectedSignals: Array<{ name: string; reason: string }>;
+  error: string | null;
+}
+
+export interface ProvisionResult {
+  outcome: 'succeeded';
+  history: StepRecord[];
+}

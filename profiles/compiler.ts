@@ -1,0 +1,71 @@
+// The compiler: a profile version → the plan the `provision` workflow interprets. Every
+// default is resolved here (activity, queue, timeout, RetryPolicy), so the plan in the
+// workflow history says exactly what ran.
+import { durationMs } from '../core/duration';
+import type { JsonObject, Plan, PlanRetry, PlanStep } from '../core/plan';
+import type { StepDocument } from '../core/schemas/profiles';
+import { stepRegistry } from '../core/steps/builtin';
+import { stepActivityName, type StepRegistry } from '../core/steps/registry';
+import { checkProfile } from './check';
+import { profileError } from './defineProfile';
+
+/** How long a task waits for a site agent before the step is re-routed to the next one. */
+export const SITE_SCHEDULE_TO_START_CAP_MS = 30_000;
+
+const ms = (text: string | undefined, fallback: number): number => (text === undefined ? fallback : (durationMs(text) ?? fallback));
+
+function retryOf(retries: StepDocument['retries'], defaultRetries: number, timeoutMs: number): PlanRetry {
+  const spec = typeof retries === 'number' ? { max: retries } : (retries ?? { max: defaultRetries });
+  const initialIntervalMs = ms(spec.initialInterval, Math.min(1000, timeoutMs));
+  return {
+    maximumAttempts: spec.max + 1,
+    initialIntervalMs,
+    backoffCoefficient: spec.backoffCoefficient ?? 2,
+    maximumIntervalMs: Math.max(initialIntervalMs, ms(spec.maxInterval, 60_000)),
+  };
+}
+
+function compileStep(step: StepDocument, key: string, registry: StepRegistry, allowFallback: boolean): PlanStep {
+  const definition = registry.get(step.use);
+  if (!definition) throw new Error(`unchecked step ${step.use}`); // checkProfile ran first
+  const queue = step.on ?? 'control';
+  const timeoutMs = ms(step.timeout, ms(definition.defaultTimeout, 60_000));
+  const route = queue === 'site' ? 'site-agent' : queue;
+  const compiled: PlanStep = {
+    key,
+    use: step.use,
+    activity: stepActivityName(definition),
+    queue,
+    route,
+    relay: queue === 'control' && definition.relaysViaSite === true,
+    with: definition.with.parse(step.with ?? {}) as JsonObject,
+    timeoutMs,
+    retry: retryOf(step.retries, definition.defaultRetries, timeoutMs),
+    onFailure: step.onFailure ?? 'fail',
+  };
+  if (queue === 'site') compiled.scheduleToStartMs = Math.min(timeoutMs, SITE_SCHEDULE_TO_START_CAP_MS);
+  if (queue === 'ramdisk' || queue === 'node') compiled.scheduleToStartMs = timeoutMs;
+  if (definition.heartbeat) compiled.heartbeatMs = Math.min(ms(definition.heartbeat, timeoutMs), timeoutMs);
+  if (step.await) compiled.await = step.await;
+  if (step.when) compiled.when = step.when;
+  if (allowFallback && 'fallback' in step && step.fallback) compiled.fallback = compileStep(step.fallback, `${key}.fallback`, registry, false);
+  return compiled;
+}
+
+/** Compiles a profile document of `tenantId` (its owner; `builtin` for shipped ones). */
+export function compileProfile(document: unknown, tenantId: string, registry: StepRegistry = stepRegistry): Plan {
+  const { profile, problems } = checkProfile(document, registry);
+  if (!profile) throw profileError(problems, 'INVALID_CONFIG');
+  const list = (steps: StepDocument[], name: string) => steps.map((s, i) => compileStep(s, `${name}[${i}]`, registry, true));
+  const plan: Plan = {
+    profile: { tenantId, id: profile.id, version: profile.version, ref: `${profile.id}@${profile.version}` },
+    target: profile.target,
+    role: profile.role,
+    steps: list(profile.steps, 'steps'),
+    acceptance: list(profile.acceptance, 'acceptance'),
+    cleanup: list(profile.cleanup, 'cleanup'),
+  };
+  if (profile.image) plan.image = { ...profile.image };
+  if (profile.userData) plan.userData = { ...profile.userData };
+  return plan;
+}

@@ -1,0 +1,24 @@
+// The provision workflow's handles: what operators (Temporal Web UI, `temporal workflow
+// signal`, the API) and the join path send it, and what it answers.
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { ProvisionStatus } from '../core/plan';
+
+export interface AgentJoined {
+  role: 'ramdisk' | 'node';
+  agentNodeId?: string;
+}
+
+/** Stops the run: the running step is cancelled, cleanup runs, the workflow fails ABORTED. */
+export const abortSignal = defineSignal<[string]>('abort');
+/** The MAC an operator confirmed for a machine found by PXE discovery. */
+export const confirmMacSignal = defineSignal<[string]>('confirmMac');
+/** The join path: the machine's next agent joined (ends an `await: 'rejoin'` wait). */
+export const agentJoinedSignal = defineSignal<[AgentJoined]>('agentJoined');
+/** Long steps (or their relays) may report progress here for the status query. */
+export const stepProgressSignal = defineSignal<[{ key: string; progress: unknown }]>('stepProgress');
+
+/** The same as the signals, but the caller hears why a request is refused. */
+export const abortUpdate = defineUpdate<ProvisionStatus, [string]>('abort');
+export const confirmMacUpdate = defineUpdate<string, [string]>('confirmMac');
+
+export const statusQuery = defineQuery<ProvisionStatus>('status');

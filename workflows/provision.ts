@@ -1,0 +1,274 @@
+// `provision(plan, target)`: the one generic workflow that runs any compiled profile.
+// Retries, timeouts, rejoin waits, cancellation with cleanup and crash resumption come
+// from Temporal; this code only walks the plan. Deterministic: no I/O, no clocks but
+// the workflow's own.
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+  sleep,
+  TimeoutFailure,
+  upsertMemo,
+  workflowInfo,
+  type ActivityOptions,
+} from '@temporalio/workflow';
+import { TimeoutType } from '@temporalio/common';
+import type { SiteRoutingActivities } from '../activities/site-routing';
+import { nodeAgentQueue, ramdiskQueue } from '../core/agent-queues';
+import { labelsMatch } from '../core/label-expr';
+import { normalizeMac } from '../core/mac';
+import type { JsonValue, Plan, PlanStep, ProvisionResult, ProvisionStatus, ProvisionTarget, SiteAgentChoice, StepInput, StepRecord } from '../core/plan';
+import { abortSignal, abortUpdate, agentJoinedSignal, confirmMacSignal, confirmMacUpdate, statusQuery, stepProgressSignal } from './provision-handles';
+
+const routing = proxyActivities<SiteRoutingActivities>({ startToCloseTimeout: '20 seconds', retry: { maximumAttempts: 10, maximumInterval: '5 seconds' } });
+
+/** How often a step with no connected site agent looks again. */
+const NO_AGENT_POLL_MS = 1000;
+const MAX_REASON = 512;
+
+type StepFn = (input: StepInput) => Promise<unknown>;
+
+function activityOptions(step: PlanStep, taskQueue: string | undefined, scheduleToStartMs: number | undefined): ActivityOptions {
+  return {
+    ...(taskQueue ? { taskQueue } : {}),
+    startToCloseTimeout: step.timeoutMs,
+    ...(scheduleToStartMs ? { scheduleToStartTimeout: scheduleToStartMs } : {}),
+    ...(step.heartbeatMs ? { heartbeatTimeout: step.heartbeatMs } : {}),
+    retry: {
+      maximumAttempts: step.retry.maximumAttempts,
+      initialInterval: step.retry.initialIntervalMs,
+      backoffCoefficient: step.retry.backoffCoefficient,
+      maximumInterval: step.retry.maximumIntervalMs,
+      nonRetryableErrorTypes: ['INVALID_INPUT', 'INVALID_CONFIG', 'UNSUPPORTED', 'NOT_FOUND'],
+    },
+  };
+}
+
+function activityFn(step: PlanStep, taskQueue: string | undefined, scheduleToStartMs?: number): StepFn {
+  const proxy = proxyActivities<Record<string, StepFn>>(activityOptions(step, taskQueue, scheduleToStartMs));
+  return proxy[step.activity] as StepFn;
+}
+
+const isScheduleToStartTimeout = (err: unknown): boolean =>
+  err instanceof ActivityFailure && err.cause instanceof TimeoutFailure && err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START;
+
+const message = (err: unknown): string => {
+  if (err instanceof ActivityFailure && err.cause) return err.cause.message;
+  return err instanceof Error ? err.message : String(err);
+};
+
+export async function provision(plan: Plan, target: ProvisionTarget): Promise<ProvisionResult> {
+  const { workflowId } = workflowInfo();
+  const status: ProvisionStatus = {
+    phase: 'steps',
+    step: null,
+    waitingFor: null,
+    progress: null,
+    history: [],
+    abortReason: null,
+    confirmedMac: null,
+    rejectedSignals: [],
+    error: null,
+  };
+  let joins = 0;
+  const main = new CancellationScope();
+
+  const abortProblem = (reason: unknown): string | undefined => {
+    if (typeof reason !== 'string' || reason.trim() === '' || reason.length > MAX_REASON) return `a reason is 1 to ${MAX_REASON} characters`;
+    if (status.abortReason !== null) return `already aborted: ${status.abortReason}`;
+    if (status.phase !== 'steps' && status.phase !== 'acceptance') return `nothing to abort: the run is ${status.phase === 'cleanup' ? 'cleaning up' : status.phase}`;
+    return undefined;
+  };
+  const abort = (reason: string) => {
+    status.abortReason = reason;
+    main.cancel();
+  };
+  const macProblem = (mac: unknown): string | undefined => {
+    if (typeof mac !== 'string' || !normalizeMac(mac)) return `${JSON.stringify(mac)} is not a unicast MAC address (aa:bb:cc:dd:ee:ff)`;
+    if (status.confirmedMac !== null && status.confirmedMac !== normalizeMac(mac)) return `${status.confirmedMac} is already confirmed`;
+    return undefined;
+  };
+
+  setHandler(statusQuery, () => status);
+  setHandler(abortSignal, (reason) => {
+    const problem = abortProblem(reason);
+    if (problem) status.rejectedSignals.push({ name: 'abort', reason: problem });
+    else abort(reason);
+  });
+  setHandler(abortUpdate, (reason) => (abort(reason), status), {
+    validator: (reason) => {
+      const problem = abortProblem(reason);
+      if (problem) throw ApplicationFailure.nonRetryable(problem, 'INVALID_STATE');
+    },
+  });
+  setHandler(confirmMacSignal, (mac) => {
+    const problem = macProblem(mac);
+    if (problem) status.rejectedSignals.push({ name: 'confirmMac', reason: problem });
+    else status.confirmedMac = normalizeMac(mac) ?? null;
+  });
+  setHandler(confirmMacUpdate, (mac) => (status.confirmedMac = normalizeMac(mac) ?? null) as string, {
+    validator: (mac) => {
+      const problem = macProblem(mac);
+      if (problem) throw ApplicationFailure.nonRetryable(problem, 'INVALID_INPUT');
+    },
+  });
+  setHandler(agentJoinedSignal, () => {
+    joins += 1;
+  });
+  setHandler(stepProgressSignal, ({ key, progress }) => {
+    if (status.step?.key === key) status.progress = (progress ?? null) as JsonValue;
+  });
+
+  const inputFor = (step: PlanStep, extra: Partial<StepInput> = {}): StepInput => ({
+    workflowId,
+    stepKey: step.key,
+    use: step.use,
+    with: step.with,
+    target,
+    ...(status.confirmedMac && step.await === 'confirmMac' ? { confirmedMac: status.confirmedMac } : {}),
+    ...extra,
+  });
+
+  /** Site steps (and control steps relaying through a site agent): route, re-route, or wait for one. */
+  async function viaSiteAgent(step: PlanStep, deadline: number): Promise<unknown> {
+    const avoid: string[] = [];
+    for (;;) {
+      const agent: SiteAgentChoice | null = await routing.siteAgentFor({ nodeId: target.nodeId, avoid });
+      const left = deadline - Date.now();
+      if (!agent) {
+        if (left <= 0) throw ApplicationFailure.nonRetryable(`no site agent of site ${target.siteId} is connected (waited ${step.timeoutMs} ms for ${step.use})`, 'NO_SITE_AGENT');
+        status.waitingFor = `a connected site agent of site ${target.siteId}`;
+        await sleep(Math.min(NO_AGENT_POLL_MS, left));
+        continue;
+      }
+      status.waitingFor = null;
+      if (status.step) {
+        status.step.taskQueue = step.relay ? undefined : agent.taskQueue;
+        status.step.attempt += 1;
+      }
+      try {
+        if (step.relay) return await activityFn(step, undefined)(inputFor(step, { siteAgent: agent }));
+        const window = Math.max(1000, Math.min(step.scheduleToStartMs ?? left, left));
+        return await activityFn(step, agent.taskQueue, window)(inputFor(step));
+      } catch (err) {
+        if (!isScheduleToStartTimeout(err)) throw err;
+        // Nobody picked the task up: that agent vanished. Try the next one.
+        avoid.push(agent.agentNodeId);
+        if (Date.now() >= deadline) throw ApplicationFailure.nonRetryable(`site agent ${agent.agentNodeId} did not pick up ${step.use} before its deadline`, 'NO_SITE_AGENT');
+      }
+    }
+  }
+
+  async function execute(step: PlanStep): Promise<unknown> {
+    const started = Date.now();
+    const deadline = started + step.timeoutMs;
+    status.step = { key: step.key, use: step.use, queue: step.queue, attempt: 0, startedAt: new Date(started).toISOString() };
+    status.progress = null;
+    upsertMemo({ step: step.key, use: step.use });
+    if (step.await === 'confirmMac' && status.confirmedMac === null) {
+      status.waitingFor = 'confirmMac (an operator confirms the machine’s MAC)';
+      if (!(await condition(() => status.confirmedMac !== null, step.timeoutMs))) {
+        throw ApplicationFailure.nonRetryable(`no MAC was confirmed within ${step.timeoutMs} ms`, 'INVALID_STATE');
+      }
+      status.waitingFor = null;
+    }
+    const joinsBefore = joins;
+    let result: unknown;
+    if (step.route === 'site-agent' || step.relay) result = await viaSiteAgent(step, deadline);
+    else {
+      const queue = step.route === 'ramdisk' ? ramdiskQueue(target.nodeId) : step.route === 'node' ? nodeAgentQueue(target.nodeId) : undefined;
+      if (status.step) {
+        status.step.taskQueue = queue ?? workflowInfo().taskQueue;
+        status.step.attempt = 1;
+      }
+      result = await activityFn(step, queue, step.scheduleToStartMs)(inputFor(step));
+    }
+    if (step.await === 'rejoin') {
+      status.waitingFor = 'agentJoined (the machine’s next agent joins)';
+      const left = Math.max(0, deadline - Date.now());
+      if (!(await condition(() => joins > joinsBefore, left))) {
+        throw ApplicationFailure.nonRetryable(`the machine did not rejoin within ${step.timeoutMs} ms of ${step.use}`, 'DRIVER_ERROR');
+      }
+      status.waitingFor = null;
+    }
+    return result;
+  }
+
+  const record = (step: PlanStep, outcome: StepRecord['outcome'], err?: unknown) =>
+    status.history.push({ key: step.key, use: step.use, outcome, ...(err ? { error: message(err) } : {}) });
+
+  async function runStep(step: PlanStep): Promise<void> {
+    if (!labelsMatch(step.when, target.labels)) return void record(step, 'skipped');
+    try {
+      await execute(step);
+      record(step, 'succeeded');
+    } catch (err) {
+      if (isCancellation(err)) {
+        record(step, 'cancelled');
+        throw err;
+      }
+      let failure = err;
+      if (step.fallback) {
+        record(step, 'failed', err);
+        try {
+          await execute(step.fallback);
+          record(step.fallback, 'fallback');
+          return;
+        } catch (fallbackErr) {
+          if (isCancellation(fallbackErr)) throw fallbackErr;
+          failure = fallbackErr;
+          record(step.fallback, 'failed', fallbackErr);
+        }
+      }
+      if (step.onFailure === 'continue') return void record(step.fallback ?? step, 'continued', failure);
+      if (!step.fallback) record(step, 'failed', failure);
+      throw failure;
+    } finally {
+      status.waitingFor = null;
+    }
+  }
+
+  let failure: unknown;
+  try {
+    await main.run(async () => {
+      for (const step of plan.steps) await runStep(step);
+      status.phase = 'acceptance';
+      for (const step of plan.acceptance) await runStep(step);
+    });
+  } catch (err) {
+    failure = err;
+  }
+
+  // Cleanup runs whatever happened, and cannot be cancelled: boot entries and tokens
+  // never outlive their workflow.
+  status.phase = 'cleanup';
+  await CancellationScope.nonCancellable(async () => {
+    for (const step of plan.cleanup) {
+      try {
+        await runStep(step);
+      } catch {
+        // recorded in the history; the other cleanup steps still run
+      }
+    }
+  });
+  status.step = null;
+  upsertMemo({ step: null, use: null });
+
+  if (failure !== undefined) {
+    status.error = status.abortReason ?? message(failure);
+    if (status.abortReason !== null) {
+      status.phase = 'failed';
+      throw ApplicationFailure.nonRetryable(`aborted: ${status.abortReason}`, 'ABORTED');
+    }
+    status.phase = isCancellation(failure) ? 'cancelled' : 'failed';
+    if (isCancellation(failure)) throw failure;
+    if (failure instanceof ActivityFailure && failure.cause instanceof ApplicationFailure) throw failure.cause;
+    throw failure;
+  }
+  status.phase = 'succeeded';
+  return { outcome: 'succeeded', history: status.history };
+}
