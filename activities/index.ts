@@ -1,9 +1,13 @@
 // All control-plane activities, built from their dependencies.
 import type { ActivityDeps } from './deps';
+import { createProvisionStepActivities } from './provision-steps';
+import { createSiteRoutingActivities } from './site-routing';
 import { createSystemCheckActivities } from './system-check';
 
 export function createActivities(deps: ActivityDeps) {
   return {
+    ...createSiteRoutingActivities(deps),
+    ...createProvisionStepActivities(deps),
     ...createSystemCheckActivities(deps),
   };
 }

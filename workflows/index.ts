@@ -1,3 +1,4 @@
 // Every workflow the control-plane worker serves. Workflow code is deterministic: it
 // imports only @temporalio/workflow, core types and pure data.
 export { systemCheck } from './system-check';
+export { provision } from './provision';
