@@ -4,9 +4,11 @@ import { healthRoutes } from './health';
 import { imageRoutes } from './images';
 import { joinRoutes } from './join';
 import { poolRoutes } from './pools';
+import { profileRoutes } from './profiles';
+import { provisionWorkflowRoutes } from './provision-workflows';
 import { siteTokenRoutes } from './site-tokens';
 import { siteRoutes } from './sites';
 import { systemCheckRoutes } from './system-checks';
 import { tenantRoutes } from './tenants';
 
-export const routeGroups = [healthRoutes, eventRoutes, tenantRoutes, systemCheckRoutes, imageRoutes, siteRoutes, siteTokenRoutes, poolRoutes, joinRoutes];
+export const routeGroups = [healthRoutes, eventRoutes, tenantRoutes, systemCheckRoutes, imageRoutes, siteRoutes, siteTokenRoutes, poolRoutes, joinRoutes, profileRoutes, provisionWorkflowRoutes];

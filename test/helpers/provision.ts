@@ -1,0 +1,88 @@
+// Test support for provision workflows: the machine side emulated (activity-only workers
+// on agents' queues, standing in for the site/ramdisk agents of a later issue), agent
+// sessions kept fresh in the database, and a ledger of side effects in a file.
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import type { Db } from '../../core/db';
+import type { StepInput } from '../../core/plan';
+import { installWorkerRuntime } from '../../worker/runtime';
+
+export type MachineActivity = (input: StepInput) => Promise<unknown>;
+
+export interface EmulatedAgent {
+  taskQueue: string;
+  stop(): Promise<void>;
+}
+
+/** An activity-only worker on an agent's queue, serving emulated machine-side steps. */
+export async function startEmulatedAgent(address: string, taskQueue: string, activities: Record<string, MachineActivity>): Promise<EmulatedAgent> {
+  installWorkerRuntime();
+  const connection = await NativeConnection.connect({ address });
+  // Heartbeats go out at once, so a cancelled step hears of it quickly (real agents pick their own).
+  const worker = await Worker.create({ connection, taskQueue, activities, shutdownGraceTime: '1s', maxHeartbeatThrottleInterval: '200ms', defaultHeartbeatThrottleInterval: '200ms' });
+  const done = worker.run().finally(() => connection.close());
+  return {
+    taskQueue,
+    async stop() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await done;
+    },
+  };
+}
+
+export interface LedgerEntry {
+  step: string;
+  use: string;
+  event: 'start' | 'done' | 'fail' | 'cancelled';
+  attempt?: number;
+  queue?: string;
+  data?: unknown;
+}
+
+/** Side effects, one JSON line each, appended by the emulated activities (any process). */
+export class Ledger {
+  constructor(readonly file: string) {}
+  append(entry: LedgerEntry): void {
+    appendFileSync(this.file, `${JSON.stringify(entry)}\n`);
+  }
+  entries(): LedgerEntry[] {
+    if (!existsSync(this.file)) return [];
+    return readFileSync(this.file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as LedgerEntry);
+  }
+  count(step: string, event: LedgerEntry['event']): number {
+    return this.entries().filter((e) => e.step === step && e.event === event).length;
+  }
+}
+
+export async function createNode(db: Db, input: { nodeId: string; siteId: string; tenantId?: string }): Promise<void> {
+  await db.node.create({ data: { id: input.nodeId, tenantId: input.tenantId ?? 'root', siteId: input.siteId, role: 'ramdisk', provisionState: 'inspecting' } });
+}
+
+/** Keeps site agents' sessions fresh, as their heartbeats would. */
+export function keepSessions(db: Db, sessions: Array<{ nodeId: string; siteId: string; role: string; taskQueue: string }>): { stop(): Promise<void> } {
+  const beat = async () => {
+    for (const s of sessions) {
+      await db.agentSession.upsert({ where: { nodeId: s.nodeId }, create: { ...s, lastSeenAt: new Date() }, update: { lastSeenAt: new Date() } });
+    }
+  };
+  let running = beat();
+  const timer = setInterval(() => {
+    running = running.then(beat, beat);
+  }, 2000);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running.catch(() => undefined);
+    },
+  };
+}
+
+export async function until<T>(fn: () => Promise<T> | T, done: (v: T) => boolean, ms = 20_000, what = 'condition'): Promise<T> {
+  const started = Date.now();
+  for (;;) {
+    const value = await fn();
+    if (done(value)) return value;
+    if (Date.now() - started > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}; last value ${JSON.stringify(value)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

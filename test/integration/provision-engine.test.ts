@@ -1,0 +1,308 @@
+// The provision engine against the real Temporal dev server: profiles stored through the
+// API run as `provision` workflows on the control-plane worker; the machine side (site
+// agent, ramdisk) is emulated by activity-only workers on the agents' queues.
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { WorkflowFailedError } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ramdiskQueue, siteAgentQueue } from '../../core/agent-queues';
+import { newId } from '../../core/ids';
+import type { ProvisionStatus, StepInput } from '../../core/plan';
+import { toolPath } from '../../stack/tools';
+import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
+import { createNode, keepSessions, Ledger, startEmulatedAgent, until, type EmulatedAgent, type MachineActivity } from '../helpers/provision';
+
+const run = promisify(execFile);
+let t: TestControlPlane;
+let ledger: Ledger;
+const agents: EmulatedAgent[] = [];
+const sessions: Array<{ stop(): Promise<void> }> = [];
+/** Per `<nodeId>/<stepKey>`: what the emulated machine does on that step. */
+const behaviour = new Map<string, (input: StepInput, attempt: number) => Promise<unknown>>();
+
+function machineStep(use: string): MachineActivity {
+  return async (input) => {
+    const { attempt, taskQueue } = Context.current().info;
+    const step = `${input.target.nodeId}/${input.stepKey}`;
+    ledger.append({ step, use, event: 'start', attempt, queue: taskQueue, data: input.confirmedMac ?? null });
+    try {
+      const result = await (behaviour.get(step)?.(input, attempt) ?? Promise.resolve({ ok: true }));
+      ledger.append({ step, use, event: 'done', attempt, queue: taskQueue });
+      return result;
+    } catch (err) {
+      ledger.append({ step, use, event: Context.current().cancellationSignal.aborted ? 'cancelled' : 'fail', attempt, queue: taskQueue });
+      throw err;
+    }
+  };
+}
+const machine = Object.fromEntries(['boot.prepareRamdisk', 'boot.cleanUp', 'management.setBootDevice', 'power.setPower', 'inventory.refresh', 'disk.wipe', 'boot.kexec'].map((u) => [u, machineStep(u)]));
+
+const SITE = 'site_engine';
+const AGENT_A = 'node_agent_a';
+const AGENT_B = 'node_agent_b';
+
+async function newMachine(): Promise<string> {
+  const nodeId = newId('node');
+  await createNode(t.cp.db, { nodeId, siteId: SITE });
+  agents.push(await startEmulatedAgent(t.config.temporal.address, ramdiskQueue(nodeId), machine));
+  return nodeId;
+}
+
+async function storeAndRun(document: Record<string, unknown>, nodeId: string, labels: Record<string, string> = {}): Promise<string> {
+  await t.root.call('POST', '/v1/profiles', { tenantId: 'root', document });
+  const started = await t.root.call<{ workflowId: string }>('POST', `/v1/profiles/${document.id as string}/runs`, { tenantId: 'root', nodeId, provisionState: 'inspecting', labels });
+  return started.workflowId;
+}
+
+const status = (workflowId: string) => t.cp.temporal.workflow.getHandle(workflowId).query<ProvisionStatus>('status');
+
+beforeAll(async () => {
+  t = await startTestControlPlane();
+  ledger = new Ledger(path.join(t.config.dataDir, 'ledger.jsonl'));
+  // Two site agents; A holds the boot lease, so site steps go to A.
+  agents.push(await startEmulatedAgent(t.config.temporal.address, siteAgentQueue(SITE, AGENT_A), machine));
+  agents.push(await startEmulatedAgent(t.config.temporal.address, siteAgentQueue(SITE, AGENT_B), machine));
+  sessions.push(
+    keepSessions(t.cp.db, [
+      { nodeId: AGENT_A, siteId: SITE, role: 'site', taskQueue: siteAgentQueue(SITE, AGENT_A) },
+      { nodeId: AGENT_B, siteId: SITE, role: 'site', taskQueue: siteAgentQueue(SITE, AGENT_B) },
+    ]),
+  );
+  await t.cp.db.bootLease.create({ data: { siteId: SITE, holderNodeId: AGENT_A, epoch: 1, expiresAt: new Date(Date.now() + 3_600_000) } });
+});
+
+afterAll(async () => {
+  for (const s of sessions) await s.stop();
+  await Promise.all(agents.map((a) => a.stop()));
+  await t?.close();
+});
+
+describe('provision workflows', () => {
+  it('runs steps on the control, site and ramdisk queues to completion, with ids, search attributes and memo', async () => {
+    const nodeId = await newMachine();
+    const workflowId = await storeAndRun(
+      {
+        id: 'engine-basic',
+        version: 1,
+        target: 'metal',
+        steps: [
+          { use: 'event.append', with: { message: 'starting' } },
+          { use: 'management.setBootDevice', on: 'site', with: { device: 'pxe' }, timeout: '5s' },
+          { use: 'inventory.refresh', on: 'ramdisk', timeout: '5s' },
+          { use: 'disk.wipe', on: 'ramdisk', timeout: '5s', when: 'nvme' },
+          { use: 'disk.wipe', on: 'ramdisk', timeout: '5s', when: '!nvme' },
+        ],
+        acceptance: [{ use: 'event.append', with: { message: 'accepted' } }],
+        cleanup: [{ use: 'boot.cleanUp', on: 'site', timeout: '5s' }],
+      },
+      nodeId,
+      { nvme: 'true' },
+    );
+    expect(workflowId).toBe(`node:${nodeId}:inspecting:1`);
+    const handle = t.cp.temporal.workflow.getHandle(workflowId);
+    const result = await handle.result();
+    expect(result.history.map((h: { key: string; outcome: string }) => `${h.key}:${h.outcome}`)).toEqual([
+      'steps[0]:succeeded',
+      'steps[1]:succeeded',
+      'steps[2]:succeeded',
+      'steps[3]:succeeded',
+      'steps[4]:skipped',
+      'acceptance[0]:succeeded',
+      'cleanup[0]:succeeded',
+    ]);
+    // The machine saw its steps, each on the queue its `on` names; the lease holder got the site steps.
+    const seen = ledger.entries().filter((e) => e.step.startsWith(nodeId) && e.event === 'done');
+    expect(seen.map((e) => `${e.use}@${e.queue}`)).toEqual([
+      `management.setBootDevice@${siteAgentQueue(SITE, AGENT_A)}`,
+      `inventory.refresh@${ramdiskQueue(nodeId)}`,
+      `disk.wipe@${ramdiskQueue(nodeId)}`,
+      `boot.cleanUp@${siteAgentQueue(SITE, AGENT_A)}`,
+    ]);
+    // Control steps wrote their events; the history's input is the plan.
+    const events = await t.cp.db.event.findMany({ where: { type: 'workflow.step.note', subjectId: nodeId } });
+    expect(events.map((e) => (e.data as { message: string }).message)).toEqual(['starting', 'accepted']);
+    const description = await handle.describe();
+    expect(description.searchAttributes).toMatchObject({ NodeId: [nodeId], SiteId: [SITE], TenantId: ['root'], ProvisionState: ['inspecting'], ProfileRef: ['engine-basic@1'] });
+    expect(description.memo).toMatchObject({ profile: 'engine-basic@1' });
+    const listed = [];
+    for await (const w of t.cp.temporal.workflow.list({ query: `NodeId = "${nodeId}"` })) listed.push(w.workflowId);
+    expect(listed).toEqual([workflowId]);
+    // The version is locked now: its document cannot change.
+    const locked = await t.root.request<{ error: { code: string } }>('PATCH', '/v1/profiles/engine-basic', { tenantId: 'root', document: { id: 'engine-basic', version: 1, target: 'metal', steps: [{ use: 'event.append', with: { message: 'x' } }] } });
+    expect(locked.body.error.code).toBe('INVALID_STATE');
+    // The status endpoint reports the finished run.
+    const view = await t.root.call<{ runStatus: string; status: ProvisionStatus }>('GET', `/v1/workflows/${encodeURIComponent(workflowId)}?tenantId=root`);
+    expect(view.runStatus).toBe('COMPLETED');
+    expect(view.status.phase).toBe('succeeded');
+  });
+
+  it('retries with the profile policy; an exhausted step runs its fallback, onFailure continue goes on, a failing step fails the run after cleanup', async () => {
+    const nodeId = await newMachine();
+    const flaky = (failures: number) => async (_: StepInput, attempt: number) => {
+      if (attempt <= failures) throw ApplicationFailure.create({ type: 'DRIVER_ERROR', message: `BMC busy (attempt ${attempt})` });
+      return { ok: true };
+    };
+    behaviour.set(`${nodeId}/steps[0]`, flaky(2)); // succeeds on the 3rd attempt: retries 2 is enough
+    behaviour.set(`${nodeId}/steps[1]`, flaky(99)); // never: retries 1 → 2 attempts, then fallback
+    behaviour.set(`${nodeId}/steps[2]`, flaky(99)); // never: onFailure continue
+    behaviour.set(`${nodeId}/steps[3]`, flaky(99)); // never: fails the run
+    const workflowId = await storeAndRun(
+      {
+        id: 'engine-retries',
+        version: 1,
+        target: 'metal',
+        steps: [
+          { use: 'power.setPower', on: 'site', with: { action: 'on' }, timeout: '5s', retries: { max: 2, initialInterval: '1s', backoffCoefficient: 1 } },
+          { use: 'power.setPower', on: 'site', with: { action: 'cycle' }, timeout: '5s', retries: { max: 1, initialInterval: '1s' }, fallback: { use: 'power.setPower', on: 'site', with: { action: 'reset' }, timeout: '5s' } },
+          { use: 'inventory.refresh', on: 'ramdisk', timeout: '5s', retries: 0, onFailure: 'continue' },
+          { use: 'disk.wipe', on: 'ramdisk', timeout: '5s', retries: 0 },
+          { use: 'boot.kexec', on: 'ramdisk', timeout: '5s' },
+        ],
+        cleanup: [{ use: 'boot.cleanUp', on: 'site', timeout: '5s' }],
+      },
+      nodeId,
+    );
+    const error = await t.cp.temporal.workflow.getHandle(workflowId).result().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WorkflowFailedError);
+    expect(String((error as WorkflowFailedError).cause?.message)).toContain('BMC busy');
+    const attempts = (key: string) => ledger.entries().filter((e) => e.step === `${nodeId}/${key}` && e.event === 'start').length;
+    expect(attempts('steps[0]')).toBe(3);
+    expect(attempts('steps[1]')).toBe(2);
+    expect(attempts('steps[1].fallback')).toBe(1);
+    expect(ledger.count(`${nodeId}/steps[1].fallback`, 'done')).toBe(1);
+    expect(attempts('steps[2]')).toBe(1);
+    expect(attempts('steps[3]')).toBe(1);
+    expect(attempts('steps[4]')).toBe(0); // nothing after the failed step
+    expect(ledger.count(`${nodeId}/cleanup[0]`, 'done')).toBe(1);
+    const final = await status(workflowId);
+    expect(final.phase).toBe('failed');
+    expect(final.history.map((h) => `${h.key}:${h.outcome}`)).toEqual([
+      'steps[0]:succeeded',
+      'steps[1]:failed',
+      'steps[1].fallback:fallback',
+      'steps[2]:continued',
+      'steps[3]:failed',
+      'cleanup[0]:succeeded',
+    ]);
+  });
+
+  it('cancellation mid-step runs the cleanup and nothing after the cancelled step', async () => {
+    const nodeId = await newMachine();
+    behaviour.set(`${nodeId}/steps[1]`, async () => {
+      // A long wipe that heartbeats its progress until it is cancelled.
+      const context = Context.current();
+      for (let done = 0; ; done++) {
+        context.heartbeat({ disksWiped: done });
+        await context.sleep(200);
+      }
+    });
+    const workflowId = await storeAndRun(
+      {
+        id: 'engine-cancel',
+        version: 1,
+        target: 'metal',
+        steps: [
+          { use: 'boot.prepareRamdisk', on: 'site', timeout: '5s' },
+          { use: 'disk.wipe', on: 'ramdisk', timeout: '1m' },
+          { use: 'boot.kexec', on: 'ramdisk', timeout: '5s' },
+        ],
+        cleanup: [{ use: 'boot.cleanUp', on: 'site', timeout: '5s' }],
+      },
+      nodeId,
+    );
+    await until(() => ledger.count(`${nodeId}/steps[1]`, 'start'), (n) => n === 1, 20_000, 'the wipe to start');
+    // The status shows the running step with its heartbeat progress (through the API).
+    const view = await until(
+      () => t.root.call<{ status: ProvisionStatus; pendingActivities: Array<{ activity: string; attempt: number; heartbeat: { disksWiped: number } | null }> }>('GET', `/v1/workflows/${encodeURIComponent(workflowId)}?tenantId=root`),
+      (v) => typeof v.pendingActivities[0]?.heartbeat?.disksWiped === 'number',
+      10_000,
+      'heartbeat progress',
+    );
+    expect(view.status.step).toMatchObject({ key: 'steps[1]', use: 'disk.wipe', queue: 'ramdisk', taskQueue: ramdiskQueue(nodeId) });
+    expect(view.pendingActivities[0]).toMatchObject({ activity: 'disk.wipe', attempt: 1 });
+    const handle = t.cp.temporal.workflow.getHandle(workflowId);
+    await handle.cancel();
+    const error = await handle.result().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WorkflowFailedError);
+    expect((await handle.describe()).status.name).toBe('CANCELLED');
+    expect(ledger.count(`${nodeId}/cleanup[0]`, 'done')).toBe(1);
+    expect(ledger.count(`${nodeId}/steps[2]`, 'start')).toBe(0);
+    await until(() => ledger.count(`${nodeId}/steps[1]`, 'cancelled'), (n) => n === 1, 10_000, 'the wipe to see its cancellation');
+    const final = await status(workflowId);
+    expect(final.phase).toBe('cancelled');
+    expect(final.history.map((h) => `${h.key}:${h.outcome}`)).toEqual(['steps[0]:succeeded', 'steps[1]:cancelled', 'cleanup[0]:succeeded']);
+  });
+
+  it('waits for agentJoined on await: rejoin, up to the step timeout', async () => {
+    const nodeId = await newMachine();
+    const workflowId = await storeAndRun(
+      {
+        id: 'engine-rejoin',
+        version: 1,
+        target: 'metal',
+        steps: [
+          { use: 'boot.kexec', on: 'ramdisk', await: 'rejoin', timeout: '30s' },
+          { use: 'boot.kexec', on: 'ramdisk', await: 'rejoin', timeout: '2s' },
+        ],
+      },
+      nodeId,
+    );
+    const handle = t.cp.temporal.workflow.getHandle(workflowId);
+    await until(() => status(workflowId), (s) => s.waitingFor?.startsWith('agentJoined') === true && s.step?.key === 'steps[0]', 10_000, 'the rejoin wait');
+    await handle.signal('agentJoined', { role: 'node' });
+    const error = await handle.result().catch((e: unknown) => e);
+    expect(String((error as WorkflowFailedError).cause?.message)).toContain('did not rejoin within 2000 ms');
+    expect((await status(workflowId)).history.map((h) => `${h.key}:${h.outcome}`)).toEqual(['steps[0]:succeeded', 'steps[1]:failed']);
+  });
+
+  it('temporal workflow signal: confirmMac reaches the waiting step; abort cancels the step, runs cleanup and fails the run', async () => {
+    const nodeId = await newMachine();
+    behaviour.set(`${nodeId}/steps[1]`, async () => {
+      const context = Context.current();
+      for (;;) {
+        context.heartbeat();
+        await context.sleep(200);
+      }
+    });
+    const workflowId = await storeAndRun(
+      {
+        id: 'engine-signals',
+        version: 1,
+        target: 'metal',
+        steps: [
+          { use: 'power.setPower', on: 'site', with: { action: 'cycle' }, await: 'confirmMac', timeout: '30s' },
+          { use: 'disk.wipe', on: 'ramdisk', timeout: '1m' },
+          { use: 'boot.kexec', on: 'ramdisk', timeout: '5s' },
+        ],
+        cleanup: [{ use: 'boot.cleanUp', on: 'site', timeout: '5s' }],
+      },
+      nodeId,
+    );
+    const temporal = (...args: string[]) => run(toolPath('temporal'), ['workflow', ...args, '--workflow-id', workflowId, '--address', t.config.temporal.address]);
+    await until(() => status(workflowId), (s) => s.waitingFor?.startsWith('confirmMac') === true, 10_000, 'the confirmMac wait');
+    // A malformed MAC through the signal is refused and visible in the status; the Update answers the error.
+    await temporal('signal', '--name', 'confirmMac', '--input', '"not-a-mac"');
+    await until(() => status(workflowId), (s) => s.rejectedSignals.length === 1, 10_000, 'the rejected signal');
+    const handle = t.cp.temporal.workflow.getHandle(workflowId);
+    const refused = await handle.executeUpdate('confirmMac', { args: ['zz:zz'] }).catch((e: Error) => e);
+    expect(String((refused as Error).cause)).toMatch(/not a unicast MAC/);
+    await temporal('signal', '--name', 'confirmMac', '--input', '"AA-BB-CC-00-11-22"');
+    await until(() => ledger.count(`${nodeId}/steps[1]`, 'start'), (n) => n === 1, 20_000, 'the wipe to start');
+    const powered = ledger.entries().find((e) => e.step === `${nodeId}/steps[0]` && e.event === 'start');
+    expect(powered?.data).toBe('aa:bb:cc:00:11:22');
+    expect((await status(workflowId)).confirmedMac).toBe('aa:bb:cc:00:11:22');
+    await temporal('signal', '--name', 'abort', '--input', '"operator: wrong machine"');
+    const error = await handle.result().catch((e: unknown) => e);
+    expect(String((error as WorkflowFailedError).cause?.message)).toBe('aborted: operator: wrong machine');
+    expect(ledger.count(`${nodeId}/cleanup[0]`, 'done')).toBe(1);
+    expect(ledger.count(`${nodeId}/steps[2]`, 'start')).toBe(0);
+    const final = await status(workflowId);
+    expect(final).toMatchObject({ phase: 'failed', abortReason: 'operator: wrong machine' });
+    // After the run, abort through the Update answers why not.
+    const late = await handle.executeUpdate('abort', { args: ['again'] }).catch((e: Error) => e);
+    expect(late).toBeInstanceOf(Error);
+  });
+});
