@@ -5,6 +5,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { JsonClient } from '../../agent/bmc/http-json';
+import { stopChild } from './child-process';
 import { freePort } from './ports';
 import { makeServerCertificate } from './tls';
 
@@ -65,7 +66,7 @@ export async function startSushy(options: { systems: SushySystem[]; tls?: boolea
     username,
     password,
     dir,
-    close: () => stop(child),
+    close: () => stopChild(child),
   };
 }
 
@@ -83,16 +84,4 @@ async function waitUntilServing(url: string, caPem: string | undefined, child: C
   } finally {
     client.close();
   }
-}
-
-export function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const force = setTimeout(() => child.kill('SIGKILL'), 3000);
-    child.once('exit', () => {
-      clearTimeout(force);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
 }
