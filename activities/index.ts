@@ -1,6 +1,7 @@
 // All control-plane activities, built from their dependencies.
 import type { ActivityDeps } from './deps';
 import { createProvisionStepActivities } from './provision-steps';
+import { createSiteBootActivities } from './site-boot';
 import { createSiteRoutingActivities } from './site-routing';
 import { createSystemCheckActivities } from './system-check';
 
@@ -9,6 +10,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createSiteRoutingActivities(deps),
     ...createProvisionStepActivities(deps),
     ...createSystemCheckActivities(deps),
+    ...createSiteBootActivities(deps),
   };
 }
 export type ControlPlaneActivities = ReturnType<typeof createActivities>;

@@ -2,3 +2,4 @@
 // imports only @temporalio/workflow, core types and pure data.
 export { systemCheck } from './system-check';
 export { provision } from './provision';
+export { siteBoot } from './site-boot';
