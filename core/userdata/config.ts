@@ -16,10 +16,8 @@ export function placeholdersOf(template: string): string[] {
 
 export const shippedTemplateNames = ['ironflow-host.yaml', 'ironflow-host.ign'] as const;
 
-const templateNameSchema = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'a template name is letters, digits, . _ -')
-  .refine((name) => !(shippedTemplateNames as readonly string[]).includes(name), 'this name belongs to a shipped template; choose another');
+/** Template names are checked in the superRefine below: zod reports a bad record key only as "Invalid key in record". */
+const templateNamePattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 const templateSchema = z.union([
   z.string().min(1).max(65_536),
@@ -32,12 +30,16 @@ export const userDataConfigSchema = z
     agentUrl: agentUrlSchema.optional(),
     agentSha256: agentSha256Schema.optional(),
     pins: pinsSchema.optional(),
-    templates: z.record(templateNameSchema, templateSchema).optional(),
+    templates: z.record(z.string(), templateSchema).optional(),
     tokenTtlSeconds: z.number().int().min(300).max(86_400).default(7_200),
   })
   .strict()
   .superRefine((config, ctx) => {
     for (const [name, template] of Object.entries(config.templates ?? {})) {
+      if (!templateNamePattern.test(name)) ctx.addIssue({ code: 'custom', path: ['templates', name], message: 'a template name is letters, digits, . _ -' });
+      if ((shippedTemplateNames as readonly string[]).includes(name)) {
+        ctx.addIssue({ code: 'custom', path: ['templates', name], message: 'this name belongs to a shipped template; choose another' });
+      }
       if (typeof template !== 'string') continue;
       for (const placeholder of placeholdersOf(template)) {
         const known = (variableNames as readonly string[]).includes(placeholder);
