@@ -50,6 +50,8 @@ export interface BmcDriver {
   readonly name: 'redfish' | 'ipmi';
   /** Where the BMC is, for messages and limits; never carries credentials. */
   readonly address: string;
+  /** Names this BMC (driver, address, system) for limits and the operation ledger. */
+  readonly bmcId: string;
   readonly power: PowerInterface;
   readonly management: ManagementInterface;
   inspect(): Promise<Inspection>;

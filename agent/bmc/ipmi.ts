@@ -32,6 +32,7 @@ export function splitHostPort(address: string): { host: string; port: number } {
 class IpmiDriver implements BmcDriver {
   readonly name = 'ipmi' as const;
   readonly address: string;
+  readonly bmcId: string;
   private readonly host: string;
   private readonly port: number;
   private readonly limiter: KeyedLimiter;
@@ -45,6 +46,7 @@ class IpmiDriver implements BmcDriver {
     this.host = host;
     this.port = port;
     this.address = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+    this.bmcId = `ipmi:${this.address}`;
     this.limiter = options.limiter ?? bmcLimiter;
   }
 
@@ -76,7 +78,7 @@ class IpmiDriver implements BmcDriver {
   }
 
   private limited<T>(fn: () => Promise<T>): Promise<T> {
-    return this.limiter.run(`ipmi:${this.address}`, fn);
+    return this.limiter.run(this.bmcId, fn);
   }
 
   private async powerState(): Promise<PowerState> {

@@ -36,7 +36,7 @@ class RedfishDriver implements BmcDriver {
   readonly address: string;
   private readonly client: JsonClient;
   private readonly limiter: KeyedLimiter;
-  private readonly limitKey: string;
+  readonly bmcId: string;
   private systemPath: string | undefined;
   private session: { token: string; location: string | undefined } | undefined;
 
@@ -49,7 +49,7 @@ class RedfishDriver implements BmcDriver {
     this.address = base.origin;
     this.client = new JsonClient(base, { caPem: target.caPem, timeoutMs: options.timeoutMs });
     this.limiter = options.limiter ?? bmcLimiter;
-    this.limitKey = `redfish:${this.address}/${target.systemId ?? ''}`;
+    this.bmcId = `redfish:${this.address}/${target.systemId ?? ''}`;
     if (target.systemId) this.systemPath = `/redfish/v1/Systems/${encodeURIComponent(target.systemId)}`;
   }
 
@@ -83,7 +83,7 @@ class RedfishDriver implements BmcDriver {
   }
 
   private limited<T>(fn: () => Promise<T>): Promise<T> {
-    return this.limiter.run(this.limitKey, fn);
+    return this.limiter.run(this.bmcId, fn);
   }
 
   private async setPower(action: PowerAction): Promise<void> {

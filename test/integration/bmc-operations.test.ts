@@ -1,0 +1,108 @@
+// The operation ledger: a BMC command an agent already ran is reused, not sent again, when
+// its step is retried, also after the agent restarts on the same data_dir. Against the
+// emulated BMC, counting what reached it.
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBmcDriver, type BmcDriver } from '../../agent/bmc';
+import { runBmcCommand } from '../../agent/bmc/commands';
+import { FileOperationLedger } from '../../agent/bmc/operations';
+import { RedfishBmcHost, type BootEvent } from '../../agent/emulator/redfish-bmc';
+import { IronflowError } from '../../core/errors';
+
+const machine = { id: 'm1', uuid: '11111111-2222-4333-8444-555555555555', macs: ['52:54:00:00:00:01'], username: 'root', password: 'ledger-pw-1' };
+
+let host: RedfishBmcHost;
+let driver: BmcDriver;
+const boots: BootEvent[] = [];
+beforeAll(async () => {
+  host = await RedfishBmcHost.start();
+  host.add({ ...machine, powerState: 'On' });
+  host.on('boot', (event) => boots.push(event));
+  driver = createBmcDriver({ driver: 'redfish', address: host.url, systemId: machine.id }, { username: machine.username, password: machine.password });
+});
+afterAll(async () => {
+  await driver?.close();
+  await host?.close();
+});
+
+const dataDir = () => mkdtempSync(path.join(os.tmpdir(), 'ironflow-ledger-'));
+
+describe('BMC operation ledger', () => {
+  it('sends a power cycle once, and reuses it on retry and after a restart', async () => {
+    const dir = dataDir();
+    const first = await runBmcCommand(new FileOperationLedger(dir), driver, 'wf-1/step-3/cycle', { kind: 'power.set', action: 'cycle' });
+    expect(first.reused).toBe(false);
+    expect(boots).toHaveLength(1);
+    const requestsAfterFirst = host.get(machine.id)!.requests;
+
+    const retry = await runBmcCommand(new FileOperationLedger(dir), driver, 'wf-1/step-3/cycle', { kind: 'power.set', action: 'cycle' });
+    expect(retry).toEqual({ reused: true, result: { done: true }, interrupted: false });
+    expect(boots).toHaveLength(1);
+    expect(host.get(machine.id)!.requests).toBe(requestsAfterFirst);
+
+    // Another operation id is another command: it is sent.
+    await runBmcCommand(new FileOperationLedger(dir), driver, 'wf-1/step-9/cycle', { kind: 'power.set', action: 'cycle' });
+    expect(boots).toHaveLength(2);
+  });
+
+  it('sends one command when two callers race with the same id', async () => {
+    const ledger = new FileOperationLedger(dataDir());
+    const before = boots.length;
+    const [a, b] = await Promise.all([
+      runBmcCommand(ledger, driver, 'race-1', { kind: 'power.set', action: 'reset' }),
+      runBmcCommand(ledger, driver, 'race-1', { kind: 'power.set', action: 'reset' }),
+    ]);
+    expect(boots.length - before).toBe(1);
+    expect([a.reused, b.reused].sort()).toEqual([false, true]);
+  });
+
+  it('never re-sends a cycle whose outcome is unknown, but re-sends an idempotent command', async () => {
+    const dir = dataDir();
+    const ledger = new FileOperationLedger(dir);
+    // The agent died after writing "started" and (maybe) sending.
+    const startedAt = new Date().toISOString();
+    await ledger.put({ operationId: 'crash-cycle', kind: 'power.set(cycle)', bmc: driver.bmcId, state: 'started', startedAt });
+    await ledger.put({ operationId: 'crash-boot', kind: 'boot.set(pxe,once)', bmc: driver.bmcId, state: 'started', startedAt });
+    const before = boots.length;
+    expect(await runBmcCommand(ledger, driver, 'crash-cycle', { kind: 'power.set', action: 'cycle' })).toEqual({ reused: true, result: null, interrupted: true });
+    expect(boots.length).toBe(before);
+    const boot = await runBmcCommand(ledger, driver, 'crash-boot', { kind: 'boot.set', setting: { device: 'pxe', persistent: false } });
+    expect(boot.reused).toBe(false);
+    expect(await driver.management.getBoot()).toEqual({ device: 'pxe', persistent: false });
+    expect((await ledger.get('crash-boot'))?.state).toBe('succeeded');
+  });
+
+  it('sends again after a definite failure, and records the BMC message without the password', async () => {
+    const dir = dataDir();
+    const wrongPassword = 'ledger-wrong-pw';
+    const bad = createBmcDriver({ driver: 'redfish', address: host.url, systemId: machine.id }, { username: machine.username, password: wrongPassword });
+    const failed = (await runBmcCommand(new FileOperationLedger(dir), bad, 'op-fail', { kind: 'power.set', action: 'on' }).catch((e: unknown) => e)) as IronflowError;
+    expect(failed.code).toBe('DRIVER_ERROR');
+    const record = await new FileOperationLedger(dir).get('op-fail');
+    expect(record?.state).toBe('failed');
+    expect(record?.error?.message).toMatch(/Incorrect username or password/);
+    expect(JSON.stringify(record)).not.toContain(wrongPassword);
+    await bad.close();
+    // The operator fixed the credential; the retried step sends it.
+    const retried = await runBmcCommand(new FileOperationLedger(dir), driver, 'op-fail', { kind: 'power.set', action: 'on' });
+    expect(retried.reused).toBe(false);
+  });
+
+  it('refuses an operation id reused for a different command', async () => {
+    const ledger = new FileOperationLedger(dataDir());
+    await runBmcCommand(ledger, driver, 'op-x', { kind: 'power.get' });
+    const error = (await runBmcCommand(ledger, driver, 'op-x', { kind: 'power.set', action: 'off' }).catch((e: unknown) => e)) as IronflowError;
+    expect(error.code).toBe('CONFLICT');
+  });
+
+  it('prunes finished operations older than the retention', async () => {
+    const ledger = new FileOperationLedger(dataDir());
+    await runBmcCommand(ledger, driver, 'old-1', { kind: 'power.get' });
+    expect(await ledger.prune(60_000)).toBe(0);
+    await new Promise((r) => setTimeout(r, 5));
+    expect(await ledger.prune(1)).toBe(1);
+    expect(await ledger.get('old-1')).toBeNull();
+  });
+});
