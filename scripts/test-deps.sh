@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Installs the emulators the BMC driver tests start, skipping what is already there:
+#   ipmitool + ipmi_sim (Debian: ipmitool, openipmi)   — test/integration/bmc-ipmi.test.ts
+#   sushy-emulator + bcrypt (PyPI: sushy-tools)          — test/integration/bmc-redfish-sushy.test.ts
+# Idempotent. Prints what it did; on failure exits non-zero with the command to retry.
+set -euo pipefail
+say() { printf 'test-deps: %s\n' "$*" >&2; }
+fail() { say "FAILED: $1"; say "retry with: $2"; exit 1; }
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null && SUDO="sudo" || true
+fi
+
+# 1. ipmitool and ipmi_sim from Debian/Ubuntu packages.
+missing_apt=()
+command -v ipmitool >/dev/null || missing_apt+=(ipmitool)
+command -v ipmi_sim >/dev/null || missing_apt+=(openipmi)
+if [ "${#missing_apt[@]}" -gt 0 ]; then
+  command -v apt-get >/dev/null || fail "apt-get not found; install ${missing_apt[*]} with your package manager" "install ${missing_apt[*]}, then bash scripts/test-deps.sh"
+  say "installing ${missing_apt[*]} (apt-get)…"
+  { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing_apt[@]}"; } >&2 \
+    || fail "apt-get install ${missing_apt[*]}" "$SUDO apt-get update && $SUDO apt-get install -y ${missing_apt[*]}"
+  say "installed ${missing_apt[*]}"
+else
+  say "ipmitool and ipmi_sim present"
+fi
+
+# 2. sushy-tools (brings bcrypt, which the tests use for its htpasswd) from PyPI.
+PYTHON=$(command -v python3 || true)
+[ -n "$PYTHON" ] || fail "python3 not found (sushy-tools needs Python 3.9+)" "install python3 and pip, then bash scripts/test-deps.sh"
+if ! command -v sushy-emulator >/dev/null || ! "$PYTHON" -c 'import sushy_tools, bcrypt' 2>/dev/null; then
+  say "installing sushy-tools (pip)…"
+  pip_args=(install --quiet "sushy-tools==2.2.0")
+  # Debian's Python refuses system-wide pip installs unless told (PEP 668).
+  if "$PYTHON" -m pip install --help 2>/dev/null | grep -q -- '--break-system-packages' && [ -z "${VIRTUAL_ENV:-}" ] \
+     && "$PYTHON" -c 'import sys,sysconfig,os; sys.exit(0 if os.path.exists(os.path.join(sysconfig.get_path("stdlib"),"EXTERNALLY-MANAGED")) else 1)'; then
+    pip_args+=(--break-system-packages)
+  fi
+  "$PYTHON" -m pip "${pip_args[@]}" >&2 || fail "pip install sushy-tools" "$PYTHON -m pip ${pip_args[*]}"
+  command -v sushy-emulator >/dev/null || fail "sushy-emulator is not on PATH after pip install (pip's script dir missing from PATH?)" "export PATH=\"\$($PYTHON -m site --user-base)/bin:\$PATH\" && bash scripts/test-deps.sh"
+  say "installed sushy-tools $("$PYTHON" -m pip show sushy-tools 2>/dev/null | sed -n 's/^Version: //p')"
+else
+  say "sushy-tools present"
+fi
+
+command -v openssl >/dev/null || fail "openssl not found (TLS tests make a throwaway CA with it)" "$SUDO apt-get install -y openssl"
+say "ready"
