@@ -142,6 +142,12 @@ describe('visibility', () => {
 });
 
 describe('reading', () => {
+  it('documents the routes in OpenAPI from the same schemas', async () => {
+    const doc = await t.anonymous.call<{ paths: Record<string, Record<string, unknown>> }>('GET', '/docs/json');
+    expect(Object.keys(doc.paths['/v1/images'] ?? {})).toEqual(expect.arrayContaining(['get', 'post']));
+    expect(doc.paths['/v1/images/{imageId}/promote']?.post).toBeDefined();
+  });
+
   it('lists by kind, pages by cursor, and refuses pages over 200', async () => {
     for (let i = 0; i < 5; i++) await globex.call('POST', '/v1/images', imageInput('globex', `globex-ramdisk@${i}`, { kind: 'ramdisk' }));
     const seen: string[] = [];
