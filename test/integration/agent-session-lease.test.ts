@@ -1,0 +1,103 @@
+// Site agents' sessions and the boot lease, through the real API, database and Temporal:
+// two agents join, heartbeat with signed requests, the first by node id holds the lease;
+// when it goes silent the standby is promoted only once the lease has expired.
+import { createPrivateKey, type KeyObject } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signAgentRequest } from '../../core/pki/agent-request';
+import type { SessionAnswer } from '../../core/schemas/agent-sessions';
+import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
+import { newKeyAndCsr, workDir } from '../helpers/openssl';
+
+let t: TestControlPlane;
+let siteId: string;
+beforeAll(async () => {
+  t = await startTestControlPlane();
+  const site = await t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'lab-1', idempotencyKey: 'lease-site' });
+  siteId = site.id;
+});
+afterAll(async () => t?.close());
+
+interface Agent {
+  nodeId: string;
+  key: KeyObject;
+  certificate: string;
+}
+
+async function joinAgent(name: string): Promise<Agent> {
+  const minted = await t.root.call<{ token: string }>('POST', `/v1/sites/${siteId}/tokens`, { tenantId: 'root', ttlSeconds: 600 });
+  const dir = workDir();
+  const csr = newKeyAndCsr(dir, name, 'ec');
+  const joined = await t.anonymous.call<{ nodeId: string; certificateChain: string[] }>('POST', '/v1/join', { token: minted.token, csr });
+  return { nodeId: joined.nodeId, key: createPrivateKey({ key: readFileSync(path.join(dir, `${name}.key`)) }), certificate: joined.certificateChain[0] as string };
+}
+
+async function heartbeat(agent: Agent, body: object = {}) {
+  const text = JSON.stringify(body);
+  const headers = signAgentRequest(agent.key, agent.certificate, { method: 'POST', pathAndQuery: '/v1/agents/session', body: text });
+  const res = await fetch(new URL('/v1/agents/session', t.cp.url), { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: text });
+  return { status: res.status, body: (await res.json()) as SessionAnswer & { error?: { code: string; message: string } } };
+}
+
+async function until<T>(fn: () => Promise<T>, done: (v: T) => boolean, ms: number): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await fn();
+    if (done(value) || Date.now() > deadline) return value;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+describe('agent sessions', () => {
+  it('refuse a request without a valid signature', async () => {
+    const agent = await joinAgent('unsigned');
+    const plain = await fetch(new URL('/v1/agents/session', t.cp.url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(plain.status).toBe(401);
+    // The certificate is public: presenting it with another key's signature fails.
+    const impostor = await joinAgent('impostor');
+    const forged = signAgentRequest(impostor.key, agent.certificate, { method: 'POST', pathAndQuery: '/v1/agents/session', body: '{}' });
+    const res = await fetch(new URL('/v1/agents/session', t.cp.url), { method: 'POST', headers: { ...forged, 'content-type': 'application/json' }, body: '{}' });
+    expect(res.status).toBe(401);
+    // A signature over another body does not carry over.
+    const signed = signAgentRequest(agent.key, agent.certificate, { method: 'POST', pathAndQuery: '/v1/agents/session', body: '{}' });
+    const tampered = await fetch(new URL('/v1/agents/session', t.cp.url), { method: 'POST', headers: { ...signed, 'content-type': 'application/json' }, body: '{"hostname":"x"}' });
+    expect(tampered.status).toBe(401);
+    // A revoked certificate is refused.
+    await t.cp.db.nodeCertificate.updateMany({ where: { nodeId: agent.nodeId }, data: { revokedAt: new Date() } });
+    expect((await heartbeat(agent)).status).toBe(401);
+    await t.cp.db.agentSession.deleteMany({ where: { nodeId: { in: [agent.nodeId, impostor.nodeId] } } });
+    await t.cp.db.node.updateMany({ where: { id: { in: [agent.nodeId, impostor.nodeId] } }, data: { deletedAt: new Date() } });
+  });
+
+  it('give the lease to one agent and move it only after it expired', async () => {
+    const [first, second] = [await joinAgent('a1'), await joinAgent('a2')].sort((x, y) => (x.nodeId < y.nodeId ? -1 : 1)) as [Agent, Agent];
+    expect((await heartbeat(second)).status).toBe(200);
+    const active = await until(
+      async () => {
+        await heartbeat(second);
+        return heartbeat(first);
+      },
+      (r) => r.body.site?.bootLease.active === true,
+      20_000,
+    );
+    expect(active.body.role).toBe('site');
+    expect(active.body.taskQueue).toBe(`site.${siteId}.${first.nodeId}`);
+    expect(active.body.site?.bootLease.epoch).toBeGreaterThanOrEqual(1);
+    const epoch = active.body.site?.bootLease.epoch as number;
+    expect((await heartbeat(second)).body.site?.bootLease).toMatchObject({ active: false, holderNodeId: first.nodeId, epoch });
+
+    // The holder goes silent; the standby keeps its session.
+    const lastLease = (await heartbeat(first)).body.site?.bootLease;
+    const expiresAt = Date.parse(lastLease?.expiresAt as string);
+    const promoted = await until(() => heartbeat(second), (r) => r.body.site?.bootLease.active === true, 45_000);
+    const promotedAt = Date.now();
+    expect(promoted.body.site?.bootLease.active).toBe(true);
+    expect(promoted.body.site?.bootLease.epoch).toBe(epoch + 1);
+    expect(promotedAt).toBeGreaterThanOrEqual(expiresAt);
+
+    const events = await t.root.call<{ events: Array<{ type: string; data: { holderNodeId: string; epoch: number } }> }>('GET', '/v1/events?tenantId=root&type=site.boot-lease');
+    expect(events.events.map((e) => e.type)).toEqual(expect.arrayContaining(['site.boot-lease.acquired', 'site.boot-lease.promoted']));
+    expect(events.events.find((e) => e.type === 'site.boot-lease.promoted')?.data).toMatchObject({ holderNodeId: second.nodeId, epoch: epoch + 1 });
+  }, 90_000);
+});
