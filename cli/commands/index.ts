@@ -6,7 +6,8 @@ import { imageCommands } from './images';
 import { poolCommands } from './pools';
 import { siteTokenCommands } from './site-tokens';
 import { siteCommands } from './sites';
+import { profileCommands } from './profiles';
 import { statusCommand } from './status';
 import { credentialsCreateCommand, tenantsCreateCommand } from './tenants';
 
-export const commands: Command[] = [statusCommand, eventsCommand, tenantsCreateCommand, credentialsCreateCommand, ...imageCommands, ...imageSignerCommands, ...siteCommands, ...siteTokenCommands, ...poolCommands];
+export const commands: Command[] = [statusCommand, eventsCommand, tenantsCreateCommand, credentialsCreateCommand, ...imageCommands, ...imageSignerCommands, ...siteCommands, ...siteTokenCommands, ...poolCommands, ...profileCommands];
