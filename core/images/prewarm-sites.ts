@@ -29,13 +29,19 @@ export async function livePrewarmingPools(db: DbOrTx, where: { siteId?: string }
     .filter((p) => p.prewarmImages.length > 0);
 }
 
+/**
+ * Announces that a site's desired cacheImages changed (pools.update calls this when a pool's
+ * prewarmImages change), in the caller's transaction, to the site owner's event log.
+ */
+export async function announceSiteCacheChange(tx: DbOrTx, siteId: string, data: Record<string, unknown> = {}): Promise<void> {
+  const site = await tx.site.findUnique({ where: { id: siteId }, select: { ownerTenantId: true, deletedAt: true } });
+  if (!site || site.deletedAt) return;
+  await appendEvent(tx, { tenantId: site.ownerTenantId, type: 'site.spec.changed', subjectId: siteId, data: { field: 'cacheImages', ...data } });
+}
+
 /** Announces every site whose live pools name `ref`; returns their ids. */
 export async function announcePrewarmChange(tx: DbOrTx, ref: string, imageId: string): Promise<string[]> {
   const siteIds = [...new Set((await livePrewarmingPools(tx)).filter((p) => p.prewarmImages.includes(ref)).map((p) => p.siteId))];
-  for (const siteId of siteIds) {
-    const site = await tx.site.findUnique({ where: { id: siteId }, select: { ownerTenantId: true, deletedAt: true } });
-    if (!site || site.deletedAt) continue;
-    await appendEvent(tx, { tenantId: site.ownerTenantId, type: 'site.spec.changed', subjectId: siteId, data: { field: 'cacheImages', ref, imageId } });
-  }
+  for (const siteId of siteIds) await announceSiteCacheChange(tx, siteId, { ref, imageId });
   return siteIds;
 }
