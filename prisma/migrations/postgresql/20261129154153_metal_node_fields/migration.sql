@@ -1,0 +1,23 @@
+-- AlterTable
+ALTER TABLE "Node" ADD COLUMN     "arch" TEXT,
+ADD COLUMN     "bmcAddress" TEXT,
+ADD COLUMN     "bmcCaPem" TEXT,
+ADD COLUMN     "bmcCredentialsRef" TEXT,
+ADD COLUMN     "bmcDriver" TEXT,
+ADD COLUMN     "deployProfile" JSONB,
+ADD COLUMN     "driverBindings" JSONB,
+ADD COLUMN     "failedFrom" TEXT,
+ADD COLUMN     "hardwareProfile" TEXT,
+ADD COLUMN     "hostSpec" JSONB,
+ADD COLUMN     "inventory" JSONB,
+ADD COLUMN     "labels" JSONB,
+ADD COLUMN     "lastError" JSONB,
+ADD COLUMN     "macs" JSONB,
+ADD COLUMN     "maintenance" BOOLEAN NOT NULL DEFAULT false,
+ADD COLUMN     "power" TEXT,
+ADD COLUMN     "productUuid" TEXT,
+ADD COLUMN     "releaseWipe" TEXT,
+ADD COLUMN     "uefi" BOOLEAN NOT NULL DEFAULT true,
+ADD COLUMN     "workflowId" TEXT,
+ADD COLUMN     "workflowSeq" INTEGER NOT NULL DEFAULT 0;
+
