@@ -9,8 +9,12 @@ import { stepActivityName, type StepRegistry } from '../core/steps/registry';
 import { checkProfile } from './check';
 import { profileError } from './defineProfile';
 
-/** How long a task waits for a site agent before the step is re-routed to the next one. */
+/**
+ * How long a task waits for a site agent before the step is re-routed to the next one: a
+ * quarter of the step's timeout (so a re-route fits in it), between 1 s and 30 s.
+ */
 export const SITE_SCHEDULE_TO_START_CAP_MS = 30_000;
+const siteScheduleToStart = (timeoutMs: number) => Math.min(SITE_SCHEDULE_TO_START_CAP_MS, Math.max(1000, Math.floor(timeoutMs / 4)));
 
 const ms = (text: string | undefined, fallback: number): number => (text === undefined ? fallback : (durationMs(text) ?? fallback));
 
@@ -43,7 +47,7 @@ function compileStep(step: StepDocument, key: string, registry: StepRegistry, al
     retry: retryOf(step.retries, definition.defaultRetries, timeoutMs),
     onFailure: step.onFailure ?? 'fail',
   };
-  if (queue === 'site') compiled.scheduleToStartMs = Math.min(timeoutMs, SITE_SCHEDULE_TO_START_CAP_MS);
+  if (queue === 'site') compiled.scheduleToStartMs = siteScheduleToStart(timeoutMs);
   if (queue === 'ramdisk' || queue === 'node') compiled.scheduleToStartMs = timeoutMs;
   if (definition.heartbeat) compiled.heartbeatMs = Math.min(ms(definition.heartbeat, timeoutMs), timeoutMs);
   if (step.await) compiled.await = step.await;

@@ -305,4 +305,36 @@ describe('provision workflows', () => {
     const late = await handle.executeUpdate('abort', { args: ['again'] }).catch((e: Error) => e);
     expect(late).toBeInstanceOf(Error);
   });
+
+  it('site routing: a vanished agent is re-routed to the next one of the same site; with none connected a site step fails NO_SITE_AGENT at its deadline', async () => {
+    // Site S2: agent C (lease holder) has a fresh session but no worker (it vanished), D serves.
+    // Another site's agent is connected too, and must never be picked.
+    const S2 = 'site_routing';
+    const nodeId = newId('node');
+    await createNode(t.cp.db, { nodeId, siteId: S2 });
+    agents.push(await startEmulatedAgent(t.config.temporal.address, siteAgentQueue(S2, 'node_agent_d'), machine));
+    const live = keepSessions(t.cp.db, [
+      { nodeId: 'node_agent_c', siteId: S2, role: 'site', taskQueue: siteAgentQueue(S2, 'node_agent_c') },
+      { nodeId: 'node_agent_d', siteId: S2, role: 'site', taskQueue: siteAgentQueue(S2, 'node_agent_d') },
+    ]);
+    sessions.push(live);
+    await t.cp.db.bootLease.create({ data: { siteId: S2, holderNodeId: 'node_agent_c', epoch: 1, expiresAt: new Date(Date.now() + 3_600_000) } });
+    const workflowId = await storeAndRun({ id: 'engine-reroute', version: 1, target: 'metal', steps: [{ use: 'power.setPower', on: 'site', with: { action: 'on' }, timeout: '10s' }] }, nodeId);
+    await t.cp.temporal.workflow.getHandle(workflowId).result();
+    const done = ledger.entries().filter((e) => e.step === `${nodeId}/steps[0]` && e.event === 'done');
+    expect(done.map((e) => e.queue)).toEqual([siteAgentQueue(S2, 'node_agent_d')]);
+
+    // No connected agent at the machine's site (sessions stale): NO_SITE_AGENT at the step's deadline.
+    const S3 = 'site_empty';
+    const lonely = newId('node');
+    await createNode(t.cp.db, { nodeId: lonely, siteId: S3 });
+    await t.cp.db.agentSession.create({ data: { nodeId: 'node_agent_stale', siteId: S3, role: 'site', taskQueue: siteAgentQueue(S3, 'node_agent_stale'), lastSeenAt: new Date(Date.now() - 60_000) } });
+    const started = Date.now();
+    const failing = await storeAndRun({ id: 'engine-no-agent', version: 1, target: 'metal', steps: [{ use: 'power.setPower', on: 'site', with: { action: 'on' }, timeout: '3s' }] }, lonely);
+    await until(() => status(failing), (s) => s.waitingFor?.startsWith('a connected site agent') === true, 10_000, 'the wait for an agent');
+    const error = await t.cp.temporal.workflow.getHandle(failing).result().catch((e: unknown) => e);
+    expect((error as WorkflowFailedError).cause).toMatchObject({ type: 'NO_SITE_AGENT' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(3000);
+    expect(ledger.entries().filter((e) => e.step.startsWith(`${lonely}/`))).toEqual([]);
+  });
 });
