@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs the emulators the BMC driver tests start, skipping what is already there:
+# Installs the real peers the tests start or check against, skipping what is there:
 #   ipmitool + ipmi_sim (Debian: ipmitool, openipmi)   — test/integration/bmc-ipmi.test.ts
 #   sushy-emulator + bcrypt (PyPI: sushy-tools)          — test/integration/bmc-redfish-sushy.test.ts
+#   cloud-init, ignition-validate (Debian: cloud-init, ignition) — test/unit/userdata.test.ts
 # Idempotent. Prints what it did; on failure exits non-zero with the command to retry.
 set -euo pipefail
 say() { printf 'test-deps: %s\n' "$*" >&2; }
@@ -16,14 +17,16 @@ fi
 missing_apt=()
 command -v ipmitool >/dev/null || missing_apt+=(ipmitool)
 command -v ipmi_sim >/dev/null || missing_apt+=(openipmi)
+command -v cloud-init >/dev/null || missing_apt+=(cloud-init)
+command -v ignition-validate >/dev/null || missing_apt+=(ignition)
 if [ "${#missing_apt[@]}" -gt 0 ]; then
   command -v apt-get >/dev/null || fail "apt-get not found; install ${missing_apt[*]} with your package manager" "install ${missing_apt[*]}, then bash scripts/test-deps.sh"
   say "installing ${missing_apt[*]} (apt-get)…"
-  { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing_apt[@]}"; } >&2 \
+  { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing_apt[@]}"; } >&2 \
     || fail "apt-get install ${missing_apt[*]}" "$SUDO apt-get update && $SUDO apt-get install -y ${missing_apt[*]}"
   say "installed ${missing_apt[*]}"
 else
-  say "ipmitool and ipmi_sim present"
+  say "ipmitool, ipmi_sim, cloud-init and ignition-validate present"
 fi
 
 # 2. sushy-tools (brings bcrypt, which the tests use for its htpasswd) from PyPI.
