@@ -2,6 +2,7 @@
 // the control-plane worker (activities/provision-steps.ts); the machine-side ones are
 // served by agents on their own queues (site, ramdisk, node modes of agent/).
 import { z } from 'zod';
+import { metalSteps } from './metal';
 import { createStepRegistry, type StepDefinition } from './registry';
 
 const none = z.object({}).strict();
@@ -61,9 +62,10 @@ export const builtinSteps: StepDefinition[] = [
   // ---- ramdisk agent (in-band work on the machine) ----
   {
     use: 'inventory.refresh',
-    summary: 'Reports the machine’s inventory from the ramdisk',
+    summary: 'Reports the machine’s inventory from the ramdisk; with expect, a machine that is not the enrolled one fails (machine-identity-mismatch)',
     queues: ['ramdisk', 'node'],
-    with: none,
+    // `expect` is filled by the lifecycle from the enrolled identity.
+    with: z.object({ expect: z.object({ productUuid: z.string().max(64).optional(), macs: z.array(z.string().max(17)).max(64).optional() }).strict().optional() }).strict(),
     defaultTimeout: '5m',
     defaultRetries: 2,
   },
@@ -96,4 +98,4 @@ export const builtinSteps: StepDefinition[] = [
 ];
 
 /** The registry the API and the engine use; modules register their own steps on it. */
-export const stepRegistry = createStepRegistry(builtinSteps);
+export const stepRegistry = createStepRegistry([...builtinSteps, ...metalSteps]);
