@@ -86,7 +86,22 @@ export interface StepInput {
   siteAgent?: SiteAgentChoice;
   /** For steps with await: 'confirmMac': the MAC the operator confirmed (aa:bb:cc:dd:ee:ff). */
   confirmedMac?: string;
+  /** For a control step's second half: what the machine answered to its relay (see StepRelay). */
+  relayResult?: JsonValue;
 }
+
+/**
+ * A control step may answer this instead of its result: the workflow then runs `activity`
+ * on the machine's own queue (ramdisk.<id> / node.<id>) with `with`, and, when `then` is
+ * given, calls that control activity with the machine's answer as relayResult. How
+ * deploy.deploy checks the image before anything is sent and the digest after.
+ */
+export interface StepRelay {
+  relayTo: { queue: 'ramdisk' | 'node'; activity: string; with: JsonObject; then?: string };
+}
+
+export const isStepRelay = (value: unknown): value is StepRelay =>
+  typeof value === 'object' && value !== null && 'relayTo' in value && typeof (value as StepRelay).relayTo?.activity === 'string';
 
 export interface SiteAgentChoice {
   agentNodeId: string;
@@ -119,4 +134,6 @@ export interface ProvisionStatus {
 export interface ProvisionResult {
   outcome: 'succeeded';
   history: StepRecord[];
+  /** What each succeeded step answered, by step key (references and facts only, never secrets). */
+  outputs: Record<string, JsonValue>;
 }

@@ -21,7 +21,7 @@ import type { SiteRoutingActivities } from '../activities/site-routing';
 import { nodeAgentQueue, ramdiskQueue } from '../core/agent-queues';
 import { labelsMatch } from '../core/label-expr';
 import { normalizeMac } from '../core/mac';
-import type { JsonValue, Plan, PlanStep, ProvisionResult, ProvisionStatus, ProvisionTarget, SiteAgentChoice, StepInput, StepRecord } from '../core/plan';
+import { isStepRelay, type JsonValue, type Plan, type PlanStep, type ProvisionResult, type ProvisionStatus, type ProvisionTarget, type SiteAgentChoice, type StepInput, type StepRecord } from '../core/plan';
 import { abortSignal, abortUpdate, agentJoinedSignal, confirmMacSignal, confirmMacUpdate, statusQuery, stepProgressSignal } from './provision-handles';
 
 const routing = proxyActivities<SiteRoutingActivities>({ startToCloseTimeout: '20 seconds', retry: { maximumAttempts: 10, maximumInterval: '5 seconds' } });
@@ -75,6 +75,7 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
     error: null,
   };
   let joins = 0;
+  const outputs: Record<string, JsonValue> = {};
   const main = new CancellationScope();
 
   const abortProblem = (reason: unknown): string | undefined => {
@@ -163,6 +164,19 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
     }
   }
 
+  /** A control step's relay: the machine-side activity on the machine's queue, then the control step's second half. */
+  async function relay(step: PlanStep, request: { relayTo: { queue: 'ramdisk' | 'node'; activity: string; with: StepInput['with']; then?: string } }, deadline: number): Promise<unknown> {
+    const { queue, activity, with: withInput, then } = request.relayTo;
+    const taskQueue = queue === 'ramdisk' ? ramdiskQueue(target.nodeId) : nodeAgentQueue(target.nodeId);
+    const left = Math.max(1000, deadline - Date.now());
+    const machineStep: PlanStep = { ...step, activity, timeoutMs: left, retry: { ...step.retry, maximumAttempts: 1 } };
+    if (status.step) status.step.taskQueue = taskQueue;
+    const answer = await activityFn(machineStep, taskQueue, left)({ ...inputFor(step), use: activity, with: withInput });
+    if (!then) return answer;
+    if (status.step) status.step.taskQueue = workflowInfo().taskQueue;
+    return activityFn({ ...step, activity: then }, undefined)({ ...inputFor(step), relayResult: (answer ?? null) as JsonValue });
+  }
+
   async function execute(step: PlanStep): Promise<unknown> {
     const started = Date.now();
     const deadline = started + step.timeoutMs;
@@ -186,6 +200,7 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
         status.step.attempt = 1;
       }
       result = await activityFn(step, queue, step.scheduleToStartMs)(inputFor(step));
+      if (step.route === 'control' && isStepRelay(result)) result = await relay(step, result, deadline);
     }
     if (step.await === 'rejoin') {
       status.waitingFor = 'agentJoined (the machine’s next agent joins)';
@@ -204,7 +219,8 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
   async function runStep(step: PlanStep): Promise<void> {
     if (!labelsMatch(step.when, target.labels)) return void record(step, 'skipped');
     try {
-      await execute(step);
+      const output = await execute(step);
+      if (output !== undefined) outputs[step.key] = output as JsonValue;
       record(step, 'succeeded');
     } catch (err) {
       if (isCancellation(err)) {
@@ -270,5 +286,5 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
     throw failure;
   }
   status.phase = 'succeeded';
-  return { outcome: 'succeeded', history: status.history };
+  return { outcome: 'succeeded', history: status.history, outputs };
 }
