@@ -1,4 +1,5 @@
 // The route groups, one Fastify plugin each, with its schemas.
+import { agentBmcAccessRoutes } from './agent-bmc-access';
 import { agentSessionRoutes } from './agent-sessions';
 import { eventRoutes } from './events';
 import { healthRoutes } from './health';
@@ -12,4 +13,4 @@ import { siteRoutes } from './sites';
 import { systemCheckRoutes } from './system-checks';
 import { tenantRoutes } from './tenants';
 
-export const routeGroups = [healthRoutes, eventRoutes, tenantRoutes, systemCheckRoutes, imageRoutes, siteRoutes, siteTokenRoutes, poolRoutes, joinRoutes, agentSessionRoutes, profileRoutes, provisionWorkflowRoutes];
+export const routeGroups = [healthRoutes, eventRoutes, tenantRoutes, systemCheckRoutes, imageRoutes, siteRoutes, siteTokenRoutes, poolRoutes, joinRoutes, agentSessionRoutes, agentBmcAccessRoutes, profileRoutes, provisionWorkflowRoutes];

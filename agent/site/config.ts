@@ -1,0 +1,87 @@
+// The site agent's config file (TOML), checked with zod. Relative paths resolve against
+// the file's directory, so a config moved with its data dir keeps working.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from 'smol-toml';
+import { z } from 'zod';
+import { durationMs, durationPattern } from '../../core/duration';
+import { IronflowError, parseWith } from '../../core/errors';
+import { parseCidr, type Cidr } from './networks';
+
+const cidrSchema = z.string().refine((value) => parseCidr(value) !== undefined, 'a CIDR such as 10.10.0.0/16 or fd00::/64');
+const durationSchema = z.string().regex(durationPattern, 'a duration such as 30s, 15m or 8h');
+
+export const siteAgentConfigSchema = z
+  .object({
+    /** The control plane's API, e.g. https://ironflow.example.com. */
+    control_plane_url: z.url({ protocol: /^https?$/, error: 'an http(s) URL such as https://ironflow.example.com' }),
+    /** Where the key, certificate, boot entries and BMC operation ledger live (created 0700). */
+    data_dir: z.string().min(1),
+    /** A file holding the site token; IRONFLOW_JOIN_TOKEN wins when set. */
+    token_file: z.string().min(1).optional(),
+    site: z
+      .object({
+        /** The BMC networks: site.httpProxy never reaches into them. */
+        bmc_networks: z.array(cidrSchema).max(256).default([]),
+      })
+      .strict()
+      .default({ bmc_networks: [] }),
+    /** The boot server's settings (proxy DHCP, TFTP, HTTP); kept for it, read by it. */
+    boot: z.record(z.string(), z.unknown()).optional(),
+    certificate: z
+      .object({
+        /**
+         * Renew this long after a certificate was issued, when that is before the control
+         * plane's renewAfter (a third of the lifetime before expiry). For tests and drills.
+         */
+        renew_after: durationSchema.optional(),
+      })
+      .strict()
+      .default({}),
+  })
+  .strict();
+
+export interface SiteAgentConfig {
+  controlPlaneUrl: string;
+  dataDir: string;
+  tokenFile?: string;
+  bmcNetworks: Cidr[];
+  boot?: Record<string, unknown>;
+  /** Renew at most this long after issuance (the control plane's renewAfter otherwise). */
+  renewAfterMs?: number;
+}
+
+/** Checks a parsed document; `baseDir` resolves relative paths. */
+export function siteAgentConfigFrom(document: unknown, baseDir: string): SiteAgentConfig {
+  const parsed = parseWith(siteAgentConfigSchema, document, 'INVALID_CONFIG');
+  const renewAfter = parsed.certificate.renew_after;
+  return {
+    controlPlaneUrl: parsed.control_plane_url.replace(/\/+$/, ''),
+    dataDir: path.resolve(baseDir, parsed.data_dir),
+    ...(parsed.token_file ? { tokenFile: path.resolve(baseDir, parsed.token_file) } : {}),
+    bmcNetworks: parsed.site.bmc_networks.map((c) => parseCidr(c) as Cidr),
+    ...(parsed.boot ? { boot: parsed.boot } : {}),
+    ...(renewAfter ? { renewAfterMs: durationMs(renewAfter) } : {}),
+  };
+}
+
+export function loadSiteAgentConfig(file: string): SiteAgentConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new IronflowError('INVALID_CONFIG', `cannot read the site agent config ${file}: ${(error as Error).message}`, { path: file });
+  }
+  let document: unknown;
+  try {
+    document = parse(text);
+  } catch (error) {
+    throw new IronflowError('INVALID_CONFIG', `${file} is not valid TOML: ${(error as Error).message}`, { path: file });
+  }
+  try {
+    return siteAgentConfigFrom(document, path.dirname(path.resolve(file)));
+  } catch (error) {
+    if (error instanceof IronflowError) throw new IronflowError('INVALID_CONFIG', `${file}: ${error.message}`, error.details);
+    throw error;
+  }
+}

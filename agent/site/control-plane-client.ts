@@ -1,0 +1,55 @@
+// The agent's HTTP client for the control plane: plain JSON for joining, and requests
+// signed with the agent's key and certificate (core/pki/agent-request.ts) for the rest.
+// Every request has a deadline, so a hung control plane looks like a silent one.
+import type { KeyObject } from 'node:crypto';
+import { errorCodes, IronflowError, type ErrorCode } from '../../core/errors';
+import { signAgentRequest } from '../../core/pki/agent-request';
+
+export interface Signer {
+  key: KeyObject;
+  certificatePem(): string;
+}
+
+export class ControlPlaneUnreachable extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ControlPlaneUnreachable';
+  }
+}
+
+export class ControlPlaneClient {
+  constructor(
+    readonly baseUrl: string,
+    private readonly timeoutMs = 5_000,
+  ) {}
+
+  /** POST without a credential (join, renew: the token or certificate is in the body). */
+  post<T>(path: string, body: unknown): Promise<T> {
+    return this.send<T>(path, JSON.stringify(body), {});
+  }
+
+  /** POST signed by the agent's key over the exact bytes sent. */
+  signedPost<T>(signer: Signer, path: string, body: unknown): Promise<T> {
+    const text = JSON.stringify(body);
+    const headers = signAgentRequest(signer.key, signer.certificatePem(), { method: 'POST', pathAndQuery: path, body: text });
+    return this.send<T>(path, text, headers);
+  }
+
+  private async send<T>(path: string, text: string, headers: Record<string, string>): Promise<T> {
+    let response: Response;
+    try {
+      response = await fetch(`${this.baseUrl}${path}`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: text,
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+    } catch (error) {
+      throw new ControlPlaneUnreachable(`control plane ${this.baseUrl} did not answer ${path}: ${(error as Error).message}`);
+    }
+    const answer = (await response.json().catch(() => null)) as { error?: { code?: string; message?: string; details?: Record<string, unknown> } } | null;
+    if (response.ok) return answer as T;
+    const code = errorCodes.includes(answer?.error?.code as ErrorCode) ? (answer?.error?.code as ErrorCode) : 'INTERNAL';
+    throw new IronflowError(code, answer?.error?.message ?? `control plane answered ${response.status} to ${path}`, answer?.error?.details ?? {});
+  }
+}

@@ -1,0 +1,138 @@
+// The agent's session with the control plane: a signed heartbeat every heartbeatIntervalMs,
+// whose answers carry the boot lease and the site spec. The agent FENCES ITSELF: it counts
+// as active only while the lease names it at a non-zero epoch, and it has heard from the
+// control plane within the lease TTL, and the lease it was told of has not run out. So a
+// partitioned holder stops serving before (never after) a standby can be promoted.
+import { EventEmitter } from 'node:events';
+import { performance } from 'node:perf_hooks';
+import { BOOT_LEASE_TTL_MS } from '../../core/boot-lease/decide';
+import type { SessionAnswer } from '../../core/schemas/agent-sessions';
+import { ControlPlaneUnreachable, type ControlPlaneClient } from './control-plane-client';
+import type { AgentIdentity } from './identity';
+import type { AgentLog } from './log';
+import type { CertificateRenewer } from './renew';
+
+export interface SessionState {
+  /** Heard from the control plane within the TTL. */
+  connected: boolean;
+  /** This agent is the site's boot server right now (see the file comment). */
+  active: boolean;
+  epoch: number;
+  holderNodeId: string | null;
+  /** When the last answer arrived (wall clock, ISO); null before the first. */
+  lastHeardAt: string | null;
+  cacheImages: NonNullable<SessionAnswer['site']>['cacheImages'];
+}
+
+export interface SessionEvents {
+  change: [SessionState];
+}
+
+const DEFAULT_INTERVAL_MS = 5_000;
+const EVALUATE_MS = 250;
+
+export class SiteSession extends EventEmitter<SessionEvents> {
+  private answer: SessionAnswer | undefined;
+  /** performance.now() when the last answer's request was sent (monotonic). */
+  private heardAt: number | undefined;
+  /** Monotonic time when the told lease runs out, by the wall clock at that answer. */
+  private leaseEndsAt: number | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private evaluator: NodeJS.Timeout | undefined;
+  private lastReported: SessionState | undefined;
+  private failing = false;
+  private stopped = true;
+  private beating: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly identity: AgentIdentity,
+    private readonly client: ControlPlaneClient,
+    private readonly renewer: CertificateRenewer,
+    private readonly log: AgentLog,
+    private readonly ttlMs = BOOT_LEASE_TTL_MS,
+  ) {
+    super();
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.beating = this.beat();
+    this.evaluator = setInterval(() => this.report(), EVALUATE_MS);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    clearInterval(this.evaluator);
+    await this.beating;
+    this.report();
+  }
+
+  state(): SessionState {
+    const now = performance.now();
+    const connected = this.heardAt !== undefined && now - this.heardAt < this.ttlMs;
+    const lease = this.answer?.site?.bootLease;
+    const leaseLive = this.leaseEndsAt !== undefined && now < this.leaseEndsAt;
+    return {
+      connected,
+      active: connected && leaseLive && lease?.active === true && lease.epoch > 0,
+      epoch: lease?.epoch ?? 0,
+      holderNodeId: lease?.holderNodeId ?? null,
+      lastHeardAt: this.answer && this.heardAt !== undefined ? new Date(Date.now() - (now - this.heardAt)).toISOString() : null,
+      cacheImages: this.answer?.site?.cacheImages ?? [],
+    };
+  }
+
+  /** Resolves with the first answer (or rejects when the control plane refuses the agent). */
+  async firstAnswer(timeoutMs = 30_000): Promise<SessionAnswer> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.answer) {
+      if (Date.now() > deadline) throw new ControlPlaneUnreachable(`no session answer within ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return this.answer;
+  }
+
+  private async beat(): Promise<void> {
+    if (this.stopped) return;
+    const sentAt = performance.now();
+    const wallAtSend = Date.now();
+    try {
+      const answer = await this.client.signedPost<SessionAnswer>(this.identity, '/v1/agents/session', { agentVersion: 'ironflow-site/0.1' });
+      this.answer = answer;
+      // Measured from when the request left: the control plane's view is at least that old.
+      this.heardAt = sentAt;
+      const expiresAt = answer.site?.bootLease.expiresAt ? Date.parse(answer.site.bootLease.expiresAt) : undefined;
+      this.leaseEndsAt = expiresAt === undefined ? undefined : sentAt + (expiresAt - wallAtSend);
+      if (this.failing) this.log.info('control plane answers again', { nodeId: answer.nodeId });
+      this.failing = false;
+      this.report();
+      await this.renewer.renewIfDue(answer.certificate.renewAfter).catch((error: unknown) => {
+        this.log.warn('certificate renewal failed; retrying with the next heartbeat', { error: (error as Error).message });
+      });
+    } catch (error) {
+      if (!this.failing) this.log.warn('heartbeat failed', { error: (error as Error).message });
+      this.failing = true;
+    }
+    if (this.stopped) return;
+    const interval = this.answer?.heartbeatIntervalMs ?? DEFAULT_INTERVAL_MS;
+    const wait = this.failing ? Math.min(1_000, interval) : interval;
+    this.timer = setTimeout(() => {
+      this.beating = this.beat();
+    }, wait);
+  }
+
+  /** Emits `change` when connected, active or the epoch changed, and logs fencing. */
+  private report(): void {
+    const state = this.state();
+    const last = this.lastReported;
+    if (last && last.connected === state.connected && last.active === state.active && last.epoch === state.epoch && last.holderNodeId === state.holderNodeId) return;
+    this.lastReported = state;
+    if (last?.active && !state.active) {
+      this.log.warn(state.connected ? 'boot lease lost: standing by' : `fenced: no answer from the control plane within ${this.ttlMs} ms`, { epoch: state.epoch });
+    } else if (state.active && !last?.active) {
+      this.log.info('holding the boot lease: active boot server', { epoch: state.epoch });
+    }
+    this.emit('change', state);
+  }
+}
