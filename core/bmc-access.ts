@@ -33,16 +33,31 @@ async function workflowRunsFor(temporal: Client, workflowId: string, nodeId: str
   return attributeNode === nodeId || (attributeNode === undefined && workflowId.startsWith(`node:${nodeId}:`));
 }
 
-export async function grantBmcAccess(deps: BmcAccessDeps, agent: AuthenticatedAgent, input: BmcAccessRequest): Promise<BmcAccess> {
+/**
+ * The machine a site agent's running step is about, or a refusal: a site agent of the
+ * machine's own site, and a workflow of that machine that runs now.
+ */
+export async function machineOfRunningStep(deps: BmcAccessDeps, agent: AuthenticatedAgent, input: BmcAccessRequest) {
+  if (agent.role !== 'site' || !agent.siteId) throw refusal('PERMISSION_DENIED', 'not-a-site-agent', `only site agents act for machines' steps; ${agent.nodeId} is a ${agent.role} agent`);
   const node = await deps.db.node.findUnique({ where: { id: input.nodeId } });
+  // Another site's machine is NOT_FOUND: an agent learns nothing about other sites.
+  if (!node || node.deletedAt || node.siteId !== agent.siteId) throw refusal('NOT_FOUND', 'node-not-at-site', `node ${input.nodeId} not found at site ${agent.siteId}`);
+  if (!(await workflowRunsFor(deps.temporal, input.workflowId, node.id))) {
+    throw refusal('PERMISSION_DENIED', 'workflow-not-running', `workflow ${input.workflowId} is not a running workflow of node ${node.id}; access is granted only for a running step`);
+  }
+  return node;
+}
+
+/** The tenant a refusal's event goes to: the machine's when the agent may see it, else the agent's. */
+export async function refusalTenant(db: Db, agent: AuthenticatedAgent, nodeId: string): Promise<string> {
+  const node = await db.node.findUnique({ where: { id: nodeId }, select: { siteId: true, tenantId: true } });
+  return node && node.siteId === agent.siteId ? node.tenantId : agent.tenantId;
+}
+
+export async function grantBmcAccess(deps: BmcAccessDeps, agent: AuthenticatedAgent, input: BmcAccessRequest): Promise<BmcAccess> {
   const subject = { nodeId: input.nodeId, workflowId: input.workflowId, agentNodeId: agent.nodeId };
   try {
-    if (agent.role !== 'site' || !agent.siteId) throw refusal('PERMISSION_DENIED', 'not-a-site-agent', `only site agents get BMC access; ${agent.nodeId} is a ${agent.role} agent`);
-    // Another site's machine is NOT_FOUND: an agent learns nothing about other sites.
-    if (!node || node.deletedAt || node.siteId !== agent.siteId) throw refusal('NOT_FOUND', 'node-not-at-site', `node ${input.nodeId} not found at site ${agent.siteId}`);
-    if (!(await workflowRunsFor(deps.temporal, input.workflowId, node.id))) {
-      throw refusal('PERMISSION_DENIED', 'workflow-not-running', `workflow ${input.workflowId} is not a running workflow of node ${node.id}; BMC access is granted only for a running step`);
-    }
+    const node = await machineOfRunningStep(deps, agent, input);
     const driver = bmcDriverNames.find((d) => d === node.bmcDriver);
     if (!driver || !node.bmcAddress || !node.bmcCredentialsRef) {
       throw refusal('INVALID_STATE', 'no-bmc', `node ${node.id} has no BMC driver, address and credentials on record; enroll it with its BMC first`);
@@ -62,6 +77,6 @@ export async function grantBmcAccess(deps: BmcAccessDeps, agent: AuthenticatedAg
     });
     return { driver, address: node.bmcAddress, caPem: node.bmcCaPem, username: credentials.username, password: credentials.password };
   } catch (error) {
-    return recordRefusal(deps.db, 'security.bmc-access.refused', error, { tenantId: node?.siteId === agent.siteId ? node?.tenantId : agent.tenantId, subjectId: input.nodeId, data: { ...subject, siteId: agent.siteId } });
+    return recordRefusal(deps.db, 'security.bmc-access.refused', error, { tenantId: await refusalTenant(deps.db, agent, input.nodeId), subjectId: input.nodeId, data: { ...subject, siteId: agent.siteId } });
   }
 }

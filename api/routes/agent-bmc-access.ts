@@ -1,9 +1,12 @@
 // POST /v1/agents/bmc-access: a machine's BMC access for a site agent's running step
-// (core/bmc-access.ts). Authenticated by the agent's certificate and request signature.
+// (core/bmc-access.ts); POST /v1/agents/proxy-targets: what site.httpProxy may reach for it.
+// Authenticated by the agent's certificate and request signature.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { grantBmcAccess } from '../../core/bmc-access';
 import { loadOrCreateNodeCa } from '../../core/pki/node-ca';
 import { bmcAccessAnswerSchema, bmcAccessRequestSchema } from '../../core/schemas/agent-bmc-access';
+import { proxyTargetsAnswerSchema } from '../../core/schemas/agent-proxy-targets';
+import { proxyTargetsFor } from '../../core/proxy-targets';
 import { authenticateAgentRequest, keepRawJsonBodies } from '../agent-auth';
 import type { ApiContext } from '../context';
 
@@ -14,5 +17,10 @@ export const agentBmcAccessRoutes: FastifyPluginAsyncZod<ApiContext> = async (ap
   app.post('/v1/agents/bmc-access', { schema: { tags: ['agents'], security: [], body: bmcAccessRequestSchema, response: { 200: bmcAccessAnswerSchema } } }, async (request) => {
     const agent = await authenticateAgentRequest(ctx.db, ca, request, 'bmc-access');
     return grantBmcAccess(ctx, agent, request.body);
+  });
+
+  app.post('/v1/agents/proxy-targets', { schema: { tags: ['agents'], security: [], body: bmcAccessRequestSchema, response: { 200: proxyTargetsAnswerSchema } } }, async (request) => {
+    const agent = await authenticateAgentRequest(ctx.db, ca, request, 'proxy-targets');
+    return proxyTargetsFor(ctx, agent, request.body);
   });
 };

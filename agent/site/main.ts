@@ -1,0 +1,81 @@
+// The site agent: join once (or load the identity), keep the session (heartbeats, lease,
+// fencing, renewal), and run the worker for the site step kinds. `runSiteAgent` is the
+// foreground program (`ironflow agent site --config FILE`) and stops cleanly on
+// SIGINT/SIGTERM; `startSiteAgent` is the same agent for callers that own the process.
+import { FileOperationLedger } from '../bmc/operations';
+import { BootEntryStore } from './boot-entries';
+import { loadSiteAgentConfig, type SiteAgentConfig } from './config';
+import { ControlPlaneClient } from './control-plane-client';
+import { loadOrCreateKey, type AgentIdentity } from './identity';
+import { ensureJoined } from './join';
+import { AgentLog } from './log';
+import { networkList } from './networks';
+import { CertificateRenewer } from './renew';
+import { SiteSession } from './session';
+import { createSiteSteps } from './steps';
+import { startSiteWorker, type SiteWorker } from './worker';
+
+export interface SiteAgent {
+  identity: AgentIdentity;
+  session: SiteSession;
+  renewer: CertificateRenewer;
+  log: AgentLog;
+  stop(): Promise<void>;
+}
+
+export async function startSiteAgent(config: SiteAgentConfig, options: { env?: NodeJS.ProcessEnv; log?: AgentLog } = {}): Promise<SiteAgent> {
+  const log = options.log ?? new AgentLog();
+  const client = new ControlPlaneClient(config.controlPlaneUrl);
+  const key = loadOrCreateKey(config.dataDir);
+  const identity = await ensureJoined(config, key, client, log, options.env ?? process.env);
+  const renewer = new CertificateRenewer(identity, client, config, log);
+  const session = new SiteSession(identity, client, renewer, log);
+  session.start();
+  let worker: SiteWorker | undefined;
+  try {
+    await session.firstAnswer();
+    const steps = createSiteSteps({
+      client,
+      signer: identity,
+      ledger: new FileOperationLedger(config.dataDir),
+      log,
+      bootEntries: new BootEntryStore(config.dataDir),
+      bmcNetworks: networkList(config.bmcNetworks),
+      session: () => session.state(),
+      drivenBmcHosts: new Set(),
+    });
+    const { temporal } = identity.current;
+    worker = await startSiteWorker({ address: temporal.address, namespace: temporal.namespace, taskQueue: temporal.taskQueue, steps });
+    log.info('site agent running', { nodeId: identity.current.nodeId, siteId: identity.current.siteId, taskQueue: temporal.taskQueue });
+  } catch (error) {
+    await session.stop();
+    throw error;
+  }
+  return {
+    identity,
+    session,
+    renewer,
+    log,
+    async stop() {
+      await worker?.stop();
+      await session.stop();
+      log.info('site agent stopped', { nodeId: identity.current.nodeId });
+    },
+  };
+}
+
+/** Runs in the foreground until SIGINT or SIGTERM. */
+export async function runSiteAgent(configFile: string): Promise<void> {
+  const agent = await startSiteAgent(loadSiteAgentConfig(configFile));
+  await new Promise<void>((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
+      agent.log.info('stopping', { signal });
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  await agent.stop();
+}

@@ -1,0 +1,22 @@
+// management.setBootDevice and bmc.boot: the next (or every) boot device, once per step.
+import { z } from 'zod';
+import { IronflowError, parseWith } from '../../../core/errors';
+import { runBmcCommand } from '../../bmc/commands';
+import { withBmc } from '../bmc-access';
+import { operationIdFor } from '../operation-id';
+import type { SiteStep, SiteStepDeps } from './deps';
+
+const bootWith = z.object({ device: z.enum(['pxe', 'disk', 'cd', 'bios']), persistent: z.boolean().default(false) }).strict();
+
+export function bootDeviceStep(deps: SiteStepDeps): SiteStep {
+  return async (input) => {
+    const { device, persistent } = parseWith(bootWith, input.with);
+    if (device === 'bios') throw new IronflowError('UNSUPPORTED', 'booting into BIOS setup is not offered by the Redfish or IPMI drivers; use pxe, disk or cd', { path: 'with.device' });
+    return withBmc(deps, input, async (driver) => {
+      const operationId = operationIdFor(input, `boot.set.${device}.${persistent ? 'persistent' : 'once'}`);
+      const outcome = await runBmcCommand(deps.ledger, driver, operationId, { kind: 'boot.set', setting: { device, persistent } });
+      deps.log.info(outcome.reused ? 'boot device already set; reused' : 'boot device set', { nodeId: input.target.nodeId, workflowId: input.workflowId, step: input.stepKey, device, persistent });
+      return { device, persistent, sent: !outcome.reused };
+    });
+  };
+}

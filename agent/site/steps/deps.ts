@@ -1,0 +1,24 @@
+// What the site agent's step activities are given.
+import type { BlockList } from 'node:net';
+import type { StepInput } from '../../../core/plan';
+import type { OperationLedger } from '../../bmc/operations';
+import type { BootEntryStore } from '../boot-entries';
+import type { ControlPlaneClient } from '../control-plane-client';
+import type { AgentIdentity } from '../identity';
+import type { AgentLog } from '../log';
+import type { SessionState } from '../session';
+
+export interface SiteStepDeps {
+  client: ControlPlaneClient;
+  signer: AgentIdentity;
+  ledger: OperationLedger;
+  log: AgentLog;
+  bootEntries: BootEntryStore;
+  /** `[site] bmc_networks`: site.httpProxy never reaches into them. */
+  bmcNetworks: BlockList;
+  session: () => SessionState;
+  /** Every BMC host this agent drove (site.httpProxy refuses them). */
+  drivenBmcHosts: Set<string>;
+}
+
+export type SiteStep = (input: StepInput) => Promise<unknown>;

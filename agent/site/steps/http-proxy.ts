@@ -1,0 +1,50 @@
+// site.httpProxy: one HTTP request to an agentless machine on the site's network, for a
+// running step of that machine. The control plane names the machine's addresses and BMC
+// host (POST /v1/agents/proxy-targets); proxy-guard.ts decides; redirects are not
+// followed (one could lead to a BMC); answers are capped.
+import { z } from 'zod';
+import { IronflowError, parseWith } from '../../../core/errors';
+import type { ProxyTargets } from '../../../core/schemas/agent-proxy-targets';
+import { checkProxyUrl } from '../proxy-guard';
+import type { SiteStep, SiteStepDeps } from './deps';
+
+const MAX_ANSWER_BYTES = 1024 * 1024;
+
+const proxyWith = z
+  .object({
+    url: z.string().min(1).max(2048),
+    method: z.enum(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']).default('GET'),
+    headers: z.record(z.string().regex(/^[A-Za-z0-9-]{1,64}$/), z.string().max(4096)).default({}),
+    body: z.string().max(MAX_ANSWER_BYTES).optional(),
+    timeoutMs: z.number().int().min(100).max(60_000).default(10_000),
+  })
+  .strict();
+
+export function httpProxyStep(deps: SiteStepDeps): SiteStep {
+  return async (input) => {
+    const request = parseWith(proxyWith, input.with);
+    const targets = await deps.client.signedPost<ProxyTargets>(deps.signer, '/v1/agents/proxy-targets', { nodeId: input.target.nodeId, workflowId: input.workflowId });
+    const bmcHosts = new Set([...deps.drivenBmcHosts, ...(targets.bmcHost ? [targets.bmcHost.toLowerCase()] : [])]);
+    const url = checkProxyUrl(request.url, { machineAddresses: targets.addresses, bmcHosts, bmcNetworks: deps.bmcNetworks });
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method: request.method,
+        headers: request.headers,
+        ...(request.body !== undefined ? { body: request.body } : {}),
+        redirect: 'manual',
+        signal: AbortSignal.timeout(request.timeoutMs),
+      });
+    } catch (error) {
+      throw new IronflowError('DRIVER_ERROR', `site.httpProxy: ${url.origin} did not answer: ${(error as Error).message}`, { url: url.toString() });
+    }
+    const bytes = Buffer.from(await response.arrayBuffer());
+    deps.log.info('proxied a request', { nodeId: input.target.nodeId, workflowId: input.workflowId, method: request.method, url: url.toString(), status: response.status });
+    return {
+      status: response.status,
+      contentType: response.headers.get('content-type'),
+      body: bytes.subarray(0, MAX_ANSWER_BYTES).toString('utf8'),
+      truncated: bytes.length > MAX_ANSWER_BYTES,
+    };
+  };
+}
