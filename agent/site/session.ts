@@ -129,7 +129,13 @@ export class SiteSession extends EventEmitter<SessionEvents> {
     if (last && last.connected === state.connected && last.active === state.active && last.epoch === state.epoch && last.holderNodeId === state.holderNodeId) return;
     this.lastReported = state;
     if (last?.active && !state.active) {
-      this.log.warn(state.connected ? 'boot lease lost: standing by' : `fenced: no answer from the control plane within ${this.ttlMs} ms`, { epoch: state.epoch });
+      const leaseRanOut = this.leaseEndsAt !== undefined && performance.now() >= this.leaseEndsAt;
+      const why = !state.connected
+        ? `fenced: no answer from the control plane within ${this.ttlMs} ms`
+        : leaseRanOut
+          ? 'fenced: the boot lease ran out without a renewal'
+          : 'boot lease lost: standing by';
+      this.log.warn(why, { epoch: state.epoch });
     } else if (state.active && !last?.active) {
       this.log.info('holding the boot lease: active boot server', { epoch: state.epoch });
     }
