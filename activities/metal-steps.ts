@@ -1,0 +1,84 @@
+// The control-plane side of metal's steps (core/steps/metal.ts): deploy.deploy (resolve and
+// verify the image before anything is sent, relay deploy.image to the ramdisk, check the
+// digest written) and metal.revokeIdentity. Machine-side steps are served by the agents.
+import { appendEvent } from '../core/events';
+import { IronflowError } from '../core/errors';
+import { resolveImageRef, verifyImageForUse } from '../core/images/catalog';
+import type { JsonObject, StepInput, StepRelay } from '../core/plan';
+import type { ActivityDeps } from './deps';
+import { asStep } from './step-failure';
+
+/** Where userdata.render stores a workflow's rendered user data (its reference is what travels). */
+export const userDataPurpose = (workflowId: string): string => `userdata:${workflowId}`;
+
+function imageRefOf(input: StepInput): string {
+  const image = input.with.image as { ref?: unknown } | undefined;
+  if (!image || typeof image.ref !== 'string') {
+    throw new IronflowError('INVALID_INPUT', 'deploy.deploy has no image: give the profile an image (image.ref) or the step with.image', { path: `${input.stepKey}.with.image` });
+  }
+  return image.ref;
+}
+
+export function createMetalStepActivities(deps: ActivityDeps) {
+  /** The image as the machine's owner sees it (its own first, then a public one), checked for use. */
+  async function usableImage(input: StepInput) {
+    const ref = imageRefOf(input);
+    const row = await resolveImageRef(deps.db, input.target.tenantId, ref);
+    if (!row) throw new IronflowError('NOT_FOUND', `image ${ref} is not in the catalog of tenant ${input.target.tenantId} (its own or a public one)`, { ref });
+    if (row.kind === 'iso' || row.format === 'iso') {
+      throw new IronflowError('INVALID_INPUT', `image ${ref} is an iso: deploy.deploy writes disk images; boot an iso with media.insert`, { path: `${input.stepKey}.with.image`, ref });
+    }
+    return verifyImageForUse(deps.db, row.id);
+  }
+
+  return {
+    async 'deploy.deploy'(input: StepInput): Promise<StepRelay> {
+      return asStep(async () => {
+        const image = await usableImage(input); // before anything is sent
+        const userData = await deps.db.secret.findFirst({ where: { purpose: userDataPurpose(input.workflowId) }, orderBy: { createdAt: 'desc' } });
+        const send: JsonObject = {
+          imageId: image.id,
+          source: image.source,
+          sha256: image.sha256,
+          sizeBytes: Number(image.sizeBytes),
+          format: image.format,
+          compression: image.compression,
+          ...(userData ? { userDataRef: userData.id } : {}),
+        };
+        await appendEvent(deps.db, { tenantId: input.target.tenantId, type: 'node.deploy.image', subjectId: input.target.nodeId, data: { workflowId: input.workflowId, imageId: image.id, ref: image.ref, sha256: image.sha256 } });
+        return { relayTo: { queue: 'ramdisk', activity: 'deploy.image', with: send, then: 'deploy.deploy.check' } };
+      });
+    },
+
+    /** deploy.deploy's second half: the digest the ramdisk wrote must be the catalog's. */
+    async 'deploy.deploy.check'(input: StepInput): Promise<{ imageId: string; sha256: string; bytesWritten: number | null }> {
+      return asStep(async () => {
+        const image = await usableImage(input);
+        const answer = (input.relayResult ?? {}) as { sha256?: unknown; bytesWritten?: unknown };
+        if (answer.sha256 !== image.sha256) {
+          throw new IronflowError('DRIVER_ERROR', `the ramdisk wrote an image with digest ${String(answer.sha256)}, the catalog says ${image.sha256} for ${image.ref}`, { reason: 'digest-mismatch', imageId: image.id });
+        }
+        return { imageId: image.id, sha256: image.sha256, bytesWritten: typeof answer.bytesWritten === 'number' ? answer.bytesWritten : null };
+      });
+    },
+
+    /** Retiring: every certificate of the machine revoked, its tokens revoked, its BMC credentials forgotten. */
+    async 'metal.revokeIdentity'(input: StepInput): Promise<{ revokedCertificates: number; credentialsForgotten: boolean }> {
+      return asStep(() =>
+        deps.db.$transaction(async (tx) => {
+          const now = new Date();
+          const node = await tx.node.findUnique({ where: { id: input.target.nodeId } });
+          if (!node) throw new IronflowError('NOT_FOUND', `node ${input.target.nodeId} not found`, {});
+          const certs = await tx.nodeCertificate.updateMany({ where: { nodeId: node.id, revokedAt: null }, data: { revokedAt: now } });
+          await tx.joinToken.updateMany({ where: { nodeId: node.id, revokedAt: null }, data: { revokedAt: now } });
+          const ref = node.bmcCredentialsRef;
+          if (ref) await tx.secret.deleteMany({ where: { id: ref } });
+          await tx.node.update({ where: { id: node.id }, data: { bmcCredentialsRef: null } });
+          await appendEvent(tx, { tenantId: node.tenantId, type: 'node.identity.revoked', subjectId: node.id, data: { workflowId: input.workflowId, certificates: certs.count, credentialsForgotten: ref !== null } });
+          return { revokedCertificates: certs.count, credentialsForgotten: ref !== null };
+        }),
+      );
+    },
+  };
+}
+export type MetalStepActivities = ReturnType<typeof createMetalStepActivities>;

@@ -1,0 +1,21 @@
+// Step activities fail with the spec's code as the failure type, so the provision workflow
+// (and the lifecycle's lastError) see INVALID_STATE, DRIVER_ERROR … and only transient
+// problems are retried.
+import { ApplicationFailure } from '@temporalio/common';
+import { isIronflowError } from '../core/errors';
+
+const transient = new Set(['INTERNAL', 'NO_SITE_AGENT', 'CONFLICT']);
+
+export function stepFailure(err: unknown): unknown {
+  if (!isIronflowError(err)) return err;
+  return ApplicationFailure.create({ message: err.message, type: err.code, nonRetryable: !transient.has(err.code), details: [err.details] });
+}
+
+/** Runs a step body, turning an IronflowError into its ApplicationFailure. */
+export async function asStep<T>(body: () => Promise<T>): Promise<T> {
+  try {
+    return await body();
+  } catch (err) {
+    throw stepFailure(err);
+  }
+}

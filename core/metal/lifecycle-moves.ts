@@ -1,0 +1,109 @@
+// What the node lifecycle applies when a state's workflow ends: `complete` on success,
+// `fail` on failure or cancellation (failedFrom, lastError, maintenance on), through the
+// same state table and guarded update as the verbs. An outcome for a workflow the node no
+// longer expects (it was aborted or superseded) changes nothing.
+import type { Node } from '../../generated/prisma-sqlite/client';
+import type { Db, Tx } from '../db';
+import { IronflowError } from '../errors';
+import { appendEvent } from '../events';
+import { normalizeMac } from '../mac';
+import type { JsonValue } from '../plan';
+import { completeMove, failMove } from '../provision-states';
+import { commitMove, findMetalNode, isAgentless, stateOf } from './transition';
+
+export interface StateOutcome {
+  nodeId: string;
+  workflowId: string;
+  outcome: 'succeeded' | 'failed';
+  /** Step outputs of the provision result, by step key. */
+  outputs?: Record<string, JsonValue>;
+  error?: { code: string; message: string };
+  /** A deploy profile's role. */
+  role?: 'host' | 'dedicated';
+}
+
+export interface AppliedOutcome {
+  applied: boolean;
+  state: string | null;
+}
+
+type Obj = Record<string, JsonValue>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const outputsOf = (outputs: Record<string, JsonValue> | undefined): Obj[] => Object.values(outputs ?? {}).filter(isObj);
+const uuidKey = (uuid: string) => uuid.toLowerCase().replace(/-/g, '');
+
+/** Out-of-band facts (inspect.oob: macs, productUuid, arch) and the ramdisk's inventory (inventory.refresh: system, nics, disks). */
+function identityFacts(node: Node, outputs: Obj[]): { data: Partial<Node>; mismatch?: string } {
+  const macs = new Set(Array.isArray(node.macs) ? (node.macs as string[]) : []);
+  const data: Partial<Node> = {};
+  let mismatch: string | undefined;
+  for (const out of outputs) {
+    if (Array.isArray(out.macs)) for (const m of out.macs) if (typeof m === 'string' && normalizeMac(m)) macs.add(normalizeMac(m) as string);
+    if (typeof out.productUuid === 'string' && !node.productUuid) data.productUuid = out.productUuid.toLowerCase();
+    if (out.arch === 'x86_64' || out.arch === 'aarch64') data.arch = out.arch;
+    if (isObj(out.system) || Array.isArray(out.nics) || Array.isArray(out.disks)) {
+      data.inventory = out as object as Node['inventory'];
+      const seen = isObj(out.system) && typeof out.system.productUuid === 'string' ? out.system.productUuid : undefined;
+      const enrolled = node.productUuid ?? (data.productUuid as string | undefined);
+      if (seen && enrolled && uuidKey(seen) !== uuidKey(enrolled)) mismatch = `machine-identity-mismatch: the ramdisk reports product UUID ${seen}, the node was enrolled as ${enrolled}`;
+    }
+  }
+  data.macs = [...macs] as unknown as Node['macs'];
+  return { data, ...(mismatch ? { mismatch } : {}) };
+}
+
+/** A release reached ready only if every disk.wipe result was node-signed and read back (attested: true). */
+function wipeVerified(node: Node, outputs: Record<string, JsonValue> | undefined): boolean {
+  if (node.releaseWipe === 'none') return false;
+  const wipes = Object.entries(outputs ?? {}).filter(([key, v]) => key.startsWith('steps[') && isObj(v) && 'attested' in v);
+  return wipes.length > 0 && wipes.every(([, v]) => isObj(v) && v.attested === true);
+}
+
+async function fail(tx: Tx, node: Node, error: { code: string; message: string }): Promise<Node> {
+  const move = failMove(stateOf(node));
+  return commitMove(tx, node, move, { data: { failedFrom: move.failedFrom, lastError: error, maintenance: true }, event: { error } });
+}
+
+export async function applyStateOutcome(db: Db, outcome: StateOutcome): Promise<AppliedOutcome> {
+  return db.$transaction(async (tx) => {
+    const node = await findMetalNode(tx, undefined, outcome.nodeId);
+    if (node.workflowId !== outcome.workflowId) return { applied: false, state: node.provisionState };
+    if (outcome.outcome === 'failed') {
+      const moved = await fail(tx, node, outcome.error ?? { code: 'INTERNAL', message: 'the workflow failed' });
+      return { applied: true, state: moved.provisionState };
+    }
+    const state = node.provisionState;
+    const outputs = outputsOf(outcome.outputs);
+    let data: Partial<Node> = {};
+    if (state === 'enrolling' || state === 'inspecting' || state === 'commissioning') {
+      const facts = identityFacts(node, outputs);
+      if (facts.mismatch) return { applied: true, state: (await fail(tx, node, { code: 'DRIVER_ERROR', message: facts.mismatch })).provisionState };
+      data = facts.data;
+      if (state === 'commissioning') data.power = 'off';
+    }
+    let verified = false;
+    if (state === 'releasing') {
+      verified = wipeVerified(node, outcome.outputs);
+      if (!verified && (await isAgentless(tx, node.poolId))) {
+        // Agentless machines cannot attest a wipe: released, and said so.
+        verified = true;
+        await appendEvent(tx, { tenantId: node.tenantId, type: 'node.release.unverified', subjectId: node.id, data: { workflowId: node.workflowId, wipe: node.releaseWipe } });
+      }
+      data = { role: 'machine', deployProfile: null as unknown as Node['deployProfile'], power: 'off' };
+    }
+    if (state === 'deploying') data = { role: outcome.role ?? 'host', power: 'on' };
+    if (state === 'retiring') data = { bmcCredentialsRef: null, power: 'off' };
+    let move;
+    try {
+      move = completeMove(stateOf(node), { wipeVerified: verified });
+    } catch (err) {
+      if (err instanceof IronflowError && err.code === 'UNVERIFIED_WIPE') {
+        const moved = await fail(tx, node, { code: 'UNVERIFIED_WIPE', message: err.message });
+        return { applied: true, state: moved.provisionState };
+      }
+      throw err;
+    }
+    const moved = await commitMove(tx, node, move, { data, event: { workflowId: outcome.workflowId, outcome: 'complete' } });
+    return { applied: true, state: moved.provisionState };
+  });
+}

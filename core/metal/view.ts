@@ -1,0 +1,41 @@
+// The node's metal view: what every metal method answers. Never credentials: the BMC is
+// its driver, address and whether credentials are set.
+import type { Node } from '../../generated/prisma-sqlite/client';
+import type { MetalNodeView } from '../schemas/metal';
+import type { DriverBindings } from './hardware-profiles';
+
+const stringArray = (value: unknown): string[] => (Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []);
+const stringRecord = (value: unknown): Record<string, string> =>
+  value && typeof value === 'object' ? Object.fromEntries(Object.entries(value).filter((e): e is [string, string] => typeof e[1] === 'string')) : {};
+
+export function metalView(node: Node): MetalNodeView {
+  const deploy = node.deployProfile as { id?: unknown; version?: unknown } | null;
+  const lastError = node.lastError as { code?: unknown; message?: unknown } | null;
+  return {
+    nodeId: node.id,
+    tenantId: node.tenantId,
+    siteId: node.siteId,
+    poolId: node.poolId,
+    role: node.role,
+    provisionState: node.provisionState,
+    provisionPhase: node.provisionPhase,
+    version: node.version,
+    maintenance: node.maintenance,
+    power: node.power,
+    bmc: { driver: node.bmcDriver, address: node.bmcAddress, credentialsSet: node.bmcCredentialsRef !== null },
+    macs: stringArray(node.macs),
+    productUuid: node.productUuid,
+    arch: node.arch,
+    uefi: node.uefi,
+    hardwareProfile: node.hardwareProfile,
+    driverBindings: (node.driverBindings ?? {}) as Required<MetalNodeView>['driverBindings'] & DriverBindings,
+    labels: stringRecord(node.labels),
+    deployProfile: deploy && typeof deploy.id === 'string' && typeof deploy.version === 'number' ? { id: deploy.id, version: deploy.version } : null,
+    releaseWipe: node.releaseWipe,
+    workflowId: node.workflowId,
+    failedFrom: node.failedFrom,
+    lastError: lastError && typeof lastError.message === 'string' ? { code: String(lastError.code ?? 'INTERNAL'), message: lastError.message } : null,
+    createdAt: node.createdAt.toISOString(),
+    updatedAt: node.updatedAt.toISOString(),
+  };
+}

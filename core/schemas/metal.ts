@@ -1,0 +1,122 @@
+// metal.* inputs and answers (spec 004 "The metal API group"), shared by the API, the CLI
+// and OpenAPI. Credentials are inputs only: no answer carries them.
+import { z } from 'zod';
+import { normalizeMac } from '../mac';
+import { driverConcerns } from '../metal/hardware-profiles';
+import { provisionStates } from '../provision-states';
+import { bmcDriverNames, bmcTargetSchema } from './bmc';
+import { idOf, tenantIdSchema } from './common';
+import { profileIdSchema } from './profiles';
+
+const label = z.string().min(1).max(64).regex(/^[a-z0-9][a-z0-9._-]*$/, 'lower-case letters, digits, dots, dashes and underscores');
+
+export const macSchema = z
+  .string()
+  .max(32)
+  .refine((v) => normalizeMac(v) !== undefined, 'a unicast MAC address such as b8:ce:f6:00:00:01')
+  .transform((v) => normalizeMac(v) as string);
+
+export const bmcEnrollSchema = z
+  .object({
+    driver: z.enum(bmcDriverNames),
+    address: z.string().min(1).max(255),
+    username: z.string().min(1).max(128),
+    password: z.string().min(1).max(256),
+    caPem: z.string().max(64 * 1024).optional(),
+  })
+  .strict()
+  .superRefine((bmc, ctx) => {
+    const target = bmcTargetSchema.safeParse({ driver: bmc.driver, address: bmc.address, ...(bmc.caPem && bmc.driver === 'redfish' ? { caPem: bmc.caPem } : {}) });
+    if (!target.success) for (const issue of target.error.issues) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+  });
+
+export const metalEnrollSchema = z
+  .object({
+    tenantId: tenantIdSchema,
+    poolId: idOf('pool'),
+    bmc: bmcEnrollSchema,
+    hardwareProfile: label.optional(),
+    drivers: z.partialRecord(z.enum(driverConcerns), label).optional(),
+    macs: z.array(macSchema).max(16).optional(),
+    productUuid: z.string().regex(/^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$/, 'a UUID').optional(),
+    arch: z.enum(['x86_64', 'aarch64']).default('x86_64'),
+    uefi: z.boolean().default(true),
+    labels: z.record(label, z.string().max(256)).optional(),
+  })
+  .strict();
+export type MetalEnrollInput = z.infer<typeof metalEnrollSchema>;
+
+/** Every verb's body: the tenant, and optionally the node version read (a stale one is CONFLICT). */
+const verbBase = { tenantId: tenantIdSchema, version: z.number().int().min(1).optional() };
+export const metalVerbSchema = z.object(verbBase).strict();
+export type MetalVerbInput = z.infer<typeof metalVerbSchema>;
+
+export const wipeModes = ['none', 'quick', 'secure-erase', 'crypto-erase'] as const;
+export const metalDeploySchema = z.object({ ...verbBase, profileId: profileIdSchema, profileVersion: z.number().int().min(1) }).strict();
+export const metalUndeploySchema = z.object({ ...verbBase, wipe: z.enum(wipeModes).default('quick') }).strict();
+export const abortReasonSchema = z.string().min(1).max(512);
+export const metalAbortSchema = z.object({ ...verbBase, reason: abortReasonSchema.default('aborted by an operator') }).strict();
+export const metalPowerSchema = z.object({ ...verbBase, action: z.enum(['on', 'off', 'cycle']) }).strict();
+export const metalConfirmMacSchema = z.object({ tenantId: tenantIdSchema, mac: macSchema }).strict();
+
+export const bulkVerbs = ['manage', 'inspect', 'provide', 'undeploy', 'rescue', 'retire'] as const;
+export const metalBulkSchema = z
+  .object({
+    tenantId: tenantIdSchema,
+    poolId: idOf('pool'),
+    verb: z.enum(bulkVerbs),
+    nodeIds: z.array(idOf('node')).min(1).max(10_000),
+    wipe: z.enum(wipeModes).optional(),
+    reason: z.string().min(1).max(512),
+  })
+  .strict();
+export type MetalBulkInput = z.infer<typeof metalBulkSchema>;
+
+export const metalNodeParamsSchema = z.object({ nodeId: idOf('node') });
+export const metalListQuerySchema = z.object({
+  tenantId: tenantIdSchema,
+  poolId: idOf('pool').optional(),
+  siteId: idOf('site').optional(),
+  state: z.enum(provisionStates).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  cursor: idOf('node').optional(),
+});
+
+export const metalNodeSchema = z.object({
+  nodeId: z.string(),
+  tenantId: z.string(),
+  siteId: z.string(),
+  poolId: z.string().nullable(),
+  role: z.string(),
+  provisionState: z.string().nullable(),
+  provisionPhase: z.string().nullable(),
+  version: z.number(),
+  maintenance: z.boolean(),
+  power: z.string().nullable(),
+  bmc: z.object({ driver: z.string().nullable(), address: z.string().nullable(), credentialsSet: z.boolean() }),
+  macs: z.array(z.string()),
+  productUuid: z.string().nullable(),
+  arch: z.string().nullable(),
+  uefi: z.boolean(),
+  hardwareProfile: z.string().nullable(),
+  driverBindings: z.record(z.string(), z.object({ driver: z.string(), config: z.record(z.string(), z.string()).optional() })),
+  labels: z.record(z.string(), z.string()),
+  deployProfile: z.object({ id: z.string(), version: z.number() }).nullable(),
+  releaseWipe: z.string().nullable(),
+  workflowId: z.string().nullable(),
+  failedFrom: z.string().nullable(),
+  lastError: z.object({ code: z.string(), message: z.string() }).nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type MetalNodeView = z.infer<typeof metalNodeSchema>;
+export const metalNodeListSchema = z.object({ nodes: z.array(metalNodeSchema), nextCursor: z.string().nullable() });
+
+export const bulkOutcomeSchema = z.object({
+  nodeId: z.string(),
+  outcome: z.enum(['applied', 'refused']),
+  provisionState: z.string().nullable().optional(),
+  error: z.object({ code: z.string(), message: z.string() }).optional(),
+});
+export const metalBulkResultSchema = z.object({ verb: z.string(), applied: z.number(), refused: z.number(), results: z.array(bulkOutcomeSchema) });
+export type MetalBulkResult = z.infer<typeof metalBulkResultSchema>;
