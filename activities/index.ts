@@ -1,5 +1,7 @@
 // All control-plane activities, built from their dependencies.
 import type { ActivityDeps } from './deps';
+import { createMetalStepActivities } from './metal-steps';
+import { createNodeLifecycleActivities } from './node-lifecycle';
 import { createProvisionStepActivities } from './provision-steps';
 import { createSiteBootActivities } from './site-boot';
 import { createSiteRoutingActivities } from './site-routing';
@@ -11,6 +13,8 @@ export function createActivities(deps: ActivityDeps) {
     ...createProvisionStepActivities(deps),
     ...createSystemCheckActivities(deps),
     ...createSiteBootActivities(deps),
+    ...createNodeLifecycleActivities(deps),
+    ...createMetalStepActivities(deps),
   };
 }
 export type ControlPlaneActivities = ReturnType<typeof createActivities>;

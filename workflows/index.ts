@@ -3,3 +3,4 @@
 export { systemCheck } from './system-check';
 export { provision } from './provision';
 export { siteBoot } from './site-boot';
+export { nodeLifecycle } from './node-lifecycle';
