@@ -232,3 +232,33 @@ describe('POST /v1/join/renew', () => {
     expect(await t.cp.db.nodeCertificate.count({ where: { nodeId: agent.nodeId } })).toBe(1);
   });
 });
+
+describe('docs/sites.md', () => {
+  it("runs the agent's join and renew blocks as written (openssl, jq, curl)", async () => {
+    const { execFile } = await import('node:child_process');
+    const doc = readFileSync(path.join(t.config.root, 'docs', 'sites.md'), 'utf8');
+    const block = (marker: string) => {
+      const found = [...doc.matchAll(/```bash\n([\s\S]*?)```/g)].map((m) => m[1] as string).find((b) => b.startsWith(`# agent: ${marker}`));
+      expect(found, marker).toBeDefined();
+      return found as string;
+    };
+    const agentDir = workDir();
+    const token = await mintToken();
+    writeFile(agentDir, 'site-token', `${token.token}\n`);
+    const env = { ...process.env, IRONFLOW_API_URL: t.cp.url };
+    // Asynchronous: the server answering curl runs in this process.
+    const run = (script: string) =>
+      new Promise<string>((resolve, reject) =>
+        execFile('bash', ['-euo', 'pipefail', '-c', script], { cwd: agentDir, env, encoding: 'utf8', timeout: 30_000 }, (error, stdout, stderr) =>
+          error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout),
+        ),
+      );
+    const joined = await run(block('join'));
+    expect(joined).toContain('agent.pem: OK');
+    expect(joined).toContain(`L = ${site.id}, OU = site, CN = node_`);
+    expect(joined).toMatch(new RegExp(`site\\.${site.id}\\.node_[0-9a-z]{26}`));
+    const first = readFileSync(path.join(agentDir, 'agent.pem'), 'utf8');
+    expect(await run(block('renew'))).toContain('agent.pem: OK');
+    expect(readFileSync(path.join(agentDir, 'agent.pem'), 'utf8')).not.toBe(first);
+  });
+});
