@@ -5,6 +5,7 @@ import { eventRoutes } from './events';
 import { healthRoutes } from './health';
 import { imageRoutes } from './images';
 import { joinRoutes } from './join';
+import { metalRoutes } from './metal';
 import { poolRoutes } from './pools';
 import { profileRoutes } from './profiles';
 import { provisionWorkflowRoutes } from './provision-workflows';
@@ -13,4 +14,4 @@ import { siteRoutes } from './sites';
 import { systemCheckRoutes } from './system-checks';
 import { tenantRoutes } from './tenants';
 
-export const routeGroups = [healthRoutes, eventRoutes, tenantRoutes, systemCheckRoutes, imageRoutes, siteRoutes, siteTokenRoutes, poolRoutes, joinRoutes, agentSessionRoutes, agentBmcAccessRoutes, profileRoutes, provisionWorkflowRoutes];
+export const routeGroups = [healthRoutes, eventRoutes, tenantRoutes, systemCheckRoutes, imageRoutes, siteRoutes, siteTokenRoutes, poolRoutes, joinRoutes, agentSessionRoutes, agentBmcAccessRoutes, profileRoutes, provisionWorkflowRoutes, metalRoutes];

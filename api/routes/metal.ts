@@ -1,0 +1,132 @@
+// metal.*: enroll, get, list, the verbs, power, confirm-mac and bulk. Every answer is the
+// node's metal view (never credentials). Verbs are decided as compute:nodes:provision on the
+// node, enroll and bulk on the pool, power as compute:nodes:power.
+import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { IronflowError } from '../../core/errors';
+import { bulkVerb } from '../../core/metal/bulk';
+import { enrollNode } from '../../core/metal/enroll';
+import { wakeLifecycle } from '../../core/metal/lifecycle-client';
+import { recordPowerRequest } from '../../core/metal/power';
+import { findMetalNode } from '../../core/metal/transition';
+import { applyVerb, type MetalDeps, type VerbArgs } from '../../core/metal/verbs';
+import { metalView } from '../../core/metal/view';
+import { tenantQuerySchema } from '../../core/schemas/common';
+import {
+  metalAbortSchema,
+  metalBulkResultSchema,
+  metalBulkSchema,
+  metalConfirmMacSchema,
+  metalDeploySchema,
+  metalEnrollSchema,
+  metalListQuerySchema,
+  metalNodeListSchema,
+  metalNodeParamsSchema,
+  metalNodeSchema,
+  metalPowerSchema,
+  metalUndeploySchema,
+  metalVerbSchema,
+} from '../../core/schemas/metal';
+import { startProvision } from '../../profiles/launch';
+import { resolveProfile } from '../../profiles/store';
+import { authorize } from '../auth';
+import type { ApiContext } from '../context';
+
+const tags = ['metal'];
+const plainVerbs = ['manage', 'inspect', 'provide', 'rescue', 'unrescue', 'recover', 'retire'] as const;
+
+export const metalRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) => {
+  const deps: MetalDeps = {
+    db: ctx.db,
+    temporal: ctx.temporal,
+    controlQueue: ctx.config.controlQueue,
+    resolveDeployProfile: async (db, tenantId, id, version) => (await resolveProfile(db, tenantId, id, version)).document as { target: string },
+  };
+  const verb = async (tenantId: string, nodeId: string, version: number | undefined, args: VerbArgs) => metalView(await applyVerb(deps, { tenantId, nodeId, version }, args));
+
+  app.post('/v1/metal/nodes', { schema: { tags, body: metalEnrollSchema, response: { 201: metalNodeSchema } } }, async (request, reply) => {
+    authorize(request, 'compute:nodes:provision', request.body.tenantId);
+    const node = await enrollNode(ctx.db, ctx.secrets, request.body);
+    await wakeLifecycle(ctx.temporal, ctx.config.controlQueue, node);
+    return reply.status(201).send(metalView(node));
+  });
+
+  app.get('/v1/metal/nodes/:nodeId', { schema: { tags, params: metalNodeParamsSchema, querystring: tenantQuerySchema, response: { 200: metalNodeSchema } } }, async (request) => {
+    authorize(request, 'compute:nodes:read', request.query.tenantId);
+    return metalView(await findMetalNode(ctx.db, request.query.tenantId, request.params.nodeId));
+  });
+
+  app.get('/v1/metal/nodes', { schema: { tags, querystring: metalListQuerySchema, response: { 200: metalNodeListSchema } } }, async (request) => {
+    const q = request.query;
+    authorize(request, 'compute:nodes:read', q.tenantId);
+    const rows = await ctx.db.node.findMany({
+      where: {
+        tenantId: q.tenantId,
+        deletedAt: null,
+        provisionState: q.state ?? { not: null },
+        ...(q.poolId ? { poolId: q.poolId } : {}),
+        ...(q.siteId ? { siteId: q.siteId } : {}),
+        ...(q.cursor ? { id: { gt: q.cursor } } : {}),
+      },
+      orderBy: { id: 'asc' },
+      take: q.limit + 1,
+    });
+    const page = rows.slice(0, q.limit);
+    return { nodes: page.map(metalView), nextCursor: rows.length > q.limit ? (page[page.length - 1]?.id ?? null) : null };
+  });
+
+  for (const name of plainVerbs) {
+    app.post(`/v1/metal/nodes/:nodeId/${name}`, { schema: { tags, params: metalNodeParamsSchema, body: metalVerbSchema, response: { 200: metalNodeSchema } } }, async (request) => {
+      authorize(request, 'compute:nodes:provision', request.body.tenantId);
+      return verb(request.body.tenantId, request.params.nodeId, request.body.version, { verb: name });
+    });
+  }
+
+  app.post('/v1/metal/nodes/:nodeId/deploy', { schema: { tags, params: metalNodeParamsSchema, body: metalDeploySchema, response: { 200: metalNodeSchema } } }, async (request) => {
+    const b = request.body;
+    authorize(request, 'compute:nodes:provision', b.tenantId);
+    return verb(b.tenantId, request.params.nodeId, b.version, { verb: 'deploy', profileId: b.profileId, profileVersion: b.profileVersion });
+  });
+
+  app.post('/v1/metal/nodes/:nodeId/undeploy', { schema: { tags, params: metalNodeParamsSchema, body: metalUndeploySchema, response: { 200: metalNodeSchema } } }, async (request) => {
+    authorize(request, 'compute:nodes:provision', request.body.tenantId);
+    return verb(request.body.tenantId, request.params.nodeId, request.body.version, { verb: 'release', wipe: request.body.wipe });
+  });
+
+  app.post('/v1/metal/nodes/:nodeId/abort', { schema: { tags, params: metalNodeParamsSchema, body: metalAbortSchema, response: { 200: metalNodeSchema } } }, async (request) => {
+    authorize(request, 'compute:nodes:provision', request.body.tenantId);
+    return verb(request.body.tenantId, request.params.nodeId, request.body.version, { verb: 'abort', reason: request.body.reason });
+  });
+
+  app.post(
+    '/v1/metal/nodes/:nodeId/power',
+    { schema: { tags, params: metalNodeParamsSchema, body: metalPowerSchema, response: { 200: metalNodeSchema.extend({ powerWorkflowId: z.string() }) } } },
+    async (request) => {
+      const b = request.body;
+      authorize(request, 'compute:nodes:power', b.tenantId);
+      const node = await recordPowerRequest(ctx.db, { tenantId: b.tenantId, nodeId: request.params.nodeId, version: b.version, action: b.action });
+      const run = await startProvision(ctx, { tenantId: node.tenantId, nodeId: node.id, profileId: `metal-power-${b.action}`, version: 1, provisionState: 'power' });
+      return { ...metalView(node), powerWorkflowId: run.workflowId };
+    },
+  );
+
+  app.post('/v1/metal/nodes/:nodeId/confirm-mac', { schema: { tags, params: metalNodeParamsSchema, body: metalConfirmMacSchema, response: { 200: metalNodeSchema } } }, async (request) => {
+    authorize(request, 'compute:nodes:provision', request.body.tenantId);
+    const node = await findMetalNode(ctx.db, request.body.tenantId, request.params.nodeId);
+    if (!node.workflowId) throw new IronflowError('INVALID_STATE', `node ${node.id} runs no workflow that waits for a MAC`, { state: node.provisionState });
+    try {
+      await ctx.temporal.workflow.getHandle(node.workflowId).executeUpdate('confirmMac', { args: [request.body.mac] });
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw new IronflowError('INVALID_STATE', `workflow ${node.workflowId} is not running yet; retry shortly`, {});
+      if (err instanceof WorkflowUpdateFailedError) throw new IronflowError('INVALID_INPUT', err.cause?.message ?? err.message, { path: 'mac' });
+      throw err;
+    }
+    return metalView(node);
+  });
+
+  app.post('/v1/metal/bulk', { schema: { tags, body: metalBulkSchema, response: { 200: metalBulkResultSchema } } }, async (request) => {
+    authorize(request, 'compute:nodes:provision', request.body.tenantId);
+    return bulkVerb(deps, request.body);
+  });
+};
