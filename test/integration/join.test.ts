@@ -262,3 +262,23 @@ describe('docs/sites.md', () => {
     expect(readFileSync(path.join(agentDir, 'agent.pem'), 'utf8')).not.toBe(first);
   });
 });
+
+describe('the node CA across processes', () => {
+  it('is created once: a second control plane on the same database signs with the same CA and renews the first one’s certificates', async () => {
+    const second = await startTestControlPlane({ config: t.config, worker: false });
+    try {
+      const first = await t.anonymous.call<{ certificate: string }>('GET', '/v1/join/ca');
+      const other = await second.anonymous.call<{ certificate: string }>('GET', '/v1/join/ca');
+      expect(other.certificate).toBe(first.certificate);
+      const token = await mintToken();
+      const joined = await join(token.token, newKeyAndCsr(dir, 'two-processes', 'ec'));
+      expect(joined.status).toBe(201);
+      const renewed = await second.anonymous.request<JoinAnswer>('POST', '/v1/join/renew', { certificate: joined.body.certificateChain[0], csr: csrForKey(dir, 'two-processes', 'two-processes-2') });
+      expect(renewed.status).toBe(201);
+      expect(renewed.body.nodeId).toBe(joined.body.nodeId);
+      expect(await t.cp.db.secret.count({ where: { purpose: 'pki.node-ca' } })).toBe(1);
+    } finally {
+      await second.close();
+    }
+  });
+});
