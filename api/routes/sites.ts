@@ -1,9 +1,11 @@
 // sites.*: create, get, list, update, delete (spec 001, "Sites").
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { tenantQuerySchema } from '../../core/schemas/common';
+import { siteAgentsSchema } from '../../core/schemas/site-agents';
 import { siteCreateSchema, siteDeletedSchema, siteDeleteSchema, siteListSchema, siteParamsSchema, siteSchema, siteUpdateSchema } from '../../core/schemas/sites';
 import { createSite } from '../../core/sites/create-site';
 import { deleteSite } from '../../core/sites/delete-site';
+import { siteAgentsOf } from '../../core/sites/site-agents';
 import { findOwnedSite } from '../../core/sites/site-lookup';
 import { siteView } from '../../core/sites/site-view';
 import { updateSite } from '../../core/sites/update-site';
@@ -23,9 +25,10 @@ export const siteRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) =>
     return { sites: rows.map(siteView) };
   });
 
-  app.get('/v1/sites/:siteId', { schema: { tags: ['sites'], params: siteParamsSchema, querystring: tenantQuerySchema, response: { 200: siteSchema } } }, async (request) => {
+  app.get('/v1/sites/:siteId', { schema: { tags: ['sites'], params: siteParamsSchema, querystring: tenantQuerySchema, response: { 200: siteSchema.extend(siteAgentsSchema.shape) } } }, async (request) => {
     authorize(request, 'compute:sites:read', request.query.tenantId);
-    return siteView(await findOwnedSite(ctx.db, request.query.tenantId, request.params.siteId));
+    const site = await findOwnedSite(ctx.db, request.query.tenantId, request.params.siteId);
+    return { ...siteView(site), ...(await siteAgentsOf(ctx.db, site.id)) };
   });
 
   app.patch('/v1/sites/:siteId', { schema: { tags: ['sites'], params: siteParamsSchema, body: siteUpdateSchema, response: { 200: siteSchema } } }, async (request) => {

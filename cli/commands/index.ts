@@ -1,5 +1,6 @@
 // Every `ironflow` command, found by its words.
 import type { Command } from '../command';
+import { agentSiteCommand } from './agent';
 import { eventsCommand } from './events';
 import { imageSignerCommands } from './image-signers';
 import { imageCommands } from './images';
@@ -10,4 +11,4 @@ import { profileCommands } from './profiles';
 import { statusCommand } from './status';
 import { credentialsCreateCommand, tenantsCreateCommand } from './tenants';
 
-export const commands: Command[] = [statusCommand, eventsCommand, tenantsCreateCommand, credentialsCreateCommand, ...imageCommands, ...imageSignerCommands, ...siteCommands, ...siteTokenCommands, ...poolCommands, ...profileCommands];
+export const commands: Command[] = [statusCommand, eventsCommand, tenantsCreateCommand, credentialsCreateCommand, ...imageCommands, ...imageSignerCommands, ...siteCommands, ...siteTokenCommands, ...poolCommands, ...profileCommands, agentSiteCommand];

@@ -19,6 +19,7 @@ import { startTestControlPlane, type TestControlPlane } from '../helpers/control
 import { siteAgentFixture, type SiteAgentFixture } from '../helpers/site-agent';
 import { startSushy, type RunningSushy } from '../helpers/sushy';
 import { until } from '../helpers/provision';
+import { runCli } from '../helpers/cli';
 
 let t: TestControlPlane;
 let siteId: string;
@@ -74,6 +75,13 @@ describe('the site agent', () => {
     const state = await until(() => agent!.session.state(), (s) => s.active, 20_000, 'the boot lease');
     expect(state).toMatchObject({ connected: true, active: true, holderNodeId: nodeId });
     expect(state.epoch).toBeGreaterThanOrEqual(1);
+    // sites.get (API and CLI) shows the agent, connected, holding the lease at that epoch.
+    const shown = await t.root.call<{ agents: Array<{ nodeId: string; connected: boolean; bootServer: boolean }>; bootLease: { holderNodeId: string; epoch: number } }>('GET', `/v1/sites/${siteId}?tenantId=root`);
+    expect(shown.agents).toEqual([expect.objectContaining({ nodeId, connected: true, bootServer: true })]);
+    expect(shown.bootLease).toMatchObject({ holderNodeId: nodeId, epoch: state.epoch });
+    const cli = await runCli(['sites', 'get', siteId, '--tenant', 'root', '--format', 'json'], { apiUrl: t.cp.url, credential: t.cp.rootCredential.bearer });
+    expect(cli.code).toBe(0);
+    expect(JSON.parse(cli.stdout)).toMatchObject({ agents: [{ nodeId, connected: true }], bootLease: { holderNodeId: nodeId, epoch: state.epoch } });
     // The token never reaches the agent's log.
     const token = readFileSync(path.join(fixture.dir, 'site-token'), 'utf8');
     expect(fixture.lines.join('\n')).not.toContain(token.split('.')[1]);
@@ -223,9 +231,9 @@ describe('the site agent', () => {
     await until(() => agent!.session.state(), (s) => !s.active, 20_000, 'fencing');
     // Never later than the TTL; earlier when the lease it was told of runs out first.
     expect(Date.now() - stoppedAt).toBeLessThanOrEqual(15_000 + 500);
-    expect(fixture.lines.some((l) => l.includes('fenced'))).toBe(true);
     await until(() => agent!.session.state(), (s) => !s.connected, 20_000, 'the session to lapse');
     expect(Date.now() - stoppedAt).toBeLessThanOrEqual(15_000 + 500);
     expect(agent!.session.state().active).toBe(false);
+    expect(fixture.lines.some((l) => l.includes('"fenced: '))).toBe(true);
   }, 40_000);
 });
