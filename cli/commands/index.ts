@@ -4,6 +4,7 @@ import { agentSiteCommand } from './agent';
 import { eventsCommand } from './events';
 import { imageSignerCommands } from './image-signers';
 import { imageCommands } from './images';
+import { metalCommands } from './metal';
 import { poolCommands } from './pools';
 import { siteTokenCommands } from './site-tokens';
 import { siteCommands } from './sites';
