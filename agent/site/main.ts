@@ -3,7 +3,8 @@
 // foreground program (`ironflow agent site --config FILE`) and stops cleanly on
 // SIGINT/SIGTERM; `startSiteAgent` is the same agent for callers that own the process.
 import { FileOperationLedger } from '../bmc/operations';
-import { BootEntryStore } from './boot-entries';
+import { startSiteBootServer, type SiteBootServer } from '../boot';
+import { BootEntryStore } from '../boot/entries';
 import { loadSiteAgentConfig, type SiteAgentConfig } from './config';
 import { ControlPlaneClient } from './control-plane-client';
 import { loadOrCreateKey, type AgentIdentity } from './identity';
@@ -20,6 +21,8 @@ export interface SiteAgent {
   session: SiteSession;
   renewer: CertificateRenewer;
   log: AgentLog;
+  /** The boot server, when the config has a `[boot]` section. */
+  bootServer?: SiteBootServer;
   stop(): Promise<void>;
 }
 
@@ -32,14 +35,20 @@ export async function startSiteAgent(config: SiteAgentConfig, options: { env?: N
   const session = new SiteSession(identity, client, renewer, log);
   session.start();
   let worker: SiteWorker | undefined;
+  let bootServer: SiteBootServer | undefined;
+  const bootEntries = new BootEntryStore(config.dataDir);
   try {
     await session.firstAnswer();
+    if (config.boot) {
+      bootServer = await startSiteBootServer({ section: config.boot, controlPlaneUrl: config.controlPlaneUrl, client, identity, entries: bootEntries, session: () => session.state(), log });
+    }
     const steps = createSiteSteps({
       client,
       signer: identity,
       ledger: new FileOperationLedger(config.dataDir),
       log,
-      bootEntries: new BootEntryStore(config.dataDir),
+      bootEntries,
+      ...(bootServer ? { bootSecrets: bootServer.secrets } : {}),
       bmcNetworks: networkList(config.bmcNetworks),
       session: () => session.state(),
       drivenBmcHosts: new Set(),
@@ -48,6 +57,7 @@ export async function startSiteAgent(config: SiteAgentConfig, options: { env?: N
     worker = await startSiteWorker({ address: temporal.address, namespace: temporal.namespace, taskQueue: temporal.taskQueue, steps });
     log.info('site agent running', { nodeId: identity.current.nodeId, siteId: identity.current.siteId, taskQueue: temporal.taskQueue });
   } catch (error) {
+    await bootServer?.close();
     await session.stop();
     throw error;
   }
@@ -56,8 +66,10 @@ export async function startSiteAgent(config: SiteAgentConfig, options: { env?: N
     session,
     renewer,
     log,
+    ...(bootServer ? { bootServer } : {}),
     async stop() {
       await worker?.stop();
+      await bootServer?.close();
       await session.stop();
       log.info('site agent stopped', { nodeId: identity.current.nodeId });
     },

@@ -1,5 +1,6 @@
 // The route groups, one Fastify plugin each, with its schemas.
 import { agentBmcAccessRoutes } from './agent-bmc-access';
+import { agentBootSecretRoutes } from './agent-boot-secret';
 import { agentSessionRoutes } from './agent-sessions';
 import { eventRoutes } from './events';
 import { healthRoutes } from './health';
@@ -14,4 +15,4 @@ import { siteRoutes } from './sites';
 import { systemCheckRoutes } from './system-checks';
 import { tenantRoutes } from './tenants';
 
-export const routeGroups = [healthRoutes, eventRoutes, tenantRoutes, systemCheckRoutes, imageRoutes, siteRoutes, siteTokenRoutes, poolRoutes, joinRoutes, agentSessionRoutes, agentBmcAccessRoutes, profileRoutes, provisionWorkflowRoutes, metalRoutes];
+export const routeGroups = [healthRoutes, eventRoutes, tenantRoutes, systemCheckRoutes, imageRoutes, siteRoutes, siteTokenRoutes, poolRoutes, joinRoutes, agentSessionRoutes, agentBmcAccessRoutes, agentBootSecretRoutes, profileRoutes, provisionWorkflowRoutes, metalRoutes];

@@ -1,28 +1,36 @@
-// boot.prepareRamdisk and boot.cleanUp: the machine's boot entry for this workflow, in
-// the agent's boot entry store (two hours, as the spec's entries). The boot server that
-// serves them (proxy DHCP, TFTP, iPXE scripts) is built on top of this store.
+// boot.prepareRamdisk and boot.cleanUp on the site agent. prepareRamdisk stores the boot
+// entries metal.ensureRamdisk sends (one per PXE MAC, each naming its discovery token by
+// reference) in the boot server's store (agent/boot/entries.ts). cleanUp drops the
+// workflow's entries (or the listed MACs), forgets their tokens, and has the control plane
+// revoke the workflow's discovery tokens and delete their stored bearers.
 import { z } from 'zod';
-import { parseWith } from '../../../core/errors';
+import { macSchema, prepareRamdiskSchema } from '../../../core/boot/boot-entry';
+import { IronflowError, parseWith } from '../../../core/errors';
 import type { SiteStep, SiteStepDeps } from './deps';
 
-const ENTRY_TTL_MS = 2 * 3_600_000;
+const cleanUpWith = z.object({ macs: z.array(macSchema).max(64).optional() }).strict();
 
 export function prepareRamdiskStep(deps: SiteStepDeps): SiteStep {
   return async (input) => {
-    parseWith(z.object({}).strict(), input.with);
-    const now = Date.now();
-    const entry = { nodeId: input.target.nodeId, workflowId: input.workflowId, stepKey: input.stepKey, createdAt: new Date(now).toISOString(), notAfter: new Date(now + ENTRY_TTL_MS).toISOString() };
-    deps.bootEntries.put(entry);
-    deps.log.info('boot entry written', { nodeId: entry.nodeId, workflowId: entry.workflowId, notAfter: entry.notAfter });
-    return { entry };
+    const { entries } = parseWith(prepareRamdiskSchema, input.with);
+    const foreign = entries.find((e) => e.nodeId !== input.target.nodeId || e.workflowId !== input.workflowId);
+    if (foreign) throw new IronflowError('INVALID_INPUT', `boot entry for ${foreign.mac} names another machine or workflow than the step's`, { path: 'with.entries' });
+    deps.bootEntries.put(entries);
+    deps.log.info('boot entries written', { nodeId: input.target.nodeId, workflowId: input.workflowId, macs: entries.map((e) => e.mac) });
+    return { macs: entries.map((e) => e.mac), notAfter: entries[0]?.notAfter ?? null };
   };
 }
 
 export function cleanUpStep(deps: SiteStepDeps): SiteStep {
   return async (input) => {
-    parseWith(z.object({}).strict(), input.with);
-    const removed = deps.bootEntries.removeWorkflow(input.workflowId);
-    deps.log.info('boot entries removed', { workflowId: input.workflowId, removed });
-    return { removed };
+    const { macs } = parseWith(cleanUpWith, input.with);
+    const removed = deps.bootEntries.removeWorkflow(input.workflowId, macs);
+    deps.bootSecrets?.forget(removed);
+    const released = await deps.client.signedPost<{ revoked: number; deleted: number }>(deps.signer, '/v1/agents/boot-secret/release', {
+      nodeId: input.target.nodeId,
+      workflowId: input.workflowId,
+    });
+    deps.log.info('boot entries removed', { nodeId: input.target.nodeId, workflowId: input.workflowId, removed: removed.length, tokensRevoked: released.revoked });
+    return { removed: removed.map((e) => e.mac), tokensRevoked: released.revoked, secretsDeleted: released.deleted };
   };
 }

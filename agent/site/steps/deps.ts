@@ -2,7 +2,8 @@
 import type { BlockList } from 'node:net';
 import type { StepInput } from '../../../core/plan';
 import type { OperationLedger } from '../../bmc/operations';
-import type { BootEntryStore } from '../boot-entries';
+import type { BootSecrets } from '../../boot/boot-secrets';
+import type { BootEntryStore } from '../../boot/entries';
 import type { ControlPlaneClient } from '../control-plane-client';
 import type { AgentIdentity } from '../identity';
 import type { AgentLog } from '../log';
@@ -14,6 +15,8 @@ export interface SiteStepDeps {
   ledger: OperationLedger;
   log: AgentLog;
   bootEntries: BootEntryStore;
+  /** The boot server's in-memory discovery tokens (forgotten with their entries). */
+  bootSecrets?: BootSecrets;
   /** `[site] bmc_networks`: site.httpProxy never reaches into them. */
   bmcNetworks: BlockList;
   session: () => SessionState;
