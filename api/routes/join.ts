@@ -1,22 +1,31 @@
 // Join (agents, no API credential): POST /v1/join (token + CSR), POST /v1/join/renew
 // (current certificate + CSR by the same key), GET /v1/join/ca (the node CA, PEM).
 // The node CA is loaded, or created on first start, when this plugin registers.
+import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { recordRefusal } from '../../core/joins/refusal';
 import { joinNode } from '../../core/joins/join-node';
 import { renewCertificate } from '../../core/joins/renew-certificate';
 import { loadOrCreateNodeCa } from '../../core/pki/node-ca';
 import { caSchema, issuedCertificateSchema, joinAnswerSchema, joinSchema, renewSchema } from '../../core/schemas/join';
 import type { ApiContext } from '../context';
+import { toApiError } from '../error-handler';
 
 export const joinRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) => {
   const ca = await loadOrCreateNodeCa(ctx.db, ctx.secrets, ctx.config.dataDir);
   const temporal = { address: ctx.config.temporal.address, namespace: ctx.config.temporal.namespace };
+  // Malformed bodies are refusals too: validated here (attachValidation) so they are recorded.
+  const refuseInvalid = async (request: FastifyRequest, type: string) => {
+    if (request.validationError) await recordRefusal(ctx.db, type, toApiError(request.validationError), { data: { purpose: request.url } });
+  };
 
-  app.post('/v1/join', { schema: { tags: ['join'], security: [], body: joinSchema, response: { 201: joinAnswerSchema } } }, async (request, reply) => {
+  app.post('/v1/join', { attachValidation: true, schema: { tags: ['join'], security: [], body: joinSchema, response: { 201: joinAnswerSchema } } }, async (request, reply) => {
+    await refuseInvalid(request, 'security.join.refused');
     return reply.status(201).send(await joinNode({ db: ctx.db, ca, temporal }, request.body));
   });
 
-  app.post('/v1/join/renew', { schema: { tags: ['join'], security: [], body: renewSchema, response: { 201: issuedCertificateSchema } } }, async (request, reply) => {
+  app.post('/v1/join/renew', { attachValidation: true, schema: { tags: ['join'], security: [], body: renewSchema, response: { 201: issuedCertificateSchema } } }, async (request, reply) => {
+    await refuseInvalid(request, 'security.agent.refused');
     return reply.status(201).send(await renewCertificate(ctx.db, ca, request.body));
   });
 

@@ -24,7 +24,7 @@ export async function recordRefusal(db: DbOrTx, type: string, error: unknown, co
       tenantId: context.tenantId ?? ROOT_TENANT,
       type,
       subjectId: context.subjectId,
-      data: { ...context.data, code: error.code, reason: typeof error.details.reason === 'string' ? error.details.reason : error.code.toLowerCase() },
+      data: { ...context.data, code: error.code, reason: typeof error.details.reason === 'string' ? error.details.reason : error.code.toLowerCase().replace(/_/g, '-') },
     }).catch(() => undefined); // a failed audit write must not mask the refusal itself
   }
   throw error;

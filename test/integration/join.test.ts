@@ -137,12 +137,15 @@ describe('POST /v1/join', () => {
       if (c.reason) expect(r.body.error.details.reason).toBe(c.reason);
       if (c.path) expect(r.body.error.details.path).toBe(c.path);
     }
+    const shapeless = await t.anonymous.request<ApiError>('POST', '/v1/join', { token: 5, csr });
+    expect(shapeless.status).toBe(400);
+    expect(shapeless.body.error).toMatchObject({ code: 'INVALID_INPUT', details: { path: 'token' } });
     // None of the refused requests consumed a use of the good token.
     expect((await t.cp.db.joinToken.findUnique({ where: { id: real.id } }))?.usesLeft).toBe(3);
 
     const recorded = (await events('security.join.refused')).slice(before);
-    expect(recorded).toHaveLength(cases.length);
-    expect(recorded.map((e) => e.data.reason)).toEqual(expect.arrayContaining(['malformed-token', 'unknown-token', 'token-revoked', 'token-expired']));
+    expect(recorded).toHaveLength(cases.length + 1); // and the shapeless body
+    expect(recorded.map((e) => e.data.reason)).toEqual(expect.arrayContaining(['malformed-token', 'unknown-token', 'token-revoked', 'token-expired', 'invalid-input']));
     const everything = JSON.stringify(await t.cp.db.event.findMany());
     for (const c of cases) if (c.token.includes('.')) expect(everything).not.toContain(c.token.split('.')[1]);
     expect(everything).not.toContain(real.token.split('.')[1]);
