@@ -13,6 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBmcDriver, waitForPower } from '../../agent/bmc';
 import { RedfishBmcHost } from '../../agent/emulator/redfish-bmc';
 import type { SiteAgent } from '../../agent/site/main';
+import { ControlPlaneClient } from '../../agent/site/control-plane-client';
+import { IronflowError } from '../../core/errors';
 import { newId } from '../../core/ids';
 import type { Plan } from '../../core/plan';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
@@ -161,6 +163,21 @@ describe('the site agent', () => {
       await new Promise<void>((r) => flaky.close(() => r()));
     }
   }, 60_000);
+
+  it('grants BMC access only for a running workflow of a machine at its own site', async () => {
+    const client = new ControlPlaneClient(t.cp.url);
+    const ask = (body: object) => client.signedPost(agent!.identity, '/v1/agents/bmc-access', body).then(() => 'granted', (e: IronflowError) => e.code);
+    const nodeId = await machineWithBmc({ address: `${bmcHost.url}/redfish/v1/Systems/m1`, username: 'root', password: 'emulated-pw-1' });
+    expect(await ask({ nodeId, workflowId: `node:${nodeId}:inspecting:1` })).toBe('PERMISSION_DENIED'); // no such workflow
+    const finished = (await t.cp.db.event.findFirstOrThrow({ where: { type: 'security.bmc-access.granted' } })).data as { workflowId: string };
+    expect(await ask({ nodeId, workflowId: finished.workflowId })).toBe('PERMISSION_DENIED'); // another machine's, and finished
+    const other = await t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'lab-2', idempotencyKey: 'other-site' });
+    const elsewhere = newId('node');
+    await t.cp.db.node.create({ data: { id: elsewhere, tenantId: 'root', siteId: other.id, role: 'host' } });
+    expect(await ask({ nodeId: elsewhere, workflowId: `node:${elsewhere}:x:1` })).toBe('NOT_FOUND');
+    const refusals = await t.cp.db.event.findMany({ where: { type: 'security.bmc-access.refused' } });
+    expect(refusals.map((e) => (e.data as { reason: string }).reason)).toEqual(expect.arrayContaining(['workflow-not-running', 'node-not-at-site']));
+  }, 30_000);
 
   describe('against sushy-tools', () => {
     let sushy: RunningSushy;
