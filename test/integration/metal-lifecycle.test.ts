@@ -1,0 +1,263 @@
+// The metal lifecycle through the real API, database and Temporal dev server. The machine
+// side is emulated hardware: activity-only workers on the site agent's queue (BMC, boot
+// entries) and on each machine's ramdisk queue (inventory, DCGM, wipe, image write). Our
+// own code (the lifecycle, the provision workflow, the control steps) runs for real.
+import { createHash, generateKeyPairSync, sign } from 'node:crypto';
+import path from 'node:path';
+import { Context } from '@temporalio/activity';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ramdiskQueue, siteAgentQueue } from '../../core/agent-queues';
+import { addImageSigner } from '../../core/images/signers';
+import { imageSigningInput } from '../../core/images/signing-input';
+import type { StepInput } from '../../core/plan';
+import type { MetalBulkResult, MetalNodeView } from '../../core/schemas/metal';
+import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
+import { keepSessions, Ledger, startEmulatedAgent, until, type EmulatedAgent, type MachineActivity } from '../helpers/provision';
+
+type ErrorBody = { error: { code: string; message: string } };
+
+let t: TestControlPlane;
+let ledger: Ledger;
+let siteId: string;
+let poolId: string;
+const AGENT = 'node_metal_site_agent';
+const agents: EmulatedAgent[] = [];
+const sessions: Array<{ stop(): Promise<void> }> = [];
+
+/** The emulated machines, by node id: identity and how their hardware behaves. */
+interface Machine {
+  productUuid: string;
+  macs: string[];
+  wipeAttested: boolean;
+  /** A step (use) that hangs until it is cancelled. */
+  hang?: string;
+  disk?: string;
+}
+const machines = new Map<string, Machine>();
+let nextMachine = 0;
+
+function hardware(use: string, answer: (m: Machine, input: StepInput) => unknown): MachineActivity {
+  return async (input) => {
+    const m = machines.get(input.target.nodeId);
+    ledger.append({ step: `${input.target.nodeId}/${input.stepKey}`, use, event: 'start', queue: Context.current().info.taskQueue, data: input.with });
+    if (!m) throw new Error(`no emulated machine ${input.target.nodeId}`);
+    if (m.hang === use) {
+      for (;;) {
+        Context.current().heartbeat();
+        await Context.current().sleep(200); // throws when cancelled
+      }
+    }
+    const result = answer(m, input);
+    ledger.append({ step: `${input.target.nodeId}/${input.stepKey}`, use, event: 'done' });
+    return result;
+  };
+}
+
+const siteSteps = {
+  'inspect.oob': hardware('inspect.oob', (m) => ({ macs: m.macs.map((x) => x.toUpperCase()), productUuid: m.productUuid, arch: 'x86_64' })),
+  'metal.ensureRamdisk': hardware('metal.ensureRamdisk', () => ({ booted: true })),
+  'boot.cleanUp': hardware('boot.cleanUp', () => ({ removed: 1 })),
+  'power.setPower': hardware('power.setPower', (_m, i) => ({ power: i.with.action })),
+  'management.setBootDevice': hardware('management.setBootDevice', () => ({ ok: true })),
+  'media.eject': hardware('media.eject', () => ({ ok: true })),
+};
+const ramdiskSteps = {
+  'inventory.refresh': hardware('inventory.refresh', (m) => ({ system: { productUuid: m.productUuid }, nics: m.macs.map((mac) => ({ mac })), disks: [{ name: 'sda', sizeBytes: 1 << 30 }] })),
+  'diag.dcgm': hardware('diag.dcgm', () => ({ passed: true })),
+  'disk.wipe': hardware('disk.wipe', (m, i) => ({ mode: i.with.mode, attested: m.wipeAttested })),
+  'deploy.image': hardware('deploy.image', (m, i) => {
+    m.disk = String(i.with.source);
+    return { sha256: i.with.sha256, bytesWritten: i.with.sizeBytes };
+  }),
+};
+
+function newMachine(overrides: Partial<Machine> = {}): Machine {
+  nextMachine += 1;
+  const n = nextMachine.toString(16).padStart(2, '0');
+  return { productUuid: `4c4c4544-0000-1000-8000-0000000000${n}`, macs: [`b8:ce:f6:00:00:${n}`], wipeAttested: true, ...overrides };
+}
+
+async function enroll(machine: Machine, extra: Record<string, unknown> = {}): Promise<MetalNodeView> {
+  const res = await t.root.request<MetalNodeView>('POST', '/v1/metal/nodes', {
+    tenantId: 'root',
+    poolId,
+    bmc: { driver: 'redfish', address: `https://10.0.0.${nextMachine}`, username: 'admin', password: 'bmc-password-do-not-leak' },
+    ...extra,
+  });
+  expect(res.status).toBe(201);
+  machines.set(res.body.nodeId, machine);
+  agents.push(await startEmulatedAgent(t.config.temporal.address, ramdiskQueue(res.body.nodeId), ramdiskSteps));
+  return res.body;
+}
+
+const get = (nodeId: string) => t.root.call<MetalNodeView>('GET', `/v1/metal/nodes/${nodeId}?tenantId=root`);
+const verb = (nodeId: string, name: string, body: Record<string, unknown> = {}) => t.root.request<MetalNodeView & ErrorBody>('POST', `/v1/metal/nodes/${nodeId}/${name}`, { tenantId: 'root', ...body });
+const settle = (nodeId: string, state: string, ms = 30_000) =>
+  until(() => get(nodeId), (n) => n.provisionState === state && n.workflowId === null, ms, `${nodeId} to rest in ${state}`);
+const events = async (nodeId: string) => (await t.cp.db.event.findMany({ where: { subjectId: nodeId }, orderBy: { seq: 'asc' } })).map((e) => e.type);
+const started = (nodeId: string, use: string) => ledger.entries().filter((e) => e.step.startsWith(`${nodeId}/`) && e.use === use && e.event === 'start');
+
+async function readyNode(overrides: Partial<Machine> = {}): Promise<MetalNodeView> {
+  const node = await enroll(newMachine(overrides));
+  return settle(node.nodeId, 'ready');
+}
+
+const signer = generateKeyPairSync('ed25519');
+async function registerImage(ref: string, signed: boolean): Promise<{ sha256: string; source: string }> {
+  const input = { tenantId: 'root', ref, kind: 'os', format: 'raw', compression: 'zstd', sha256: createHash('sha256').update(ref).digest('hex'), sizeBytes: 4096, source: `https://images.example.com/${ref}.raw.zst` };
+  const signature = signed ? { signerId: 'metal-test', signature: sign(null, imageSigningInput(input), signer.privateKey).toString('base64') } : {};
+  await t.root.call('POST', '/v1/images', { ...input, ...signature });
+  return input;
+}
+async function deployProfile(id: string, imageRef: string): Promise<void> {
+  await t.root.call('POST', '/v1/profiles', {
+    tenantId: 'root',
+    document: {
+      id,
+      version: 1,
+      target: 'metal',
+      role: 'dedicated',
+      image: { ref: imageRef, format: 'raw', compression: 'zstd' },
+      steps: [{ use: 'metal.ensureRamdisk', on: 'site' }, { use: 'deploy.deploy', timeout: '1m' }, { use: 'management.setBootDevice', on: 'site', with: { device: 'disk' } }],
+      cleanup: [{ use: 'boot.cleanUp', on: 'site' }],
+    },
+  });
+}
+
+beforeAll(async () => {
+  t = await startTestControlPlane();
+  ledger = new Ledger(path.join(t.config.dataDir, 'machines.jsonl'));
+  siteId = (await t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'lab-metal', idempotencyKey: 'metal-site' })).id;
+  poolId = (await t.root.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId, class: 'metal-host', policy: { hardwareProfile: 'gpu-redfish' } })).id;
+  agents.push(await startEmulatedAgent(t.config.temporal.address, siteAgentQueue(siteId, AGENT), siteSteps));
+  sessions.push(keepSessions(t.cp.db, [{ nodeId: AGENT, siteId, role: 'site', taskQueue: siteAgentQueue(siteId, AGENT) }]));
+  await addImageSigner(t.cp.db, { tenantId: 'root', id: 'metal-test', publicKeyPem: signer.publicKey.export({ type: 'spki', format: 'pem' }).toString() });
+});
+
+afterAll(async () => {
+  for (const s of sessions) await s.stop();
+  await Promise.all(agents.map((a) => a.stop()));
+  await t?.close();
+});
+
+describe('metal lifecycle', () => {
+  it('enroll starts the lifecycle, which chains enrolling → inspecting → commissioning → ready with no caller', async () => {
+    const machine = newMachine();
+    const enrolled = await enroll(machine, { macs: [machine.macs[0]?.toUpperCase()], drivers: { boot: 'uefi-http' } });
+    expect(enrolled).toMatchObject({ provisionState: 'enrolling', bmc: { driver: 'redfish', credentialsSet: true }, macs: machine.macs, hardwareProfile: 'gpu-redfish' });
+    expect(enrolled.driverBindings).toMatchObject({ power: { driver: 'redfish' }, deploy: { driver: 'image-stream' }, boot: { driver: 'uefi-http' } });
+    expect(JSON.stringify(enrolled)).not.toContain('bmc-password-do-not-leak');
+    // The credentials are sealed in the secret store as JSON, referenced by the node.
+    const row = await t.cp.db.node.findUniqueOrThrow({ where: { id: enrolled.nodeId } });
+    expect(JSON.parse(await t.cp.secrets.get(t.cp.db, row.bmcCredentialsRef as string))).toEqual({ username: 'admin', password: 'bmc-password-do-not-leak' });
+
+    const ready = await settle(enrolled.nodeId, 'ready');
+    expect(ready).toMatchObject({ productUuid: machine.productUuid, power: 'off', maintenance: false });
+    const types = await events(enrolled.nodeId);
+    expect(types.filter((e) => e.startsWith('node.provision.') && e !== 'node.provision.workflow')).toEqual(['node.provision.enrolling', 'node.provision.inspecting', 'node.provision.commissioning', 'node.provision.ready']);
+    expect(types[0]).toBe('node.enrolled');
+    expect(types.filter((e) => e === 'node.provision.workflow')).toHaveLength(3);
+    // Each state ran its shipped profile as a child with the ids and search attributes of the design.
+    const children = [];
+    for await (const w of t.cp.temporal.workflow.list({ query: `NodeId = "${enrolled.nodeId}"` })) children.push(`${w.workflowId} ${w.type}`);
+    expect(children.sort()).toEqual([`node:${enrolled.nodeId} nodeLifecycle`, `node:${enrolled.nodeId}:commissioning:3 provision`, `node:${enrolled.nodeId}:enrolling:1 provision`, `node:${enrolled.nodeId}:inspecting:2 provision`].sort());
+    // inventory.refresh was given the enrolled identity to check; commissioning wiped and powered off.
+    expect(started(enrolled.nodeId, 'inventory.refresh')[0]?.data).toEqual({ expect: { productUuid: machine.productUuid, macs: machine.macs } });
+    expect(started(enrolled.nodeId, 'disk.wipe').map((e) => (e.data as { mode: string }).mode)).toEqual(['quick']);
+  });
+
+  it('refuses illegal verbs with INVALID_STATE and a stale version with CONFLICT', async () => {
+    const node = await readyNode();
+    const rescue = await verb(node.nodeId, 'rescue');
+    expect(rescue.status).toBe(409);
+    expect(rescue.body.error.code).toBe('INVALID_STATE');
+    expect((await verb(node.nodeId, 'recover')).body.error.code).toBe('INVALID_STATE');
+    expect((await verb(node.nodeId, 'undeploy')).body.error.code).toBe('INVALID_STATE');
+    const stale = await verb(node.nodeId, 'provide', { version: node.version - 1 });
+    expect(stale.status).toBe(409);
+    expect(stale.body.error.code).toBe('CONFLICT');
+    expect((await get(node.nodeId)).version).toBe(node.version);
+    const bad = await t.root.request<ErrorBody>('POST', `/v1/metal/nodes/${node.nodeId}/abort`, { tenantId: 'root', reason: 'x'.repeat(513) });
+    expect(bad.body.error.code).toBe('INVALID_INPUT');
+  });
+
+  it('an unknown hardware profile is INVALID_INPUT', async () => {
+    const res = await t.root.request<ErrorBody>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId, hardwareProfile: 'no-such-profile', bmc: { driver: 'ipmi', address: '10.0.0.9', username: 'a', password: 'b' } });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: 'INVALID_INPUT', details: { path: 'hardwareProfile' } });
+  });
+
+  it('deploys a signed image (the digest is checked), sets the role, and undeploy wipes back to ready', async () => {
+    const node = await readyNode();
+    const image = await registerImage('metal-os@1', true);
+    await deployProfile('metal-os-host', 'metal-os@1');
+    expect((await verb(node.nodeId, 'deploy', { profileId: 'metal-os-host', profileVersion: 1 })).body.provisionState).toBe('deploying');
+    const deployed = await settle(node.nodeId, 'deployed');
+    expect(deployed.role).toBe('dedicated');
+    expect(machines.get(node.nodeId)?.disk).toBe(image.source);
+    expect(started(node.nodeId, 'deploy.image')[0]?.data).toMatchObject({ sha256: image.sha256, format: 'raw', compression: 'zstd' });
+    const undeploy = await verb(node.nodeId, 'undeploy', { wipe: 'secure-erase' });
+    expect(undeploy.body).toMatchObject({ provisionState: 'releasing', releaseWipe: 'secure-erase' });
+    const ready = await settle(node.nodeId, 'ready');
+    expect(ready.role).toBe('machine');
+    expect(started(node.nodeId, 'disk.wipe').map((e) => (e.data as { mode: string }).mode)).toEqual(['quick', 'secure-erase']);
+  });
+
+  it('an unsigned image stops the deploy before deploy.image is sent; recover goes to releasing (which wipes) then ready', async () => {
+    const node = await readyNode();
+    await registerImage('metal-unsigned@1', false);
+    await deployProfile('metal-unsigned-host', 'metal-unsigned@1');
+    await verb(node.nodeId, 'deploy', { profileId: 'metal-unsigned-host', profileVersion: 1 });
+    const failed = await settle(node.nodeId, 'failed');
+    expect(failed).toMatchObject({ failedFrom: 'deploying', maintenance: true, lastError: { code: 'INVALID_STATE' } });
+    expect(failed.lastError?.message).toContain('unsigned');
+    expect(started(node.nodeId, 'deploy.image')).toHaveLength(0);
+    expect(started(node.nodeId, 'boot.cleanUp').length).toBeGreaterThanOrEqual(3); // cleanup still ran
+    const recovered = await verb(node.nodeId, 'recover');
+    expect(recovered.body).toMatchObject({ provisionState: 'releasing', failedFrom: null, maintenance: true });
+    await settle(node.nodeId, 'ready');
+  });
+
+  it('abort mid-workflow runs the cleanup and lands in failed with failedFrom; recover follows the table', async () => {
+    const node = await readyNode();
+    const machine = machines.get(node.nodeId) as Machine;
+    machine.hang = 'diag.dcgm';
+    const before = started(node.nodeId, 'boot.cleanUp').length;
+    await verb(node.nodeId, 'provide');
+    await until(() => started(node.nodeId, 'diag.dcgm').length, (n) => n >= 2, 20_000, 'the second DCGM run to start');
+    const aborted = await verb(node.nodeId, 'abort', { reason: 'operator stop' });
+    expect(aborted.body).toMatchObject({ provisionState: 'failed', failedFrom: 'commissioning', maintenance: true, lastError: { code: 'ABORTED', message: 'operator stop' } });
+    await until(() => started(node.nodeId, 'boot.cleanUp').length, (n) => n > before, 20_000, 'cleanup after the abort');
+    // The aborted child ended ABORTED after its cleanup; the node stayed failed.
+    const child = ledger.entries().filter((e) => e.step.startsWith(`${node.nodeId}/`) && e.use === 'diag.dcgm' && e.event === 'done');
+    expect(child).toHaveLength(1); // only the first commissioning's DCGM finished
+    expect((await settle(node.nodeId, 'failed')).failedFrom).toBe('commissioning');
+    machine.hang = undefined;
+    expect((await verb(node.nodeId, 'recover')).body.provisionState).toBe('enrolling');
+    await settle(node.nodeId, 'ready');
+  });
+
+  it('a release whose wipe is not attested fails with UNVERIFIED_WIPE instead of reaching ready', async () => {
+    const node = await readyNode();
+    await registerImage('metal-os@2', true);
+    await deployProfile('metal-os-host-2', 'metal-os@2');
+    await verb(node.nodeId, 'deploy', { profileId: 'metal-os-host-2', profileVersion: 1 });
+    await settle(node.nodeId, 'deployed');
+    (machines.get(node.nodeId) as Machine).wipeAttested = false;
+    await verb(node.nodeId, 'undeploy');
+    const failed = await settle(node.nodeId, 'failed');
+    expect(failed).toMatchObject({ failedFrom: 'releasing', lastError: { code: 'UNVERIFIED_WIPE' } });
+  });
+
+  it('bulk decides each node on its own and reports per-node outcomes', async () => {
+    const a = await readyNode();
+    const b = await enroll(newMachine({ hang: 'inspect.oob' }));
+    const res = await t.root.call<MetalBulkResult>('POST', '/v1/metal/bulk', { tenantId: 'root', poolId, verb: 'provide', nodeIds: [a.nodeId, b.nodeId, 'node_00000000000000000000000000'], reason: 're-burn-in' });
+    expect(res).toMatchObject({ verb: 'provide', applied: 1, refused: 2 });
+    expect(res.results.find((r) => r.nodeId === a.nodeId)).toMatchObject({ outcome: 'applied', provisionState: 'commissioning' });
+    expect(res.results.find((r) => r.nodeId === b.nodeId)?.error?.code).toBe('INVALID_STATE');
+    expect(res.results.find((r) => r.nodeId.startsWith('node_0000'))?.error?.code).toBe('NOT_FOUND');
+    await settle(a.nodeId, 'ready');
+    await verb(b.nodeId, 'abort', { reason: 'test done' });
+  });
+});
