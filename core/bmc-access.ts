@@ -20,7 +20,7 @@ export interface BmcAccessDeps {
 }
 
 /** Whether the workflow runs now and is about this machine (its NodeId search attribute, or its id). */
-async function workflowRunsFor(temporal: Client, workflowId: string, nodeId: string): Promise<boolean> {
+export async function workflowRunsFor(temporal: Client, workflowId: string, nodeId: string): Promise<boolean> {
   let description;
   try {
     description = await temporal.workflow.getHandle(workflowId).describe();

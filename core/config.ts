@@ -36,6 +36,8 @@ export interface IronflowConfig {
   controlQueue: string;
   /** DATABASE_URL when set (postgres://…), else the SQLite file in the data dir. */
   databaseUrl: string;
+  /** The discovery attestor's approval mode (IRONFLOW_DISCOVERY_APPROVAL): never, unknown-machines, always. */
+  discoveryApproval: 'never' | 'unknown-machines' | 'always';
 }
 
 export const repoRoot = path.resolve(fileURLToPath(new URL('.', import.meta.url)), '..');
@@ -48,6 +50,12 @@ function envInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number 
     throw new Error(`${name}=${raw} is not a port number (0-65535)`);
   }
   return value;
+}
+
+function discoveryApprovalFrom(raw: string | undefined): IronflowConfig['discoveryApproval'] {
+  if (raw === undefined || raw === '') return 'never';
+  if (raw === 'never' || raw === 'unknown-machines' || raw === 'always') return raw;
+  throw new Error(`IRONFLOW_DISCOVERY_APPROVAL=${raw} is not one of never, unknown-machines, always`);
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): IronflowConfig {
@@ -76,5 +84,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): IronflowConfig
     api: { host, port, publicUrl: env.IRONFLOW_API_URL || `http://${host}:${port}` },
     controlQueue: env.IRONFLOW_CONTROL_QUEUE || doc.worker.controlQueue,
     databaseUrl: env.DATABASE_URL || `file:${sqliteFile}`,
+    discoveryApproval: discoveryApprovalFrom(env.IRONFLOW_DISCOVERY_APPROVAL),
   };
 }

@@ -6,6 +6,7 @@ import { eventRoutes } from './events';
 import { healthRoutes } from './health';
 import { imageRoutes } from './images';
 import { joinRoutes } from './join';
+import { joinRequestRoutes } from './join-requests';
 import { metalRoutes } from './metal';
 import { poolRoutes } from './pools';
 import { profileRoutes } from './profiles';
@@ -15,4 +16,4 @@ import { siteRoutes } from './sites';
 import { systemCheckRoutes } from './system-checks';
 import { tenantRoutes } from './tenants';
 
-export const routeGroups = [healthRoutes, eventRoutes, tenantRoutes, systemCheckRoutes, imageRoutes, siteRoutes, siteTokenRoutes, poolRoutes, joinRoutes, agentSessionRoutes, agentBmcAccessRoutes, agentBootSecretRoutes, profileRoutes, provisionWorkflowRoutes, metalRoutes];
+export const routeGroups = [healthRoutes, eventRoutes, tenantRoutes, systemCheckRoutes, imageRoutes, siteRoutes, siteTokenRoutes, poolRoutes, joinRoutes, joinRequestRoutes, agentSessionRoutes, agentBmcAccessRoutes, agentBootSecretRoutes, profileRoutes, provisionWorkflowRoutes, metalRoutes];

@@ -4,6 +4,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { recordRefusal } from '../../core/joins/refusal';
+import { workflowRunsFor } from '../../core/bmc-access';
 import { joinNode } from '../../core/joins/join-node';
 import { renewCertificate } from '../../core/joins/renew-certificate';
 import { loadOrCreateNodeCa } from '../../core/pki/node-ca';
@@ -21,7 +22,8 @@ export const joinRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) =>
 
   app.post('/v1/join', { attachValidation: true, schema: { tags: ['join'], security: [], body: joinSchema, response: { 201: joinAnswerSchema } } }, async (request, reply) => {
     await refuseInvalid(request, 'security.join.refused');
-    return reply.status(201).send(await joinNode({ db: ctx.db, ca, temporal }, request.body));
+    const workflowRuns = (workflowId: string, nodeId: string) => workflowRunsFor(ctx.temporal, workflowId, nodeId);
+    return reply.status(201).send(await joinNode({ db: ctx.db, ca, temporal, workflowRuns, discoveryApproval: ctx.config.discoveryApproval }, request.body));
   });
 
   app.post('/v1/join/renew', { attachValidation: true, schema: { tags: ['join'], security: [], body: renewSchema, response: { 201: issuedCertificateSchema } } }, async (request, reply) => {

@@ -3,6 +3,8 @@
 // there, so a refused or failed join consumes nothing.
 import type { Tx } from '../db';
 import type { ParsedCsr } from '../pki/csr';
+import type { NodeCa } from '../pki/node-ca';
+import type { JoinInput } from '../schemas/join';
 
 export interface JoinTokenRecord {
   id: string;
@@ -14,6 +16,9 @@ export interface JoinTokenRecord {
   usesLeft: number;
   expiresAt: Date;
   revokedAt: Date | null;
+  /** Discovery tokens: the MAC and the workflow they are bound to. */
+  expectMac?: string | null;
+  workflowId?: string | null;
 }
 
 export interface AttestationRequest {
@@ -21,7 +26,18 @@ export interface AttestationRequest {
   token: JoinTokenRecord;
   csr: ParsedCsr;
   now: Date;
+  /** The node CA: attestors that check other agents' certificates (discovery) use it. */
+  ca?: NodeCa;
+  /** The joiner's evidence beyond the token (a ramdisk's discovery assertion and MACs). */
+  discovery?: JoinInput['discovery'];
+  /** Whether a workflow runs now and is about this node (asked of Temporal). */
+  workflowRuns?: (workflowId: string, nodeId: string) => Promise<boolean>;
+  /** The discovery attestor's operator approval mode (spec 001): never (default), unknown-machines, always. */
+  discoveryApproval?: DiscoveryApproval;
 }
+
+export const discoveryApprovalModes = ['never', 'unknown-machines', 'always'] as const;
+export type DiscoveryApproval = (typeof discoveryApprovalModes)[number];
 
 export interface Admission {
   tenantId: string;

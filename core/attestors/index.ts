@@ -2,9 +2,10 @@
 // (discovery, provisioned).
 import { refusal } from '../joins/refusal';
 import type { Attestor } from './attestor';
+import { discoveryAttestor } from './discovery-attestor';
 import { siteAttestor } from './site-attestor';
 
-const attestors = new Map<string, Attestor>([[siteAttestor.role, siteAttestor]]);
+const attestors = new Map<string, Attestor>([[siteAttestor.role, siteAttestor], [discoveryAttestor.role, discoveryAttestor]]);
 
 export function attestorFor(role: string): Attestor {
   const attestor = attestors.get(role);

@@ -2,6 +2,7 @@
 // Temporal. The token's attestor admits it inside the transaction that creates the node
 // and records the certificate, so a token use is consumed exactly when a join succeeds.
 import { attestorFor, type JoinTokenRecord } from '../attestors';
+import type { DiscoveryApproval } from '../attestors/attestor';
 import { parseBearer, secretMatches } from '../bearer';
 import type { Db } from '../db';
 import { appendEvent } from '../events';
@@ -10,6 +11,7 @@ import { parseCsr } from '../pki/csr';
 import type { NodeCa } from '../pki/node-ca';
 import type { JoinAnswer, JoinInput } from '../schemas/join';
 import { agentTaskQueue, validityFor } from './certificate-policy';
+import { DeferredJoin } from './join-requests';
 import { recordRefusal, refusal } from './refusal';
 import { recordCertificate } from './record-certificate';
 
@@ -17,6 +19,9 @@ export interface JoinDeps {
   db: Db;
   ca: NodeCa;
   temporal: { address: string; namespace: string };
+  /** For the discovery attestor: whether a workflow runs now and is about a node. */
+  workflowRuns?: (workflowId: string, nodeId: string) => Promise<boolean>;
+  discoveryApproval?: DiscoveryApproval;
 }
 
 async function findToken(db: Db, bearer: string): Promise<JoinTokenRecord> {
@@ -37,7 +42,7 @@ export async function joinNode(deps: JoinDeps, input: JoinInput): Promise<JoinAn
     const found = token;
     const now = new Date();
     const issued = await db.$transaction(async (tx) => {
-      const admission = await attestor.admit({ tx, token: found, csr, now });
+      const admission = await attestor.admit({ tx, token: found, csr, now, ca, discovery: input.discovery, workflowRuns: deps.workflowRuns, discoveryApproval: deps.discoveryApproval });
       if (admission.newNode) {
         await tx.node.create({ data: { id: admission.nodeId, tenantId: admission.tenantId, siteId: admission.siteId, poolId: admission.poolId, role: admission.role } });
       }
@@ -61,6 +66,7 @@ export async function joinNode(deps: JoinDeps, input: JoinInput): Promise<JoinAn
       temporal: { address: deps.temporal.address, namespace: deps.temporal.namespace, taskQueue: agentTaskQueue(admission.role, admission.siteId, admission.nodeId) },
     };
   } catch (error) {
+    if (error instanceof DeferredJoin) await error.record(db);
     return recordRefusal(db, 'security.join.refused', error, {
       tenantId: token?.tenantId,
       subjectId: token?.id,

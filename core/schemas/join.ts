@@ -10,6 +10,18 @@ export const joinSchema = z
     token: z.string().min(1).max(512),
     /** PEM `CERTIFICATE REQUEST`, ECDSA P-256 or Ed25519. */
     csr: pemSchema,
+    /** A ramdisk's evidence for the discovery attestor (core/attestors/discovery-attestor.ts). */
+    discovery: z
+      .object({
+        /** The site agent's signed discovery assertion, as its iPXE script gave it (if.assertion). */
+        assertion: z.string().min(1).max(4096),
+        /** The MACs the machine has. */
+        macs: z.array(z.string().max(32)).min(1).max(64),
+        /** The machine's SMBIOS product UUID, when it can read one. */
+        productUuid: z.string().max(36).optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 export type JoinInput = z.infer<typeof joinSchema>;
