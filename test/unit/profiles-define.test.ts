@@ -88,12 +88,11 @@ describe('defineProfile', () => {
   });
 
   it('refuses a profile with userData whose deploy runs before userdata.render', () => {
+    // Both steps are registered by metal (core/steps/metal.ts).
     const registry = stepRegistry.extend();
-    registry.register({ use: 'userdata.render', summary: 'test', queues: ['control'], with: z.object({}).strict(), defaultTimeout: '1m', defaultRetries: 0 });
-    registry.register({ use: 'deploy.deploy', summary: 'test', queues: ['ramdisk'], with: z.object({}).strict(), defaultTimeout: '30m', defaultRetries: 0 });
     const doc: any = base();
     doc.userData = { kind: 'cloud-init', template: 'bcd-host.yaml.hbs' };
-    doc.steps.splice(4, 0, { use: 'deploy.deploy', on: 'ramdisk' });
+    doc.steps.splice(4, 0, { use: 'deploy.deploy' });
     expect(pathOf(() => defineProfile(doc, registry))).toEqual({ code: 'INVALID_CONFIG', path: 'steps[4].use' });
     doc.steps.push({ use: 'userdata.render' }); // after the deploy: still wrong
     expect(pathOf(() => defineProfile(doc, registry)).path).toBe('steps[4].use');
