@@ -1,5 +1,6 @@
 // All control-plane activities, built from their dependencies.
 import type { ActivityDeps } from './deps';
+import { createMetalEnsureRamdiskActivities } from './metal-ensure-ramdisk';
 import { createMetalStepActivities } from './metal-steps';
 import { createNodeLifecycleActivities } from './node-lifecycle';
 import { createProvisionStepActivities } from './provision-steps';
@@ -15,6 +16,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createSiteBootActivities(deps),
     ...createNodeLifecycleActivities(deps),
     ...createMetalStepActivities(deps),
+    ...createMetalEnsureRamdiskActivities(deps),
   };
 }
 export type ControlPlaneActivities = ReturnType<typeof createActivities>;

@@ -26,7 +26,7 @@ export const agentSessionRoutes: FastifyPluginAsyncZod<ApiContext> = async (app,
     await ctx.db.agentSession.upsert({
       where: { nodeId: agent.nodeId },
       create: { nodeId: agent.nodeId, siteId: agent.siteId ?? '', role: agent.role, lastSeenAt: now, taskQueue },
-      update: { lastSeenAt: now, taskQueue, ...(previous && !isConnected(previous.lastSeenAt, now.getTime()) ? { connectedAt: now } : {}) },
+      update: { lastSeenAt: now, taskQueue, role: agent.role, ...(previous && !isConnected(previous.lastSeenAt, now.getTime()) ? { connectedAt: now } : {}) },
     });
     const isSiteAgent = agent.role === 'site' && agent.siteId !== null;
     if (isSiteAgent && (!previous || !isConnected(previous.lastSeenAt, now.getTime()))) {
