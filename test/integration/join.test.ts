@@ -168,12 +168,12 @@ describe('POST /v1/join', () => {
   });
 
   it('answers UNSUPPORTED for a token role no attestor handles yet', async () => {
-    // Discovery tokens come with a later issue; a row of that role must not join as a site agent.
+    // A role no attestor is installed for (a row a future module might write) must not join as anything.
     const { mintBearer } = await import('../../core/bearer');
-    const id = 'jt_0000000000000000000000disc';
+    const id = 'jt_0000000000000000000000rol3';
     const { bearer, secretHash } = mintBearer('ifjt', id);
-    await t.cp.db.joinToken.create({ data: { id, tenantId: 'root', siteId: site.id, role: 'discovery', secretHash, maxUses: 1, usesLeft: 1, expiresAt: new Date(Date.now() + 600_000) } });
-    const r = await join(bearer, newKeyAndCsr(dir, 'disc', 'ec'));
+    await t.cp.db.joinToken.create({ data: { id, tenantId: 'root', siteId: site.id, role: 'future-role', secretHash, maxUses: 1, usesLeft: 1, expiresAt: new Date(Date.now() + 600_000) } });
+    const r = await join(bearer, newKeyAndCsr(dir, 'future-role', 'ec'));
     expect(r.status).toBe(422);
     expect(r.body.error).toMatchObject({ code: 'UNSUPPORTED', details: { reason: 'no-attestor' } });
     expect((await t.cp.db.joinToken.findUnique({ where: { id } }))?.usesLeft).toBe(1);
