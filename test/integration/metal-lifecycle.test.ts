@@ -260,4 +260,33 @@ describe('metal lifecycle', () => {
     await settle(a.nodeId, 'ready');
     await verb(b.nodeId, 'abort', { reason: 'test done' });
   });
+  it('rescue boots the rescue ramdisk; unrescue returns to deployed once the OS rejoins (a second call is unchanged)', async () => {
+    const node = await readyNode();
+    await registerImage('metal-os@3', true);
+    await deployProfile('metal-os-host-3', 'metal-os@3');
+    await verb(node.nodeId, 'deploy', { profileId: 'metal-os-host-3', profileVersion: 1 });
+    await settle(node.nodeId, 'deployed');
+    expect((await verb(node.nodeId, 'rescue')).body).toMatchObject({ provisionState: 'rescue', provisionPhase: 'booting' });
+    const booted = await until(() => get(node.nodeId), (n) => n.provisionPhase === 'booted', 20_000, 'the rescue ramdisk');
+    const first = await verb(node.nodeId, 'unrescue');
+    expect(first.body).toMatchObject({ provisionState: 'rescue', provisionPhase: 'unrescuing', version: booted.version + 1 });
+    const second = await verb(node.nodeId, 'unrescue');
+    expect(second.body.version).toBe(first.body.version);
+    expect(await events(node.nodeId)).toContain('node.provision.unrescuing');
+    // The installed OS comes back: its node agent's session (what wait.agentJoined looks for).
+    await t.cp.db.agentSession.upsert({ where: { nodeId: node.nodeId }, create: { nodeId: node.nodeId, siteId, role: 'node', taskQueue: `node.${node.nodeId}`, lastSeenAt: new Date() }, update: { role: 'node', lastSeenAt: new Date() } });
+    await settle(node.nodeId, 'deployed');
+  });
+
+  it('an agentless pool runs the -oob profiles and reaches ready without a ramdisk', async () => {
+    const oobPool = (await t.root.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId, class: 'agentless', policy: { agent: 'none' } })).id;
+    const machine = newMachine();
+    const res = await t.root.request<MetalNodeView>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId: oobPool, bmc: { driver: 'ipmi', address: '10.0.1.1', username: 'a', password: 'b' } });
+    machines.set(res.body.nodeId, machine);
+    await settle(res.body.nodeId, 'ready');
+    const refs = [];
+    for await (const w of t.cp.temporal.workflow.list({ query: `NodeId = "${res.body.nodeId}" AND WorkflowType = "provision"` })) refs.push(w.searchAttributes.ProfileRef?.[0]);
+    expect(refs.sort()).toEqual(['metal-commission-oob@1', 'metal-enroll@1', 'metal-inspect-oob@1']);
+    expect(started(res.body.nodeId, 'metal.ensureRamdisk')).toHaveLength(0);
+  });
 });
