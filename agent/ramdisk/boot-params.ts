@@ -1,0 +1,37 @@
+// The ramdisk's boot parameters: the `if.*` arguments of its kernel command line, as the
+// site agent's iPXE script rendered them (agent/boot/ipxe-script.ts).
+import { z } from 'zod';
+import { IronflowError, parseWith } from '../../core/errors';
+import { IPXE_PARAM_PREFIX } from '../boot/ipxe-script';
+
+export const bootParamsSchema = z
+  .object({
+    /** The control plane the ramdisk joins. */
+    gateway: z.url({ protocol: /^https?$/ }),
+    /** sha256 (hex) of the node CA: the ramdisk trusts only a control plane whose CA matches. */
+    ca: z.string().regex(/^[0-9a-f]{64}$/),
+    mac: z.string().max(32),
+    /** The discovery token (single use). */
+    token: z.string().min(1).max(512),
+    /** The site agent's signed discovery assertion. */
+    assertion: z.string().min(1).max(4096),
+  })
+  .strip();
+export type BootParams = z.infer<typeof bootParamsSchema>;
+
+/** From a kernel command line (`/proc/cmdline`) or the arguments of an iPXE kernel line. */
+export function bootParamsFrom(cmdline: string | string[]): BootParams {
+  const args = Array.isArray(cmdline) ? cmdline : cmdline.trim().split(/\s+/);
+  const params: Record<string, string> = {};
+  for (const arg of args) {
+    if (!arg.startsWith(IPXE_PARAM_PREFIX)) continue;
+    const eq = arg.indexOf('=');
+    if (eq > 0) params[arg.slice(IPXE_PARAM_PREFIX.length, eq)] = arg.slice(eq + 1);
+  }
+  try {
+    return parseWith(bootParamsSchema, params, 'INVALID_CONFIG');
+  } catch (error) {
+    if (error instanceof IronflowError) throw new IronflowError('INVALID_CONFIG', `the kernel command line lacks the ramdisk's boot parameters (if.gateway, if.ca, if.mac, if.token, if.assertion): ${error.message}`, error.details);
+    throw error;
+  }
+}

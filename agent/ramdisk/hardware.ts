@@ -1,0 +1,29 @@
+// What a ramdisk sees of its machine. A real ramdisk reads DMI, /sys/class/net and block
+// devices; the machine emulator hands in its description and a file as the disk.
+export interface RamdiskNic {
+  mac: string;
+  ip?: string;
+}
+
+export interface RamdiskDisk {
+  name: string;
+  /** A block device, or the emulator's disk file. */
+  path: string;
+  sizeBytes: number;
+}
+
+export interface DcgmReport {
+  level: number;
+  tests: Array<{ name: string; passed: boolean; detail?: string }>;
+}
+
+export interface RamdiskHardware {
+  system: { productUuid: string | null; vendor: string; model: string; serial: string; arch: string; uefi: boolean; cpus: number; memoryBytes: number };
+  nics: RamdiskNic[];
+  disks: RamdiskDisk[];
+  gpus: Array<{ model: string; uuid: string }>;
+  /** The machine's own DCGM answer when no `dcgmi` is installed (the emulator's). */
+  dcgm?: (level: number) => Promise<DcgmReport>;
+  /** Boots the installed OS from disk (kexec). Resolves once it is under way. */
+  kexec(): Promise<void>;
+}

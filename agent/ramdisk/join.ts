@@ -1,0 +1,57 @@
+// The ramdisk joins: a fresh key (in memory: a ramdisk keeps nothing), the node CA checked
+// against the pin from its boot parameters, then POST /v1/join with the discovery token,
+// the CSR and its evidence (the assertion, its MACs, its product UUID). A join deferred to
+// an operator (approval-pending) is retried with the same key and CSR.
+import { createHash, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { IronflowError, isIronflowError } from '../../core/errors';
+import { buildCsr } from '../../core/pki/csr-builder';
+import { fromPem } from '../../core/pki/pem';
+import type { JoinAnswer } from '../../core/schemas/join';
+import type { ControlPlaneClient } from '../site/control-plane-client';
+import type { AgentLog } from '../site/log';
+import type { BootParams } from './boot-params';
+import type { RamdiskHardware } from './hardware';
+
+export interface RamdiskIdentity {
+  key: KeyObject;
+  answer: JoinAnswer;
+  certificatePem(): string;
+}
+
+const caFingerprint = (pem: string) => createHash('sha256').update(fromPem(pem, ['CERTIFICATE'], 'ca')).digest('hex');
+
+export async function joinAsRamdisk(
+  params: BootParams,
+  hardware: RamdiskHardware,
+  client: ControlPlaneClient,
+  log: AgentLog,
+  options: { approvalRetryMs?: number; signal?: AbortSignal } = {},
+): Promise<RamdiskIdentity> {
+  const { privateKey: key } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const csr = await buildCsr(key, 'ironflow-ramdisk');
+  const body = {
+    token: params.token,
+    csr,
+    discovery: {
+      assertion: params.assertion,
+      macs: hardware.nics.map((n) => n.mac),
+      ...(hardware.system.productUuid ? { productUuid: hardware.system.productUuid } : {}),
+    },
+  };
+  for (;;) {
+    try {
+      const answer = await client.post<JoinAnswer>('/v1/join', body);
+      const ca = answer.certificateChain[answer.certificateChain.length - 1];
+      if (!ca || caFingerprint(ca) !== params.ca) {
+        throw new IronflowError('UNAUTHENTICATED', 'the control plane\'s CA is not the one pinned in the boot parameters (if.ca); not trusting it', { reason: 'ca-pin' });
+      }
+      log.info('ramdisk joined', { nodeId: answer.nodeId, role: answer.role, taskQueue: answer.temporal.taskQueue, expiresAt: answer.expiresAt });
+      return { key, answer, certificatePem: () => answer.certificateChain[0] as string };
+    } catch (error) {
+      const pending = isIronflowError(error) && error.details.reason === 'approval-pending';
+      if (!pending || options.signal?.aborted) throw error;
+      log.info('join waits for an operator\'s approval; retrying', { joinRequestId: error.details.joinRequestId });
+      await new Promise((r) => setTimeout(r, options.approvalRetryMs ?? 30_000));
+    }
+  }
+}

@@ -1,0 +1,96 @@
+// The agent in ramdisk mode: reads its boot parameters (the `if.*` kernel arguments),
+// joins as its machine's node with the discovery token and the site agent's assertion,
+// keeps a session, and runs a Temporal worker on ramdisk.<nodeId> for the commissioning
+// kinds only: inventory.refresh, disk.wipe, deploy.image, boot.kexec, diag.dcgm. Anything
+// else sent to its queue is refused. Many ramdisks may share one Temporal connection (the
+// machine emulator runs hundreds in one process).
+import { ApplicationFailure } from '@temporalio/common';
+import { Context } from '@temporalio/activity';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { installWorkerRuntime } from '../../worker/runtime';
+import { ControlPlaneClient } from '../site/control-plane-client';
+import { AgentLog } from '../site/log';
+import { reportingFailures } from '../site/step-failure';
+import type { BootParams } from './boot-params';
+import type { RamdiskHardware } from './hardware';
+import { RamdiskHeartbeat } from './heartbeat';
+import { joinAsRamdisk } from './join';
+import type { RamdiskStep, RamdiskStepDeps } from './steps/deps';
+import { deployImageStep } from './steps/deploy-image';
+import { diskWipeStep } from './steps/disk-wipe';
+import { inventoryStep } from './steps/inventory';
+import { dcgmStep, kexecStep } from './steps/machine';
+
+export const RAMDISK_STEP_KINDS = ['inventory.refresh', 'disk.wipe', 'deploy.image', 'boot.kexec', 'diag.dcgm'] as const;
+
+export interface RamdiskAgent {
+  nodeId: string;
+  taskQueue: string;
+  log: AgentLog;
+  stop(): Promise<void>;
+}
+
+export interface RamdiskAgentOptions {
+  params: BootParams;
+  hardware: RamdiskHardware;
+  log?: AgentLog;
+  /** A Temporal connection to share (the caller closes it); else the agent opens its own. */
+  connection?: NativeConnection;
+  approvalRetryMs?: number;
+}
+
+function heartbeat(details: Record<string, unknown>): void {
+  try {
+    Context.current().heartbeat(details);
+  } catch {
+    // not inside an activity
+  }
+}
+
+export async function startRamdiskAgent(options: RamdiskAgentOptions): Promise<RamdiskAgent> {
+  const log = options.log ?? new AgentLog();
+  const client = new ControlPlaneClient(options.params.gateway);
+  const identity = await joinAsRamdisk(options.params, options.hardware, client, log, { approvalRetryMs: options.approvalRetryMs });
+  const signer = { key: identity.key, certificatePem: identity.certificatePem };
+  const session = new RamdiskHeartbeat(client, signer, log);
+  await session.started();
+  const deps: RamdiskStepDeps = { nodeId: identity.answer.nodeId, key: identity.key, certificatePem: identity.certificatePem, hardware: options.hardware, log, heartbeat };
+  const steps: Record<(typeof RAMDISK_STEP_KINDS)[number], RamdiskStep> = {
+    'inventory.refresh': inventoryStep(deps),
+    'disk.wipe': diskWipeStep(deps),
+    'deploy.image': deployImageStep(deps),
+    'boot.kexec': kexecStep(deps),
+    'diag.dcgm': dcgmStep(deps),
+  };
+  const activities: Record<string, (...args: never[]) => Promise<unknown>> = {
+    default: async () => {
+      throw ApplicationFailure.create({ type: 'UNSUPPORTED', message: `${Context.current().info.activityType} is not a ramdisk step kind; a ramdisk runs only ${RAMDISK_STEP_KINDS.join(', ')}`, nonRetryable: true });
+    },
+  };
+  for (const kind of RAMDISK_STEP_KINDS) activities[kind] = reportingFailures(steps[kind]);
+
+  installWorkerRuntime();
+  const { temporal } = identity.answer;
+  const ownConnection = options.connection ? undefined : await NativeConnection.connect({ address: temporal.address });
+  const connection = (options.connection ?? ownConnection) as NativeConnection;
+  let worker: Worker;
+  try {
+    worker = await Worker.create({ connection, namespace: temporal.namespace, taskQueue: temporal.taskQueue, activities, shutdownGraceTime: '2s', maxConcurrentActivityTaskExecutions: 4 });
+  } catch (error) {
+    session.stop();
+    await ownConnection?.close();
+    throw error;
+  }
+  const running = worker.run().finally(() => ownConnection?.close());
+  log.info('ramdisk running', { nodeId: identity.answer.nodeId, taskQueue: temporal.taskQueue });
+  return {
+    nodeId: identity.answer.nodeId,
+    taskQueue: temporal.taskQueue,
+    log,
+    async stop() {
+      session.stop();
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running.catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,84 @@
+// deploy.image: streams the image from its source URL over HTTP(S) to the machine's first
+// disk, decompressing on the way (none, gzip, zstd), with the sha256 of the bytes as
+// fetched (the catalog's digest is of the artifact) computed on the stream. A digest that
+// differs is DRIVER_ERROR, and the written head is zeroed so the machine cannot boot it.
+// Heartbeats report the bytes written.
+import { createHash } from 'node:crypto';
+import { open } from 'node:fs/promises';
+import { Readable, Transform, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { z } from 'zod';
+import { IronflowError, parseWith } from '../../../core/errors';
+import { decompressor } from '../decompress';
+import type { RamdiskStep, RamdiskStepDeps } from './deps';
+
+const deployWith = z
+  .object({
+    imageId: z.string().max(64).optional(),
+    source: z.url({ protocol: /^https?$/, error: 'deploy.image streams from an http(s) URL' }),
+    sha256: z.string().regex(/^[0-9a-f]{64}$/),
+    sizeBytes: z.number().int().nonnegative().optional(),
+    format: z.enum(['raw', 'qcow2']).default('raw'),
+    compression: z.enum(['none', 'gzip', 'zstd']).default('none'),
+    userDataRef: z.string().max(64).optional(),
+  })
+  .strict();
+
+const HEARTBEAT_EVERY_BYTES = 8 * 1024 * 1024;
+
+export function deployImageStep(deps: RamdiskStepDeps): RamdiskStep {
+  return async (input) => {
+    const image = parseWith(deployWith, input.with);
+    if (image.format === 'qcow2') throw new IronflowError('UNSUPPORTED', 'this ramdisk writes raw images; convert qcow2 with qemu-img convert -O raw', { path: 'with.format' });
+    const disk = deps.hardware.disks[0];
+    if (!disk) throw new IronflowError('INVALID_STATE', 'this machine has no disk to write the image to');
+    const response = await fetch(image.source, { signal: AbortSignal.timeout(3_600_000) }).catch((error: Error) => {
+      throw new IronflowError('DRIVER_ERROR', `the image source ${new URL(image.source).origin} did not answer: ${error.message}`, { reason: 'source-unreachable' });
+    });
+    if (!response.ok || !response.body) throw new IronflowError('DRIVER_ERROR', `the image source answered ${response.status}`, { reason: 'source-status', status: response.status });
+
+    const digest = createHash('sha256');
+    let fetched = 0;
+    const hashing = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        digest.update(chunk);
+        fetched += chunk.length;
+        done(null, chunk);
+      },
+    });
+    const handle = await open(disk.path, 'r+');
+    let written = 0;
+    let reported = 0;
+    const toDisk = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        if (written + chunk.length > disk.sizeBytes) return done(new IronflowError('DRIVER_ERROR', `the image is larger than disk ${disk.name} (${disk.sizeBytes} bytes)`, { reason: 'image-too-large' }));
+        handle.write(chunk, 0, chunk.length, written).then(() => {
+          written += chunk.length;
+          if (written - reported >= HEARTBEAT_EVERY_BYTES) {
+            reported = written;
+            deps.heartbeat({ bytesWritten: written, bytesFetched: fetched });
+          }
+          done();
+        }, done);
+      },
+    });
+    try {
+      await pipeline(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>), hashing, decompressor(image.compression), toDisk);
+      await handle.sync();
+    } catch (error) {
+      if (error instanceof IronflowError) throw error;
+      throw new IronflowError('DRIVER_ERROR', `writing the image failed: ${(error as Error).message}`, { reason: 'write-failed' });
+    } finally {
+      await handle.close();
+    }
+    const sha256 = digest.digest('hex');
+    if (sha256 !== image.sha256) {
+      const head = await open(disk.path, 'r+');
+      await head.write(Buffer.alloc(Math.min(written, 1024 * 1024)), 0, Math.min(written, 1024 * 1024), 0).finally(() => head.close());
+      throw new IronflowError('DRIVER_ERROR', `the image's digest is ${sha256}, expected ${image.sha256}: the image was not deployed`, { reason: 'digest-mismatch', sha256 });
+    }
+    deps.heartbeat({ bytesWritten: written, bytesFetched: fetched });
+    deps.log.info('image written', { nodeId: deps.nodeId, imageId: image.imageId ?? null, bytesWritten: written, sha256 });
+    return { sha256, bytesWritten: written, bytesFetched: fetched, disk: disk.name };
+  };
+}
