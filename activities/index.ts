@@ -7,6 +7,7 @@ import { createProvisionStepActivities } from './provision-steps';
 import { createSiteBootActivities } from './site-boot';
 import { createSiteRoutingActivities } from './site-routing';
 import { createSystemCheckActivities } from './system-check';
+import { createUserDataActivities } from './userdata-render';
 
 export function createActivities(deps: ActivityDeps) {
   return {
@@ -17,6 +18,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createNodeLifecycleActivities(deps),
     ...createMetalStepActivities(deps),
     ...createMetalEnsureRamdiskActivities(deps),
+    ...createUserDataActivities(deps),
   };
 }
 export type ControlPlaneActivities = ReturnType<typeof createActivities>;

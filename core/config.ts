@@ -4,6 +4,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { z } from 'zod';
+import type { UserDataConfig } from './userdata/config';
+import { userDataSettings } from './userdata/settings';
 
 const fileSchema = z.object({
   dataDir: z.string().default('.ironflow'),
@@ -18,6 +20,8 @@ const fileSchema = z.object({
   api: z.object({ host: z.string().default('127.0.0.1'), port: z.number().int().default(8080) }),
   worker: z.object({ controlQueue: z.string().default('ironflow.control') }),
   database: z.object({ sqliteFile: z.string().default('ironflow.db') }),
+  /** Checked by core/userdata/settings.ts (it names the key and the fix). */
+  userData: z.unknown().optional(),
 });
 
 export interface IronflowConfig {
@@ -38,6 +42,8 @@ export interface IronflowConfig {
   databaseUrl: string;
   /** The discovery attestor's approval mode (IRONFLOW_DISCOVERY_APPROVAL): never, unknown-machines, always. */
   discoveryApproval: 'never' | 'unknown-machines' | 'always';
+  /** userdata.render's settings (temporal-dev.yaml `userData:`, IRONFLOW_AGENT_URL …), checked at start. */
+  userData: UserDataConfig;
 }
 
 export const repoRoot = path.resolve(fileURLToPath(new URL('.', import.meta.url)), '..');
@@ -70,6 +76,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): IronflowConfig
   const host = env.IRONFLOW_API_HOST || doc.api.host;
   const port = envInt(env, 'IRONFLOW_API_PORT', doc.api.port);
   const sqliteFile = path.resolve(dataDir, env.IRONFLOW_SQLITE_FILE || doc.database.sqliteFile);
+  const publicUrl = env.IRONFLOW_API_URL || `http://${host}:${port}`;
   return {
     root: repoRoot,
     dataDir,
@@ -81,9 +88,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): IronflowConfig
       searchAttributes: doc.temporal.searchAttributes,
       dynamicConfig: doc.temporal.dynamicConfig as Record<string, unknown>,
     },
-    api: { host, port, publicUrl: env.IRONFLOW_API_URL || `http://${host}:${port}` },
+    api: { host, port, publicUrl },
     controlQueue: env.IRONFLOW_CONTROL_QUEUE || doc.worker.controlQueue,
     databaseUrl: env.DATABASE_URL || `file:${sqliteFile}`,
     discoveryApproval: discoveryApprovalFrom(env.IRONFLOW_DISCOVERY_APPROVAL),
+    userData: userDataSettings(doc.userData, env, publicUrl),
   };
 }

@@ -70,6 +70,11 @@ export function compileProfile(document: unknown, tenantId: string, registry: St
     cleanup: list(profile.cleanup, 'cleanup'),
   };
   if (profile.image) plan.image = { ...profile.image };
-  if (profile.userData) plan.userData = { ...profile.userData };
+  if (profile.userData) {
+    plan.userData = { ...profile.userData };
+    // userdata.render renders the profile's userData: its kind, template and TTL travel in the step's input.
+    const userData = plan.userData;
+    plan.steps = plan.steps.map((s) => (s.use === 'userdata.render' ? { ...s, with: { ...userData, ...s.with } } : s));
+  }
   return plan;
 }

@@ -58,7 +58,8 @@ export const metalSteps: StepDefinition[] = [
     use: 'userdata.render',
     summary: 'Mints a provisioned join token, renders the profile’s user data and stores it in the secret store (references only)',
     queues: ['control'],
-    with: none,
+    // The compiler fills these from the profile's userData, so the history shows what was rendered.
+    with: z.object({ kind: z.enum(['cloud-init', 'ignition']), template: z.string().min(1).max(128), tokenTtlSeconds: z.number().int().min(300).max(86_400) }).partial().strict(),
     defaultTimeout: '1m',
     defaultRetries: 2,
   },
