@@ -5,6 +5,7 @@ import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { recordRefusal } from '../../core/joins/refusal';
 import { workflowRunsFor } from '../../core/bmc-access';
+import { temporalAgentJoinedNotifier } from '../../core/joins/agent-joined';
 import { joinNode } from '../../core/joins/join-node';
 import { renewCertificate } from '../../core/joins/renew-certificate';
 import { loadOrCreateNodeCa } from '../../core/pki/node-ca';
@@ -15,6 +16,7 @@ import { toApiError } from '../error-handler';
 export const joinRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) => {
   const ca = await loadOrCreateNodeCa(ctx.db, ctx.secrets, ctx.config.dataDir);
   const temporal = { address: ctx.config.temporal.address, namespace: ctx.config.temporal.namespace };
+  const notifyJoined = temporalAgentJoinedNotifier(ctx.temporal);
   // Malformed bodies are refusals too: validated here (attachValidation) so they are recorded.
   const refuseInvalid = async (request: FastifyRequest, type: string) => {
     if (request.validationError) await recordRefusal(ctx.db, type, toApiError(request.validationError), { data: { purpose: request.url } });
@@ -23,7 +25,7 @@ export const joinRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) =>
   app.post('/v1/join', { attachValidation: true, schema: { tags: ['join'], security: [], body: joinSchema, response: { 201: joinAnswerSchema } } }, async (request, reply) => {
     await refuseInvalid(request, 'security.join.refused');
     const workflowRuns = (workflowId: string, nodeId: string) => workflowRunsFor(ctx.temporal, workflowId, nodeId);
-    return reply.status(201).send(await joinNode({ db: ctx.db, ca, temporal, workflowRuns, discoveryApproval: ctx.config.discoveryApproval }, request.body));
+    return reply.status(201).send(await joinNode({ db: ctx.db, ca, temporal, workflowRuns, discoveryApproval: ctx.config.discoveryApproval, notifyJoined }, request.body));
   });
 
   app.post('/v1/join/renew', { attachValidation: true, schema: { tags: ['join'], security: [], body: renewSchema, response: { 201: issuedCertificateSchema } } }, async (request, reply) => {

@@ -34,6 +34,8 @@ export interface AttestationRequest {
   workflowRuns?: (workflowId: string, nodeId: string) => Promise<boolean>;
   /** The discovery attestor's operator approval mode (spec 001): never (default), unknown-machines, always. */
   discoveryApproval?: DiscoveryApproval;
+  /** The node id the joiner says it is (an installed OS's --node-id). */
+  claimedNodeId?: string;
 }
 
 export const discoveryApprovalModes = ['never', 'unknown-machines', 'always'] as const;

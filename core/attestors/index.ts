@@ -3,9 +3,10 @@
 import { refusal } from '../joins/refusal';
 import type { Attestor } from './attestor';
 import { discoveryAttestor } from './discovery-attestor';
+import { provisionedAttestor } from './provisioned-attestor';
 import { siteAttestor } from './site-attestor';
 
-const attestors = new Map<string, Attestor>([[siteAttestor.role, siteAttestor], [discoveryAttestor.role, discoveryAttestor]]);
+const attestors = new Map<string, Attestor>([[siteAttestor.role, siteAttestor], [discoveryAttestor.role, discoveryAttestor], [provisionedAttestor.role, provisionedAttestor]]);
 
 export function attestorFor(role: string): Attestor {
   const attestor = attestors.get(role);

@@ -11,6 +11,7 @@ import { parseCsr } from '../pki/csr';
 import type { NodeCa } from '../pki/node-ca';
 import type { JoinAnswer, JoinInput } from '../schemas/join';
 import { agentTaskQueue, validityFor } from './certificate-policy';
+import { signalAgentJoined, type AgentJoinedNotifier } from './agent-joined';
 import { DeferredJoin } from './join-requests';
 import { recordRefusal, refusal } from './refusal';
 import { recordCertificate } from './record-certificate';
@@ -22,6 +23,8 @@ export interface JoinDeps {
   /** For the discovery attestor: whether a workflow runs now and is about a node. */
   workflowRuns?: (workflowId: string, nodeId: string) => Promise<boolean>;
   discoveryApproval?: DiscoveryApproval;
+  /** Tells the workflow that minted the token that its machine's agent joined (agentJoined). */
+  notifyJoined?: AgentJoinedNotifier;
 }
 
 async function findToken(db: Db, bearer: string): Promise<JoinTokenRecord> {
@@ -42,7 +45,7 @@ export async function joinNode(deps: JoinDeps, input: JoinInput): Promise<JoinAn
     const found = token;
     const now = new Date();
     const issued = await db.$transaction(async (tx) => {
-      const admission = await attestor.admit({ tx, token: found, csr, now, ca, discovery: input.discovery, workflowRuns: deps.workflowRuns, discoveryApproval: deps.discoveryApproval });
+      const admission = await attestor.admit({ tx, token: found, csr, now, ca, discovery: input.discovery, workflowRuns: deps.workflowRuns, discoveryApproval: deps.discoveryApproval, claimedNodeId: input.nodeId });
       if (admission.newNode) {
         await tx.node.create({ data: { id: admission.nodeId, tenantId: admission.tenantId, siteId: admission.siteId, poolId: admission.poolId, role: admission.role } });
       }
@@ -57,6 +60,7 @@ export async function joinNode(deps: JoinDeps, input: JoinInput): Promise<JoinAn
       return { admission, certificate };
     });
     const { admission, certificate } = issued;
+    await signalAgentJoined(deps.notifyJoined, found, admission);
     return {
       nodeId: admission.nodeId,
       role: admission.role,

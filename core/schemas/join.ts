@@ -22,6 +22,8 @@ export const joinSchema = z
       })
       .strict()
       .optional(),
+    /** The node an installed OS was installed for (`--node-id`): the provisioned attestor refuses another. */
+    nodeId: z.string().min(1).max(64).optional(),
   })
   .strict();
 export type JoinInput = z.infer<typeof joinSchema>;
