@@ -2,7 +2,8 @@
 // reports them all; defineProfile and the API refuse with the first.
 import type { z } from 'zod';
 import { durationMs, MAX_STEP_MS } from '../core/duration';
-import { formatPath } from '../core/errors';
+import { formatPath, isIronflowError } from '../core/errors';
+import { checkUnit } from '../core/host-config/host-spec';
 import { parseLabelExpr } from '../core/label-expr';
 import { profileDocumentSchema, stepSchema, targetOnlyFields, type Problem, type ProfileDocument, type StepDocument } from '../core/schemas/profiles';
 import type { StepRegistry } from '../core/steps/registry';
@@ -145,6 +146,19 @@ export function checkProfile(document: unknown, registry: StepRegistry): Profile
     const renderAt = uses.indexOf('userdata.render');
     if (deployAt >= 0 && (renderAt < 0 || renderAt > deployAt)) {
       problems.push({ path: `steps[${deployAt}].use`, message: `this profile has userData, so a userdata.render step must run before ${String(uses[deployAt])}` });
+    }
+  }
+
+  // Host config units: registered ones' settings and every unit's `when` (core/host-config).
+  if (raw.hostConfig && typeof raw.hostConfig === 'object' && !Array.isArray(raw.hostConfig)) {
+    for (const [name, unit] of Object.entries(raw.hostConfig as Record<string, unknown>)) {
+      try {
+        checkUnit(name, unit, `hostConfig.${name}`);
+      } catch (error) {
+        if (!isIronflowError(error)) throw error;
+        const path = String(error.details.path ?? `hostConfig.${name}`);
+        problems.push({ path, message: error.message.startsWith(`${path}: `) ? error.message.slice(path.length + 2) : error.message });
+      }
     }
   }
 

@@ -20,6 +20,8 @@ export interface StateOutcome {
   error?: { code: string; message: string };
   /** A deploy profile's role. */
   role?: 'host' | 'dedicated';
+  /** A deploy's desired host state (activities/deploy-host-spec.ts fills it, not the workflow). */
+  hostSpec?: Record<string, JsonValue>;
 }
 
 export interface AppliedOutcome {
@@ -91,7 +93,7 @@ export async function applyStateOutcome(db: Db, outcome: StateOutcome): Promise<
       }
       data = { role: 'machine', deployProfile: null as unknown as Node['deployProfile'], power: 'off' };
     }
-    if (state === 'deploying') data = { role: outcome.role ?? 'host', power: 'on' };
+    if (state === 'deploying') data = { role: outcome.role ?? 'host', power: 'on', ...(outcome.hostSpec ? { hostSpec: outcome.hostSpec as Node['hostSpec'] } : {}) };
     if (state === 'retiring') data = { bmcCredentialsRef: null, power: 'off' };
     let move;
     try {

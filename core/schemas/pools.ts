@@ -1,7 +1,21 @@
 // pools.* inputs and answers. The policy is read by later modules (provision, metal):
 // stored now, validated strictly.
 import { z } from 'zod';
+import { builtinUnitSettings } from '../host-config/units';
 import { idempotencyKeySchema, idOf, tenantIdSchema } from './common';
+
+/** A pool's host config unit: replaces the profile's unit of that concern (null: no override). */
+const poolUnit = <S extends z.ZodObject>(settings: S) => settings.extend({ when: z.string().min(1).max(512).optional() }).nullable().optional();
+const poolUnitFields = {
+  hugepages: poolUnit(builtinUnitSettings.hugepages),
+  kernelModules: poolUnit(builtinUnitSettings['kernel-modules']),
+  cpu: poolUnit(builtinUnitSettings.cpu),
+  iommu: poolUnit(builtinUnitSettings.iommu),
+  gpu: poolUnit(builtinUnitSettings.gpu),
+  kubernetes: poolUnit(builtinUnitSettings.kubernetes),
+  /** For a pool shared by mps or timeslice. */
+  gpuSharing: poolUnit(builtinUnitSettings['gpu-sharing']),
+};
 
 const labelSchema = z.string().min(1).max(64).regex(/^[a-z0-9][a-z0-9._-]*$/, 'lower-case letters, digits, dots, dashes and underscores');
 export const imageRefSchema = z.string().max(200).regex(/^[a-z0-9][a-z0-9._/-]*@[A-Za-z0-9][A-Za-z0-9._+-]*$/, 'an image ref is name@version, e.g. ubuntu-24.04@2025.06.1');
@@ -24,6 +38,7 @@ export const poolPolicySchema = z
     /** 'none': the machines never run our agent; out-of-band profiles only. */
     agent: z.enum(['ironflow', 'none']).default('ironflow'),
     acceptanceChecks: z.array(acceptanceCheckSchema).max(32).default([]),
+    ...poolUnitFields,
   })
   .strict();
 export type PoolPolicy = z.infer<typeof poolPolicySchema>;
@@ -36,6 +51,7 @@ export const poolPolicyPatchSchema = z
     trustProvisioningNetwork: z.boolean().optional(),
     agent: z.enum(['ironflow', 'none']).optional(),
     acceptanceChecks: z.array(acceptanceCheckSchema).max(32).optional(),
+    ...poolUnitFields,
   })
   .strict();
 
