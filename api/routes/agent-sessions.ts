@@ -34,6 +34,7 @@ export const agentSessionRoutes: FastifyPluginAsyncZod<ApiContext> = async (app,
     }
     const lease = isSiteAgent ? await ctx.db.bootLease.findUnique({ where: { siteId: agent.siteId as string } }) : null;
     const lifetime = agent.notAfter.getTime();
+    const host = agent.role === 'node' ? await ctx.db.node.findUnique({ where: { id: agent.nodeId }, select: { hostSpec: true } }) : null;
     return {
       nodeId: agent.nodeId,
       role: agent.role,
@@ -49,6 +50,7 @@ export const agentSessionRoutes: FastifyPluginAsyncZod<ApiContext> = async (app,
       site: isSiteAgent
         ? { bootLease: leaseViewFor(agent.nodeId, lease, now), cacheImages: await siteCacheImages(ctx.db, agent.siteId as string) }
         : null,
+      host: agent.role === 'node' ? { spec: (host?.hostSpec ?? null) as Record<string, unknown> | null } : null,
     };
   });
 };

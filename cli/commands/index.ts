@@ -1,6 +1,7 @@
 // Every `ironflow` command, found by its words.
 import type { Command } from '../command';
 import { agentSiteCommand } from './agent';
+import { agentJoinCommand, agentNodeCommand } from './agent-node';
 import { eventsCommand } from './events';
 import { imageSignerCommands } from './image-signers';
 import { imageCommands } from './images';
@@ -12,4 +13,4 @@ import { profileCommands } from './profiles';
 import { statusCommand } from './status';
 import { credentialsCreateCommand, tenantsCreateCommand } from './tenants';
 
-export const commands: Command[] = [statusCommand, eventsCommand, tenantsCreateCommand, credentialsCreateCommand, ...imageCommands, ...imageSignerCommands, ...siteCommands, ...siteTokenCommands, ...poolCommands, ...profileCommands, agentSiteCommand, ...metalCommands];
+export const commands: Command[] = [statusCommand, eventsCommand, tenantsCreateCommand, credentialsCreateCommand, ...imageCommands, ...imageSignerCommands, ...siteCommands, ...siteTokenCommands, ...poolCommands, ...profileCommands, agentSiteCommand, agentJoinCommand, agentNodeCommand, ...metalCommands];

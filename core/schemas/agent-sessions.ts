@@ -31,5 +31,7 @@ export const sessionAnswerSchema = z.object({
       cacheImages: z.array(z.object({ url: z.string(), sha256: z.string(), format: z.string() })),
     })
     .nullable(),
+  /** A node agent's desired host state (Node.hostSpec: core/host-config/host-spec.ts); null for other roles. */
+  host: z.object({ spec: z.record(z.string(), z.unknown()).nullable() }).nullable().optional(),
 });
 export type SessionAnswer = z.infer<typeof sessionAnswerSchema>;

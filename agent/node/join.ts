@@ -1,0 +1,69 @@
+// The installed OS joins once: the provisioned token from --token-file and a CSR for the
+// agent's key go to POST /v1/join with the node id it was installed for. The answer must be
+// that node with role `node`, else nothing is stored. Once the identity is stored the token
+// file is removed (the join unit runs only while it exists). A restart loads the identity
+// and refuses a data dir that belongs to another node.
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { IronflowError, parseWith } from '../../core/errors';
+import { buildCsr } from '../../core/pki/csr-builder';
+import type { JoinAnswer } from '../../core/schemas/join';
+import { ControlPlaneClient } from '../site/control-plane-client';
+import { identityOf, loadIdentity, loadOrCreateKey, persistIdentity, type AgentIdentity } from '../site/identity';
+import type { AgentLog } from '../site/log';
+
+/** Where `ironflow agent node` finds its state when given no --data-dir. */
+export const DEFAULT_NODE_DATA_DIR = '/var/lib/ironflow-node';
+const SETTINGS_FILE = 'node-agent.json';
+
+const settingsSchema = z.object({ server: z.string().url(), nodeId: z.string() }).strict();
+export type NodeAgentSettings = z.infer<typeof settingsSchema>;
+
+export interface JoinOptions {
+  dataDir: string;
+  server?: string;
+  tokenFile?: string;
+  nodeId?: string;
+}
+
+export function loadSettings(dataDir: string): NodeAgentSettings | undefined {
+  const file = path.join(dataDir, SETTINGS_FILE);
+  return existsSync(file) ? parseWith(settingsSchema, JSON.parse(readFileSync(file, 'utf8')), 'INVALID_CONFIG') : undefined;
+}
+
+function refuseOtherNode(expected: string | undefined, actual: string, where: string): void {
+  if (expected !== undefined && expected !== actual) {
+    throw new IronflowError('PERMISSION_DENIED', `${where} is node ${actual}, but this OS was installed for ${expected}; refusing another identity`, { reason: 'node-mismatch' });
+  }
+}
+
+/** The node's identity: loaded, or joined with the provisioned token. */
+export async function ensureNodeJoined(options: JoinOptions, log: AgentLog): Promise<{ identity: AgentIdentity; settings: NodeAgentSettings }> {
+  const key = loadOrCreateKey(options.dataDir);
+  const existing = loadIdentity(options.dataDir, key);
+  const stored = loadSettings(options.dataDir);
+  if (existing && stored) {
+    refuseOtherNode(options.nodeId, existing.current.nodeId, `the identity in ${options.dataDir}`);
+    log.info('identity loaded; not joining again', { nodeId: existing.current.nodeId });
+    if (options.tokenFile) rmSync(options.tokenFile, { force: true });
+    return { identity: existing, settings: { server: options.server ?? stored.server, nodeId: stored.nodeId } };
+  }
+  if (!options.server || !options.tokenFile || !options.nodeId) {
+    throw new IronflowError('INVALID_CONFIG', `this node has not joined yet: give --server URL --token-file FILE --node-id ID (the user data's join), or --data-dir of a joined node`, { path: 'tokenFile' });
+  }
+  if (!existsSync(options.tokenFile)) throw new IronflowError('INVALID_CONFIG', `--token-file ${options.tokenFile} does not exist; the user data writes the provisioned token there`, { path: 'tokenFile' });
+  const token = readFileSync(options.tokenFile, 'utf8').trim();
+  const client = new ControlPlaneClient(options.server);
+  const issuedAt = new Date().toISOString();
+  const answer = await client.post<JoinAnswer>('/v1/join', { token, csr: await buildCsr(key, options.nodeId), nodeId: options.nodeId });
+  refuseOtherNode(options.nodeId, answer.nodeId, 'the control plane\'s answer');
+  if (answer.role !== 'node') throw new IronflowError('PERMISSION_DENIED', `the token joined this agent as role ${answer.role}; an installed OS joins with its provisioned token as role node`, { reason: 'role-mismatch' });
+  const identity = identityOf(options.dataDir, key, { nodeId: answer.nodeId, role: answer.role, siteId: answer.siteId, temporal: answer.temporal, issuedAt, expiresAt: answer.expiresAt }, answer.certificateChain);
+  persistIdentity(identity);
+  const settings = { server: options.server, nodeId: answer.nodeId };
+  writeFileSync(path.join(options.dataDir, SETTINGS_FILE), `${JSON.stringify(settings, null, 2)}\n`, { mode: 0o644 });
+  rmSync(options.tokenFile, { force: true });
+  log.info('joined as the installed node', { nodeId: answer.nodeId, taskQueue: answer.temporal.taskQueue, expiresAt: answer.expiresAt });
+  return { identity, settings };
+}

@@ -1,0 +1,21 @@
+// What the node agent sees of its machine. On a real host: the OS's facts and a real
+// `dcgmi`. The machine emulator passes its own description and DCGM answer instead (the
+// agent still prefers a real dcgmi when one is installed).
+import os from 'node:os';
+import type { DcgmReport } from '../common/dcgm';
+
+export interface NodeMachine {
+  hostname: string;
+  productUuid: string | null;
+  arch: string;
+  cpus: number;
+  memoryBytes: number;
+  gpus: Array<{ model: string; uuid: string }>;
+  /** The machine's own DCGM answer, used when no `dcgmi` is installed (the emulator's). */
+  dcgm?: (level: number) => Promise<DcgmReport>;
+}
+
+/** This host, as the OS reports it. */
+export function hostMachine(): NodeMachine {
+  return { hostname: os.hostname(), productUuid: null, arch: os.arch() === 'arm64' ? 'aarch64' : 'x86_64', cpus: os.cpus().length, memoryBytes: os.totalmem(), gpus: [] };
+}

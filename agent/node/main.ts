@@ -1,0 +1,109 @@
+// The agent in node mode: the installed OS's agent. `ironflow agent join --server URL
+// --token-file F --node-id ID` joins once with the provisioned token (core/userdata's
+// agentJoinArgv); `ironflow agent node [--data-dir D]` (agentNodeArgv) runs it: the session
+// (heartbeats, renewal, the host section for the converger) and a Temporal worker on
+// node.<nodeId> for NODE_STEP_KINDS only. `startNodeAgent` is the same agent for callers
+// that own the process (the machine emulator's installed OS).
+import { ApplicationFailure } from '@temporalio/common';
+import { Context } from '@temporalio/activity';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { installWorkerRuntime } from '../../worker/runtime';
+import { ControlPlaneClient } from '../site/control-plane-client';
+import type { AgentIdentity } from '../site/identity';
+import { AgentLog } from '../site/log';
+import { CertificateRenewer } from '../site/renew';
+import { reportingFailures } from '../site/step-failure';
+import { HostConverger } from './host-converger';
+import { DEFAULT_NODE_DATA_DIR, ensureNodeJoined } from './join';
+import { hostMachine, type NodeMachine } from './machine';
+import { NodeSession } from './session';
+import { createNodeSteps, NODE_STEP_KINDS } from './steps';
+
+export interface NodeAgentOptions {
+  /** The control plane (from the user data's join; stored at the join for later starts). */
+  server?: string;
+  tokenFile?: string;
+  /** The node this OS was installed for: any other identity is refused. */
+  nodeId?: string;
+  dataDir?: string;
+  machine?: NodeMachine;
+  log?: AgentLog;
+  /** A Temporal connection to share (the caller closes it); else the agent opens its own. */
+  connection?: NativeConnection;
+  dcgmiBinary?: string;
+}
+
+export interface NodeAgent {
+  identity: AgentIdentity;
+  session: NodeSession;
+  converger: HostConverger;
+  log: AgentLog;
+  stop(): Promise<void>;
+}
+
+export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAgent> {
+  const log = options.log ?? new AgentLog();
+  const dataDir = options.dataDir ?? DEFAULT_NODE_DATA_DIR;
+  const { identity, settings } = await ensureNodeJoined({ dataDir, server: options.server, tokenFile: options.tokenFile, nodeId: options.nodeId }, log);
+  const client = new ControlPlaneClient(settings.server);
+  const converger = new HostConverger(dataDir, log);
+  const session = new NodeSession(identity, client, new CertificateRenewer(identity, client, {}, log), converger, log);
+  await session.started();
+
+  const steps = createNodeSteps({ nodeId: identity.current.nodeId, key: identity.key, machine: options.machine ?? hostMachine(), converger, ...(options.dcgmiBinary ? { dcgmiBinary: options.dcgmiBinary } : {}) });
+  const activities: Record<string, (...args: never[]) => Promise<unknown>> = {
+    default: async () => {
+      throw ApplicationFailure.create({ type: 'UNSUPPORTED', message: `${Context.current().info.activityType} is not a node step kind; a node agent runs only ${NODE_STEP_KINDS.join(', ')}`, nonRetryable: true });
+    },
+  };
+  for (const kind of NODE_STEP_KINDS) activities[kind] = reportingFailures(steps[kind]);
+
+  installWorkerRuntime();
+  const { temporal } = identity.current;
+  const ownConnection = options.connection ? undefined : await NativeConnection.connect({ address: temporal.address });
+  const connection = (options.connection ?? ownConnection) as NativeConnection;
+  let worker: Worker;
+  try {
+    worker = await Worker.create({ connection, namespace: temporal.namespace, taskQueue: temporal.taskQueue, activities, shutdownGraceTime: '2s', maxConcurrentActivityTaskExecutions: 4 });
+  } catch (error) {
+    await session.stop();
+    await ownConnection?.close();
+    throw error;
+  }
+  const running = worker.run().finally(() => ownConnection?.close());
+  log.info('node agent running', { nodeId: identity.current.nodeId, taskQueue: temporal.taskQueue });
+  return {
+    identity,
+    session,
+    converger,
+    log,
+    async stop() {
+      await session.stop();
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running.catch(() => undefined);
+      log.info('node agent stopped', { nodeId: identity.current.nodeId });
+    },
+  };
+}
+
+/** `ironflow agent join`: joins (or finds the identity) and exits. */
+export async function joinNodeAgent(options: Pick<NodeAgentOptions, 'server' | 'tokenFile' | 'nodeId' | 'dataDir'>): Promise<{ nodeId: string }> {
+  const { identity } = await ensureNodeJoined({ dataDir: options.dataDir ?? DEFAULT_NODE_DATA_DIR, server: options.server, tokenFile: options.tokenFile, nodeId: options.nodeId }, new AgentLog());
+  return { nodeId: identity.current.nodeId };
+}
+
+/** `ironflow agent node`: runs in the foreground until SIGINT or SIGTERM. */
+export async function runNodeAgent(options: NodeAgentOptions): Promise<void> {
+  const agent = await startNodeAgent(options);
+  await new Promise<void>((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
+      agent.log.info('stopping', { signal });
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  await agent.stop();
+}
