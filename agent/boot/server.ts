@@ -127,9 +127,10 @@ export async function startBootServer(deps: BootServerDeps): Promise<BootServer>
       else res.destroy();
     });
   });
-  server.on('clientError', (_error, socket) => {
-    // Oversized headers (431) and malformed requests: answer briefly and close.
-    if (socket.writable) socket.end('HTTP/1.1 431 Request Header Fields Too Large\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    // Oversized headers (431) and malformed requests (400): answer briefly and close.
+    const status = error.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
+    if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
     else socket.destroy();
   });
   await new Promise<void>((resolve, reject) => {
