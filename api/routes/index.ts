@@ -1,5 +1,6 @@
 // The route groups, one Fastify plugin each, with its schemas.
 import { agentBmcAccessRoutes } from './agent-bmc-access';
+import { agentBmcOperationRoutes } from './agent-bmc-operations';
 import { agentBootSecretRoutes } from './agent-boot-secret';
 import { agentSessionRoutes } from './agent-sessions';
 import { eventRoutes } from './events';
@@ -16,4 +17,4 @@ import { siteRoutes } from './sites';
 import { systemCheckRoutes } from './system-checks';
 import { tenantRoutes } from './tenants';
 
-export const routeGroups = [healthRoutes, eventRoutes, tenantRoutes, systemCheckRoutes, imageRoutes, siteRoutes, siteTokenRoutes, poolRoutes, joinRoutes, joinRequestRoutes, agentSessionRoutes, agentBmcAccessRoutes, agentBootSecretRoutes, profileRoutes, provisionWorkflowRoutes, metalRoutes];
+export const routeGroups = [healthRoutes, eventRoutes, tenantRoutes, systemCheckRoutes, imageRoutes, siteRoutes, siteTokenRoutes, poolRoutes, joinRoutes, joinRequestRoutes, agentSessionRoutes, agentBmcAccessRoutes, agentBmcOperationRoutes, agentBootSecretRoutes, profileRoutes, provisionWorkflowRoutes, metalRoutes];

@@ -1,0 +1,53 @@
+// POST /v1/agents/bmc-operations/get and /put: the BMC operation ledger a site's agents
+// share (agent/site/remote-operation-ledger.ts). A record is what agent/bmc/operations.ts
+// keeps: what was sent to which BMC, and its outcome; never a credential.
+import { z } from 'zod';
+import { MAX_OPERATION_ID } from '../bmc-operation-id';
+import { idOf } from './common';
+
+export const operationIdSchema = z
+  .string()
+  .max(MAX_OPERATION_ID)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:@/-]*$/, 'an operation id is <workflowId>/<stepKey>/<command> in letters, digits and ._:@/-');
+
+/** The ledger's states: started = sent or about to be, outcome not recorded. */
+export const ledgerStates = ['started', 'succeeded', 'failed'] as const;
+export type LedgerState = (typeof ledgerStates)[number];
+
+export const operationRecordSchema = z
+  .object({
+    operationId: operationIdSchema,
+    kind: z.string().min(1).max(512),
+    bmc: z.string().min(1).max(512),
+    state: z.enum(ledgerStates),
+    result: z.json().optional(),
+    error: z.object({ code: z.string().min(1).max(64), message: z.string().max(4096), outcomeUnknown: z.boolean() }).strict().optional(),
+    startedAt: z.iso.datetime(),
+    finishedAt: z.iso.datetime().optional(),
+  })
+  .strict();
+export type OperationRecordInput = z.infer<typeof operationRecordSchema>;
+
+const stepScope = {
+  nodeId: idOf('node'),
+  /** The running workflow whose step sends the command; the operation id must be one of its. */
+  workflowId: z.string().min(1).max(512),
+};
+
+export const bmcOperationGetSchema = z.object({ ...stepScope, operationId: operationIdSchema }).strict();
+export type BmcOperationGet = z.infer<typeof bmcOperationGetSchema>;
+
+export const bmcOperationPutSchema = z
+  .object({
+    ...stepScope,
+    /** The state the caller last saw ('none': no record); the write is refused (CONFLICT) if it moved since. */
+    expected: z.enum(['none', ...ledgerStates]),
+    operation: operationRecordSchema,
+  })
+  .strict();
+export type BmcOperationPut = z.infer<typeof bmcOperationPutSchema>;
+
+export const bmcOperationAnswerSchema = z.object({
+  operation: operationRecordSchema.extend({ agentNodeId: z.string(), updatedAt: z.string() }).nullable(),
+});
+export type BmcOperationAnswer = z.infer<typeof bmcOperationAnswerSchema>;
