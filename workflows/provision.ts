@@ -142,7 +142,8 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
       const left = deadline - Date.now();
       if (!agent) {
         if (left <= 0) throw ApplicationFailure.nonRetryable(`no site agent of site ${target.siteId} is connected (waited ${step.timeoutMs} ms for ${step.use})`, 'NO_SITE_AGENT');
-        status.waitingFor = `a connected site agent of site ${target.siteId}`;
+        // Name the agents this step was sent to and that never picked it up: the ones to bring back.
+        status.waitingFor = `a connected site agent of site ${target.siteId}${avoid.length ? ` (not picked up by ${avoid.join(', ')})` : ''}`;
         await sleep(Math.min(NO_AGENT_POLL_MS, left));
         continue;
       }

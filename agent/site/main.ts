@@ -2,7 +2,6 @@
 // fencing, renewal), and run the worker for the site step kinds. `runSiteAgent` is the
 // foreground program (`ironflow agent site --config FILE`) and stops cleanly on
 // SIGINT/SIGTERM; `startSiteAgent` is the same agent for callers that own the process.
-import { FileOperationLedger } from '../bmc/operations';
 import { startSiteBootServer, type SiteBootServer } from '../boot';
 import { BootEntryStore } from '../boot/entries';
 import { loadSiteAgentConfig, type SiteAgentConfig } from './config';
@@ -11,6 +10,7 @@ import { loadOrCreateKey, type AgentIdentity } from './identity';
 import { ensureJoined } from './join';
 import { AgentLog } from './log';
 import { networkList } from './networks';
+import { RemoteOperationLedger } from './remote-operation-ledger';
 import { CertificateRenewer } from './renew';
 import { SiteSession } from './session';
 import { createSiteSteps } from './steps';
@@ -45,7 +45,8 @@ export async function startSiteAgent(config: SiteAgentConfig, options: { env?: N
     const steps = createSiteSteps({
       client,
       signer: identity,
-      ledger: new FileOperationLedger(config.dataDir),
+      // Shared with the site's other agents through the control plane (a re-routed step reuses what was sent).
+      ledgerFor: (input) => new RemoteOperationLedger(client, identity, input),
       log,
       bootEntries,
       ...(bootServer ? { bootSecrets: bootServer.secrets } : {}),

@@ -5,6 +5,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { installWorkerRuntime } from '../../worker/runtime';
+import { heartbeating } from './heartbeating';
 import { reportingFailures } from './step-failure';
 import { SITE_STEP_KINDS, type SiteStepKind } from './step-kinds';
 import type { SiteStep } from './steps/deps';
@@ -32,7 +33,7 @@ function refuseOtherKinds(): never {
 export async function startSiteWorker(options: SiteWorkerOptions): Promise<SiteWorker> {
   installWorkerRuntime();
   const activities: Record<string, (...args: never[]) => Promise<unknown>> = { default: async () => refuseOtherKinds() };
-  for (const kind of SITE_STEP_KINDS) activities[kind] = reportingFailures(options.steps[kind]);
+  for (const kind of SITE_STEP_KINDS) activities[kind] = heartbeating(reportingFailures(options.steps[kind]));
   const connection = await NativeConnection.connect({ address: options.address });
   const worker = await Worker.create({ connection, namespace: options.namespace, taskQueue: options.taskQueue, activities, shutdownGraceTime: '5s' });
   const done = worker.run().finally(() => connection.close());

@@ -50,6 +50,8 @@ export const builtinSteps: StepDefinition[] = [
     with: z.object({ device: z.enum(['pxe', 'disk', 'cd', 'bios']), persistent: z.boolean().optional() }).strict(),
     defaultTimeout: '2m',
     defaultRetries: 3,
+    // The site agent heartbeats while it works: a dead agent's attempt is retried (and re-routed) after this.
+    heartbeat: '5s',
   },
   {
     use: 'power.setPower',
@@ -58,6 +60,8 @@ export const builtinSteps: StepDefinition[] = [
     with: z.object({ action: z.enum(['on', 'off', 'cycle', 'reset']) }).strict(),
     defaultTimeout: '5m',
     defaultRetries: 3,
+    // The site agent heartbeats while it works: a dead agent's attempt is retried (and re-routed) after this.
+    heartbeat: '5s',
   },
   // ---- ramdisk agent (in-band work on the machine) ----
   {

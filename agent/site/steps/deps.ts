@@ -12,7 +12,8 @@ import type { SessionState } from '../session';
 export interface SiteStepDeps {
   client: ControlPlaneClient;
   signer: AgentIdentity;
-  ledger: OperationLedger;
+  /** The BMC operation ledger for one step attempt (shared by the site's agents). */
+  ledgerFor: (input: StepInput) => OperationLedger;
   log: AgentLog;
   bootEntries: BootEntryStore;
   /** The boot server's in-memory discovery tokens (forgotten with their entries). */

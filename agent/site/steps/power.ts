@@ -16,7 +16,7 @@ export function powerStep(deps: SiteStepDeps): SiteStep {
     const { action } = parseWith(powerWith, input.with);
     return withBmc(deps, input, async (driver) => {
       const operationId = operationIdFor(input, `power.set.${action}`);
-      const outcome = await runBmcCommand(deps.ledger, driver, operationId, { kind: 'power.set', action });
+      const outcome = await runBmcCommand(deps.ledgerFor(input), driver, operationId, { kind: 'power.set', action });
       const fields = { nodeId: input.target.nodeId, workflowId: input.workflowId, step: input.stepKey, action, operationId };
       if (outcome.reused && outcome.interrupted) {
         const power = await driver.power.get();

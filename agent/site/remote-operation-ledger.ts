@@ -1,0 +1,61 @@
+// The BMC operation ledger shared by a site's agents, kept by the control plane
+// (POST /v1/agents/bmc-operations/get|put, core/bmc-operations.ts). One instance serves one
+// step attempt: every request names the step's machine and workflow, which is what the
+// control plane authorizes, and each write says which state this attempt last saw, so a
+// write over another agent's newer record is refused (CONFLICT) instead of lost.
+//
+// It replaces the per-agent file ledger in the site agent: a record only this agent can see
+// would let a re-routed step send a power cycle a dead agent already sent. If the control
+// plane cannot be reached, the step fails before anything is sent (the `started` record
+// must be stored first) and Temporal retries it.
+import type { StepInput } from '../../core/plan';
+import type { BmcOperationAnswer, LedgerState } from '../../core/schemas/agent-bmc-operations';
+import type { OperationLedger, OperationRecord } from '../bmc/operations';
+import { ControlPlaneUnreachable, type ControlPlaneClient, type Signer } from './control-plane-client';
+
+/** Writes after a command was sent are retried this often when the control plane does not answer. */
+const WRITE_ATTEMPTS = 3;
+const WRITE_RETRY_MS = 500;
+
+export class RemoteOperationLedger implements OperationLedger {
+  /** The state this attempt last read or wrote, per operation id ('none': no record). */
+  private readonly seen = new Map<string, 'none' | LedgerState>();
+
+  constructor(
+    private readonly client: ControlPlaneClient,
+    private readonly signer: Signer,
+    private readonly step: Pick<StepInput, 'workflowId' | 'target'>,
+  ) {}
+
+  async get(operationId: string): Promise<OperationRecord | null> {
+    const answer = await this.client.signedPost<BmcOperationAnswer>(this.signer, '/v1/agents/bmc-operations/get', { ...this.scope(), operationId });
+    this.seen.set(operationId, answer.operation?.state ?? 'none');
+    return answer.operation ? recordOf(answer.operation) : null;
+  }
+
+  async put(record: OperationRecord): Promise<void> {
+    const body = { ...this.scope(), expected: this.seen.get(record.operationId) ?? 'none', operation: record };
+    // A `started` record must be stored before the command goes out: no retry, the step's own retry decides.
+    const attempts = record.state === 'started' ? 1 : WRITE_ATTEMPTS;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.client.signedPost<BmcOperationAnswer>(this.signer, '/v1/agents/bmc-operations/put', body);
+        this.seen.set(record.operationId, record.state);
+        return;
+      } catch (error) {
+        // A lost answer is safe to resend: the control plane accepts the same write again.
+        if (!(error instanceof ControlPlaneUnreachable) || attempt >= attempts) throw error;
+        await new Promise((resolve) => setTimeout(resolve, WRITE_RETRY_MS * attempt));
+      }
+    }
+  }
+
+  private scope() {
+    return { nodeId: this.step.target.nodeId, workflowId: this.step.workflowId };
+  }
+}
+
+function recordOf(operation: NonNullable<BmcOperationAnswer['operation']>): OperationRecord {
+  const { agentNodeId: _agent, updatedAt: _updated, ...record } = operation;
+  return record as OperationRecord;
+}
