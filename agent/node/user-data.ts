@@ -1,0 +1,25 @@
+// What cloud-init or Ignition does with our document on first boot, as far as the agent
+// needs it: the provisioned token written to its 0600 file. The machine emulator's
+// installed OS uses this where a real OS runs cloud-init or Ignition.
+import { writeFileSync } from 'node:fs';
+import { parse } from 'yaml';
+import { IronflowError } from '../../core/errors';
+import { JOIN_TOKEN_FILE } from '../../core/userdata/agent-argv';
+
+export function joinTokenFromUserData(kind: string, document: string): string {
+  if (kind === 'cloud-init') {
+    const doc = parse(document) as { write_files?: Array<{ path?: string; content?: string }> };
+    const file = doc.write_files?.find((f) => f.path === JOIN_TOKEN_FILE);
+    if (typeof file?.content === 'string') return file.content.trim();
+  } else if (kind === 'ignition') {
+    const doc = JSON.parse(document) as { storage?: { files?: Array<{ path?: string; contents?: { source?: string } }> } };
+    const source = doc.storage?.files?.find((f) => f.path === JOIN_TOKEN_FILE)?.contents?.source;
+    if (source?.startsWith('data:,')) return decodeURIComponent(source.slice('data:,'.length)).trim();
+  }
+  throw new IronflowError('INVALID_INPUT', `the ${kind} user data writes no ${JOIN_TOKEN_FILE}`, {});
+}
+
+/** Writes the document's join token where `--token-file` will read it (0600). */
+export function writeJoinTokenFile(kind: string, document: string, file: string): void {
+  writeFileSync(file, joinTokenFromUserData(kind, document), { mode: 0o600 });
+}
