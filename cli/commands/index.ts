@@ -2,6 +2,7 @@
 import type { Command } from '../command';
 import { agentSiteCommand } from './agent';
 import { agentJoinCommand, agentNodeCommand } from './agent-node';
+import { devEmulateCommand } from './dev';
 import { eventsCommand } from './events';
 import { imageSignerCommands } from './image-signers';
 import { imageCommands } from './images';
@@ -13,4 +14,4 @@ import { profileCommands } from './profiles';
 import { statusCommand } from './status';
 import { credentialsCreateCommand, tenantsCreateCommand } from './tenants';
 
-export const commands: Command[] = [statusCommand, eventsCommand, tenantsCreateCommand, credentialsCreateCommand, ...imageCommands, ...imageSignerCommands, ...siteCommands, ...siteTokenCommands, ...poolCommands, ...profileCommands, agentSiteCommand, agentJoinCommand, agentNodeCommand, ...metalCommands];
+export const commands: Command[] = [statusCommand, eventsCommand, tenantsCreateCommand, credentialsCreateCommand, ...imageCommands, ...imageSignerCommands, ...siteCommands, ...siteTokenCommands, ...poolCommands, ...profileCommands, agentSiteCommand, agentJoinCommand, agentNodeCommand, ...metalCommands, devEmulateCommand];
