@@ -24,7 +24,7 @@ export class RemoteOperationLedger implements OperationLedger {
   constructor(
     private readonly client: ControlPlaneClient,
     private readonly signer: Signer,
-    private readonly step: Pick<StepInput, 'workflowId' | 'target'>,
+    private readonly step: { workflowId: StepInput['workflowId']; target: Pick<StepInput['target'], 'nodeId'> },
   ) {}
 
   async get(operationId: string): Promise<OperationRecord | null> {

@@ -12,6 +12,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ControlPlaneClient } from '../../agent/site/control-plane-client';
+import { loadIdentity, loadOrCreateKey, type AgentIdentity } from '../../agent/site/identity';
+import { RemoteOperationLedger } from '../../agent/site/remote-operation-ledger';
+import { IronflowError } from '../../core/errors';
+import type { Plan } from '../../core/plan';
 import { RedfishBmcHost, type EmulatedMachine } from '../../agent/emulator/redfish-bmc';
 import { BOOT_LEASE_TTL_MS } from '../../core/boot-lease/decide';
 import { newId } from '../../core/ids';
@@ -263,4 +268,62 @@ describe('failover between two site agents', () => {
     // No agent log holds the BMC password.
     for (const p of [active, standby, back]) expect(p.lines.join('\n')).not.toContain('failover-pw');
   }, 240_000);
+});
+
+describe('the shared BMC operation ledger', () => {
+  it('serves a site agent only for a running step of a machine at its site, and refuses a write over a newer record', async () => {
+    const identities = fixtures.map((f) => loadIdentity(dataDirOf(f), loadOrCreateKey(dataDirOf(f))) as AgentIdentity);
+    const [first, second] = identities as [AgentIdentity, AgentIdentity];
+    const client = new ControlPlaneClient(t.cp.url);
+    const nodeId = newId('node');
+    await t.cp.db.node.create({ data: { id: nodeId, tenantId: 'root', siteId, role: 'host' } });
+    // A running workflow of the machine: one step on a queue nobody serves, so it stays running.
+    const plan: Plan = {
+      profile: { tenantId: 'root', id: 'ledger-hold', version: 1, ref: 'ledger-hold@1' },
+      target: 'metal',
+      role: 'host',
+      steps: [{ key: 'steps[0]', use: 'inventory.refresh', activity: 'inventory.refresh', queue: 'ramdisk', route: 'ramdisk', relay: false, with: {}, timeoutMs: 60_000, scheduleToStartMs: 60_000, retry: { maximumAttempts: 1, initialIntervalMs: 1000, backoffCoefficient: 1, maximumIntervalMs: 1000 }, onFailure: 'fail' }],
+      acceptance: [],
+      cleanup: [],
+    };
+    const workflowId = `node:${nodeId}:ledger:1`;
+    const handle = await t.cp.temporal.workflow.start('provision', { workflowId, taskQueue: t.config.controlQueue, args: [plan, { tenantId: 'root', nodeId, siteId, provisionState: 'inspecting', labels: {} }] });
+    try {
+      const step = { workflowId, target: { nodeId } };
+      const operationId = `${workflowId}/steps.0./power.set.cycle`;
+      const started = { operationId, kind: 'power.set(cycle)', bmc: 'redfish:http://bmc/1', state: 'started' as const, startedAt: new Date().toISOString() };
+
+      // Two agents read "none"; only the first may record that it sends.
+      const a = new RemoteOperationLedger(client, first, step);
+      const b = new RemoteOperationLedger(client, second, step);
+      expect(await a.get(operationId)).toBeNull();
+      expect(await b.get(operationId)).toBeNull();
+      await a.put(started);
+      await expect(b.put(started)).rejects.toMatchObject({ code: 'CONFLICT' });
+      // The other agent sees the first one's record, and a fresh read lets it write on.
+      const c = new RemoteOperationLedger(client, second, step);
+      expect(await c.get(operationId)).toMatchObject({ state: 'started', kind: 'power.set(cycle)' });
+      await a.put({ ...started, state: 'succeeded', result: { done: true }, finishedAt: new Date().toISOString() });
+      expect(await c.get(operationId)).toMatchObject({ state: 'succeeded', result: { done: true } });
+      // The same command under another kind is a conflict, not an overwrite.
+      await expect(c.put({ ...started, kind: 'power.set(on)' })).rejects.toMatchObject({ code: 'CONFLICT' });
+
+      const ask = (body: object) => client.signedPost(first, '/v1/agents/bmc-operations/get', body).then(() => 'allowed', (e: IronflowError) => e.code);
+      expect(await ask({ nodeId, workflowId, operationId })).toBe('allowed');
+      // Another workflow's operation id, a workflow that is not running, another site's machine.
+      expect(await ask({ nodeId, workflowId, operationId: `node:${nodeId}:other:1/steps.0./power.set.cycle` })).toBe('PERMISSION_DENIED');
+      expect(await ask({ nodeId, workflowId: `node:${nodeId}:gone:1`, operationId: `node:${nodeId}:gone:1/steps.0./power.set.cycle` })).toBe('PERMISSION_DENIED');
+      const other = await t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'lab-2', idempotencyKey: 'failover-other-site' });
+      const elsewhere = newId('node');
+      await t.cp.db.node.create({ data: { id: elsewhere, tenantId: 'root', siteId: other.id, role: 'host' } });
+      expect(await ask({ nodeId: elsewhere, workflowId: `node:${elsewhere}:x:1`, operationId: `node:${elsewhere}:x:1/s/c` })).toBe('NOT_FOUND');
+      const refusals = await t.cp.db.event.findMany({ where: { type: 'security.bmc-operation.refused' } });
+      expect(refusals.map((e) => (e.data as { reason: string }).reason)).toEqual(expect.arrayContaining(['operation-of-another-workflow', 'workflow-not-running', 'node-not-at-site']));
+      // A credential that is not an agent's signature gets nothing.
+      const unsigned = await fetch(new URL('/v1/agents/bmc-operations/get', t.cp.url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ nodeId, workflowId, operationId }) });
+      expect(unsigned.status).toBe(401);
+    } finally {
+      await handle.terminate('test done');
+    }
+  }, 60_000);
 });
