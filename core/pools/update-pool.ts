@@ -1,6 +1,7 @@
 // pools.update: class and policy fields (each given field replaces the stored one), with
 // the version read guarding against lost updates.
 import type { Db } from '../db';
+import { announceSiteCacheChange } from '../images/prewarm-sites';
 import { IronflowError, parseWith } from '../errors';
 import { appendEvent } from '../events';
 import { poolPolicySchema, type PoolUpdateInput, type PoolView } from '../schemas/pools';
@@ -25,6 +26,10 @@ export async function updatePool(db: Db, poolId: string, input: PoolUpdateInput)
       data: { ...(input.class !== undefined ? { class: input.class } : {}), policy: policy as object, version: pool.version + 1 },
     });
     if (updated.count !== 1) throw new IronflowError('CONFLICT', `pool ${poolId} changed while updating; read it again and retry`, { path: 'version' });
+    if (JSON.stringify(current.prewarmImages ?? []) !== JSON.stringify(policy.prewarmImages ?? [])) {
+      // The site agents' desired cacheImages follow (recomputed on their next heartbeat).
+      await announceSiteCacheChange(tx, pool.siteId, { poolId, prewarmImages: policy.prewarmImages ?? [] });
+    }
     await appendEvent(tx, {
       tenantId: input.tenantId,
       type: 'pool.updated',

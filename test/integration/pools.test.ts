@@ -84,6 +84,9 @@ describe('pools', () => {
     expect(v3.version).toBe(3);
     expect(v3.class).toBe('c2');
     expect(v3.policy.hardwareProfile).toBeUndefined();
+    // Only the change of prewarmImages announces the site's new desired cache.
+    const announced = await t.cp.db.event.findMany({ where: { type: 'site.spec.changed', subjectId: site.id } });
+    expect(announced.map((e) => e.data)).toEqual([expect.objectContaining({ field: 'cacheImages', poolId: pool.id, prewarmImages: ['talos@1.9.0'] })]);
     const stale = await t.root.request<ApiError>('PATCH', `/v1/pools/${pool.id}`, { tenantId: 'root', version: 2, class: 'c3' });
     expect(stale.body.error.code).toBe('CONFLICT');
     const racing = await Promise.all(['a1', 'a2'].map((c) => t.root.request('PATCH', `/v1/pools/${pool.id}`, { tenantId: 'root', version: 3, class: c })));
