@@ -11,9 +11,9 @@ export const metalSteps: StepDefinition[] = [
   {
     use: 'metal.ensureRamdisk',
     summary: 'Boots the machine into the ramdisk unless it is already connected: one-time PXE, boot entries per PXE MAC, power-cycle, wait for the join',
-    // The site agent keeps boot entries and drives the BMC; a control relay may take over
-    // the token-minting half (the profile's `on` decides).
-    queues: ['site', 'control'],
+    // A control step: it mints the discovery tokens and relays the BMC and boot-entry
+    // commands to the site agent the workflow picked (a site agent does not serve it).
+    queues: ['control'],
     relaysViaSite: true,
     with: none,
     defaultTimeout: '30m',

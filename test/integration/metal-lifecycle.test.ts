@@ -55,9 +55,14 @@ function hardware(use: string, answer: (m: Machine, input: StepInput) => unknown
 
 const siteSteps = {
   'inspect.oob': hardware('inspect.oob', (m) => ({ macs: m.macs.map((x) => x.toUpperCase()), productUuid: m.productUuid, arch: 'x86_64' })),
-  'metal.ensureRamdisk': hardware('metal.ensureRamdisk', () => ({ booted: true })),
+  // metal.ensureRamdisk runs on the control plane and sends these through siteCommand runs.
+  'boot.prepareRamdisk': hardware('boot.prepareRamdisk', (_m, i) => ({ macs: (i.with.entries as Array<{ mac: string }>).map((e) => e.mac) })),
   'boot.cleanUp': hardware('boot.cleanUp', () => ({ removed: 1 })),
-  'power.setPower': hardware('power.setPower', (_m, i) => ({ power: i.with.action })),
+  'power.setPower': hardware('power.setPower', (_m, i) => {
+    // A cycle after boot.prepareRamdisk PXE-boots the ramdisk, which joins: its session.
+    if (i.with.action === 'cycle' && ledger.entries().some((e) => e.step.startsWith(`${i.target.nodeId}/`) && e.use === 'boot.prepareRamdisk' && e.event === 'done')) ramdiskJoined(i.target.nodeId);
+    return { power: i.with.action };
+  }),
   'management.setBootDevice': hardware('management.setBootDevice', () => ({ ok: true })),
   'media.eject': hardware('media.eject', () => ({ ok: true })),
 };
@@ -70,6 +75,14 @@ const ramdiskSteps = {
     return { sha256: i.with.sha256, bytesWritten: i.with.sizeBytes };
   }),
 };
+
+/** The emulated ramdisk's session, kept fresh as its heartbeats would (ensureRamdisk waits for it). */
+const joinedRamdisks = new Set<string>();
+function ramdiskJoined(nodeId: string): void {
+  if (joinedRamdisks.has(nodeId)) return;
+  joinedRamdisks.add(nodeId);
+  sessions.push(keepSessions(t.cp.db, [{ nodeId, siteId, role: 'ramdisk', taskQueue: ramdiskQueue(nodeId) }]));
+}
 
 function newMachine(overrides: Partial<Machine> = {}): Machine {
   nextMachine += 1;
@@ -118,7 +131,7 @@ async function deployProfile(id: string, imageRef: string): Promise<void> {
       target: 'metal',
       role: 'dedicated',
       image: { ref: imageRef, format: 'raw', compression: 'zstd' },
-      steps: [{ use: 'metal.ensureRamdisk', on: 'site' }, { use: 'deploy.deploy', timeout: '1m' }, { use: 'management.setBootDevice', on: 'site', with: { device: 'disk' } }],
+      steps: [{ use: 'metal.ensureRamdisk' }, { use: 'deploy.deploy', timeout: '1m' }, { use: 'management.setBootDevice', on: 'site', with: { device: 'disk' } }],
       cleanup: [{ use: 'boot.cleanUp', on: 'site' }],
     },
   });
@@ -287,6 +300,6 @@ describe('metal lifecycle', () => {
     const refs = [];
     for await (const w of t.cp.temporal.workflow.list({ query: `NodeId = "${res.body.nodeId}" AND WorkflowType = "provision"` })) refs.push(w.searchAttributes.ProfileRef?.[0]);
     expect(refs.sort()).toEqual(['metal-commission-oob@1', 'metal-enroll@1', 'metal-inspect-oob@1']);
-    expect(started(res.body.nodeId, 'metal.ensureRamdisk')).toHaveLength(0);
+    expect(started(res.body.nodeId, 'boot.prepareRamdisk')).toHaveLength(0); // no ramdisk boot
   });
 });
