@@ -16,6 +16,7 @@ export const SITE_STEP_KINDS = [
   'node.reboot',
   'power.setPower',
   'management.setBootDevice',
+  'inspect.oob',
 ] as const;
 
 export type SiteStepKind = (typeof SITE_STEP_KINDS)[number];

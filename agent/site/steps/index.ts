@@ -8,6 +8,7 @@ import { cleanUpStep, prepareRamdiskStep } from './boot';
 import { bootDeviceStep } from './boot-device';
 import type { SiteStep, SiteStepDeps } from './deps';
 import { httpProxyStep } from './http-proxy';
+import { inspectOobStep } from './inspect-oob';
 import { powerStep } from './power';
 
 export function createSiteSteps(deps: SiteStepDeps): Record<SiteStepKind, SiteStep> {
@@ -26,5 +27,6 @@ export function createSiteSteps(deps: SiteStepDeps): Record<SiteStepKind, SiteSt
     'node.reboot': rebootStep(),
     'power.setPower': powerStep(deps),
     'management.setBootDevice': bootDeviceStep(deps),
+    'inspect.oob': inspectOobStep(deps),
   };
 }
