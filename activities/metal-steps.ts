@@ -5,11 +5,12 @@ import { appendEvent } from '../core/events';
 import { IronflowError } from '../core/errors';
 import { resolveImageRef, verifyImageForUse } from '../core/images/catalog';
 import type { JsonObject, StepInput, StepRelay } from '../core/plan';
+import { userDataSecretPurpose } from '../core/userdata/grant';
 import type { ActivityDeps } from './deps';
 import { asStep } from './step-failure';
 
 /** Where userdata.render stores a workflow's rendered user data (its reference is what travels). */
-export const userDataPurpose = (workflowId: string): string => `userdata:${workflowId}`;
+export const userDataPurpose = userDataSecretPurpose;
 
 function imageRefOf(input: StepInput): string {
   const image = input.with.image as { ref?: unknown } | undefined;

@@ -17,6 +17,8 @@ export interface FleetOptions {
   /** The Temporal frontend the ramdisks' shared connection dials. */
   temporalAddress?: string;
   installedOs?: InstalledOsHook;
+  /** CA certificates the machines' ramdisks trust for image sources. */
+  ramdiskTrustedCaPems?: string[];
   sleepScale?: number;
   log?: AgentLog;
   bmcHost?: string;
@@ -79,6 +81,7 @@ export class Fleet {
       bootServerUrl: this.options.bootServerUrl,
       connection: () => this.sharedConnection(),
       ...(this.options.installedOs ? { installedOs: this.options.installedOs } : {}),
+      ...(this.options.ramdiskTrustedCaPems ? { ramdiskTrustedCaPems: this.options.ramdiskTrustedCaPems } : {}),
       ...(this.options.sleepScale !== undefined ? { sleepScale: this.options.sleepScale } : {}),
       log: this.options.log ?? new AgentLog(() => undefined),
     });

@@ -5,8 +5,8 @@
 // `sleep; reboot` (boot server not active), `sleep; chain` (wait), or kernel+initrd, whose
 // `if.*` arguments start a REAL ramdisk-mode agent in this process with a file as its disk.
 // Booted from disk with an image on it, it starts the "installed OS" through a hook (the
-// node-mode agent is a later piece). State is a few fields and a disk file per machine.
-import { open, truncate, writeFile } from 'node:fs/promises';
+// node-mode agent: agent/emulator/installed-os.ts). State is a few fields and a disk file per machine.
+import { open, rm, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { NativeConnection } from '@temporalio/worker';
 import { parseRamdiskScript } from '../boot/ipxe-script';
@@ -43,6 +43,8 @@ export interface MachineOptions {
   /** A shared Temporal connection for the ramdisks (many machines, one connection). */
   connection?: () => Promise<NativeConnection | undefined>;
   installedOs?: InstalledOsHook;
+  /** CA certificates the ramdisk trusts for image sources (a site's own CA baked into its ramdisk). */
+  ramdiskTrustedCaPems?: string[];
   /** Scales the scripts' sleeps (tests use less than 1). */
   sleepScale?: number;
   log?: AgentLog;
@@ -58,6 +60,10 @@ export class Machine {
   bootCount = 0;
   lastError: string | undefined;
   readonly diskPath: string;
+  /** The user data a deploy wrote beside the disk (a config drive's stand-in), 0600. */
+  readonly userDataPath: string;
+  /** The installed OS's own files (its agent's data dir): part of the image, gone with a new one. */
+  readonly osDir: string;
   private os: { stop(): Promise<void> } | undefined;
   /** Grows with every power or boot event: an older boot's loop stops when it changes. */
   private generation = 0;
@@ -68,6 +74,8 @@ export class Machine {
     private readonly options: MachineOptions,
   ) {
     this.diskPath = path.join(options.dataDir, `${description.id}.disk`);
+    this.userDataPath = path.join(options.dataDir, `${description.id}.userdata.json`);
+    this.osDir = path.join(options.dataDir, `${description.id}.os`);
     this.log = options.log ?? new AgentLog(() => undefined);
   }
 
@@ -113,6 +121,11 @@ export class Machine {
         level,
         tests: ['memory', 'pcie', 'targeted_power', ...(level >= 3 ? ['targeted_stress'] : [])].map((name) => ({ name, passed: !(d.failingDcgmTests ?? []).includes(name) })),
       }),
+      writeUserData: async (userData) => {
+        // A new image was just written: the previous OS's files (its agent identity) are gone.
+        await rm(this.osDir, { recursive: true, force: true });
+        await writeFile(this.userDataPath, JSON.stringify(userData), { mode: 0o600 });
+      },
       kexec: async () => {
         const generation = ++this.generation;
         await this.stopSoftware();
@@ -182,7 +195,7 @@ export class Machine {
     if (!parsed) throw new Error('the boot script has no kernel line');
     const params = bootParamsFrom(parsed.args);
     const connection = await this.options.connection?.();
-    const agent = await startRamdiskAgent({ params, hardware: this.hardware(), ...(connection ? { connection } : {}), log: this.log });
+    const agent = await startRamdiskAgent({ params, hardware: this.hardware(), ...(connection ? { connection } : {}), ...(this.options.ramdiskTrustedCaPems ? { trustedCaPems: this.options.ramdiskTrustedCaPems } : {}), log: this.log });
     if (generation !== this.generation) {
       await agent.stop();
       return;

@@ -23,3 +23,21 @@ export function joinTokenFromUserData(kind: string, document: string): string {
 export function writeJoinTokenFile(kind: string, document: string, file: string): void {
   writeFileSync(file, joinTokenFromUserData(kind, document), { mode: 0o600 });
 }
+
+/** The `agent join` the document runs (cloud-init's runcmd, Ignition's join unit): its --server and --node-id. */
+export function joinArgsFromUserData(kind: string, document: string): { server: string; nodeId: string } {
+  let argv: string[] | undefined;
+  if (kind === 'cloud-init') {
+    const doc = parse(document) as { runcmd?: unknown[] };
+    argv = doc.runcmd?.find((c): c is string[] => Array.isArray(c) && c.includes('join') && c.includes('--server'));
+  } else if (kind === 'ignition') {
+    const doc = JSON.parse(document) as { systemd?: { units?: Array<{ contents?: string }> } };
+    const line = doc.systemd?.units?.flatMap((u) => (u.contents ?? '').split('\n')).find((l) => l.startsWith('ExecStart=') && l.includes(' join '));
+    argv = line?.slice('ExecStart='.length).split(' ');
+  }
+  const value = (flag: string) => (argv && argv.indexOf(flag) >= 0 ? argv[argv.indexOf(flag) + 1] : undefined);
+  const server = value('--server');
+  const nodeId = value('--node-id');
+  if (!server || !nodeId) throw new IronflowError('INVALID_INPUT', `the ${kind} user data runs no agent join --server URL --node-id ID`, {});
+  return { server, nodeId };
+}

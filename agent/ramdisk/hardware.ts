@@ -24,6 +24,11 @@ export interface RamdiskHardware {
   gpus: Array<{ model: string; uuid: string }>;
   /** The machine's own DCGM answer when no `dcgmi` is installed (the emulator's). */
   dcgm?: (level: number) => Promise<DcgmReport>;
+  /**
+   * Puts the deploy's user data where the installed OS's first boot reads it (a config
+   * drive; the emulator keeps a file beside its disk). Absent: this ramdisk cannot.
+   */
+  writeUserData?: (userData: { kind: 'cloud-init' | 'ignition'; document: string }) => Promise<void>;
   /** Boots the installed OS from disk (kexec). Resolves once it is under way. */
   kexec(): Promise<void>;
 }

@@ -37,6 +37,8 @@ export interface RamdiskAgentOptions {
   /** A Temporal connection to share (the caller closes it); else the agent opens its own. */
   connection?: NativeConnection;
   approvalRetryMs?: number;
+  /** CA certificates baked into this ramdisk for image sources (a site's own CA). */
+  trustedCaPems?: string[];
 }
 
 function heartbeat(details: Record<string, unknown>): void {
@@ -54,7 +56,7 @@ export async function startRamdiskAgent(options: RamdiskAgentOptions): Promise<R
   const signer = { key: identity.key, certificatePem: identity.certificatePem };
   const session = new RamdiskHeartbeat(client, signer, log);
   await session.started();
-  const deps: RamdiskStepDeps = { nodeId: identity.answer.nodeId, key: identity.key, certificatePem: identity.certificatePem, hardware: options.hardware, log, heartbeat };
+  const deps: RamdiskStepDeps = { nodeId: identity.answer.nodeId, key: identity.key, certificatePem: identity.certificatePem, hardware: options.hardware, client, log, heartbeat, ...(options.trustedCaPems ? { trustedCaPems: options.trustedCaPems } : {}) };
   const steps: Record<(typeof RAMDISK_STEP_KINDS)[number], RamdiskStep> = {
     'inventory.refresh': inventoryStep(deps),
     'disk.wipe': diskWipeStep(deps),

@@ -3,6 +3,7 @@ import { agentBmcAccessRoutes } from './agent-bmc-access';
 import { agentBmcOperationRoutes } from './agent-bmc-operations';
 import { agentBootSecretRoutes } from './agent-boot-secret';
 import { agentSessionRoutes } from './agent-sessions';
+import { agentUserDataRoutes } from './agent-user-data';
 import { eventRoutes } from './events';
 import { healthRoutes } from './health';
 import { imageRoutes } from './images';
@@ -17,4 +18,4 @@ import { siteRoutes } from './sites';
 import { systemCheckRoutes } from './system-checks';
 import { tenantRoutes } from './tenants';
 
-export const routeGroups = [healthRoutes, eventRoutes, tenantRoutes, systemCheckRoutes, imageRoutes, siteRoutes, siteTokenRoutes, poolRoutes, joinRoutes, joinRequestRoutes, agentSessionRoutes, agentBmcAccessRoutes, agentBmcOperationRoutes, agentBootSecretRoutes, profileRoutes, provisionWorkflowRoutes, metalRoutes];
+export const routeGroups = [healthRoutes, eventRoutes, tenantRoutes, systemCheckRoutes, imageRoutes, siteRoutes, siteTokenRoutes, poolRoutes, joinRoutes, joinRequestRoutes, agentSessionRoutes, agentBmcAccessRoutes, agentBmcOperationRoutes, agentBootSecretRoutes, agentUserDataRoutes, profileRoutes, provisionWorkflowRoutes, metalRoutes];

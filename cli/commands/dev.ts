@@ -7,6 +7,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { Fleet } from '../../agent/emulator/fleet';
+import { nodeAgentOs } from '../../agent/emulator/installed-os';
 import { loadSiteAgentConfig } from '../../agent/site/config';
 import { startSiteAgent } from '../../agent/site/main';
 import { IronflowError } from '../../core/errors';
@@ -29,7 +30,7 @@ export const devEmulateCommand = defineCommand({
       await agent.stop();
       throw new IronflowError('INVALID_INPUT', `the agent of ${input.config} belongs to site ${agent.identity.current.siteId}, not ${input.siteId}`, { path: 'site' });
     }
-    const fleet = await Fleet.start({ dataDir: path.join(config.dataDir, 'emulator'), bootServerUrl: () => agent.bootServer?.url, temporalAddress: agent.identity.current.temporal.address });
+    const fleet = await Fleet.start({ dataDir: path.join(config.dataDir, 'emulator'), bootServerUrl: () => agent.bootServer?.url, temporalAddress: agent.identity.current.temporal.address, installedOs: nodeAgentOs() });
     const machines = [];
     for (let i = 0; i < input.machines; i++) {
       const { machine, bmc } = await fleet.add({ diskBytes: input.diskMib * 1024 * 1024 });

@@ -5,11 +5,12 @@
 // Heartbeats report the bytes written.
 import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
-import { Readable, Transform, Writable } from 'node:stream';
+import { Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
 import { IronflowError, parseWith } from '../../../core/errors';
 import { decompressor } from '../decompress';
+import { openImageSource } from '../image-source';
 import type { RamdiskStep, RamdiskStepDeps } from './deps';
 
 const deployWith = z
@@ -26,16 +27,24 @@ const deployWith = z
 
 const HEARTBEAT_EVERY_BYTES = 8 * 1024 * 1024;
 
+/** Fetches the deploy's user data (signed, for this node and workflow only) and writes it for the installed OS. */
+async function writeUserData(deps: RamdiskStepDeps, workflowId: string, ref: string): Promise<{ kind: string; written: true }> {
+  if (!deps.hardware.writeUserData) {
+    throw new IronflowError('UNSUPPORTED', 'this ramdisk cannot write user data for the installed OS (no config drive); deploy a profile without userData', { reason: 'no-user-data-writer' });
+  }
+  const answer = await deps.client.signedPost<{ kind: 'cloud-init' | 'ignition'; document: string }>({ key: deps.key, certificatePem: deps.certificatePem }, '/v1/agents/user-data', { nodeId: deps.nodeId, workflowId, ref });
+  await deps.hardware.writeUserData(answer);
+  deps.log.info('user data written', { nodeId: deps.nodeId, kind: answer.kind, ref });
+  return { kind: answer.kind, written: true };
+}
+
 export function deployImageStep(deps: RamdiskStepDeps): RamdiskStep {
   return async (input) => {
     const image = parseWith(deployWith, input.with);
     if (image.format === 'qcow2') throw new IronflowError('UNSUPPORTED', 'this ramdisk writes raw images; convert qcow2 with qemu-img convert -O raw', { path: 'with.format' });
     const disk = deps.hardware.disks[0];
     if (!disk) throw new IronflowError('INVALID_STATE', 'this machine has no disk to write the image to');
-    const response = await fetch(image.source, { signal: AbortSignal.timeout(3_600_000) }).catch((error: Error) => {
-      throw new IronflowError('DRIVER_ERROR', `the image source ${new URL(image.source).origin} did not answer: ${error.message}`, { reason: 'source-unreachable' });
-    });
-    if (!response.ok || !response.body) throw new IronflowError('DRIVER_ERROR', `the image source answered ${response.status}`, { reason: 'source-status', status: response.status });
+    const source = await openImageSource(image.source, deps.trustedCaPems);
 
     const digest = createHash('sha256');
     let fetched = 0;
@@ -63,7 +72,7 @@ export function deployImageStep(deps: RamdiskStepDeps): RamdiskStep {
       },
     });
     try {
-      await pipeline(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>), hashing, decompressor(image.compression), toDisk);
+      await pipeline(source, hashing, decompressor(image.compression), toDisk);
       await handle.sync();
     } catch (error) {
       if (error instanceof IronflowError) throw error;
@@ -79,6 +88,7 @@ export function deployImageStep(deps: RamdiskStepDeps): RamdiskStep {
     }
     deps.heartbeat({ bytesWritten: written, bytesFetched: fetched });
     deps.log.info('image written', { nodeId: deps.nodeId, imageId: image.imageId ?? null, bytesWritten: written, sha256 });
-    return { sha256, bytesWritten: written, bytesFetched: fetched, disk: disk.name };
+    const userData = image.userDataRef ? await writeUserData(deps, input.workflowId, image.userDataRef) : null;
+    return { sha256, bytesWritten: written, bytesFetched: fetched, disk: disk.name, ...(userData ? { userData } : {}) };
   };
 }

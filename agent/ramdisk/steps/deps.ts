@@ -1,6 +1,7 @@
 // What the ramdisk's step activities are given.
 import type { KeyObject } from 'node:crypto';
 import type { StepInput } from '../../../core/plan';
+import type { ControlPlaneClient } from '../../site/control-plane-client';
 import type { AgentLog } from '../../site/log';
 import type { RamdiskHardware } from '../hardware';
 
@@ -9,6 +10,10 @@ export interface RamdiskStepDeps {
   key: KeyObject;
   certificatePem: () => string;
   hardware: RamdiskHardware;
+  /** CA certificates this ramdisk trusts for image sources beyond the system's. */
+  trustedCaPems?: readonly string[];
+  /** Signed requests to the control plane (the deploy's user data). */
+  client: ControlPlaneClient;
   log: AgentLog;
   /** Progress for long steps (Temporal heartbeats); a no-op outside an activity. */
   heartbeat: (details: Record<string, unknown>) => void;
