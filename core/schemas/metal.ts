@@ -26,7 +26,11 @@ export const bmcEnrollSchema = z
   })
   .strict()
   .superRefine((bmc, ctx) => {
-    const target = bmcTargetSchema.safeParse({ driver: bmc.driver, address: bmc.address, ...(bmc.caPem && bmc.driver === 'redfish' ? { caPem: bmc.caPem } : {}) });
+    // A Redfish address may name one system (…/redfish/v1/Systems/<id>: a BMC serving many
+    // machines, as the site agent reads it); the rest is checked as a plain BMC address.
+    const system = bmc.driver === 'redfish' ? /^(https?:\/\/[^/?#]+)\/redfish\/v1\/Systems\/[^/?#]+\/?$/.exec(bmc.address) : null;
+    const address = system ? (system[1] as string) : bmc.address;
+    const target = bmcTargetSchema.safeParse({ driver: bmc.driver, address, ...(bmc.caPem && bmc.driver === 'redfish' ? { caPem: bmc.caPem } : {}) });
     if (!target.success) for (const issue of target.error.issues) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
   });
 
