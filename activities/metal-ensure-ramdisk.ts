@@ -40,9 +40,14 @@ async function runSiteCommand(temporal: Client, controlQueue: string, workflowId
 }
 
 export function createMetalEnsureRamdiskActivities(deps: ActivityDeps) {
+  /**
+   * A fresh ramdisk session counts only while the machine is not recorded powered off: a
+   * power-off (commissioning's last step, a release) ends the ramdisk without a goodbye, and
+   * its session still looks fresh for a few seconds after.
+   */
   async function ramdiskConnected(nodeId: string): Promise<boolean> {
-    const session = await deps.db.agentSession.findUnique({ where: { nodeId } });
-    return session !== null && session.role === 'ramdisk' && isConnected(session.lastSeenAt);
+    const [session, node] = await Promise.all([deps.db.agentSession.findUnique({ where: { nodeId } }), deps.db.node.findUnique({ where: { id: nodeId }, select: { power: true } })]);
+    return session !== null && session.role === 'ramdisk' && isConnected(session.lastSeenAt) && node?.power !== 'off';
   }
 
   return {
@@ -83,6 +88,8 @@ export function createMetalEnsureRamdiskActivities(deps: ActivityDeps) {
 
         context.heartbeat({ phase: 'power cycle' });
         await command('power.setPower', { action: 'cycle' });
+        // node.power is the last requested power: the cycle leaves it on.
+        await deps.db.node.update({ where: { id: nodeId }, data: { power: 'on' } });
         await appendEvent(deps.db, { tenantId: node.tenantId, type: 'node.boot.ramdisk', subjectId: nodeId, data: { workflowId: input.workflowId, agentNodeId: agent.agentNodeId, macs } });
 
         for (;;) {

@@ -14,6 +14,7 @@ import { recordRefusal, refusal } from '../joins/refusal';
 import type { AuthenticatedAgent } from '../pki/authenticate-agent';
 import type { BootSecretAnswer, BootSecretRelease, BootSecretRequest } from '../schemas/agent-boot-secret';
 import type { SecretStore } from '../secret-store';
+import { releaseWorkflowUserData } from '../userdata/release';
 import { DISCOVERY_TOKEN_TTL_SECONDS } from './boot-entry';
 
 export const DISCOVERY_SECRET_PURPOSE = 'discovery-token:';
@@ -95,13 +96,16 @@ export async function revokeWorkflowDiscoveryTokens(db: Db, nodeId: string, work
   });
 }
 
-/** boot.cleanUp's control-plane half, for a site agent of the machine's own site. */
+/** boot.cleanUp's control-plane half, for a site agent of the machine's own site: the workflow's tokens and stored bearers. */
 export async function releaseBootSecrets(db: Db, agent: AuthenticatedAgent, input: BootSecretRelease): Promise<{ revoked: number; deleted: number }> {
   try {
     if (agent.role !== 'site' || !agent.siteId) throw refusal('PERMISSION_DENIED', 'not-a-site-agent', `only site agents clean up boot entries; ${agent.nodeId} is a ${agent.role} agent`);
     const node = await db.node.findUnique({ where: { id: input.nodeId }, select: { siteId: true } });
     if (!node || node.siteId !== agent.siteId) throw refusal('NOT_FOUND', 'node-not-at-site', `node ${input.nodeId} not found at site ${agent.siteId}`);
-    return await revokeWorkflowDiscoveryTokens(db, input.nodeId, input.workflowId);
+    const discovery = await revokeWorkflowDiscoveryTokens(db, input.nodeId, input.workflowId);
+    // The workflow's user data too (a deploy's provisioned token and its sealed document).
+    const userData = await releaseWorkflowUserData(db, input.nodeId, input.workflowId);
+    return { revoked: discovery.revoked + userData.revoked, deleted: discovery.deleted + userData.deleted };
   } catch (error) {
     return recordRefusal(db, 'security.boot-secret.refused', error, { tenantId: await refusalTenant(db, agent, input.nodeId), subjectId: input.nodeId, data: { nodeId: input.nodeId, workflowId: input.workflowId, agentNodeId: agent.nodeId } });
   }

@@ -1,0 +1,183 @@
+// `npm run demo`: the metal lifecycle for a newcomer, on this machine, with nothing but
+// emulated hardware. Starts the Temporal dev server (with its Web UI), the API and the
+// control-plane worker, a site with a real site agent (BMC drivers, boot server), N
+// emulated machines (Redfish BMCs, PXE firmware, real ramdisk agents, an installed OS that
+// runs the real node agent), and a signed image on a local HTTPS server. Then it walks the
+// machines through enroll → ready, deploys the first, and releases it, printing each step
+// with the Temporal Web UI link of every workflow. Everything stays up until Ctrl-C.
+//
+// Environment: DEMO_MACHINES (default 3); the usual IRONFLOW_* settings. It uses a fresh data
+// dir under the system temp dir unless IRONFLOW_DATA_DIR is set, and the default ports
+// (API 8080-ish from temporal-dev.yaml, Temporal 7233, Web UI 8233): stop `npm start` first.
+import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { Fleet } from '../agent/emulator/fleet';
+import { nodeAgentOs } from '../agent/emulator/installed-os';
+import { loadSiteAgentConfig } from '../agent/site/config';
+import { AgentLog } from '../agent/site/log';
+import { startSiteAgent, type SiteAgent } from '../agent/site/main';
+import { ApiClient } from '../cli/api-client';
+import { loadConfig } from '../core/config';
+import { addImageSigner } from '../core/images/signers';
+import { imageSigningInput } from '../core/images/signing-input';
+import type { MetalNodeView } from '../core/schemas/metal';
+import { startControlPlane, type ControlPlane } from './control-plane';
+import { startTemporalServer, type TemporalServer } from './temporal-server';
+import { makeServerCertificate } from './throwaway-tls';
+
+const say = (line: string) => process.stdout.write(`${line}\n`);
+const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function main(): Promise<void> {
+  const machinesWanted = Number(process.env.DEMO_MACHINES ?? 3);
+  const dataDir = process.env.IRONFLOW_DATA_DIR ?? mkdtempSync(path.join(tmpdir(), 'ironflow-demo-'));
+  const config = loadConfig({
+    ...process.env,
+    IRONFLOW_DATA_DIR: dataDir,
+    // The emulated OS runs the agent in this process; a real OS would download it from here.
+    IRONFLOW_AGENT_URL: process.env.IRONFLOW_AGENT_URL ?? 'https://downloads.example.com/ironflow-agent',
+    IRONFLOW_AGENT_SHA256: process.env.IRONFLOW_AGENT_SHA256 ?? sha256(Buffer.from('demo: the emulated OS runs the agent in-process')),
+  });
+  const uiHost = config.temporal.address.split(':')[0];
+  const ui = (workflowId: string) => `http://${uiHost}:${config.temporal.uiPort}/namespaces/${config.temporal.namespace}/workflows/${encodeURIComponent(workflowId)}`;
+
+  const stoppers: Array<() => Promise<unknown>> = [];
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    say(`\ndemo: ${signal}: stopping…`);
+    for (const s of stoppers.reverse()) await s().catch((e: unknown) => say(`demo: ${String(e)}`));
+    say('demo: stopped.');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+
+  say(`demo: data dir ${dataDir}`);
+  say(`demo: starting the Temporal dev server on ${config.temporal.address} (Web UI http://${uiHost}:${config.temporal.uiPort})…`);
+  const temporal: TemporalServer = await startTemporalServer({
+    address: config.temporal.address,
+    uiPort: config.temporal.uiPort,
+    namespace: config.temporal.namespace,
+    dbFile: config.temporal.dbFile,
+    searchAttributes: config.temporal.searchAttributes,
+    dynamicConfig: config.temporal.dynamicConfig,
+    logFile: path.join(dataDir, 'temporal.log'),
+  });
+  stoppers.push(() => temporal.stop());
+  const cp: ControlPlane = await startControlPlane(config, { logger: false });
+  stoppers.push(() => cp.close());
+  const api = new ApiClient(cp.url, cp.rootCredential.bearer);
+  say(`demo: API ${cp.url} (OpenAPI UI ${cp.url}/docs); root credential in ${cp.rootCredential.file}`);
+
+  // A site, its token, and a real site agent with its boot server on a free local port.
+  const site = await api.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'demo-1', idempotencyKey: 'demo-site' });
+  const pool = await api.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId: site.id, class: 'demo-metal' });
+  const token = await api.call<{ token: string }>('POST', `/v1/sites/${site.id}/tokens`, { tenantId: 'root', ttlSeconds: 600, maxUses: 1 });
+  const agentDir = path.join(dataDir, 'site-agent');
+  mkdirSync(agentDir, { recursive: true, mode: 0o700 });
+  const agentConfig = path.join(agentDir, 'site-agent.toml');
+  writeFileSync(agentConfig, [`control_plane_url = ${JSON.stringify(cp.url)}`, 'data_dir = "data"', '', '[site]', 'bmc_networks = []', '', '[boot]', 'proxy_dhcp = false', 'http_address = "127.0.0.1"', 'http_port = 0', ''].join('\n'));
+  const agentLog = new AgentLog((line) => void writeFileSync(path.join(agentDir, 'agent.log'), `${line}\n`, { flag: 'a' }));
+  const agent: SiteAgent = await startSiteAgent(loadSiteAgentConfig(agentConfig), { env: { IRONFLOW_JOIN_TOKEN: token.token }, log: agentLog });
+  stoppers.push(() => agent.stop());
+  for (let i = 0; i < 150 && !agent.session.state().active; i++) await sleep(200);
+  say(`demo: site ${site.id}, pool ${pool.id}; site agent ${agent.identity.current.nodeId} (boot server ${agent.bootServer?.url ?? 'none'}; log ${path.join(agentDir, 'agent.log')})`);
+
+  // A signed OS image on a local HTTPS server whose throwaway CA the ramdisks carry.
+  const tlsDir = path.join(dataDir, 'image-tls');
+  mkdirSync(tlsDir, { recursive: true, mode: 0o700 });
+  const tls = makeServerCertificate(tlsDir, 'images.demo');
+  const osImage = gzipSync(randomBytes(4 * 1024 * 1024));
+  const imageServer = https.createServer({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) }, (req, res) => {
+    if (req.url !== '/demo-os.raw.gz') return void res.writeHead(404).end();
+    res.writeHead(200, { 'content-length': osImage.length }).end(osImage);
+  });
+  await new Promise<void>((r) => imageServer.listen(0, '127.0.0.1', () => r()));
+  stoppers.push(() => new Promise((r) => imageServer.close(r)));
+  const signer = generateKeyPairSync('ed25519');
+  await addImageSigner(cp.db, { tenantId: 'root', id: 'demo-platform', publicKeyPem: signer.publicKey.export({ type: 'spki', format: 'pem' }).toString() });
+  const image = { tenantId: 'root', ref: 'demo-os@1', kind: 'os', format: 'raw', compression: 'gzip', sha256: sha256(osImage), sizeBytes: osImage.length, source: `https://127.0.0.1:${(imageServer.address() as AddressInfo).port}/demo-os.raw.gz` };
+  await api.call('POST', '/v1/images', { ...image, signerId: 'demo-platform', signature: sign(null, imageSigningInput(image), signer.privateKey).toString('base64') });
+  await api.call('POST', '/v1/profiles', {
+    tenantId: 'root',
+    document: {
+      id: 'demo-os-host',
+      version: 1,
+      target: 'metal',
+      description: 'the demo OS: user data, ramdisk, signed image, boot from disk, wait for the OS agent',
+      image: { ref: 'demo-os@1', format: 'raw', compression: 'gzip' },
+      userData: { kind: 'cloud-init', template: 'ironflow-host.yaml' },
+      steps: [
+        { use: 'userdata.render' },
+        { use: 'metal.ensureRamdisk', timeout: '5m' },
+        { use: 'deploy.deploy', timeout: '10m' },
+        { use: 'management.setBootDevice', on: 'site', with: { device: 'disk', persistent: true } },
+        { use: 'boot.kexec', on: 'ramdisk', await: 'rejoin', timeout: '5m' },
+      ],
+      cleanup: [{ use: 'boot.cleanUp', on: 'site' }],
+    },
+  });
+  say(`demo: image demo-os@1 (signed by demo-platform) at ${image.source}; deploy profile demo-os-host@1`);
+
+  const fleet = await Fleet.start({ dataDir: path.join(dataDir, 'machines'), bootServerUrl: () => agent.bootServer?.url, temporalAddress: config.temporal.address, installedOs: nodeAgentOs(), ramdiskTrustedCaPems: [tls.caPem], sleepScale: 0.2 });
+  stoppers.push(() => fleet.close());
+
+  // The walk: every state move and the workflow that drives it, with its Web UI link.
+  const get = (nodeId: string) => api.call<MetalNodeView>('GET', `/v1/metal/nodes/${nodeId}?tenantId=root`);
+  const seen = new Map<string, string>();
+  const report = (name: string, node: MetalNodeView) => {
+    const key = `${node.provisionState}|${node.workflowId ?? ''}`;
+    if (seen.get(node.nodeId) === key) return;
+    seen.set(node.nodeId, key);
+    say(`  ${name} ${node.nodeId}: ${node.provisionState}${node.workflowId ? `  → ${ui(node.workflowId)}` : ''}${node.lastError ? `  (${node.lastError.code}: ${node.lastError.message})` : ''}`);
+  };
+  const until = async (name: string, nodeId: string, state: string) => {
+    for (;;) {
+      const node = await get(nodeId);
+      report(name, node);
+      if (node.provisionState === state && node.workflowId === null) return node;
+      if (node.provisionState === 'failed' && node.workflowId === null) throw new Error(`${name} failed: ${node.lastError?.message ?? 'see its workflow'}`);
+      await sleep(300);
+    }
+  };
+
+  say(`\ndemo: 1. enrolling ${machinesWanted} machines by their BMC alone (lifecycle: ${ui('node:<nodeId>')})`);
+  const machines: Array<{ name: string; nodeId: string; disk: string }> = [];
+  for (let i = 0; i < machinesWanted; i++) {
+    const { machine, bmc } = await fleet.add({ diskBytes: 16 * 1024 * 1024 });
+    const node = await api.call<MetalNodeView>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId: pool.id, bmc: { driver: 'redfish', address: bmc.address, username: bmc.username, password: bmc.password } });
+    machines.push({ name: machine.description.id, nodeId: node.nodeId, disk: machine.diskPath });
+    say(`  ${machine.description.id} enrolled as ${node.nodeId}; its lifecycle workflow: ${ui(`node:${node.nodeId}`)}`);
+  }
+  say('\ndemo: 2. enroll → inspect → commission → ready, on their own');
+  await Promise.all(machines.map((m) => until(m.name, m.nodeId, 'ready')));
+
+  const first = machines[0] as (typeof machines)[number];
+  say(`\ndemo: 3. npx ironflow metal deploy ${first.nodeId} --profile demo-os-host --profile-version 1`);
+  await api.call('POST', `/v1/metal/nodes/${first.nodeId}/deploy`, { tenantId: 'root', profileId: 'demo-os-host', profileVersion: 1 });
+  const deployed = await until(first.name, first.nodeId, 'deployed');
+  say(`  deployed: role ${deployed.role}; the image is on ${first.disk}; the installed OS's node agent joined as ${first.nodeId}`);
+
+  say(`\ndemo: 4. npx ironflow metal undeploy ${first.nodeId}   (quick wipe, power off, back to ready)`);
+  await api.call('POST', `/v1/metal/nodes/${first.nodeId}/undeploy`, { tenantId: 'root' });
+  await until(first.name, first.nodeId, 'ready');
+
+  say('\ndemo: done. Everything keeps running: try, in another terminal,');
+  say(`  IRONFLOW_API_URL=${cp.url} IRONFLOW_TOKEN=$(cat ${cp.rootCredential.file}) npx ironflow metal list --pool ${pool.id}`);
+  say(`  … metal deploy ${machines[1]?.nodeId ?? first.nodeId} --profile demo-os-host --profile-version 1`);
+  say(`  Temporal Web UI: http://${uiHost}:${config.temporal.uiPort}/namespaces/${config.temporal.namespace}/workflows`);
+  say('Ctrl-C stops everything.');
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`demo: failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});
