@@ -45,7 +45,7 @@ async function main(): Promise<void> {
     IRONFLOW_AGENT_SHA256: process.env.IRONFLOW_AGENT_SHA256 ?? sha256(Buffer.from('demo: the emulated OS runs the agent in-process')),
   });
   const uiHost = config.temporal.address.split(':')[0];
-  const ui = (workflowId: string) => `http://${uiHost}:${config.temporal.uiPort}/namespaces/${config.temporal.namespace}/workflows/${encodeURIComponent(workflowId)}`;
+  const ui = (workflowId: string) => `http://${uiHost}:${config.temporal.uiPort}/namespaces/${config.temporal.namespace}/workflows/${workflowId}`;
 
   const stoppers: Array<() => Promise<unknown>> = [];
   let stopping = false;
@@ -149,7 +149,7 @@ async function main(): Promise<void> {
     }
   };
 
-  say(`\ndemo: 1. enrolling ${machinesWanted} machines by their BMC alone (lifecycle: ${ui('node:<nodeId>')})`);
+  say(`\ndemo: 1. enrolling ${machinesWanted} machines by their BMC alone`);
   const machines: Array<{ name: string; nodeId: string; disk: string }> = [];
   for (let i = 0; i < machinesWanted; i++) {
     const { machine, bmc } = await fleet.add({ diskBytes: 16 * 1024 * 1024 });
@@ -171,7 +171,7 @@ async function main(): Promise<void> {
   await until(first.name, first.nodeId, 'ready');
 
   say('\ndemo: done. Everything keeps running: try, in another terminal,');
-  say(`  IRONFLOW_API_URL=${cp.url} IRONFLOW_TOKEN=$(cat ${cp.rootCredential.file}) npx ironflow metal list --pool ${pool.id}`);
+  say(`  IRONFLOW_CREDENTIAL=$(cat ${cp.rootCredential.file}) npx ironflow --api ${cp.url} metal list --pool ${pool.id}`);
   say(`  … metal deploy ${machines[1]?.nodeId ?? first.nodeId} --profile demo-os-host --profile-version 1`);
   say(`  Temporal Web UI: http://${uiHost}:${config.temporal.uiPort}/namespaces/${config.temporal.namespace}/workflows`);
   say('Ctrl-C stops everything.');
