@@ -53,6 +53,8 @@ export class EmulatedMachine {
   inFlight = 0;
   maxInFlight = 0;
   requests = 0;
+  /** The commands it carried out, in order (`reset:PowerCycle`, `boot:Pxe/Once`): tests count side effects here. */
+  readonly commands: string[] = [];
   readonly defaultBoot: EmulatedBootDevice;
 
   constructor(readonly spec: EmulatedMachineSpec) {
@@ -248,6 +250,7 @@ export class RedfishBmcHost extends EventEmitter<RedfishBmcHostEvents> {
     if (typeof target === 'string') machine.bootTarget = target;
     if (typeof enabled === 'string') machine.bootEnabled = enabled as EmulatedMachine['bootEnabled'];
     else if (typeof target === 'string' && machine.bootEnabled === 'Disabled') machine.bootEnabled = 'Once';
+    machine.commands.push(`boot:${machine.bootTarget}/${machine.bootEnabled}`);
     return { status: 204 };
   }
 
@@ -255,6 +258,7 @@ export class RedfishBmcHost extends EventEmitter<RedfishBmcHostEvents> {
     const type = body?.ResetType;
     if (typeof type !== 'string' || !resetTypes.includes(type)) throw notInList(String(type), 'ResetType');
     const wasOn = machine.powerState === 'On';
+    machine.commands.push(`reset:${type}`);
     switch (type) {
       case 'On':
       case 'ForceOn':
