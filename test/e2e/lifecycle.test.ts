@@ -6,154 +6,44 @@
 // image served over HTTPS deploys and its OS joins as the same node; undeploy wipes back to
 // ready; an abort mid-deploy cleans up and fails; recover follows the table; a tampered
 // catalog row stops a deploy before any deploy.image is sent.
-import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import https from 'node:https';
-import type { AddressInfo } from 'node:net';
-import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Fleet } from '../../agent/emulator/fleet';
-import { nodeAgentOs } from '../../agent/emulator/installed-os';
 import type { Machine } from '../../agent/emulator/machine';
-import type { SiteAgent } from '../../agent/site/main';
-import { addImageSigner } from '../../core/images/signers';
-import { imageSigningInput } from '../../core/images/signing-input';
 import type { MetalNodeView } from '../../core/schemas/metal';
-import { activeAgent, startBootSite, until, type BootSite } from '../helpers/boot-site';
-import { testConfig } from '../helpers/control-plane';
-import { freePort } from '../helpers/ports';
-import { makeServerCertificate } from '../helpers/tls';
+import { until } from '../helpers/boot-site';
+import { sha, startE2eSite, type E2eSite } from '../helpers/e2e-site';
 
-let site: BootSite;
-let agent: SiteAgent;
-let fleet: Fleet;
-let poolId: string;
-let imageServer: https.Server;
-let imageBase: string;
-const served = new Map<string, Buffer>();
-const signer = generateKeyPairSync('ed25519');
+let site: E2eSite;
 /** The OS image: random bytes (a non-zero head, so the emulated firmware finds something to boot). */
 const osImage = randomBytes(2 * 1024 * 1024 + 77);
 
 const nodes: Array<{ nodeId: string; machine: Machine }> = [];
 
-const get = (nodeId: string) => site.t.root.call<MetalNodeView>('GET', `/v1/metal/nodes/${nodeId}?tenantId=root`);
-const verb = (nodeId: string, name: string, body: Record<string, unknown> = {}) => site.t.root.call<MetalNodeView>('POST', `/v1/metal/nodes/${nodeId}/${name}`, { tenantId: 'root', ...body });
-async function settle(nodeId: string, state: string, timeoutMs = 90_000): Promise<MetalNodeView> {
-  let last: MetalNodeView | undefined;
-  try {
-    return await until(`${nodeId} to rest in ${state}`, async () => {
-      last = await get(nodeId);
-      return last.provisionState === state && last.workflowId === null ? last : undefined;
-    }, timeoutMs);
-  } catch (error) {
-    // Say where it stands: the state workflow's pending activities and their last failures.
-    const pending = last?.workflowId
-      ? ((await site.t.cp.temporal.workflow.getHandle(last.workflowId).describe().catch(() => undefined))?.raw.pendingActivities ?? []).map((a) => ({ type: a.activityType?.name, attempt: a.attempt, failure: a.lastFailure?.message }))
-      : [];
-    throw new Error(`${(error as Error).message}; last: ${JSON.stringify({ state: last?.provisionState, workflowId: last?.workflowId, lastError: last?.lastError, pending })}`);
-  }
-}
+const verb = (nodeId: string, name: string, body: Record<string, unknown> = {}) => site.verb(nodeId, name, body);
+const settle = (nodeId: string, state: string, timeoutMs?: number) => site.settle(nodeId, state, timeoutMs);
 const diskHead = (machine: Machine, bytes = 4096) => readFileSync(machine.diskPath).subarray(0, bytes);
-const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
-
-/** Registers a gzip image served by the local HTTPS server, signed by the platform signer. */
-async function registerImage(ref: string, content: Buffer): Promise<{ id: string; sha256: string }> {
-  const gz = gzipSync(content);
-  const name = `${ref.replace('@', '-')}.raw.gz`;
-  served.set(`/${name}`, gz);
-  const input = { tenantId: 'root', ref, kind: 'os', format: 'raw', compression: 'gzip', sha256: sha(gz), sizeBytes: gz.length, source: `${imageBase}/${name}` };
-  const signature = sign(null, imageSigningInput(input), signer.privateKey).toString('base64');
-  const image = await site.t.root.call<{ id: string; verified: boolean }>('POST', '/v1/images', { ...input, signerId: 'e2e-platform', signature });
-  expect(image.verified).toBe(true);
-  return { id: image.id, sha256: input.sha256 };
-}
-
-async function deployProfile(id: string, imageRef: string): Promise<void> {
-  await site.t.root.call('POST', '/v1/profiles', {
-    tenantId: 'root',
-    document: {
-      id,
-      version: 1,
-      target: 'metal',
-      image: { ref: imageRef, format: 'raw', compression: 'gzip' },
-      userData: { kind: 'cloud-init', template: 'ironflow-host.yaml' },
-      steps: [
-        { use: 'userdata.render' },
-        { use: 'metal.ensureRamdisk', timeout: '3m' },
-        { use: 'deploy.deploy', timeout: '2m' },
-        { use: 'management.setBootDevice', on: 'site', with: { device: 'disk', persistent: true } },
-        { use: 'boot.kexec', on: 'ramdisk', await: 'rejoin', timeout: '2m' },
-      ],
-      cleanup: [{ use: 'boot.cleanUp', on: 'site' }],
-    },
-  });
-}
-
-/** Activity types a workflow's history scheduled. */
-async function scheduledActivities(workflowId: string): Promise<string[]> {
-  const history = await site.t.cp.temporal.workflow.getHandle(workflowId).fetchHistory();
-  return (history.events ?? []).flatMap((e) => (e.activityTaskScheduledEventAttributes?.activityType?.name ? [e.activityTaskScheduledEventAttributes.activityType.name] : []));
-}
-
-/** Every workflow id of the node's lifecycle so far, per state: `node:<id>:<state>:<n>`. */
-async function stateWorkflows(nodeId: string): Promise<string[]> {
-  const ids: string[] = [];
-  for await (const w of site.t.cp.temporal.workflow.list({ query: `NodeId = "${nodeId}" AND WorkflowType = "provision"` })) ids.push(w.workflowId);
-  return ids;
-}
-
-const bootEntries = (): Array<{ nodeId: string }> => {
-  const file = path.join(agent.identity.dataDir, 'boot-entries.json');
-  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { entries: Array<{ nodeId: string }> }).entries : [];
-};
-async function liveTokens(nodeId: string): Promise<number> {
-  return site.t.cp.db.joinToken.count({ where: { nodeId, revokedAt: null, usesLeft: { gt: 0 }, expiresAt: { gt: new Date() } } });
-}
+const registerImage = (ref: string, content: Buffer) => site.registerImage(ref, content);
+const deployProfile = (id: string, imageRef: string) => site.deployProfile(id, imageRef);
+const scheduledActivities = (workflowId: string) => site.scheduledActivities(workflowId);
+const stateWorkflows = (nodeId: string) => site.stateWorkflows(nodeId);
+const bootEntries = () => site.bootEntries();
+const liveTokens = (nodeId: string) => site.liveTokens(nodeId);
 
 beforeAll(async () => {
-  const apiPort = await freePort();
-  // The installed OS joins the API's public URL (the user data's --server), so it must be the real port.
-  const config = await testConfig({ IRONFLOW_API_PORT: String(apiPort), IRONFLOW_API_URL: `http://127.0.0.1:${apiPort}`, IRONFLOW_AGENT_URL: 'https://downloads.example.com/ironflow-agent', IRONFLOW_AGENT_SHA256: sha(Buffer.from('the published agent')) });
-  site = await startBootSite('e2e-site', { config });
-  agent = await site.startAgent();
-  await activeAgent(agent);
-  poolId = (await site.t.root.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId: site.siteId, class: 'e2e-metal' })).id;
-  await addImageSigner(site.t.cp.db, { tenantId: 'root', id: 'e2e-platform', publicKeyPem: signer.publicKey.export({ type: 'spki', format: 'pem' }).toString() });
-
-  // The image server: HTTPS with a site CA the ramdisks carry.
-  const tls = makeServerCertificate(mkdtempSync(path.join(site.t.config.dataDir, 'tls-')), 'images.e2e');
-  imageServer = https.createServer({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) }, (req, res) => {
-    const body = served.get(req.url ?? '');
-    if (!body) return void res.writeHead(404).end();
-    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': body.length }).end(body);
-  });
-  await new Promise<void>((r) => imageServer.listen(0, '127.0.0.1', () => r()));
-  imageBase = `https://127.0.0.1:${(imageServer.address() as AddressInfo).port}`;
-
-  fleet = await Fleet.start({
-    dataDir: path.join(site.t.config.dataDir, 'fleet'),
-    bootServerUrl: () => agent.bootServer?.url,
-    temporalAddress: site.t.config.temporal.address,
-    installedOs: nodeAgentOs(),
-    ramdiskTrustedCaPems: [tls.caPem],
-    sleepScale: 0.05,
-  });
+  site = await startE2eSite('e2e-site');
 }, 120_000);
 
 afterAll(async () => {
-  await fleet?.close();
-  await agent?.stop();
-  imageServer?.close();
-  await site?.t.close();
+  await site?.close();
 });
 
 describe('the metal lifecycle on emulated machines', () => {
   it('three machines enrolled by their BMC alone reach ready on their own (enroll → inspect → commission)', async () => {
     for (let i = 0; i < 3; i++) {
-      const { machine, bmc } = await fleet.add({ diskBytes: 8 * 1024 * 1024 });
-      const enrolled = await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId, bmc: { driver: 'redfish', address: bmc.address, username: bmc.username, password: bmc.password } });
+      const { machine, bmc } = await site.fleet.add({ diskBytes: 8 * 1024 * 1024 });
+      const enrolled = await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId: site.poolId, bmc: { driver: 'redfish', address: bmc.address, username: bmc.username, password: bmc.password } });
       expect(enrolled).toMatchObject({ provisionState: 'enrolling', macs: [] });
       nodes.push({ nodeId: enrolled.nodeId, machine });
     }
@@ -227,7 +117,7 @@ describe('the metal lifecycle on emulated machines', () => {
     // Someone with database access points the signed row at another artifact: its digest
     // (a signed column; the source alone is not signed, the digest on the stream guards it).
     const evil = gzipSync(randomBytes(64 * 1024));
-    served.set('/e2e-os-2.raw.gz', evil);
+    site.serve('/e2e-os-2.raw.gz', evil);
     await site.t.cp.db.image.update({ where: { id: image.id }, data: { sha256: sha(evil), sizeBytes: evil.length } });
     await verb(nodeId, 'deploy', { profileId: 'e2e-os-host-2', profileVersion: 1 });
     const failed = await settle(nodeId, 'failed', 120_000);

@@ -14,7 +14,7 @@ export interface SiteAgentFixture {
   start(env?: NodeJS.ProcessEnv): Promise<SiteAgent>;
 }
 
-export function siteAgentFixture(controlPlaneUrl: string, options: { renewAfter?: string; bmcNetworks?: string[]; boot?: string[] } = {}): SiteAgentFixture {
+export function siteAgentFixture(controlPlaneUrl: string, options: { renewAfter?: string; bmcNetworks?: string[]; boot?: string[]; bootPort?: number } = {}): SiteAgentFixture {
   const dir = mkdtempSync(path.join(inject('runDir'), 'site-agent-'));
   const configFile = path.join(dir, 'site-agent.toml');
   writeFileSync(
@@ -29,9 +29,10 @@ export function siteAgentFixture(controlPlaneUrl: string, options: { renewAfter?
       '',
       '[boot]',
       'proxy_dhcp = false',
-      // The boot server (agent/boot) on a free loopback port, so test files never collide.
+      // The boot server (agent/boot) on a free loopback port, so test files never collide
+      // (a fixed one when the agent must come back on the same URL after a restart).
       'http_address = "127.0.0.1"',
-      'http_port = 0',
+      `http_port = ${options.bootPort ?? 0}`,
       ...(options.boot ?? []),
       ...(options.renewAfter ? ['', '[certificate]', `renew_after = ${JSON.stringify(options.renewAfter)}`] : []),
       '',

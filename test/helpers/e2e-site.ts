@@ -1,0 +1,328 @@
+// The end-to-end site the metal lifecycle tests run on, with nothing fake but the hardware:
+// a real control plane (API, database, the control-plane worker in this process or as a
+// process a test may SIGKILL) on the run's Temporal dev server or a dedicated one; a real
+// site agent (in this process, or as a process killed and restarted on its data dir, its
+// boot server on a fixed port); emulated machines (Redfish BMCs, PXE firmware) booting real
+// ramdisk agents and an installed OS running the real node agent; and signed images served
+// over HTTPS with a throwaway CA the ramdisks carry (a served image can be held mid-stream).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash, generateKeyPairSync, sign } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { inject } from 'vitest';
+import { Fleet } from '../../agent/emulator/fleet';
+import { nodeAgentOs } from '../../agent/emulator/installed-os';
+import type { Machine } from '../../agent/emulator/machine';
+import { AgentLog } from '../../agent/site/log';
+import { repoRoot, type IronflowConfig } from '../../core/config';
+import { addImageSigner } from '../../core/images/signers';
+import { imageSigningInput } from '../../core/images/signing-input';
+import type { MetalNodeView } from '../../core/schemas/metal';
+import { activeAgent, startBootSite, until, type BootSite } from './boot-site';
+import { testConfig } from './control-plane';
+import { freePort } from './ports';
+import { siteAgentFixture } from './site-agent';
+import { spawnSiteAgent, type SiteAgentProcess } from './site-agent-process';
+import { makeServerCertificate } from './tls';
+
+export const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
+
+export interface E2eSiteOptions {
+  /** A dedicated Temporal dev server's frontend (host:port); default: the run's. */
+  temporalAddress?: string;
+  /** The control-plane worker as its own process (SIGKILL-able), not in this process. */
+  workerProcess?: boolean;
+  /** The site agent as its own process (SIGKILL-able, restarted on the same data dir and boot port). */
+  siteAgentProcess?: boolean;
+}
+
+/** The site agent, wherever it runs. */
+export interface E2eSiteAgent {
+  dataDir: string;
+  bootServerUrl(): string | undefined;
+  /** SIGKILL (a process agent only): no session close, no worker shutdown. */
+  kill(): void;
+  /** Starts it again on its data dir (no rejoin) and waits until it is the active boot server. */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The control-plane worker as a process. */
+export interface WorkerProcess {
+  child: ChildProcess;
+  /** SIGKILL, resolved once it exited. */
+  kill(): Promise<void>;
+}
+
+/** One image download: the test may hold it after its first bytes. */
+export interface ImageHold {
+  /** Resolves once the first bytes of the image went out. */
+  reached: Promise<void>;
+  release(): void;
+}
+
+export interface E2eSite extends BootSite {
+  poolId: string;
+  fleet: Fleet;
+  agent: E2eSiteAgent;
+  worker: WorkerProcess | undefined;
+  /** The ramdisks' and machines' log lines (JSON). */
+  fleetLog: string[];
+  /** GETs of each served image path. */
+  imageFetches: Map<string, number>;
+  /** Serves `name` (a path such as /x.raw.gz). */
+  serve(name: string, body: Buffer): void;
+  /** The next download of `name` stops after its first bytes until released. */
+  holdImage(name: string): ImageHold;
+  /** Registers a gzip image served by the image server, signed by the platform signer; returns its id, digest and path. */
+  registerImage(ref: string, content: Buffer): Promise<{ id: string; sha256: string; path: string }>;
+  /** A host profile deploying `imageRef`: userdata.render, ensureRamdisk, deploy.deploy, boot from disk, kexec awaiting the OS's join. */
+  deployProfile(id: string, imageRef: string): Promise<void>;
+  get(nodeId: string): Promise<MetalNodeView>;
+  verb(nodeId: string, name: string, body?: Record<string, unknown>): Promise<MetalNodeView>;
+  /** Waits until the node rests in `state` (no workflow); on timeout says where it stands. */
+  settle(nodeId: string, state: string, timeoutMs?: number): Promise<MetalNodeView>;
+  /** Enrolls `count` machines by their BMC alone and waits until all are ready. */
+  enrollToReady(count: number, timeoutMs?: number): Promise<Array<{ nodeId: string; machine: Machine; ready: MetalNodeView }>>;
+  scheduledActivities(workflowId: string): Promise<string[]>;
+  stateWorkflows(nodeId: string): Promise<string[]>;
+  bootEntries(): Array<{ nodeId: string }>;
+  liveTokens(nodeId: string): Promise<number>;
+  /** Starts a (new) control-plane worker process (workerProcess only). */
+  startWorker(): Promise<WorkerProcess>;
+  close(): Promise<void>;
+}
+
+function startWorkerProcess(config: IronflowConfig, env: Record<string, string>): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'test/fixtures/control-plane-worker.ts')], {
+    cwd: repoRoot,
+    env: {
+      ...process.env,
+      ...env,
+      IRONFLOW_DATA_DIR: config.dataDir,
+      IRONFLOW_TEMPORAL_ADDRESS: config.temporal.address,
+      IRONFLOW_CONTROL_QUEUE: config.controlQueue,
+      DATABASE_URL: config.databaseUrl,
+      IRONFLOW_WORKFLOW_BUNDLE: inject('workflowBundle'),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const handle: WorkerProcess = {
+    child,
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  };
+  return new Promise((resolve, reject) => {
+    child.stdout?.on('data', (d: Buffer) => d.toString().includes('ready') && resolve(handle));
+    child.once('exit', (code) => reject(new Error(`the worker process exited (${code}) before ready: ${stderr}`)));
+  });
+}
+
+export async function startE2eSite(key: string, options: E2eSiteOptions = {}): Promise<E2eSite> {
+  const apiPort = await freePort();
+  // The installed OS joins the API's public URL (the user data's --server), so it must be the real port.
+  const env: Record<string, string> = {
+    IRONFLOW_API_PORT: String(apiPort),
+    IRONFLOW_API_URL: `http://127.0.0.1:${apiPort}`,
+    IRONFLOW_AGENT_URL: 'https://downloads.example.com/ironflow-agent',
+    IRONFLOW_AGENT_SHA256: sha(Buffer.from('the published agent')),
+    ...(options.temporalAddress ? { IRONFLOW_TEMPORAL_ADDRESS: options.temporalAddress } : {}),
+  };
+  const config = await testConfig(env);
+  const site = await startBootSite(key, { config, worker: !options.workerProcess });
+  const workers = new Set<WorkerProcess>();
+  const startWorker = async () => {
+    const worker = await startWorkerProcess(config, env);
+    workers.add(worker);
+    void worker.child.once('exit', () => workers.delete(worker));
+    return worker;
+  };
+  const worker = options.workerProcess ? await startWorker() : undefined;
+
+  const agent = options.siteAgentProcess ? await processAgent(site) : await inProcessAgent(site);
+  const poolId = (await site.t.root.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId: site.siteId, class: 'e2e-metal' })).id;
+  const signer = generateKeyPairSync('ed25519');
+  await addImageSigner(site.t.cp.db, { tenantId: 'root', id: 'e2e-platform', publicKeyPem: signer.publicKey.export({ type: 'spki', format: 'pem' }).toString() });
+
+  // The image server: HTTPS with a site CA the ramdisks carry.
+  const served = new Map<string, Buffer>();
+  const imageFetches = new Map<string, number>();
+  const holds = new Map<string, { reached: () => void; released: Promise<void> }>();
+  const tls = makeServerCertificate(mkdtempSync(path.join(config.dataDir, 'tls-')), 'images.e2e');
+  const imageServer = https.createServer({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) }, (req, res) => {
+    const name = req.url ?? '';
+    const body = served.get(name);
+    if (!body) return void res.writeHead(404).end();
+    imageFetches.set(name, (imageFetches.get(name) ?? 0) + 1);
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': body.length });
+    const hold = holds.get(name);
+    if (!hold) return void res.end(body);
+    holds.delete(name);
+    const head = Math.min(64 * 1024, body.length - 1);
+    res.write(body.subarray(0, head), () => hold.reached());
+    void hold.released.then(() => res.end(body.subarray(head)));
+  });
+  await new Promise<void>((r) => imageServer.listen(0, '127.0.0.1', () => r()));
+  const imageBase = `https://127.0.0.1:${(imageServer.address() as AddressInfo).port}`;
+
+  const fleetLog: string[] = [];
+  const fleet = await Fleet.start({
+    dataDir: path.join(config.dataDir, 'fleet'),
+    bootServerUrl: () => agent.bootServerUrl(),
+    temporalAddress: config.temporal.address,
+    installedOs: nodeAgentOs(),
+    ramdiskTrustedCaPems: [tls.caPem],
+    sleepScale: 0.05,
+    log: new AgentLog((line) => void fleetLog.push(line)),
+  });
+
+  const get = (nodeId: string) => site.t.root.call<MetalNodeView>('GET', `/v1/metal/nodes/${nodeId}?tenantId=root`);
+  const settle = async (nodeId: string, state: string, timeoutMs = 90_000): Promise<MetalNodeView> => {
+    let last: MetalNodeView | undefined;
+    try {
+      return await until(`${nodeId} to rest in ${state}`, async () => {
+        last = await get(nodeId);
+        return last.provisionState === state && last.workflowId === null ? last : undefined;
+      }, timeoutMs);
+    } catch (error) {
+      // Say where it stands: the state workflow's pending activities and their last failures.
+      const pending = last?.workflowId
+        ? ((await site.t.cp.temporal.workflow.getHandle(last.workflowId).describe().catch(() => undefined))?.raw.pendingActivities ?? []).map((a) => ({ type: a.activityType?.name, attempt: a.attempt, failure: a.lastFailure?.message }))
+        : [];
+      throw new Error(`${(error as Error).message}; last: ${JSON.stringify({ state: last?.provisionState, workflowId: last?.workflowId, lastError: last?.lastError, pending })}`);
+    }
+  };
+
+  return {
+    ...site,
+    poolId,
+    fleet,
+    agent,
+    worker,
+    fleetLog,
+    imageFetches,
+    startWorker,
+    serve: (name, body) => void served.set(name, body),
+    holdImage(name) {
+      let reached!: () => void;
+      let release!: () => void;
+      const hold: ImageHold = { reached: new Promise<void>((r) => (reached = r)), release: () => release() };
+      holds.set(name, { reached, released: new Promise<void>((r) => (release = r)) });
+      return hold;
+    },
+    async registerImage(ref, content) {
+      const gz = gzipSync(content);
+      const name = `/${ref.replace('@', '-')}.raw.gz`;
+      served.set(name, gz);
+      const input = { tenantId: 'root', ref, kind: 'os', format: 'raw', compression: 'gzip', sha256: sha(gz), sizeBytes: gz.length, source: `${imageBase}${name}` };
+      const signature = sign(null, imageSigningInput(input), signer.privateKey).toString('base64');
+      const image = await site.t.root.call<{ id: string; verified: boolean }>('POST', '/v1/images', { ...input, signerId: 'e2e-platform', signature });
+      if (!image.verified) throw new Error(`image ${ref} was not verified`);
+      return { id: image.id, sha256: input.sha256, path: name };
+    },
+    async deployProfile(id, imageRef) {
+      await site.t.root.call('POST', '/v1/profiles', {
+        tenantId: 'root',
+        document: {
+          id,
+          version: 1,
+          target: 'metal',
+          image: { ref: imageRef, format: 'raw', compression: 'gzip' },
+          userData: { kind: 'cloud-init', template: 'ironflow-host.yaml' },
+          steps: [
+            { use: 'userdata.render' },
+            { use: 'metal.ensureRamdisk', timeout: '3m' },
+            { use: 'deploy.deploy', timeout: '2m' },
+            { use: 'management.setBootDevice', on: 'site', with: { device: 'disk', persistent: true } },
+            { use: 'boot.kexec', on: 'ramdisk', await: 'rejoin', timeout: '2m' },
+          ],
+          cleanup: [{ use: 'boot.cleanUp', on: 'site' }],
+        },
+      });
+    },
+    get,
+    verb: (nodeId, name, body = {}) => site.t.root.call<MetalNodeView>('POST', `/v1/metal/nodes/${nodeId}/${name}`, { tenantId: 'root', ...body }),
+    settle,
+    async enrollToReady(count, timeoutMs = 150_000) {
+      const enrolled: Array<{ nodeId: string; machine: Machine }> = [];
+      for (let i = 0; i < count; i++) {
+        const { machine, bmc } = await fleet.add({ diskBytes: 8 * 1024 * 1024 });
+        const node = await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId, bmc: { driver: 'redfish', address: bmc.address, username: bmc.username, password: bmc.password } });
+        if (node.provisionState !== 'enrolling') throw new Error(`enrolled ${node.nodeId} is ${node.provisionState}`);
+        enrolled.push({ nodeId: node.nodeId, machine });
+      }
+      const ready = await Promise.all(enrolled.map((n) => settle(n.nodeId, 'ready', timeoutMs)));
+      return enrolled.map((n, i) => ({ ...n, ready: ready[i] as MetalNodeView }));
+    },
+    async scheduledActivities(workflowId) {
+      const history = await site.t.cp.temporal.workflow.getHandle(workflowId).fetchHistory();
+      return (history.events ?? []).flatMap((e) => (e.activityTaskScheduledEventAttributes?.activityType?.name ? [e.activityTaskScheduledEventAttributes.activityType.name] : []));
+    },
+    async stateWorkflows(nodeId) {
+      const ids: string[] = [];
+      for await (const w of site.t.cp.temporal.workflow.list({ query: `NodeId = "${nodeId}" AND WorkflowType = "provision"` })) ids.push(w.workflowId);
+      return ids;
+    },
+    bootEntries() {
+      const file = path.join(agent.dataDir, 'boot-entries.json');
+      return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { entries: Array<{ nodeId: string }> }).entries : [];
+    },
+    liveTokens: (nodeId) => site.t.cp.db.joinToken.count({ where: { nodeId, revokedAt: null, usesLeft: { gt: 0 }, expiresAt: { gt: new Date() } } }),
+    async close() {
+      await fleet.close();
+      await agent.stop();
+      imageServer.closeAllConnections();
+      imageServer.close();
+      await Promise.all([...workers].map((w) => w.kill()));
+      await site.t.close();
+    },
+  };
+}
+
+async function inProcessAgent(site: BootSite): Promise<E2eSiteAgent> {
+  const agent = await site.startAgent();
+  await activeAgent(agent);
+  return {
+    dataDir: agent.identity.dataDir,
+    bootServerUrl: () => agent.bootServer?.url,
+    kill: () => {
+      throw new Error('an in-process site agent cannot be killed: start the site with siteAgentProcess');
+    },
+    restart: () => Promise.reject(new Error('an in-process site agent is not restarted here')),
+    stop: () => agent.stop(),
+  };
+}
+
+async function processAgent(site: BootSite): Promise<E2eSiteAgent> {
+  const bootPort = await freePort();
+  const fixture = siteAgentFixture(site.t.cp.url, { bootPort });
+  let running: SiteAgentProcess = spawnSiteAgent(fixture.configFile, { IRONFLOW_JOIN_TOKEN: site.siteToken });
+  const active = async () => {
+    await running.waitForLog('holding the boot lease: active boot server', 60_000);
+  };
+  await active();
+  return {
+    dataDir: path.join(fixture.dir, 'data'),
+    bootServerUrl: () => `http://127.0.0.1:${bootPort}`,
+    kill: () => void running.child.kill('SIGKILL'),
+    async restart() {
+      await running.exited;
+      running = spawnSiteAgent(fixture.configFile);
+      await active();
+    },
+    async stop() {
+      if (running.child.exitCode === null && running.child.signalCode === null) running.child.kill('SIGTERM');
+      await running.exited;
+    },
+  };
+}
+
+export type { Machine };
