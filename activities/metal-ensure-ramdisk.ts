@@ -3,22 +3,24 @@
 // the BMC, one boot entry per known PXE MAC (each with a fresh single-use discovery token
 // bound to it, by reference), a power cycle, and a wait for the ramdisk's join. The BMC
 // and boot-entry work runs on the site agent the workflow picked (input.siteAgent), each as
-// a `siteCommand` child run; BMC commands keep the step's operation ids, so a retried step
+// a `agentCommand` child run; BMC commands keep the step's operation ids, so a retried step
 // never sends one twice. boot.cleanUp (a site step) removes the entries and the tokens.
 import { Context } from '@temporalio/activity';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { isConnected } from '../core/agent-queues';
+import { isConnected, ramdiskQueue } from '../core/agent-queues';
 import { BOOT_ENTRY_TTL_MS, bootArchitectureFor, type BootEntry } from '../core/boot/boot-entry';
 import { discoveryTokenRef } from '../core/boot/discovery-tokens';
 import { IronflowError } from '../core/errors';
 import { appendEvent } from '../core/events';
 import { normalizeMac } from '../core/mac';
 import type { JsonObject, StepInput } from '../core/plan';
-import type { SiteCommandInput } from '../workflows/site-command';
+import type { AgentCommandInput } from '../workflows/agent-command';
 import type { ActivityDeps } from './deps';
 import { asStep } from './step-failure';
 
 const POLL_MS = 1000;
+const PROBE_PICKUP_MS = 5_000;
+const PROBE_TIMEOUT_MS = 30_000;
 const COMMAND_TIMEOUT_MS = 120_000;
 
 export interface EnsureRamdiskResult {
@@ -29,9 +31,9 @@ export interface EnsureRamdiskResult {
   agentNodeId: string | null;
 }
 
-async function runSiteCommand(temporal: Client, controlQueue: string, workflowId: string, command: SiteCommandInput): Promise<unknown> {
+async function runAgentCommand(temporal: Client, controlQueue: string, workflowId: string, command: AgentCommandInput): Promise<unknown> {
   try {
-    return await temporal.workflow.execute('siteCommand', { taskQueue: controlQueue, workflowId, args: [command] });
+    return await temporal.workflow.execute('agentCommand', { taskQueue: controlQueue, workflowId, args: [command] });
   } catch (error) {
     // The same attempt started it before (a worker restart): wait for that run.
     if (error instanceof WorkflowExecutionAlreadyStartedError) return temporal.workflow.getHandle(workflowId).result();
@@ -50,11 +52,36 @@ export function createMetalEnsureRamdiskActivities(deps: ActivityDeps) {
     return session !== null && session.role === 'ramdisk' && isConnected(session.lastSeenAt) && node?.power !== 'off';
   }
 
+  /**
+   * A session says a ramdisk ran a moment ago, not that it runs now (a kexec, an abort or a
+   * crash end it without a goodbye): ask it. A ramdisk that does not pick up a read-only
+   * inventory.refresh within PROBE_PICKUP_MS is not there.
+   */
+  async function ramdiskAnswers(input: StepInput, attempt: number): Promise<boolean> {
+    const { nodeId } = input.target;
+    if (!(await ramdiskConnected(nodeId))) return false;
+    try {
+      await runAgentCommand(deps.temporal, deps.config.controlQueue, `${input.workflowId}/${input.stepKey}/${attempt}/probe`, {
+        taskQueue: ramdiskQueue(nodeId),
+        activity: 'inventory.refresh',
+        input: { workflowId: input.workflowId, stepKey: input.stepKey, use: 'inventory.refresh', with: {}, target: input.target },
+        timeoutMs: PROBE_TIMEOUT_MS,
+        scheduleToStartMs: PROBE_PICKUP_MS,
+        maximumAttempts: 1,
+      });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   return {
     async 'metal.ensureRamdisk'(input: StepInput): Promise<EnsureRamdiskResult> {
       return asStep(async () => {
         const { nodeId } = input.target;
-        if (await ramdiskConnected(nodeId)) return { booted: false, alreadyConnected: true, macs: [], agentNodeId: null };
+        const context = Context.current();
+        const attempt = context.info.attempt;
+        if (await ramdiskAnswers(input, attempt)) return { booted: false, alreadyConnected: true, macs: [], agentNodeId: null };
         const node = await deps.db.node.findUnique({ where: { id: nodeId } });
         if (!node || node.deletedAt) throw new IronflowError('NOT_FOUND', `node ${nodeId} not found`, { nodeId });
         const macs = (Array.isArray(node.macs) ? node.macs : []).map((m) => (typeof m === 'string' ? normalizeMac(m) : undefined)).filter((m): m is string => m !== undefined);
@@ -63,10 +90,8 @@ export function createMetalEnsureRamdiskActivities(deps: ActivityDeps) {
         }
         const agent = input.siteAgent;
         if (!agent) throw new IronflowError('NO_SITE_AGENT', `no site agent of site ${input.target.siteId} was picked for metal.ensureRamdisk`, {});
-        const context = Context.current();
-        const attempt = context.info.attempt;
         const command = (activity: string, withInput: JsonObject) =>
-          runSiteCommand(deps.temporal, deps.config.controlQueue, `${input.workflowId}/${input.stepKey}/${attempt}/${activity}`, {
+          runAgentCommand(deps.temporal, deps.config.controlQueue, `${input.workflowId}/${input.stepKey}/${attempt}/${activity}`, {
             taskQueue: agent.taskQueue,
             activity,
             input: { workflowId: input.workflowId, stepKey: input.stepKey, use: activity, with: withInput, target: input.target },
@@ -86,6 +111,9 @@ export function createMetalEnsureRamdiskActivities(deps: ActivityDeps) {
         context.heartbeat({ phase: 'boot entries' });
         await command('boot.prepareRamdisk', { entries: entries as unknown as JsonObject[] });
 
+        // Whatever ramdisk the machine ran is gone after the cycle: forget its session, so the
+        // wait below sees only the join of the ramdisk this boot starts.
+        await deps.db.agentSession.deleteMany({ where: { nodeId, role: 'ramdisk' } });
         context.heartbeat({ phase: 'power cycle' });
         await command('power.setPower', { action: 'cycle' });
         // node.power is the last requested power: the cycle leaves it on.

@@ -4,4 +4,4 @@ export { systemCheck } from './system-check';
 export { provision } from './provision';
 export { siteBoot } from './site-boot';
 export { nodeLifecycle } from './node-lifecycle';
-export { siteCommand } from './site-command';
+export { agentCommand } from './agent-command';

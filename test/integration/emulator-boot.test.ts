@@ -18,7 +18,7 @@ import type { Machine } from '../../agent/emulator/machine';
 import type { SiteAgent } from '../../agent/site/main';
 import { DISCOVERY_SECRET_PURPOSE } from '../../core/boot/discovery-tokens';
 import type { ProvisionResult } from '../../core/plan';
-import type { SiteCommandInput } from '../../workflows/site-command';
+import type { AgentCommandInput } from '../../workflows/agent-command';
 import { activeAgent, enrollMachine, startBootSite, until, type BootSite } from '../helpers/boot-site';
 
 let site: BootSite;
@@ -63,13 +63,13 @@ afterAll(async () => {
 });
 
 async function runOnRamdisk(nodeId: string, activity: string, withInput: Record<string, unknown>): Promise<unknown> {
-  const command: SiteCommandInput = {
+  const command: AgentCommandInput = {
     taskQueue: `ramdisk.${nodeId}`,
     activity,
     input: { workflowId: `test:${nodeId}`, stepKey: 'steps[0]', use: activity, with: withInput as never, target: { tenantId: 'root', nodeId, siteId: site.siteId, provisionState: 'deploying', labels: {} } },
     timeoutMs: 60_000,
   };
-  return site.t.cp.temporal.workflow.execute('siteCommand', { taskQueue: site.t.config.controlQueue, workflowId: `test:${nodeId}:${activity}:${randomBytes(3).toString('hex')}`, args: [command] });
+  return site.t.cp.temporal.workflow.execute('agentCommand', { taskQueue: site.t.config.controlQueue, workflowId: `test:${nodeId}:${activity}:${randomBytes(3).toString('hex')}`, args: [command] });
 }
 
 describe('an emulated machine boots into a real ramdisk', () => {

@@ -55,7 +55,7 @@ function hardware(use: string, answer: (m: Machine, input: StepInput) => unknown
 
 const siteSteps = {
   'inspect.oob': hardware('inspect.oob', (m) => ({ macs: m.macs.map((x) => x.toUpperCase()), productUuid: m.productUuid, arch: 'x86_64' })),
-  // metal.ensureRamdisk runs on the control plane and sends these through siteCommand runs.
+  // metal.ensureRamdisk runs on the control plane and sends these through agentCommand runs.
   'boot.prepareRamdisk': hardware('boot.prepareRamdisk', (_m, i) => ({ macs: (i.with.entries as Array<{ mac: string }>).map((e) => e.mac) })),
   'boot.cleanUp': hardware('boot.cleanUp', () => ({ removed: 1 })),
   'power.setPower': hardware('power.setPower', (_m, i) => {
