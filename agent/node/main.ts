@@ -4,10 +4,9 @@
 // (heartbeats, renewal, the host section for the converger) and a Temporal worker on
 // node.<nodeId> for NODE_STEP_KINDS only. `startNodeAgent` is the same agent for callers
 // that own the process (the machine emulator's installed OS).
-import { ApplicationFailure } from '@temporalio/common';
-import { Context } from '@temporalio/activity';
-import { NativeConnection, Worker } from '@temporalio/worker';
-import { installWorkerRuntime } from '../../worker/runtime';
+import type { NativeConnection } from '@temporalio/worker';
+import { startRestrictedWorker, type AgentActivity, type RestrictedWorker } from '../common/restricted-worker';
+import { runUntilSignal } from '../common/run-until-signal';
 import { ControlPlaneClient } from '../site/control-plane-client';
 import type { AgentIdentity } from '../site/identity';
 import { AgentLog } from '../site/log';
@@ -51,26 +50,16 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
   await session.started();
 
   const steps = createNodeSteps({ nodeId: identity.current.nodeId, key: identity.key, machine: options.machine ?? hostMachine(), converger, ...(options.dcgmiBinary ? { dcgmiBinary: options.dcgmiBinary } : {}) });
-  const activities: Record<string, (...args: never[]) => Promise<unknown>> = {
-    default: async () => {
-      throw ApplicationFailure.create({ type: 'UNSUPPORTED', message: `${Context.current().info.activityType} is not a node step kind; a node agent runs only ${NODE_STEP_KINDS.join(', ')}`, nonRetryable: true });
-    },
-  };
+  const activities: Record<string, AgentActivity> = {};
   for (const kind of NODE_STEP_KINDS) activities[kind] = reportingFailures(steps[kind]);
-
-  installWorkerRuntime();
   const { temporal } = identity.current;
-  const ownConnection = options.connection ? undefined : await NativeConnection.connect({ address: temporal.address });
-  const connection = (options.connection ?? ownConnection) as NativeConnection;
-  let worker: Worker;
+  let worker: RestrictedWorker;
   try {
-    worker = await Worker.create({ connection, namespace: temporal.namespace, taskQueue: temporal.taskQueue, activities, shutdownGraceTime: '2s', maxConcurrentActivityTaskExecutions: 4 });
+    worker = await startRestrictedWorker({ mode: 'node', kinds: NODE_STEP_KINDS, activities, temporal, ...(options.connection ? { connection: options.connection } : {}), maxConcurrentActivityTaskExecutions: 4 });
   } catch (error) {
     await session.stop();
-    await ownConnection?.close();
     throw error;
   }
-  const running = worker.run().finally(() => ownConnection?.close());
   log.info('node agent running', { nodeId: identity.current.nodeId, taskQueue: temporal.taskQueue });
   return {
     identity,
@@ -79,8 +68,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     log,
     async stop() {
       await session.stop();
-      if (worker.getState() === 'RUNNING') worker.shutdown();
-      await running.catch(() => undefined);
+      await worker.stop();
       log.info('node agent stopped', { nodeId: identity.current.nodeId });
     },
   };
@@ -94,16 +82,5 @@ export async function joinNodeAgent(options: Pick<NodeAgentOptions, 'server' | '
 
 /** `ironflow agent node`: runs in the foreground until SIGINT or SIGTERM. */
 export async function runNodeAgent(options: NodeAgentOptions): Promise<void> {
-  const agent = await startNodeAgent(options);
-  await new Promise<void>((resolve) => {
-    const stop = (signal: NodeJS.Signals) => {
-      agent.log.info('stopping', { signal });
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
-  await agent.stop();
+  await runUntilSignal(await startNodeAgent(options));
 }

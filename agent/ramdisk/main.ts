@@ -4,10 +4,9 @@
 // kinds only: inventory.refresh, disk.wipe, deploy.image, boot.kexec, diag.dcgm. Anything
 // else sent to its queue is refused. Many ramdisks may share one Temporal connection (the
 // machine emulator runs hundreds in one process).
-import { ApplicationFailure } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
-import { NativeConnection, Worker } from '@temporalio/worker';
-import { installWorkerRuntime } from '../../worker/runtime';
+import type { NativeConnection } from '@temporalio/worker';
+import { startRestrictedWorker, type AgentActivity, type RestrictedWorker } from '../common/restricted-worker';
 import { ControlPlaneClient } from '../site/control-plane-client';
 import { AgentLog } from '../site/log';
 import { reportingFailures } from '../site/step-failure';
@@ -64,26 +63,16 @@ export async function startRamdiskAgent(options: RamdiskAgentOptions): Promise<R
     'boot.kexec': kexecStep(deps),
     'diag.dcgm': dcgmStep(deps),
   };
-  const activities: Record<string, (...args: never[]) => Promise<unknown>> = {
-    default: async () => {
-      throw ApplicationFailure.create({ type: 'UNSUPPORTED', message: `${Context.current().info.activityType} is not a ramdisk step kind; a ramdisk runs only ${RAMDISK_STEP_KINDS.join(', ')}`, nonRetryable: true });
-    },
-  };
+  const activities: Record<string, AgentActivity> = {};
   for (const kind of RAMDISK_STEP_KINDS) activities[kind] = reportingFailures(steps[kind]);
-
-  installWorkerRuntime();
   const { temporal } = identity.answer;
-  const ownConnection = options.connection ? undefined : await NativeConnection.connect({ address: temporal.address });
-  const connection = (options.connection ?? ownConnection) as NativeConnection;
-  let worker: Worker;
+  let worker: RestrictedWorker;
   try {
-    worker = await Worker.create({ connection, namespace: temporal.namespace, taskQueue: temporal.taskQueue, activities, shutdownGraceTime: '2s', maxConcurrentActivityTaskExecutions: 4 });
+    worker = await startRestrictedWorker({ mode: 'ramdisk', kinds: RAMDISK_STEP_KINDS, activities, temporal, ...(options.connection ? { connection: options.connection } : {}), maxConcurrentActivityTaskExecutions: 4 });
   } catch (error) {
     session.stop();
-    await ownConnection?.close();
     throw error;
   }
-  const running = worker.run().finally(() => ownConnection?.close());
   log.info('ramdisk running', { nodeId: identity.answer.nodeId, taskQueue: temporal.taskQueue });
   return {
     nodeId: identity.answer.nodeId,
@@ -91,8 +80,7 @@ export async function startRamdiskAgent(options: RamdiskAgentOptions): Promise<R
     log,
     async stop() {
       session.stop();
-      if (worker.getState() === 'RUNNING') worker.shutdown();
-      await running.catch(() => undefined);
+      await worker.stop();
     },
   };
 }

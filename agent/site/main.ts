@@ -3,6 +3,7 @@
 // foreground program (`ironflow agent site --config FILE`) and stops cleanly on
 // SIGINT/SIGTERM; `startSiteAgent` is the same agent for callers that own the process.
 import { startSiteBootServer, type SiteBootServer } from '../boot';
+import { runUntilSignal } from '../common/run-until-signal';
 import { BootEntryStore } from '../boot/entries';
 import { loadSiteAgentConfig, type SiteAgentConfig } from './config';
 import { ControlPlaneClient } from './control-plane-client';
@@ -79,16 +80,5 @@ export async function startSiteAgent(config: SiteAgentConfig, options: { env?: N
 
 /** Runs in the foreground until SIGINT or SIGTERM. */
 export async function runSiteAgent(configFile: string): Promise<void> {
-  const agent = await startSiteAgent(loadSiteAgentConfig(configFile));
-  await new Promise<void>((resolve) => {
-    const stop = (signal: NodeJS.Signals) => {
-      agent.log.info('stopping', { signal });
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
-  await agent.stop();
+  await runUntilSignal(await startSiteAgent(loadSiteAgentConfig(configFile)));
 }

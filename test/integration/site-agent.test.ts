@@ -240,7 +240,7 @@ describe('the site agent', () => {
     expect(failure).toBeInstanceOf(WorkflowFailedError);
     const cause = (failure as WorkflowFailedError).cause;
     expect(cause).toBeInstanceOf(ApplicationFailure);
-    expect((cause as ApplicationFailure).type).toBe('UNSUPPORTED');
+    expect((cause as ApplicationFailure).type, (cause as ApplicationFailure).message).toBe('UNSUPPORTED');
     expect((cause as ApplicationFailure).message).toContain('disk.wipe is not a site step kind');
   }, 40_000);
 

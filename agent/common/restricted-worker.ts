@@ -1,0 +1,68 @@
+// An agent's Temporal worker: activities only, on its own task queue, registering exactly
+// the step kinds its mode runs. Anything else sent to the queue hits the `default`
+// handler, which refuses it at once, without retries (UNSUPPORTED) — Temporal's own answer
+// for an unregistered activity would be retried until the step's deadline.
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { installWorkerRuntime } from '../../worker/runtime';
+
+export type AgentActivity = (...args: never[]) => Promise<unknown>;
+
+export interface RestrictedWorkerOptions {
+  /** The agent's mode, as the refusal names it. */
+  mode: 'site' | 'ramdisk' | 'node';
+  kinds: readonly string[];
+  /** One activity per kind, already wrapped (failure reporting, heartbeats). */
+  activities: Record<string, AgentActivity>;
+  temporal: { address: string; namespace: string; taskQueue: string };
+  /** A connection to share (the caller closes it); else the worker opens and closes its own. */
+  connection?: NativeConnection;
+  shutdownGraceTime?: string;
+  maxConcurrentActivityTaskExecutions?: number;
+}
+
+export interface RestrictedWorker {
+  stop(): Promise<void>;
+}
+
+export async function startRestrictedWorker(options: RestrictedWorkerOptions): Promise<RestrictedWorker> {
+  const activities: Record<string, AgentActivity> = {
+    default: async () => {
+      throw ApplicationFailure.create({
+        type: 'UNSUPPORTED',
+        message: `${Context.current().info.activityType} is not a ${options.mode} step kind; a ${options.mode} agent runs only ${options.kinds.join(', ')}`,
+        nonRetryable: true,
+      });
+    },
+  };
+  for (const kind of options.kinds) {
+    const activity = options.activities[kind];
+    if (!activity) throw new Error(`${options.mode} agent: no activity for step kind ${kind}`);
+    activities[kind] = activity;
+  }
+  installWorkerRuntime();
+  const ownConnection = options.connection ? undefined : await NativeConnection.connect({ address: options.temporal.address });
+  const connection = (options.connection ?? ownConnection) as NativeConnection;
+  let worker: Worker;
+  try {
+    worker = await Worker.create({
+      connection,
+      namespace: options.temporal.namespace,
+      taskQueue: options.temporal.taskQueue,
+      activities,
+      shutdownGraceTime: options.shutdownGraceTime ?? '2s',
+      ...(options.maxConcurrentActivityTaskExecutions ? { maxConcurrentActivityTaskExecutions: options.maxConcurrentActivityTaskExecutions } : {}),
+    });
+  } catch (error) {
+    await ownConnection?.close();
+    throw error;
+  }
+  const running = worker.run().finally(() => ownConnection?.close());
+  return {
+    async stop() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running.catch(() => undefined);
+    },
+  };
+}
