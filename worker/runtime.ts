@@ -1,6 +1,9 @@
 // The Temporal worker runtime of this process, with our log level (WARN unless
 // IRONFLOW_WORKER_LOG_LEVEL says otherwise). Must run before the first worker or connection.
-import { DefaultLogger, Runtime, type LogLevel } from '@temporalio/worker';
+import { DefaultLogger, Runtime, type LogEntry, type LogLevel } from '@temporalio/worker';
+
+/** Agents' workers are activity-only by design: this warning says nothing to an operator. */
+const EXPECTED = 'No workflows registered, not polling for workflow tasks';
 
 let installed = false;
 
@@ -8,5 +11,9 @@ export function installWorkerRuntime(): void {
   if (installed) return;
   installed = true;
   const level = (process.env.IRONFLOW_WORKER_LOG_LEVEL ?? 'WARN') as LogLevel;
-  Runtime.install({ logger: new DefaultLogger(level) });
+  const print = new DefaultLogger(level);
+  const logger = new DefaultLogger(level, (entry: LogEntry) => {
+    if (entry.message !== EXPECTED) print.log(entry.level, entry.message, entry.meta);
+  });
+  Runtime.install({ logger });
 }
