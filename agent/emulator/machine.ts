@@ -52,6 +52,8 @@ export interface MachineOptions {
 
 const MAX_SCRIPT_BYTES = 64 * 1024;
 const MAX_CHAINS = 50;
+/** A server's boot-sequence retry delay (scaled by sleepScale). */
+const BOOT_RETRY_SECONDS = 30;
 
 export class Machine {
   state: MachineState = 'off';
@@ -92,20 +94,27 @@ export class Machine {
     await this.stopSoftware();
   }
 
-  /** The BMC's firmware chose a boot device (after power on or a reset). */
+  /**
+   * The BMC's firmware chose a boot device (after power on or a reset). A boot that failed
+   * (no boot server answered, say) is tried again after BOOT_RETRY_SECONDS, as servers'
+   * boot-sequence retry does, until the next power or boot event.
+   */
   async boot(device: EmulatedBootDevice): Promise<void> {
     const generation = ++this.generation;
     this.bootCount += 1;
     await this.stopSoftware();
-    if (generation !== this.generation) return;
-    try {
-      if (device === 'pxe') await this.networkBoot(generation);
-      else await this.diskBoot(generation);
-    } catch (error) {
-      if (generation !== this.generation) return;
-      this.lastError = (error as Error).message;
-      this.state = 'no-boot-device';
-      this.log.warn('machine boot failed', { machine: this.description.id, error: this.lastError });
+    while (generation === this.generation) {
+      try {
+        if (device === 'pxe') await this.networkBoot(generation);
+        else await this.diskBoot(generation);
+        return;
+      } catch (error) {
+        if (generation !== this.generation) return;
+        this.lastError = (error as Error).message;
+        this.state = 'no-boot-device';
+        this.log.warn('machine boot failed; retrying the boot sequence', { machine: this.description.id, error: this.lastError });
+        await this.sleep(BOOT_RETRY_SECONDS);
+      }
     }
   }
 

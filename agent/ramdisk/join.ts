@@ -1,13 +1,15 @@
 // The ramdisk joins: a fresh key (in memory: a ramdisk keeps nothing), the node CA checked
 // against the pin from its boot parameters, then POST /v1/join with the discovery token,
 // the CSR and its evidence (the assertion, its MACs, its product UUID). A join deferred to
-// an operator (approval-pending) is retried with the same key and CSR.
+// an operator (approval-pending) is retried with the same key and CSR, and so is a transient
+// failure (control plane unreachable, or its internal error such as a busy database): the
+// join is one transaction, so a failed one consumed nothing.
 import { createHash, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { IronflowError, isIronflowError } from '../../core/errors';
 import { buildCsr } from '../../core/pki/csr-builder';
 import { fromPem } from '../../core/pki/pem';
 import type { JoinAnswer } from '../../core/schemas/join';
-import type { ControlPlaneClient } from '../site/control-plane-client';
+import { ControlPlaneUnreachable, type ControlPlaneClient } from '../site/control-plane-client';
 import type { AgentLog } from '../site/log';
 import type { BootParams } from './boot-params';
 import type { RamdiskHardware } from './hardware';
@@ -17,6 +19,9 @@ export interface RamdiskIdentity {
   answer: JoinAnswer;
   certificatePem(): string;
 }
+
+/** Transient failures retried, one second apart, before the boot is given up. */
+const TRANSIENT_RETRIES = 10;
 
 const caFingerprint = (pem: string) => createHash('sha256').update(fromPem(pem, ['CERTIFICATE'], 'ca')).digest('hex');
 
@@ -38,7 +43,7 @@ export async function joinAsRamdisk(
       ...(hardware.system.productUuid ? { productUuid: hardware.system.productUuid } : {}),
     },
   };
-  for (;;) {
+  for (let transient = 0; ; ) {
     try {
       const answer = await client.post<JoinAnswer>('/v1/join', body);
       const ca = answer.certificateChain[answer.certificateChain.length - 1];
@@ -48,6 +53,13 @@ export async function joinAsRamdisk(
       log.info('ramdisk joined', { nodeId: answer.nodeId, role: answer.role, taskQueue: answer.temporal.taskQueue, expiresAt: answer.expiresAt });
       return { key, answer, certificatePem: () => answer.certificateChain[0] as string };
     } catch (error) {
+      const retryable = error instanceof ControlPlaneUnreachable || (isIronflowError(error) && error.code === 'INTERNAL');
+      if (retryable && transient < TRANSIENT_RETRIES && !options.signal?.aborted) {
+        transient += 1;
+        log.warn('join failed; retrying', { error: (error as Error).message, attempt: transient });
+        await new Promise((r) => setTimeout(r, 1000));
+        continue;
+      }
       const pending = isIronflowError(error) && error.details.reason === 'approval-pending';
       if (!pending || options.signal?.aborted) throw error;
       log.info('join waits for an operator\'s approval; retrying', { joinRequestId: error.details.joinRequestId });

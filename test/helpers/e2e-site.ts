@@ -43,6 +43,8 @@ export interface E2eSiteOptions {
 export interface E2eSiteAgent {
   dataDir: string;
   bootServerUrl(): string | undefined;
+  /** Its log lines (a process agent's; none in process). */
+  lines(): string[];
   /** SIGKILL (a process agent only): no session close, no worker shutdown. */
   kill(): void;
   /** Starts it again on its data dir (no rejoin) and waits until it is the active boot server. */
@@ -137,7 +139,7 @@ export async function startE2eSite(key: string, options: E2eSiteOptions = {}): P
     ...(options.temporalAddress ? { IRONFLOW_TEMPORAL_ADDRESS: options.temporalAddress } : {}),
   };
   const config = await testConfig(env);
-  const site = await startBootSite(key, { config, worker: !options.workerProcess });
+  const site = await startBootSite(key, { config, worker: !options.workerProcess, ...(process.env.E2E_API_LOG ? { logger: { level: 'error' } } : {}) });
   const workers = new Set<WorkerProcess>();
   const startWorker = async () => {
     const worker = await startWorkerProcess(config, env);
@@ -293,6 +295,7 @@ async function inProcessAgent(site: BootSite): Promise<E2eSiteAgent> {
   return {
     dataDir: agent.identity.dataDir,
     bootServerUrl: () => agent.bootServer?.url,
+    lines: () => [],
     kill: () => {
       throw new Error('an in-process site agent cannot be killed: start the site with siteAgentProcess');
     },
@@ -312,6 +315,7 @@ async function processAgent(site: BootSite): Promise<E2eSiteAgent> {
   return {
     dataDir: path.join(fixture.dir, 'data'),
     bootServerUrl: () => `http://127.0.0.1:${bootPort}`,
+    lines: () => running.lines,
     kill: () => void running.child.kill('SIGKILL'),
     async restart() {
       await running.exited;
