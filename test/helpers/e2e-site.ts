@@ -139,6 +139,7 @@ export async function startE2eSite(key: string, options: E2eSiteOptions = {}): P
     ...(options.temporalAddress ? { IRONFLOW_TEMPORAL_ADDRESS: options.temporalAddress } : {}),
   };
   const config = await testConfig(env);
+  // E2E_API_LOG=1 shows the API's errors (a 500's cause) while debugging.
   const site = await startBootSite(key, { config, worker: !options.workerProcess, ...(process.env.E2E_API_LOG ? { logger: { level: 'error' } } : {}) });
   const workers = new Set<WorkerProcess>();
   const startWorker = async () => {
