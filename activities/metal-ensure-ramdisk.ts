@@ -20,6 +20,8 @@ import { asStep } from './step-failure';
 
 const POLL_MS = 1000;
 const PROBE_PICKUP_MS = 5_000;
+const COMMAND_HEARTBEAT_MS = 5_000;
+const SITE_STEP_HEARTBEAT_TIMEOUT_MS = 10_000;
 const PROBE_TIMEOUT_MS = 30_000;
 const COMMAND_TIMEOUT_MS = 120_000;
 
@@ -90,13 +92,23 @@ export function createMetalEnsureRamdiskActivities(deps: ActivityDeps) {
         }
         const agent = input.siteAgent;
         if (!agent) throw new IronflowError('NO_SITE_AGENT', `no site agent of site ${input.target.siteId} was picked for metal.ensureRamdisk`, {});
-        const command = (activity: string, withInput: JsonObject) =>
-          runAgentCommand(deps.temporal, deps.config.controlQueue, `${input.workflowId}/${input.stepKey}/${attempt}/${activity}`, {
-            taskQueue: agent.taskQueue,
-            activity,
-            input: { workflowId: input.workflowId, stepKey: input.stepKey, use: activity, with: withInput, target: input.target },
-            timeoutMs: COMMAND_TIMEOUT_MS,
-          });
+        // The step heartbeats while a command runs (so it is not abandoned for silence), and a
+        // command whose site agent dies mid-way fails on the agent's missing heartbeats (site
+        // steps beat every second) instead of waiting out its whole time limit.
+        const command = async (activity: string, withInput: JsonObject) => {
+          const beating = setInterval(() => context.heartbeat({ phase: activity }), COMMAND_HEARTBEAT_MS);
+          try {
+            return await runAgentCommand(deps.temporal, deps.config.controlQueue, `${input.workflowId}/${input.stepKey}/${attempt}/${activity}`, {
+              taskQueue: agent.taskQueue,
+              activity,
+              input: { workflowId: input.workflowId, stepKey: input.stepKey, use: activity, with: withInput, target: input.target },
+              timeoutMs: COMMAND_TIMEOUT_MS,
+              heartbeatTimeoutMs: SITE_STEP_HEARTBEAT_TIMEOUT_MS,
+            });
+          } finally {
+            clearInterval(beating);
+          }
+        };
 
         context.heartbeat({ phase: 'boot device' });
         await command('management.setBootDevice', { device: 'pxe', persistent: false });

@@ -14,6 +14,8 @@ export interface AgentCommandInput {
   timeoutMs: number;
   /** How long the task may wait for the agent to pick it up (default: timeoutMs). */
   scheduleToStartMs?: number;
+  /** Agents that heartbeat (site steps do, every second): a silent attempt fails after this. */
+  heartbeatTimeoutMs?: number;
   /** Attempts in all (default 3). */
   maximumAttempts?: number;
 }
@@ -23,6 +25,7 @@ export async function agentCommand(command: AgentCommandInput): Promise<unknown>
     taskQueue: command.taskQueue,
     startToCloseTimeout: command.timeoutMs,
     scheduleToStartTimeout: command.scheduleToStartMs ?? command.timeoutMs,
+    ...(command.heartbeatTimeoutMs ? { heartbeatTimeout: command.heartbeatTimeoutMs } : {}),
     retry: {
       maximumAttempts: command.maximumAttempts ?? 3,
       initialInterval: '1 second',
