@@ -27,7 +27,7 @@ import { addImageSigner } from '../core/images/signers';
 import { imageSigningInput } from '../core/images/signing-input';
 import type { MetalNodeView } from '../core/schemas/metal';
 import { startControlPlane, type ControlPlane } from './control-plane';
-import { startTemporalServer, type TemporalServer } from './temporal-server';
+import { devServerOptions, startTemporalServer, type TemporalServer } from './temporal-server';
 import { makeServerCertificate } from './throwaway-tls';
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -62,15 +62,7 @@ async function main(): Promise<void> {
 
   say(`demo: data dir ${dataDir}`);
   say(`demo: starting the Temporal dev server on ${config.temporal.address} (Web UI http://${uiHost}:${config.temporal.uiPort})…`);
-  const temporal: TemporalServer = await startTemporalServer({
-    address: config.temporal.address,
-    uiPort: config.temporal.uiPort,
-    namespace: config.temporal.namespace,
-    dbFile: config.temporal.dbFile,
-    searchAttributes: config.temporal.searchAttributes,
-    dynamicConfig: config.temporal.dynamicConfig,
-    logFile: path.join(dataDir, 'temporal.log'),
-  });
+  const temporal: TemporalServer = await startTemporalServer(devServerOptions(config));
   stoppers.push(() => temporal.stop());
   const cp: ControlPlane = await startControlPlane(config, { logger: false });
   stoppers.push(() => cp.close());

@@ -3,22 +3,14 @@
 import path from 'node:path';
 import { loadConfig } from '../core/config';
 import { startControlPlane } from './control-plane';
-import { startTemporalServer, type TemporalServer } from './temporal-server';
+import { devServerOptions, startTemporalServer, type TemporalServer } from './temporal-server';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const say = (line: string) => process.stdout.write(`${line}\n`);
   say(`ironflow: data dir ${config.dataDir}`);
   say(`ironflow: starting the Temporal dev server on ${config.temporal.address} (Web UI :${config.temporal.uiPort})…`);
-  const temporalServer: TemporalServer = await startTemporalServer({
-    address: config.temporal.address,
-    uiPort: config.temporal.uiPort,
-    namespace: config.temporal.namespace,
-    dbFile: config.temporal.dbFile,
-    searchAttributes: config.temporal.searchAttributes,
-    dynamicConfig: config.temporal.dynamicConfig,
-    logFile: path.join(config.dataDir, 'temporal.log'),
-  });
+  const temporalServer: TemporalServer = await startTemporalServer(devServerOptions(config));
   let controlPlane: Awaited<ReturnType<typeof startControlPlane>> | undefined;
   let stopping = false;
   const stop = async (signal: string) => {

@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
+import type { IronflowConfig } from '../core/config';
 import { requireTool } from './tools';
 
 export interface TemporalServerOptions {
@@ -19,6 +20,19 @@ export interface TemporalServerOptions {
 export interface TemporalServer {
   process: ChildProcess;
   stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** The dev stack's server as temporal-dev.yaml describes it: Web UI, store in the data dir. */
+export function devServerOptions(config: IronflowConfig): TemporalServerOptions {
+  return {
+    address: config.temporal.address,
+    uiPort: config.temporal.uiPort,
+    namespace: config.temporal.namespace,
+    dbFile: config.temporal.dbFile,
+    searchAttributes: config.temporal.searchAttributes,
+    dynamicConfig: config.temporal.dynamicConfig,
+    logFile: path.join(config.dataDir, 'temporal.log'),
+  };
 }
 
 export function temporalServerArgs(options: TemporalServerOptions): string[] {
