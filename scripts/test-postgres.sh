@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+bash scripts/test-deps.sh
 dir=$(mktemp -d /tmp/ironflow-pg-XXXXXX)
 chmod 755 "$dir"   # the postgres user must reach its data dir
 port=${IRONFLOW_TEST_PG_PORT:-55433}
