@@ -10,6 +10,22 @@ import type { SiteStep, SiteStepDeps } from './deps';
 
 const MAX_ANSWER_BYTES = 1024 * 1024;
 
+/** Reads at most `max + 1` bytes of the body, so a machine streaming without end cannot exhaust memory. */
+async function readCapped(response: Response, max: number): Promise<Buffer> {
+  if (!response.body) return Buffer.alloc(0);
+  const reader = response.body.getReader();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  while (size <= max) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(Buffer.from(value));
+    size += value.length;
+  }
+  await reader.cancel().catch(() => undefined);
+  return Buffer.concat(chunks);
+}
+
 const proxyWith = z
   .object({
     url: z.string().min(1).max(2048),
@@ -38,7 +54,12 @@ export function httpProxyStep(deps: SiteStepDeps): SiteStep {
     } catch (error) {
       throw new IronflowError('DRIVER_ERROR', `site.httpProxy: ${url.origin} did not answer: ${(error as Error).message}`, { url: url.toString() });
     }
-    const bytes = Buffer.from(await response.arrayBuffer());
+    let bytes: Buffer;
+    try {
+      bytes = await readCapped(response, MAX_ANSWER_BYTES);
+    } catch (error) {
+      throw new IronflowError('DRIVER_ERROR', `site.httpProxy: reading the answer of ${url.origin} failed: ${(error as Error).message}`, { url: url.toString() });
+    }
     deps.log.info('proxied a request', { nodeId: input.target.nodeId, workflowId: input.workflowId, method: request.method, url: url.toString(), status: response.status });
     return {
       status: response.status,
