@@ -22,11 +22,18 @@ export async function runDcgmi(level: number, binary = 'dcgmi'): Promise<DcgmRep
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new IronflowError('DRIVER_ERROR', `dcgmi diag failed: ${(error as Error).message}`, { reason: 'dcgmi' });
   }
-  const parsed = JSON.parse(stdout) as DcgmiJson;
+  let parsed: DcgmiJson;
+  try {
+    parsed = JSON.parse(stdout) as DcgmiJson;
+  } catch {
+    throw new IronflowError('DRIVER_ERROR', `dcgmi diag -r ${level} printed no JSON; check the DCGM version supports -j`, { reason: 'dcgmi-output' });
+  }
   const tests = (parsed.DCGM_GPU_DIAGNOSTIC?.test_categories ?? []).flatMap((c) => c.tests ?? []).map((t) => ({
     name: t.name,
     passed: (t.results ?? []).every((r) => r.status === 'Pass' || r.status === 'Skip'),
     ...(t.results?.[0]?.info ? { detail: t.results[0].info } : {}),
   }));
+  // An answer with no tests is not a pass: the JSON had another shape, or nothing ran.
+  if (tests.length === 0) throw new IronflowError('DRIVER_ERROR', `dcgmi diag -r ${level} reported no test results; check that dcgmi's JSON has DCGM_GPU_DIAGNOSTIC.test_categories`, { reason: 'dcgmi-no-tests' });
   return { level, tests };
 }

@@ -1,15 +1,11 @@
 // boot.kexec (start the installed OS from disk) and diag.dcgm (GPU diagnostics: a real
 // `dcgmi diag` when installed, else the machine's own report; node-signed either way).
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { z } from 'zod';
 import { signNodeResult } from '../../../core/boot/node-signed';
 import { IronflowError, parseWith } from '../../../core/errors';
 import type { JsonObject } from '../../../core/plan';
-import type { DcgmReport } from '../hardware';
+import { runDcgmi } from '../../common/dcgm';
 import type { RamdiskStep, RamdiskStepDeps } from './deps';
-
-const run = promisify(execFile);
 
 export function kexecStep(deps: RamdiskStepDeps): RamdiskStep {
   return async () => {
@@ -20,26 +16,10 @@ export function kexecStep(deps: RamdiskStepDeps): RamdiskStep {
   };
 }
 
-async function realDcgm(level: number): Promise<DcgmReport | undefined> {
-  try {
-    const { stdout } = await run('dcgmi', ['diag', '-r', String(level), '-j'], { timeout: 3_600_000, maxBuffer: 16 * 1024 * 1024 });
-    const parsed = JSON.parse(stdout) as { DCGM_GPU_DIAGNOSTIC?: { test_categories?: Array<{ tests?: Array<{ name: string; results?: Array<{ status: string; info?: string }> }> }> } };
-    const tests = (parsed.DCGM_GPU_DIAGNOSTIC?.test_categories ?? []).flatMap((c) => c.tests ?? []).map((t) => ({
-      name: t.name,
-      passed: (t.results ?? []).every((r) => r.status === 'Pass' || r.status === 'Skip'),
-      ...(t.results?.[0]?.info ? { detail: t.results[0].info } : {}),
-    }));
-    return { level, tests };
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new IronflowError('DRIVER_ERROR', `dcgmi diag failed: ${(error as Error).message}`, { reason: 'dcgmi' });
-  }
-}
-
 export function dcgmStep(deps: RamdiskStepDeps): RamdiskStep {
   return async (input) => {
     const { level } = parseWith(z.object({ level: z.number().int().min(1).max(4).default(1) }).strict(), input.with);
-    const real = await realDcgm(level);
+    const real = await runDcgmi(level);
     const report = real ?? (await deps.hardware.dcgm?.(level));
     if (!report) throw new IronflowError('UNSUPPORTED', 'no dcgmi on this ramdisk and the machine reports no DCGM result', {});
     const result = { nodeId: deps.nodeId, workflowId: input.workflowId, level, tests: report.tests, source: real ? 'dcgmi' : 'machine' } as unknown as JsonObject;
