@@ -38,6 +38,13 @@ async function writeUserData(deps: RamdiskStepDeps, workflowId: string, ref: str
   return { kind: answer.kind, written: true };
 }
 
+/** Zeroes the written head of the disk, so the machine cannot boot a rejected image. */
+async function zeroHead(diskPath: string, written: number): Promise<void> {
+  const length = Math.min(written, 1024 * 1024);
+  const head = await open(diskPath, 'r+');
+  await head.write(Buffer.alloc(length), 0, length, 0).finally(() => head.close());
+}
+
 export function deployImageStep(deps: RamdiskStepDeps): RamdiskStep {
   return async (input) => {
     const image = parseWith(deployWith, input.with);
@@ -50,8 +57,12 @@ export function deployImageStep(deps: RamdiskStepDeps): RamdiskStep {
     let fetched = 0;
     const hashing = new Transform({
       transform(chunk: Buffer, _encoding, done) {
-        digest.update(chunk);
         fetched += chunk.length;
+        // The catalog's size is of the artifact: a source sending more is not that image, and stops here.
+        if (image.sizeBytes !== undefined && fetched > image.sizeBytes) {
+          return done(new IronflowError('DRIVER_ERROR', `the image source sent more than the catalog's ${image.sizeBytes} bytes: the image was not deployed`, { reason: 'size-mismatch' }));
+        }
+        digest.update(chunk);
         done(null, chunk);
       },
     });
@@ -75,6 +86,7 @@ export function deployImageStep(deps: RamdiskStepDeps): RamdiskStep {
       await pipeline(source, hashing, decompressor(image.compression), toDisk);
       await handle.sync();
     } catch (error) {
+      if (error instanceof IronflowError && error.details.reason === 'size-mismatch') await zeroHead(disk.path, written);
       if (error instanceof IronflowError) throw error;
       throw new IronflowError('DRIVER_ERROR', `writing the image failed: ${(error as Error).message}`, { reason: 'write-failed' });
     } finally {
@@ -82,8 +94,7 @@ export function deployImageStep(deps: RamdiskStepDeps): RamdiskStep {
     }
     const sha256 = digest.digest('hex');
     if (sha256 !== image.sha256) {
-      const head = await open(disk.path, 'r+');
-      await head.write(Buffer.alloc(Math.min(written, 1024 * 1024)), 0, Math.min(written, 1024 * 1024), 0).finally(() => head.close());
+      await zeroHead(disk.path, written);
       throw new IronflowError('DRIVER_ERROR', `the image's digest is ${sha256}, expected ${image.sha256}: the image was not deployed`, { reason: 'digest-mismatch', sha256 });
     }
     deps.heartbeat({ bytesWritten: written, bytesFetched: fetched });
