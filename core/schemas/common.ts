@@ -16,4 +16,9 @@ export const errorSchema = z.object({
   error: z.object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()) }),
 });
 
+/** Labels are copied into every step's input: a bounded number of them keeps workflow histories small. */
+export const MAX_LABELS = 64;
+export const labelCountOk = (labels: Record<string, string>) => Object.keys(labels).length <= MAX_LABELS;
+export const labelCountMessage = `at most ${MAX_LABELS} labels`;
+
 export const tenantQuerySchema = z.object({ tenantId: tenantIdSchema });

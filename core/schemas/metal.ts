@@ -5,7 +5,7 @@ import { normalizeMac } from '../mac';
 import { driverConcerns } from '../metal/hardware-profiles';
 import { provisionStates } from '../provision-states';
 import { bmcDriverNames, bmcTargetSchema } from './bmc';
-import { idOf, tenantIdSchema } from './common';
+import { idOf, labelCountMessage, labelCountOk, tenantIdSchema } from './common';
 import { profileIdSchema } from './profiles';
 
 const label = z.string().min(1).max(64).regex(/^[a-z0-9][a-z0-9._-]*$/, 'lower-case letters, digits, dots, dashes and underscores');
@@ -45,7 +45,7 @@ export const metalEnrollSchema = z
     productUuid: z.string().regex(/^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$/, 'a UUID').optional(),
     arch: z.enum(['x86_64', 'aarch64']).default('x86_64'),
     uefi: z.boolean().default(true),
-    labels: z.record(label, z.string().max(256)).optional(),
+    labels: z.record(label, z.string().max(256)).refine(labelCountOk, labelCountMessage).optional(),
   })
   .strict();
 export type MetalEnrollInput = z.infer<typeof metalEnrollSchema>;

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { durationPattern } from '../duration';
 import { queueKinds } from '../agent-queues';
-import { tenantIdSchema } from './common';
+import { labelCountMessage, labelCountOk, tenantIdSchema } from './common';
 
 export const profileIdSchema = z
   .string()
@@ -128,7 +128,7 @@ export const profileRunSchema = z
     nodeId: z.string().min(1).max(64),
     version: z.number().int().min(1).optional(),
     provisionState: z.string().regex(/^[a-z-]+$/).max(32).default('deploying'),
-    labels: z.record(z.string().max(63), z.string().max(63)).default({}),
+    labels: z.record(z.string().max(63), z.string().max(63)).refine(labelCountOk, labelCountMessage).default({}),
   })
   .strict();
 
