@@ -1,4 +1,6 @@
-// The site agent's boot server, wired from its `[boot]` section, identity and session.
+// The site agent's boot server, wired from its `[boot]` section, identity and session: the
+// HTTP side (iPXE scripts) and, as configured, proxy DHCP and TFTP. Each protocol lives in
+// its own folder (http/, dhcp/, tftp/); this file only starts them together and stops them.
 import { createHash } from 'node:crypto';
 import { fromPem } from '../../core/pki/pem';
 import type { ControlPlaneClient } from '../site/control-plane-client';
@@ -6,11 +8,13 @@ import type { AgentIdentity } from '../site/identity';
 import type { AgentLog } from '../site/log';
 import type { SessionState } from '../site/session';
 import { BootSecrets } from './boot-secrets';
-import { bootServerConfigFrom } from './config';
+import { bootServerConfigFrom, type BootServerConfig } from './config';
 import type { BootEntryStore } from './entries';
-import { startBootServer, type BootServer } from './server';
+import { ipxeRoutes, type BootServerState } from './http/ipxe-routes';
+import { startBootHttpServer, type BootHttpServer } from './http/server';
 
-export interface SiteBootServer extends BootServer {
+export interface SiteBootServer extends BootHttpServer {
+  config: BootServerConfig;
   secrets: BootSecrets;
 }
 
@@ -22,6 +26,7 @@ export function caFingerprintOf(caPem: string): string {
 export async function startSiteBootServer(options: {
   section: Record<string, unknown>;
   controlPlaneUrl: string;
+  dataDir: string;
   client: ControlPlaneClient;
   identity: AgentIdentity;
   entries: BootEntryStore;
@@ -29,23 +34,25 @@ export async function startSiteBootServer(options: {
   log: AgentLog;
   secrets?: BootSecrets;
 }): Promise<SiteBootServer> {
-  const config = bootServerConfigFrom(options.section, options.controlPlaneUrl);
-  if (config.proxyDhcp) options.log.warn('[boot] proxy_dhcp/tftp are not served by this build: machines must get iPXE and /boot/chain.ipxe from your DHCP server');
+  const config = bootServerConfigFrom(options.section, options.controlPlaneUrl, options.dataDir);
   const { identity, log } = options;
   const secrets =
     options.secrets ??
     new BootSecrets(options.client, identity, (entry, error) => log.warn('discovery token not available yet', { mac: entry.mac, workflowId: entry.workflowId, error: error.message }));
   const caPem = identity.chain[identity.chain.length - 1] as string;
-  const server = await startBootServer({
+  const state = (): BootServerState => {
+    const s = options.session();
+    return { active: s.active, epoch: s.epoch };
+  };
+  const routes = ipxeRoutes({
     config,
     entries: options.entries,
     secrets,
-    state: () => {
-      const s = options.session();
-      return { active: s.active, epoch: s.epoch };
-    },
+    state,
     identity: { nodeId: identity.current.nodeId, siteId: identity.current.siteId ?? '', signer: identity, caFingerprint: caFingerprintOf(caPem) },
     log,
   });
-  return { ...server, secrets };
+  const http = await startBootHttpServer({ address: config.httpAddress, port: config.httpPort, ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}), routes, log });
+  log.info('boot server listening', { url: http.url, proxyDhcp: config.proxyDhcp, tftp: config.tftp });
+  return { ...http, config, secrets };
 }

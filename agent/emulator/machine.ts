@@ -9,7 +9,7 @@
 import { open, rm, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { NativeConnection } from '@temporalio/worker';
-import { parseRamdiskScript } from '../boot/ipxe-script';
+import { parseRamdiskScript } from '../boot/ipxe/script';
 import { bootParamsFrom } from '../ramdisk/boot-params';
 import type { DcgmReport, RamdiskHardware } from '../ramdisk/hardware';
 import { startRamdiskAgent, type RamdiskAgent } from '../ramdisk/main';

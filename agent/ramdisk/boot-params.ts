@@ -1,8 +1,8 @@
 // The ramdisk's boot parameters: the `if.*` arguments of its kernel command line, as the
-// site agent's iPXE script rendered them (agent/boot/ipxe-script.ts).
+// site agent's iPXE script rendered them (agent/boot/ipxe/script.ts).
 import { z } from 'zod';
 import { IronflowError, parseWith } from '../../core/errors';
-import { IPXE_PARAM_PREFIX } from '../boot/ipxe-script';
+import { IPXE_PARAM_PREFIX } from '../boot/ipxe/script';
 
 export const bootParamsSchema = z
   .object({

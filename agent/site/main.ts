@@ -41,7 +41,7 @@ export async function startSiteAgent(config: SiteAgentConfig, options: { env?: N
   try {
     await session.firstAnswer();
     if (config.boot) {
-      bootServer = await startSiteBootServer({ section: config.boot, controlPlaneUrl: config.controlPlaneUrl, client, identity, entries: bootEntries, session: () => session.state(), log });
+      bootServer = await startSiteBootServer({ section: config.boot, controlPlaneUrl: config.controlPlaneUrl, dataDir: config.dataDir, client, identity, entries: bootEntries, session: () => session.state(), log });
     }
     const steps = createSiteSteps({
       client,

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BootEntryStore } from '../../agent/boot/entries';
-import { machineQuery } from '../../agent/boot/server';
+import { machineQuery } from '../../agent/boot/http/ipxe-routes';
 import type { SiteAgent } from '../../agent/site/main';
 import { activeAgent, startBootSite, until, type BootSite } from '../helpers/boot-site';
 

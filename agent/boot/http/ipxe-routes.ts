@@ -1,0 +1,103 @@
+// The boot server's iPXE scripts (spec 001, "The boot server"): GET /boot/chain.ipxe and
+// GET /boot/ipxe. Query fields are taken only when well-formed, and a script is rendered
+// only for a MAC with a live boot entry while this agent is the active boot server. Every
+// ramdisk script carries a fresh signed discovery assertion.
+import type http from 'node:http';
+import { isIP } from 'node:net';
+import { normalizeMac } from '../../../core/mac';
+import type { BootEntry } from '../../../core/boot/boot-entry';
+import type { AgentLog } from '../../site/log';
+import type { Signer } from '../../site/control-plane-client';
+import { signDiscoveryAssertion } from '../assertion';
+import type { BootSecrets } from '../boot-secrets';
+import type { BootServerConfig } from '../config';
+import type { BootEntryStore } from '../entries';
+import { chainScript, notActiveScript, ramdiskScript, retryScript, unknownMachineScript } from '../ipxe/script';
+import { baseUrlFor, remoteIp, sendText, type BootHttpRoute } from './server';
+
+const TOKEN_WAIT_SECONDS = 5;
+const uuidPattern = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+export interface BootServerState {
+  /** Holds the boot lease at a non-zero epoch and heard from the control plane within the TTL. */
+  active: boolean;
+  epoch: number;
+}
+
+export interface IpxeRouteDeps {
+  config: BootServerConfig;
+  entries: BootEntryStore;
+  secrets: BootSecrets;
+  state: () => BootServerState;
+  identity: { nodeId: string; siteId: string; signer: Signer; caFingerprint: string };
+  log: AgentLog;
+}
+
+export type MachineQuery = { mac: string | undefined; uuid: string | null; ip: string | null };
+
+/** Only well-formed fields of the query: anything else is as if it were absent. */
+export function machineQuery(url: URL): MachineQuery {
+  const field = (name: string, max: number) => {
+    const value = url.searchParams.get(name);
+    return value !== null && value.length <= max ? value : undefined;
+  };
+  const macText = field('mac', 32);
+  const uuid = field('uuid', 36);
+  const ip = field('ip', 45);
+  return {
+    mac: macText ? normalizeMac(macText) : undefined,
+    uuid: uuid && uuidPattern.test(uuid) ? uuid.toLowerCase() : null,
+    ip: ip && isIP(ip) ? ip : null,
+  };
+}
+
+export function ipxeRoutes(deps: IpxeRouteDeps): BootHttpRoute[] {
+  const { config, log } = deps;
+
+  async function renderFor(entry: BootEntry, query: MachineQuery, req: http.IncomingMessage, state: BootServerState): Promise<string> {
+    const token = await deps.secrets.tokenFor(entry);
+    if (!token) return retryScript(`${baseUrlFor(req, config.publicUrl)}/boot/ipxe?mac=${entry.mac}`, TOKEN_WAIT_SECONDS);
+    const assertion = signDiscoveryAssertion(
+      { signer: deps.identity.signer, siteId: deps.identity.siteId, agentNodeId: deps.identity.nodeId, epoch: state.epoch },
+      entry,
+      { ip: query.ip ?? remoteIp(req), productUuid: query.uuid },
+    );
+    return ramdiskScript({
+      kernel: config.kernel,
+      initrd: config.initrd,
+      params: [
+        ['gateway', config.gatewayUrl],
+        ['ca', deps.identity.caFingerprint],
+        ['mac', entry.mac],
+        ['token', token],
+        ['assertion', assertion],
+      ],
+      cmdline: config.cmdline,
+    });
+  }
+
+  return [
+    {
+      path: '/boot/chain.ipxe',
+      exact: true,
+      handle: async (req, res) => sendText(res, 200, chainScript(baseUrlFor(req, config.publicUrl))),
+    },
+    {
+      path: '/boot/ipxe',
+      exact: true,
+      async handle(req, res, url) {
+        const state = deps.state();
+        if (!state.active || state.epoch <= 0) return sendText(res, 503, notActiveScript);
+        const query = machineQuery(url);
+        const entry = query.mac ? deps.entries.get(query.mac) : undefined;
+        if (!entry) {
+          log.info('boot script refused: no boot entry for this MAC', { mac: query.mac ?? null });
+          return sendText(res, 404, unknownMachineScript);
+        }
+        const script = await renderFor(entry, query, req, state);
+        log.info(script.includes('kernel ') ? 'boot script served' : 'boot script: waiting for the discovery token', { mac: entry.mac, nodeId: entry.nodeId, workflowId: entry.workflowId, epoch: state.epoch });
+        sendText(res, 200, script);
+      },
+    },
+  ];
+}
