@@ -1,6 +1,6 @@
 // Every `ironflow` command, found by its words.
 import type { Command } from '../command';
-import { agentSiteCommand } from './agent';
+import { agentRamdiskCommand, agentSiteCommand } from './agent';
 import { agentJoinCommand, agentNodeCommand } from './agent-node';
 import { devEmulateCommand } from './dev';
 import { eventsCommand } from './events';
@@ -14,4 +14,4 @@ import { profileCommands } from './profiles';
 import { statusCommand } from './status';
 import { credentialsCreateCommand, tenantsCreateCommand } from './tenants';
 
-export const commands: Command[] = [statusCommand, eventsCommand, tenantsCreateCommand, credentialsCreateCommand, ...imageCommands, ...imageSignerCommands, ...siteCommands, ...siteTokenCommands, ...poolCommands, ...profileCommands, agentSiteCommand, agentJoinCommand, agentNodeCommand, ...metalCommands, devEmulateCommand];
+export const commands: Command[] = [statusCommand, eventsCommand, tenantsCreateCommand, credentialsCreateCommand, ...imageCommands, ...imageSignerCommands, ...siteCommands, ...siteTokenCommands, ...poolCommands, ...profileCommands, agentSiteCommand, agentRamdiskCommand, agentJoinCommand, agentNodeCommand, ...metalCommands, devEmulateCommand];
