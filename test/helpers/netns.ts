@@ -56,6 +56,11 @@ export interface NetworkHost {
   interface: string;
 }
 
+export interface LoopbackForward {
+  /** Kills the relay inside the namespace and closes its sockets: open connections break. */
+  stop(): Promise<void>;
+}
+
 export interface TestNetwork {
   /** The namespace holding the bridge; taps for machines are made here, and QEMU runs here. */
   switchNs: string;
@@ -69,8 +74,8 @@ export interface TestNetwork {
   spawnIn(ns: string, command: string, args: string[], options?: SpawnOptions): ChildProcess;
   /** Runs a command inside a namespace and resolves with its stdout (async: relays keep serving). */
   execIn(ns: string, command: string, args: string[]): Promise<string>;
-  /** Makes the host's 127.0.0.1:<port> reachable as 127.0.0.1:<port> inside `ns`. */
-  forwardLoopback(ns: string, ports: number[]): Promise<void>;
+  /** Makes the host's 127.0.0.1:<port> reachable as 127.0.0.1:<port> inside `ns`; stop() cuts it (a partition). */
+  forwardLoopback(ns: string, ports: number[]): Promise<LoopbackForward>;
   destroy(): Promise<void>;
 }
 
@@ -143,10 +148,13 @@ export function createTestNetwork(label: string, subnet: string): TestNetwork {
     },
     async forwardLoopback(ns, forwarded) {
       const pairs: string[] = [];
+      const own: net.Server[] = [];
+      const sockets = new Set<net.Socket>();
       for (const port of forwarded) {
         const socketPath = path.join(relayDir, `${ns.slice(-12)}-${port}.sock`);
         const server = net.createServer((inbound) => {
           const outbound = net.connect(port, '127.0.0.1');
+          sockets.add(inbound).add(outbound);
           inbound.pipe(outbound).pipe(inbound);
           const end = () => {
             inbound.destroy();
@@ -157,6 +165,7 @@ export function createTestNetwork(label: string, subnet: string): TestNetwork {
         });
         await new Promise<void>((resolve) => server.listen(socketPath, resolve));
         servers.push(server);
+        own.push(server);
         pairs.push(`${port}=${socketPath}`);
       }
       const relay = network.spawnIn(ns, process.execPath, [relayScript, ...pairs]);
@@ -168,6 +177,17 @@ export function createTestNetwork(label: string, subnet: string): TestNetwork {
         });
         relay.once('exit', (code) => reject(new Error(`the loopback relay in ${ns} exited with ${code}`)));
       });
+      return {
+        async stop() {
+          if (relay.exitCode === null && relay.signalCode === null) {
+            const exited = new Promise((resolve) => relay.once('exit', resolve));
+            relay.kill('SIGKILL');
+            await exited;
+          }
+          for (const server of own) server.close();
+          for (const socket of sockets) socket.destroy();
+        },
+      };
     },
     async destroy() {
       for (const child of processes) if (child.exitCode === null) child.kill('SIGKILL');

@@ -1,7 +1,7 @@
 // A real site agent as its own process: the `ironflow agent site --config FILE` command
 // (bin/ironflow.mjs), so a test can stop it cleanly (SIGTERM) or kill it outright
 // (SIGKILL: no session close, no worker shutdown), and start it again on the same data dir.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { repoRoot } from '../../core/config';
@@ -18,8 +18,11 @@ export interface SiteAgentProcess {
   waitForLog(message: string, ms?: number): Promise<Record<string, unknown>>;
 }
 
-export function spawnSiteAgent(configFile: string, env: Record<string, string> = {}): SiteAgentProcess {
-  const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'ironflow.mjs'), 'agent', 'site', '--config', configFile], {
+/** How the agent's process is started: node:child_process spawn, or e.g. a test network's spawnIn(ns, …). */
+export type SpawnAgent = (command: string, args: string[], options: SpawnOptions) => ChildProcess;
+
+export function spawnSiteAgent(configFile: string, env: Record<string, string> = {}, spawnAgent: SpawnAgent = spawn): SiteAgentProcess {
+  const child = spawnAgent(process.execPath, [path.join(repoRoot, 'bin', 'ironflow.mjs'), 'agent', 'site', '--config', configFile], {
     cwd: repoRoot,
     env: { ...process.env, IRONFLOW_JOIN_TOKEN: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
