@@ -8,6 +8,7 @@ import { IronflowError } from '../errors';
 import { appendEvent } from '../events';
 import { normalizeMac } from '../mac';
 import type { JsonValue } from '../plan';
+import { inspectOobOutputSchema, inventoryOutputSchema, type NodeInventory } from '../schemas/inventory';
 import { completeMove, failMove } from '../provision-states';
 import { commitMove, findMetalNode, isAgentless, stateOf } from './transition';
 
@@ -34,23 +35,34 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 const outputsOf = (outputs: Record<string, JsonValue> | undefined): Obj[] => Object.values(outputs ?? {}).filter(isObj);
 const uuidKey = (uuid: string) => uuid.toLowerCase().replace(/-/g, '');
 
-/** Out-of-band facts (inspect.oob: macs, productUuid, arch) and the ramdisk's inventory (inventory.refresh: system, nics, disks). */
+/** Out-of-band facts (inspect.oob: macs, productUuid, arch, ips) and the ramdisk's inventory (inventory.refresh: its sections), each read by its step's schema. */
 function identityFacts(node: Node, outputs: Obj[]): { data: Partial<Node>; mismatch?: string } {
   const macs = new Set(Array.isArray(node.macs) ? (node.macs as string[]) : []);
+  const ips = new Set<string>();
   const data: Partial<Node> = {};
   let mismatch: string | undefined;
+  let inventory: NodeInventory | undefined;
   for (const out of outputs) {
-    if (Array.isArray(out.macs)) for (const m of out.macs) if (typeof m === 'string' && normalizeMac(m)) macs.add(normalizeMac(m) as string);
-    if (typeof out.productUuid === 'string' && !node.productUuid) data.productUuid = out.productUuid.toLowerCase();
-    if (out.arch === 'x86_64' || out.arch === 'aarch64') data.arch = out.arch;
-    if (isObj(out.system) || Array.isArray(out.nics) || Array.isArray(out.disks)) {
-      data.inventory = out as object as Node['inventory'];
-      const seen = isObj(out.system) && typeof out.system.productUuid === 'string' ? out.system.productUuid : undefined;
+    const oob = inspectOobOutputSchema.safeParse(out);
+    if (oob.success) {
+      if (oob.data.arch) data.arch = oob.data.arch;
+      for (const m of oob.data.macs) if (normalizeMac(m)) macs.add(normalizeMac(m) as string);
+      if (oob.data.productUuid && !node.productUuid) data.productUuid = oob.data.productUuid.toLowerCase();
+      for (const ip of oob.data.ips) ips.add(ip);
+    }
+    const inventoried = inventoryOutputSchema.safeParse(out);
+    if (inventoried.success) {
+      const { sections } = inventoried.data;
+      inventory = { ...sections, ips: [] };
+      for (const nic of sections.nics) if (nic.ip) ips.add(nic.ip);
+      const seen = sections.system.productUuid;
       const enrolled = node.productUuid ?? (data.productUuid as string | undefined);
       if (seen && enrolled && uuidKey(seen) !== uuidKey(enrolled)) mismatch = `machine-identity-mismatch: the ramdisk reports product UUID ${seen}, the node was enrolled as ${enrolled}`;
     }
   }
   data.macs = [...macs] as unknown as Node['macs'];
+  if (inventory) data.inventory = { ...inventory, ips: [...ips] } as unknown as Node['inventory'];
+  else if (ips.size > 0) data.inventory = { ...((node.inventory as object | null) ?? {}), ips: [...ips] } as unknown as Node['inventory'];
   return { data, ...(mismatch ? { mismatch } : {}) };
 }
 

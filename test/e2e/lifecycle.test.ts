@@ -52,6 +52,9 @@ describe('the metal lifecycle on emulated machines', () => {
       const machine = nodes[i]?.machine as Machine;
       // Out-of-band inspection found the MACs and UUID; the ramdisk's inventory agreed.
       expect(node).toMatchObject({ macs: machine.description.macs, productUuid: machine.description.uuid, power: 'off', maintenance: false });
+      // The ramdisk's own inventory is stored (its sections, by the step's output schema).
+      const row = await site.t.cp.db.node.findUniqueOrThrow({ where: { id: node.nodeId } });
+      expect(row.inventory).toMatchObject({ system: { productUuid: machine.description.uuid }, nics: machine.description.macs.map((mac) => ({ mac })) });
       expect(machine.state).toBe('off');
       const workflows = (await stateWorkflows(node.nodeId)).sort();
       expect(workflows).toEqual([`node:${node.nodeId}:commissioning:3`, `node:${node.nodeId}:enrolling:1`, `node:${node.nodeId}:inspecting:2`]);

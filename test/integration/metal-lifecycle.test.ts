@@ -2,6 +2,7 @@
 // side is emulated hardware: activity-only workers on the site agent's queue (BMC, boot
 // entries) and on each machine's ramdisk queue (inventory, DCGM, wipe, image write). Our
 // own code (the lifecycle, the provision workflow, the control steps) runs for real.
+import type { InspectOobOutput, InventoryOutput } from '../../core/schemas/inventory';
 import { createHash, generateKeyPairSync, sign } from 'node:crypto';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
@@ -54,7 +55,7 @@ function hardware(use: string, answer: (m: Machine, input: StepInput) => unknown
 }
 
 const siteSteps = {
-  'inspect.oob': hardware('inspect.oob', (m) => ({ macs: m.macs.map((x) => x.toUpperCase()), productUuid: m.productUuid, arch: 'x86_64' })),
+  'inspect.oob': hardware('inspect.oob', (m): InspectOobOutput => ({ driver: 'redfish', power: 'off', macs: m.macs.map((x) => x.toUpperCase()), productUuid: m.productUuid, arch: 'x86_64', ips: [] })),
   // metal.ensureRamdisk runs on the control plane and sends these through agentCommand runs.
   'boot.prepareRamdisk': hardware('boot.prepareRamdisk', (_m, i) => ({ macs: (i.with.entries as Array<{ mac: string }>).map((e) => e.mac) })),
   'boot.cleanUp': hardware('boot.cleanUp', () => ({ removed: 1 })),
@@ -67,7 +68,15 @@ const siteSteps = {
   'media.eject': hardware('media.eject', () => ({ ok: true })),
 };
 const ramdiskSteps = {
-  'inventory.refresh': hardware('inventory.refresh', (m) => ({ system: { productUuid: m.productUuid }, nics: m.macs.map((mac) => ({ mac })), disks: [{ name: 'sda', sizeBytes: 1 << 30 }] })),
+  'inventory.refresh': hardware('inventory.refresh', (m): InventoryOutput => ({
+    sections: {
+      system: { productUuid: m.productUuid, vendor: 'emulated', model: 'test', serial: 'unknown', arch: 'x86_64', uefi: false, cpus: 2, memoryBytes: 1 << 30 },
+      nics: m.macs.map((mac) => ({ mac, ip: null })),
+      disks: [{ name: 'sda', sizeBytes: 1 << 30 }],
+      gpus: [],
+    },
+    collectedAt: new Date().toISOString(),
+  })),
   'diag.dcgm': hardware('diag.dcgm', () => ({ passed: true })),
   'disk.wipe': hardware('disk.wipe', (m, i) => ({ mode: i.with.mode, attested: m.wipeAttested })),
   'deploy.image': hardware('deploy.image', (m, i) => {

@@ -4,12 +4,13 @@
 import { z } from 'zod';
 import { IronflowError, parseWith } from '../../../core/errors';
 import { normalizeMac } from '../../../core/mac';
+import type { InventoryOutput } from '../../../core/schemas/inventory';
 import type { RamdiskStep, RamdiskStepDeps } from './deps';
 
 const inventoryWith = z.object({ expect: z.object({ productUuid: z.string().max(64).optional(), macs: z.array(z.string().max(17)).max(64).optional() }).strict().optional() }).strict();
 
 export function inventoryStep(deps: RamdiskStepDeps): RamdiskStep {
-  return async (input) => {
+  return async (input): Promise<InventoryOutput> => {
     const { expect } = parseWith(inventoryWith, input.with);
     const { system, nics, disks, gpus } = deps.hardware;
     const macs = nics.map((n) => normalizeMac(n.mac)).filter((m): m is string => m !== undefined);

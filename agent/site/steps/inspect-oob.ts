@@ -5,13 +5,14 @@
 // operation id.
 import { z } from 'zod';
 import { parseWith } from '../../../core/errors';
+import type { InspectOobOutput } from '../../../core/schemas/inventory';
 import { withBmc } from '../bmc-access';
 import type { SiteStep, SiteStepDeps } from './deps';
 
 export function inspectOobStep(deps: SiteStepDeps): SiteStep {
   return async (input) => {
     parseWith(z.object({}).strict(), input.with);
-    return withBmc(deps, input, async (driver) => {
+    return withBmc(deps, input, async (driver): Promise<InspectOobOutput> => {
       const inspection = await driver.inspect();
       return {
         driver: driver.name,
