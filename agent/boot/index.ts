@@ -10,8 +10,10 @@ import type { SessionState } from '../site/session';
 import { BootSecrets } from './boot-secrets';
 import { bootServerConfigFrom, type BootServerConfig } from './config';
 import type { BootEntryStore } from './entries';
+import { filesRoute } from './http/files-route';
 import { ipxeRoutes, type BootServerState } from './http/ipxe-routes';
 import { startBootHttpServer, type BootHttpServer } from './http/server';
+import { startTftpServer, type TftpServer } from './tftp/server';
 
 export interface SiteBootServer extends BootHttpServer {
   config: BootServerConfig;
@@ -52,7 +54,24 @@ export async function startSiteBootServer(options: {
     identity: { nodeId: identity.current.nodeId, siteId: identity.current.siteId ?? '', signer: identity, caFingerprint: caFingerprintOf(caPem) },
     log,
   });
+  routes.push(filesRoute({ filesDir: config.filesDir, tftpRoot: config.tftpRoot }));
   const http = await startBootHttpServer({ address: config.httpAddress, port: config.httpPort, ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}), routes, log });
+  let tftp: TftpServer | undefined;
+  if (config.tftp) {
+    // config.ts requires server_ip with tftp: replies leave from the address machines asked.
+    tftp = await startTftpServer({ address: config.serverIp as string, port: config.ports.tftp, root: config.tftpRoot, state, log }).catch(async (error: unknown) => {
+      await http.close();
+      throw error;
+    });
+  }
   log.info('boot server listening', { url: http.url, proxyDhcp: config.proxyDhcp, tftp: config.tftp });
-  return { ...http, config, secrets };
+  return {
+    ...http,
+    config,
+    secrets,
+    close: async () => {
+      await tftp?.close();
+      await http.close();
+    },
+  };
 }
