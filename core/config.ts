@@ -30,6 +30,8 @@ export interface IronflowConfig {
   dataDir: string;
   temporal: {
     address: string;
+    /** The Temporal frontend address Join hands to agents (IRONFLOW_AGENT_TEMPORAL_ADDRESS): where machines on a site's network reach it. */
+    agentAddress: string;
     uiPort: number;
     namespace: string;
     dbFile: string;
@@ -82,6 +84,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): IronflowConfig
     dataDir,
     temporal: {
       address: env.IRONFLOW_TEMPORAL_ADDRESS || doc.temporal.address,
+      agentAddress: env.IRONFLOW_AGENT_TEMPORAL_ADDRESS || env.IRONFLOW_TEMPORAL_ADDRESS || doc.temporal.address,
       uiPort: envInt(env, 'IRONFLOW_TEMPORAL_UI_PORT', doc.temporal.uiPort),
       namespace: env.IRONFLOW_TEMPORAL_NAMESPACE || doc.temporal.namespace,
       dbFile: path.resolve(dataDir, env.IRONFLOW_TEMPORAL_DB_FILE || doc.temporal.dbFile),

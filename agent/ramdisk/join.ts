@@ -1,5 +1,8 @@
 // The ramdisk joins: a fresh key (in memory: a ramdisk keeps nothing), the node CA checked
-// against the pin from its boot parameters, then POST /v1/join with the discovery token,
+// against the pin from its boot parameters BEFORE the token leaves the machine (a control
+// plane of another installation, or a misdirected gateway_url, never sees it; over plain
+// HTTP this guards against mistakes, not an active attacker: that needs the gateway's TLS),
+// then POST /v1/join with the discovery token,
 // the CSR and its evidence (the assertion, its MACs, its product UUID). A join deferred to
 // an operator (approval-pending) is retried with the same key and CSR, and so is a transient
 // failure (control plane unreachable, or its internal error such as a busy database): the
@@ -23,6 +26,8 @@ export interface RamdiskIdentity {
 /** Transient failures retried, one second apart, before the boot is given up. */
 const TRANSIENT_RETRIES = 10;
 
+const caPinRefused = () => new IronflowError('UNAUTHENTICATED', "the control plane's CA is not the one pinned in the boot parameters (if.ca); not trusting it", { reason: 'ca-pin' });
+
 const caFingerprint = (pem: string) => createHash('sha256').update(fromPem(pem, ['CERTIFICATE'], 'ca')).digest('hex');
 
 export async function joinAsRamdisk(
@@ -45,11 +50,11 @@ export async function joinAsRamdisk(
   };
   for (let transient = 0; ; ) {
     try {
+      const { certificate } = await client.get<{ certificate: string }>('/v1/join/ca');
+      if (caFingerprint(certificate) !== params.ca) throw caPinRefused();
       const answer = await client.post<JoinAnswer>('/v1/join', body);
       const ca = answer.certificateChain[answer.certificateChain.length - 1];
-      if (!ca || caFingerprint(ca) !== params.ca) {
-        throw new IronflowError('UNAUTHENTICATED', 'the control plane\'s CA is not the one pinned in the boot parameters (if.ca); not trusting it', { reason: 'ca-pin' });
-      }
+      if (!ca || caFingerprint(ca) !== params.ca) throw caPinRefused();
       log.info('ramdisk joined', { nodeId: answer.nodeId, role: answer.role, taskQueue: answer.temporal.taskQueue, expiresAt: answer.expiresAt });
       return { key, answer, certificatePem: () => answer.certificateChain[0] as string };
     } catch (error) {

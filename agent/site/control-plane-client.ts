@@ -28,6 +28,11 @@ export class ControlPlaneClient {
     return this.send<T>(path, JSON.stringify(body), {});
   }
 
+  /** GET without a credential (the node CA). */
+  get<T>(path: string): Promise<T> {
+    return this.send<T>(path, undefined, {});
+  }
+
   /** POST signed by the agent's key over the exact bytes sent. */
   signedPost<T>(signer: Signer, path: string, body: unknown): Promise<T> {
     const text = JSON.stringify(body);
@@ -35,13 +40,11 @@ export class ControlPlaneClient {
     return this.send<T>(path, text, headers);
   }
 
-  private async send<T>(path: string, text: string, headers: Record<string, string>): Promise<T> {
+  private async send<T>(path: string, text: string | undefined, headers: Record<string, string>): Promise<T> {
     let response: Response;
     try {
       response = await fetch(`${this.baseUrl}${path}`, {
-        method: 'POST',
-        headers: { ...headers, 'content-type': 'application/json' },
-        body: text,
+        ...(text === undefined ? { method: 'GET', headers } : { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: text }),
         signal: AbortSignal.timeout(this.timeoutMs),
       });
     } catch (error) {

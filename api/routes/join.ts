@@ -15,7 +15,7 @@ import { toApiError } from '../error-handler';
 
 export const joinRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) => {
   const ca = await loadOrCreateNodeCa(ctx.db, ctx.secrets, ctx.config.dataDir);
-  const temporal = { address: ctx.config.temporal.address, namespace: ctx.config.temporal.namespace };
+  const temporal = { address: ctx.config.temporal.agentAddress, namespace: ctx.config.temporal.namespace };
   const notifyJoined = temporalAgentJoinedNotifier(ctx.temporal);
   // Malformed bodies are refusals too: validated here (attachValidation) so they are recorded.
   const refuseInvalid = async (request: FastifyRequest, type: string) => {
