@@ -4,6 +4,7 @@
 import { appendEvent } from '../core/events';
 import { IronflowError } from '../core/errors';
 import { resolveImageRef, verifyImageForUse } from '../core/images/catalog';
+import { pinImageAtSite } from '../core/images/site-cache-report';
 import type { JsonObject, StepInput, StepRelay } from '../core/plan';
 import { userDataSecretPurpose } from '../core/userdata/grant';
 import type { ActivityDeps } from './deps';
@@ -46,6 +47,8 @@ export function createMetalStepActivities(deps: ActivityDeps) {
           compression: image.compression,
           ...(userData ? { userDataRef: userData.id } : {}),
         };
+        // Pinned at the site while it streams: its agent caches it and never evicts it meanwhile.
+        if (input.target.siteId) await pinImageAtSite(deps.db, { imageId: image.id, siteId: input.target.siteId, sizeBytes: image.sizeBytes });
         await appendEvent(deps.db, { tenantId: input.target.tenantId, type: 'node.deploy.image', subjectId: input.target.nodeId, data: { workflowId: input.workflowId, imageId: image.id, ref: image.ref, sha256: image.sha256 } });
         return { relayTo: { queue: 'ramdisk', activity: 'deploy.image', with: send, then: 'deploy.deploy.check' } };
       });
@@ -59,6 +62,7 @@ export function createMetalStepActivities(deps: ActivityDeps) {
         if (answer.sha256 !== image.sha256) {
           throw new IronflowError('DRIVER_ERROR', `the ramdisk wrote an image with digest ${String(answer.sha256)}, the catalog says ${image.sha256} for ${image.ref}`, { reason: 'digest-mismatch', imageId: image.id });
         }
+        if (input.target.siteId) await pinImageAtSite(deps.db, { imageId: image.id, siteId: input.target.siteId, sizeBytes: image.sizeBytes, pinForMs: 0 });
         return { imageId: image.id, sha256: image.sha256, bytesWritten: typeof answer.bytesWritten === 'number' ? answer.bytesWritten : null };
       });
     },

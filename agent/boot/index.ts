@@ -7,10 +7,12 @@ import type { ControlPlaneClient } from '../site/control-plane-client';
 import type { AgentIdentity } from '../site/identity';
 import type { AgentLog } from '../site/log';
 import type { SessionState } from '../site/session';
+import { SiteImageCache } from '../cache';
 import { BootSecrets } from './boot-secrets';
 import { bootServerConfigFrom, type BootServerConfig } from './config';
 import type { BootEntryStore } from './entries';
 import { filesRoute } from './http/files-route';
+import { cacheRoute } from './http/cache-route';
 import { ipxeRoutes, type BootServerState } from './http/ipxe-routes';
 import { startBootHttpServer, type BootHttpServer } from './http/server';
 import { startTftpServer, type TftpServer } from './tftp/server';
@@ -18,6 +20,8 @@ import { startTftpServer, type TftpServer } from './tftp/server';
 export interface SiteBootServer extends BootHttpServer {
   config: BootServerConfig;
   secrets: BootSecrets;
+  /** The image cache (data_dir/cache), served under grants at /cache/t/<grant>/<sha256>. */
+  cache: SiteImageCache;
 }
 
 /** sha256 (hex) of the node CA's DER: the pin a ramdisk checks the control plane's chain against. */
@@ -46,6 +50,7 @@ export async function startSiteBootServer(options: {
     const s = options.session();
     return { active: s.active, epoch: s.epoch };
   };
+  const cache = new SiteImageCache({ dir: config.cacheDir, ...(config.cacheMaxBytes !== undefined ? { maxBytes: config.cacheMaxBytes } : {}), log });
   const routes = ipxeRoutes({
     config,
     entries: options.entries,
@@ -53,7 +58,9 @@ export async function startSiteBootServer(options: {
     state,
     identity: { nodeId: identity.current.nodeId, siteId: identity.current.siteId ?? '', signer: identity, caFingerprint: caFingerprintOf(caPem) },
     log,
+    cacheGrants: cache.grants,
   });
+  routes.push(cacheRoute({ store: cache.store, grants: cache.grants, holdsLease: () => state().active && state().epoch > 0, log }));
   routes.push(filesRoute({ filesDir: config.filesDir, tftpRoot: config.tftpRoot }));
   const http = await startBootHttpServer({ address: config.httpAddress, port: config.httpPort, ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}), routes, log });
   let tftp: TftpServer | undefined;
@@ -69,6 +76,7 @@ export async function startSiteBootServer(options: {
     ...http,
     config,
     secrets,
+    cache,
     close: async () => {
       await tftp?.close();
       await http.close();

@@ -15,6 +15,8 @@ export const bootParamsSchema = z
     token: z.string().min(1).max(512),
     /** The site agent's signed discovery assertion. */
     assertion: z.string().min(1).max(4096),
+    /** The site agent's image cache under this boot's grant (…/cache/t/<grant>): deploy.image tries it first. */
+    cache: z.url({ protocol: /^https?$/ }).max(256).optional(),
   })
   .strip();
 export type BootParams = z.infer<typeof bootParamsSchema>;

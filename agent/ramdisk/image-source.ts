@@ -33,3 +33,23 @@ export async function openImageSource(source: string, extraCaPems: readonly stri
     request.on('timeout', () => request.destroy(new Error('timed out')));
   });
 }
+
+/**
+ * With the site agent's cache (a boot's if.cache), its copy of the digest when it has one;
+ * a miss or an unreachable cache falls back to the source. Either way the caller checks the
+ * digest on the stream, so a cache can never substitute an image.
+ */
+export async function openCachedOrSource(
+  image: { sha256: string; source: string },
+  options: { cacheUrl?: string | undefined; extraCaPems?: readonly string[] | undefined },
+): Promise<{ stream: Readable; from: 'cache' | 'source'; cacheMiss?: string }> {
+  let cacheMiss: string | undefined;
+  if (options.cacheUrl) {
+    try {
+      return { stream: await openImageSource(`${options.cacheUrl.replace(/\/+$/, '')}/${image.sha256}`, options.extraCaPems), from: 'cache' };
+    } catch (error) {
+      cacheMiss = (error as Error).message;
+    }
+  }
+  return { stream: await openImageSource(image.source, options.extraCaPems), from: 'source', ...(cacheMiss ? { cacheMiss } : {}) };
+}

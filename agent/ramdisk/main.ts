@@ -55,7 +55,7 @@ export async function startRamdiskAgent(options: RamdiskAgentOptions): Promise<R
   const signer = { key: identity.key, certificatePem: identity.certificatePem };
   const session = new RamdiskHeartbeat(client, signer, log);
   await session.started();
-  const deps: RamdiskStepDeps = { nodeId: identity.answer.nodeId, key: identity.key, certificatePem: identity.certificatePem, hardware: options.hardware, client, log, heartbeat, ...(options.trustedCaPems ? { trustedCaPems: options.trustedCaPems } : {}) };
+  const deps: RamdiskStepDeps = { nodeId: identity.answer.nodeId, key: identity.key, certificatePem: identity.certificatePem, hardware: options.hardware, client, log, heartbeat, ...(options.trustedCaPems ? { trustedCaPems: options.trustedCaPems } : {}), ...(options.params.cache ? { cacheUrl: options.params.cache } : {}) };
   const steps: Record<(typeof RAMDISK_STEP_KINDS)[number], RamdiskStep> = {
     'inventory.refresh': inventoryStep(deps),
     'disk.wipe': diskWipeStep(deps),

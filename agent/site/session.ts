@@ -6,7 +6,7 @@
 import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { BOOT_LEASE_TTL_MS } from '../../core/boot-lease/decide';
-import type { SessionAnswer } from '../../core/schemas/agent-sessions';
+import type { CacheImageReport, SessionAnswer, SiteSectionStatus } from '../../core/schemas/agent-sessions';
 import { ControlPlaneUnreachable, type ControlPlaneClient } from './control-plane-client';
 import type { AgentIdentity } from './identity';
 import type { AgentLog } from './log';
@@ -22,11 +22,18 @@ export interface SessionState {
   /** When the last answer arrived (wall clock, ISO); null before the first. */
   lastHeardAt: string | null;
   cacheImages: NonNullable<SessionAnswer['site']>['cacheImages'];
+  /** Digests deploys at the site stream: never evicted from the cache. */
+  pinnedImages: string[];
 }
 
 export interface SessionEvents {
   change: [SessionState];
+  /** Every answer from the control plane (the site spec may have changed). */
+  answer: [SessionState];
 }
+
+/** What the heartbeat reports of the agent's image cache (agent/cache). */
+export type CacheReporter = () => { images: CacheImageReport[]; status: SiteSectionStatus };
 
 const DEFAULT_INTERVAL_MS = 5_000;
 const EVALUATE_MS = 250;
@@ -43,6 +50,7 @@ export class SiteSession extends EventEmitter<SessionEvents> {
   private failing = false;
   private stopped = true;
   private beating: Promise<void> = Promise.resolve();
+  private cacheReporter: CacheReporter | undefined;
 
   constructor(
     private readonly identity: AgentIdentity,
@@ -52,6 +60,11 @@ export class SiteSession extends EventEmitter<SessionEvents> {
     private readonly ttlMs = BOOT_LEASE_TTL_MS,
   ) {
     super();
+  }
+
+  /** From now on each heartbeat carries the cache's images report and the site section's status. */
+  reportCacheWith(reporter: CacheReporter): void {
+    this.cacheReporter = reporter;
   }
 
   start(): void {
@@ -80,6 +93,7 @@ export class SiteSession extends EventEmitter<SessionEvents> {
       holderNodeId: lease?.holderNodeId ?? null,
       lastHeardAt: this.answer && this.heardAt !== undefined ? new Date(Date.now() - (now - this.heardAt)).toISOString() : null,
       cacheImages: this.answer?.site?.cacheImages ?? [],
+      pinnedImages: this.answer?.site?.pinnedImages ?? [],
     };
   }
 
@@ -98,7 +112,9 @@ export class SiteSession extends EventEmitter<SessionEvents> {
     const sentAt = performance.now();
     const wallAtSend = Date.now();
     try {
-      const answer = await this.client.signedPost<SessionAnswer>(this.identity, '/v1/agents/session', { agentVersion: 'ironflow-site/0.1' });
+      const cache = this.cacheReporter?.();
+      const body = { agentVersion: 'ironflow-site/0.1', ...(cache ? { images: cache.images, siteStatus: cache.status } : {}) };
+      const answer = await this.client.signedPost<SessionAnswer>(this.identity, '/v1/agents/session', body);
       this.answer = answer;
       // Measured from when the request left: the control plane's view is at least that old.
       this.heardAt = sentAt;
@@ -107,6 +123,7 @@ export class SiteSession extends EventEmitter<SessionEvents> {
       if (this.failing) this.log.info('control plane answers again', { nodeId: answer.nodeId });
       this.failing = false;
       this.report();
+      this.emit('answer', this.state());
       await this.renewer.renewIfDue(answer.certificate.renewAfter).catch((error: unknown) => {
         this.log.warn('certificate renewal failed; retrying with the next heartbeat', { error: (error as Error).message });
       });

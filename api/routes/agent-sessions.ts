@@ -3,7 +3,9 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { AGENT_SESSION_FRESH_MS, isConnected } from '../../core/agent-queues';
 import { leaseViewFor } from '../../core/boot-lease/decide';
-import { siteCacheImages } from '../../core/images/prewarm';
+import { siteCacheImages, type CacheImage } from '../../core/images/prewarm';
+import { pinnedSiteImages, recordSiteCacheReport } from '../../core/images/site-cache-report';
+import { appendEvent } from '../../core/events';
 import { agentTaskQueue } from '../../core/joins/certificate-policy';
 import { loadOrCreateNodeCa } from '../../core/pki/node-ca';
 import { heartbeatSchema, sessionAnswerSchema } from '../../core/schemas/agent-sessions';
@@ -18,6 +20,15 @@ export const agentSessionRoutes: FastifyPluginAsyncZod<ApiContext> = async (app,
   const ca = await loadOrCreateNodeCa(ctx.db, ctx.secrets, ctx.config.dataDir);
   keepRawJsonBodies(app);
 
+  /** The site's pre-warm images plus every image a deploy there pins (deduplicated by digest), and the pinned digests. */
+  async function siteImages(siteId: string, now: Date): Promise<{ cacheImages: CacheImage[]; pinnedImages: string[] }> {
+    const cacheImages = await siteCacheImages(ctx.db, siteId);
+    const pinned = await pinnedSiteImages(ctx.db, siteId, now);
+    const named = new Set(cacheImages.map((image) => image.sha256));
+    for (const image of pinned) if (!named.has(image.sha256)) cacheImages.push(image);
+    return { cacheImages, pinnedImages: [...new Set(pinned.map((image) => image.sha256))] };
+  }
+
   app.post('/v1/agents/session', { schema: { tags: ['agents'], security: [], body: heartbeatSchema, response: { 200: sessionAnswerSchema } } }, async (request) => {
     const agent = await authenticateAgentRequest(ctx.db, ca, request, 'session');
     const now = new Date();
@@ -31,6 +42,13 @@ export const agentSessionRoutes: FastifyPluginAsyncZod<ApiContext> = async (app,
     const isSiteAgent = agent.role === 'site' && agent.siteId !== null;
     if (isSiteAgent && (!previous || !isConnected(previous.lastSeenAt, now.getTime()))) {
       await ensureSiteBootController(ctx.temporal, ctx.config.controlQueue, agent.siteId as string);
+    }
+    if (isSiteAgent && request.body.images) {
+      const changed = await recordSiteCacheReport(ctx.db, { nodeId: agent.nodeId, siteId: agent.siteId as string, images: request.body.images });
+      // Only a changed report can carry a new failure: the failure is recorded once, not every beat.
+      if (changed && request.body.siteStatus?.state === 'FAILED') {
+        await appendEvent(ctx.db, { tenantId: agent.tenantId, type: 'site.cache.failed', subjectId: agent.nodeId, data: { siteId: agent.siteId, message: request.body.siteStatus.message } });
+      }
     }
     const lease = isSiteAgent ? await ctx.db.bootLease.findUnique({ where: { siteId: agent.siteId as string } }) : null;
     const lifetime = agent.notAfter.getTime();
@@ -48,7 +66,7 @@ export const agentSessionRoutes: FastifyPluginAsyncZod<ApiContext> = async (app,
         renewAfter: new Date(lifetime - (lifetime - now.getTime()) / 3).toISOString(),
       },
       site: isSiteAgent
-        ? { bootLease: leaseViewFor(agent.nodeId, lease, now), cacheImages: await siteCacheImages(ctx.db, agent.siteId as string) }
+        ? { bootLease: leaseViewFor(agent.nodeId, lease, now), ...(await siteImages(agent.siteId as string, now)) }
         : null,
       host: agent.role === 'node' ? { spec: (host?.hostSpec ?? null) as Record<string, unknown> | null } : null,
     };

@@ -2,11 +2,26 @@
 // its boot lease state, when to renew its certificate).
 import { z } from 'zod';
 
+const sha256 = z.string().regex(/^[0-9a-f]{64}$/);
+
+/** A site agent's images inventory section: what its cache holds, pulls and failed to pull (bounded). */
+export const cacheImageReportSchema = z
+  .object({ sha256, state: z.enum(['pulling', 'ready', 'failed']), sizeBytes: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER) })
+  .strict();
+export type CacheImageReport = z.infer<typeof cacheImageReportSchema>;
+
+/** The site section's status as the agent sees it (READY, PROGRESSING while images warm, FAILED naming one). */
+export const siteSectionStatusSchema = z.object({ state: z.enum(['READY', 'PROGRESSING', 'FAILED']), message: z.string().max(512) }).strict();
+export type SiteSectionStatus = z.infer<typeof siteSectionStatusSchema>;
+
 export const heartbeatSchema = z
   .object({
     /** Free-form agent facts for operators (version, hostname); bounded. */
     agentVersion: z.string().max(64).optional(),
     hostname: z.string().max(253).optional(),
+    /** A site agent's cache inventory; absent when the agent has no cache. */
+    images: z.array(cacheImageReportSchema).max(1024).optional(),
+    siteStatus: siteSectionStatusSchema.optional(),
   })
   .strict()
   .default({});
@@ -29,6 +44,8 @@ export const sessionAnswerSchema = z.object({
     .object({
       bootLease: bootLeaseViewSchema,
       cacheImages: z.array(z.object({ url: z.string(), sha256: z.string(), format: z.string() })),
+      /** Digests deploys at the site stream (pinned): the agent never evicts them. Absent from older control planes. */
+      pinnedImages: z.array(z.string()).optional(),
     })
     .nullable(),
   /** A node agent's desired host state (Node.hostSpec: core/host-config/host-spec.ts); null for other roles. */

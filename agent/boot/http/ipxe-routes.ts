@@ -6,6 +6,7 @@ import type http from 'node:http';
 import { isIP } from 'node:net';
 import { normalizeMac } from '../../../core/mac';
 import type { BootEntry } from '../../../core/boot/boot-entry';
+import type { CacheGrants } from '../../cache/grants';
 import type { AgentLog } from '../../site/log';
 import type { Signer } from '../../site/control-plane-client';
 import { signDiscoveryAssertion } from '../assertion';
@@ -31,6 +32,8 @@ export interface IpxeRouteDeps {
   state: () => BootServerState;
   identity: { nodeId: string; siteId: string; signer: Signer; caFingerprint: string };
   log: AgentLog;
+  /** The image cache's grants: a ramdisk script carries a boot grant as if.cache. */
+  cacheGrants?: CacheGrants;
 }
 
 export type MachineQuery = { mac: string | undefined; uuid: string | null; ip: string | null };
@@ -62,6 +65,9 @@ export function ipxeRoutes(deps: IpxeRouteDeps): BootHttpRoute[] {
       entry,
       { ip: query.ip ?? remoteIp(req), productUuid: query.uuid },
     );
+    const base = baseUrlFor(req, config.publicUrl);
+    // Kept short: the kernel command line holds 2,048 bytes on x86 and the script uses most.
+    const cache: Array<[string, string]> = deps.cacheGrants ? [['cache', `${base}/cache/t/${deps.cacheGrants.bootGrant(entry)}`]] : [];
     return ramdiskScript({
       kernel: config.kernel,
       initrd: config.initrd,
@@ -71,6 +77,7 @@ export function ipxeRoutes(deps: IpxeRouteDeps): BootHttpRoute[] {
         ['mac', entry.mac],
         ['token', token],
         ['assertion', assertion],
+        ...cache,
       ],
       cmdline: config.cmdline,
     });

@@ -1,6 +1,6 @@
 // deploy.image: streams the image from its source URL over HTTP(S) to the machine's first
-// disk, decompressing on the way (none, gzip, zstd), with the sha256 of the bytes as
-// fetched (the catalog's digest is of the artifact) computed on the stream. A digest that
+// disk (from the site agent's cache first when the boot gave one: if.cache), decompressing
+// on the way (none, gzip, zstd), with the sha256 of the bytes as fetched (the catalog's digest is of the artifact) computed on the stream. A digest that
 // differs is DRIVER_ERROR, and the written head is zeroed so the machine cannot boot it.
 // Heartbeats report the bytes written.
 import { createHash } from 'node:crypto';
@@ -10,7 +10,7 @@ import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
 import { IronflowError, parseWith } from '../../../core/errors';
 import { decompressor } from '../decompress';
-import { openImageSource } from '../image-source';
+import { openCachedOrSource } from '../image-source';
 import type { RamdiskStep, RamdiskStepDeps } from './deps';
 
 const deployWith = z
@@ -51,7 +51,9 @@ export function deployImageStep(deps: RamdiskStepDeps): RamdiskStep {
     if (image.format === 'qcow2') throw new IronflowError('UNSUPPORTED', 'this ramdisk writes raw images; convert qcow2 with qemu-img convert -O raw', { path: 'with.format' });
     const disk = deps.hardware.disks[0];
     if (!disk) throw new IronflowError('INVALID_STATE', 'this machine has no disk to write the image to');
-    const source = await openImageSource(image.source, deps.trustedCaPems);
+    const opened = await openCachedOrSource(image, { cacheUrl: deps.cacheUrl, extraCaPems: deps.trustedCaPems });
+    if (opened.cacheMiss) deps.log.info('image not in the site cache: streaming from its source', { nodeId: deps.nodeId, sha256: image.sha256, cache: opened.cacheMiss });
+    const source = opened.stream;
 
     const digest = createHash('sha256');
     let fetched = 0;
@@ -98,8 +100,8 @@ export function deployImageStep(deps: RamdiskStepDeps): RamdiskStep {
       throw new IronflowError('DRIVER_ERROR', `the image's digest is ${sha256}, expected ${image.sha256}: the image was not deployed`, { reason: 'digest-mismatch', sha256 });
     }
     deps.heartbeat({ bytesWritten: written, bytesFetched: fetched });
-    deps.log.info('image written', { nodeId: deps.nodeId, imageId: image.imageId ?? null, bytesWritten: written, sha256 });
+    deps.log.info('image written', { nodeId: deps.nodeId, imageId: image.imageId ?? null, bytesWritten: written, sha256, from: opened.from });
     const userData = image.userDataRef ? await writeUserData(deps, input.workflowId, image.userDataRef) : null;
-    return { sha256, bytesWritten: written, bytesFetched: fetched, disk: disk.name, ...(userData ? { userData } : {}) };
+    return { sha256, bytesWritten: written, bytesFetched: fetched, fetchedFrom: opened.from, disk: disk.name, ...(userData ? { userData } : {}) };
   };
 }

@@ -12,6 +12,8 @@ export interface RamdiskStepDeps {
   hardware: RamdiskHardware;
   /** CA certificates this ramdisk trusts for image sources beyond the system's. */
   trustedCaPems?: readonly string[];
+  /** The site agent's image cache under this boot's grant (if.cache); deploy.image tries it before the source. */
+  cacheUrl?: string;
   /** Signed requests to the control plane (the deploy's user data). */
   client: ControlPlaneClient;
   log: AgentLog;
