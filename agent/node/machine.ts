@@ -3,6 +3,7 @@
 // agent still prefers a real dcgmi when one is installed).
 import os from 'node:os';
 import type { DcgmReport } from '../common/dcgm';
+import { readSysfsFacts } from '../common/sysfs-facts';
 
 export interface NodeMachine {
   hostname: string;
@@ -15,7 +16,8 @@ export interface NodeMachine {
   dcgm?: (level: number) => Promise<DcgmReport>;
 }
 
-/** This host, as the OS reports it. */
+/** This host, as the OS and its kernel (DMI, PCI) report it. */
 export function hostMachine(): NodeMachine {
-  return { hostname: os.hostname(), productUuid: null, arch: os.arch() === 'arm64' ? 'aarch64' : 'x86_64', cpus: os.cpus().length, memoryBytes: os.totalmem(), gpus: [] };
+  const { system, gpus } = readSysfsFacts();
+  return { hostname: os.hostname(), productUuid: system.productUuid, arch: os.arch() === 'arm64' ? 'aarch64' : 'x86_64', cpus: os.cpus().length, memoryBytes: os.totalmem(), gpus };
 }

@@ -9,7 +9,7 @@ import { runUntilSignal } from '../common/run-until-signal';
 import { bootParamsFrom } from './boot-params';
 import type { RamdiskHardware } from './hardware';
 import { startRamdiskAgent } from './main';
-import { readSysfsFacts } from './sysfs-hardware';
+import { readSysfsFacts } from '../common/sysfs-facts';
 
 /** x86 Linux keeps this many bytes of the command line; a longer script was cut short. */
 const KERNEL_CMDLINE_MAX_BYTES = 2048;

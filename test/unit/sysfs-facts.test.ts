@@ -1,10 +1,10 @@
-// The ramdisk's hardware facts on a real machine, read from a sysfs/proc tree laid out as the
+// A real machine's hardware facts (the ramdisk's and the installed OS's), read from a sysfs/proc tree laid out as the
 // kernel lays it out (a directory the test makes: the hardware is emulated, the reader is real).
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readSysfsFacts } from '../../agent/ramdisk/sysfs-hardware';
+import { readSysfsFacts } from '../../agent/common/sysfs-facts';
 
 function tree(files: Record<string, string>, links: Record<string, string> = {}): string {
   const root = mkdtempSync(path.join(os.tmpdir(), 'sysfs-'));

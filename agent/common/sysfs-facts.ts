@@ -1,4 +1,4 @@
-// What a real machine's ramdisk sees of it, read from the kernel: DMI (/sys/class/dmi/id),
+// What a real machine's agents (the ramdisk, the installed OS's node agent) see of it, read from the kernel: DMI (/sys/class/dmi/id),
 // NICs (/sys/class/net), disks (/sys/block), CPUs and memory (/proc), GPUs (PCI display
 // class 0x03 in /sys/bus/pci/devices). `root` is '/' on a machine; tests hand in a directory
 // laid out the same way. Every read is bounded: sysfs files are small, but a missing or odd
@@ -6,7 +6,6 @@
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { normalizeMac } from '../../core/mac';
-import type { RamdiskDisk, RamdiskHardware, RamdiskNic } from './hardware';
 
 const MAX_FACT_BYTES = 4096;
 const MAX_DEVICES = 256;
@@ -14,10 +13,10 @@ const SECTOR_BYTES = 512;
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export interface SysfsFacts {
-  system: RamdiskHardware['system'];
-  nics: Array<RamdiskNic & { driver: string | null; speedMbps: number | null; link: boolean }>;
-  disks: Array<RamdiskDisk & { model: string | null; serial: string | null; rotational: boolean }>;
-  gpus: RamdiskHardware['gpus'];
+  system: { productUuid: string | null; vendor: string; model: string; serial: string; arch: string; uefi: boolean; cpus: number; memoryBytes: number };
+  nics: Array<{ mac: string; driver: string | null; speedMbps: number | null; link: boolean }>;
+  disks: Array<{ name: string; path: string; sizeBytes: number; model: string | null; serial: string | null; rotational: boolean }>;
+  gpus: Array<{ model: string; uuid: string }>;
 }
 
 function readFact(file: string): string | null {
