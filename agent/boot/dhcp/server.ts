@@ -1,0 +1,127 @@
+// Proxy DHCP's sockets: UDP dhcp_port (67) for DISCOVERs and pxe_port (4011) for the PXE
+// boot-server REQUESTs iPXE and OVMF send after their address is settled. Decisions are
+// handler.ts's; this file reads, bounds, answers and addresses:
+//   - port 67, relayed (giaddr set): to the relay, giaddr:67;
+//   - port 67, client with an address (ciaddr): unicast to ciaddr:68;
+//   - port 67, client without one: broadcast 255.255.255.255:68, sent from a socket bound to
+//     server_ip so that it leaves on the provisioning network, not the default route;
+//   - port 4011: back to the source address and port.
+// Broadcasts reach only a socket bound to the wildcard address, so port 67 has two sockets
+// (wildcard to hear, server_ip to speak and to hear unicasts), sharing the port by SO_REUSEADDR.
+import dgram from 'node:dgram';
+import { IronflowError } from '../../../core/errors';
+import type { BootEntryStore } from '../entries';
+import type { BootServerConfig } from '../config';
+import type { DiscoveredPxeClients } from '../discovered';
+import type { BootServerState } from '../http/ipxe-routes';
+import type { AgentLog } from '../../site/log';
+import { decideProxyDhcp, type ProxyDhcpPort } from './handler';
+import { decodeDhcpPacket, encodeDhcpReply, MAX_PACKET_BYTES } from './packet';
+
+const CLIENT_PORT = 68;
+const LIMITED_BROADCAST = '255.255.255.255';
+const NO_ADDRESS = '0.0.0.0';
+
+export interface ProxyDhcpServer {
+  close(): Promise<void>;
+}
+
+export interface ProxyDhcpOptions {
+  config: BootServerConfig;
+  entries: BootEntryStore;
+  state: () => BootServerState;
+  discovered: DiscoveredPxeClients;
+  /** The boot server's HTTP base URL machines reach (chain.ipxe, HTTP boot files). */
+  httpBaseUrl: string;
+  log: AgentLog;
+}
+
+/** A start error that names the port and what to do about it. */
+function bindError(error: NodeJS.ErrnoException, port: number, address: string): IronflowError {
+  const where = `proxy DHCP cannot listen on UDP port ${port} (${address})`;
+  const off = 'or set proxy_dhcp = false in [boot]';
+  const details = { path: 'boot.proxy_dhcp', port, code: error.code };
+  if (error.code === 'EADDRINUSE') {
+    return new IronflowError('INVALID_CONFIG', `${where}: the port is in use by another process, such as a DHCP server (dnsmasq, isc-dhcp-server) on this host; stop it, ${off}`, details);
+  }
+  if (error.code === 'EACCES' || error.code === 'EPERM') {
+    return new IronflowError('INVALID_CONFIG', `${where}: permission denied; run the agent as root or give it CAP_NET_BIND_SERVICE (setcap cap_net_bind_service=+ep "$(command -v node)"), ${off}`, details);
+  }
+  if (error.code === 'EADDRNOTAVAIL') {
+    return new IronflowError('INVALID_CONFIG', `${where}: ${address} is not an address of this host; set boot.server_ip to this agent's address on the provisioning network, ${off}`, { ...details, path: 'boot.server_ip' });
+  }
+  return new IronflowError('INVALID_CONFIG', `${where}: ${error.message}; ${off}`, details);
+}
+
+function bindSocket(port: number, address: string, reuseAddr: boolean): Promise<dgram.Socket> {
+  const socket = dgram.createSocket({ type: 'udp4', reuseAddr });
+  return new Promise((resolve, reject) => {
+    socket.once('error', (error: NodeJS.ErrnoException) => {
+      socket.close();
+      reject(bindError(error, port, address));
+    });
+    socket.bind(port, address, () => {
+      socket.removeAllListeners('error');
+      socket.setBroadcast(true);
+      resolve(socket);
+    });
+  });
+}
+
+export async function startProxyDhcpServer(options: ProxyDhcpOptions): Promise<ProxyDhcpServer> {
+  const { config, log, discovered } = options;
+  const serverIp = config.serverIp;
+  if (!serverIp) throw new IronflowError('INVALID_CONFIG', 'boot.server_ip is required with proxy_dhcp', { path: 'boot.server_ip' });
+  const context = () => ({ entries: options.entries, state: options.state(), config: { serverIp, bootFiles: config.bootFiles }, httpBaseUrl: options.httpBaseUrl });
+
+  const sockets: dgram.Socket[] = [];
+  const closeAll = () => Promise.all(sockets.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+  let speaker: dgram.Socket;
+  try {
+    sockets.push(await bindSocket(config.ports.dhcp, NO_ADDRESS, true));
+    speaker = await bindSocket(config.ports.dhcp, serverIp, true);
+    sockets.push(speaker);
+    sockets.push(await bindSocket(config.ports.pxe, NO_ADDRESS, false));
+  } catch (error) {
+    await closeAll();
+    throw error;
+  }
+  const [dhcpAny, , pxe] = sockets as [dgram.Socket, dgram.Socket, dgram.Socket];
+
+  const receive = (port: ProxyDhcpPort) => (message: Buffer, source: dgram.RemoteInfo) => {
+    if (message.length > MAX_PACKET_BYTES) return;
+    const packet = decodeDhcpPacket(message);
+    if (!packet) return;
+    const decision = decideProxyDhcp(packet, port, context());
+    if ('ignored' in decision) {
+      if (decision.discovered && discovered.record(decision.discovered)) {
+        log.info('proxy DHCP: a PXE client without a boot entry (listed as discovered)', { mac: decision.discovered.mac, arch: decision.discovered.arch });
+      }
+      return;
+    }
+    discovered.forget(decision.mac);
+    const reply = encodeDhcpReply(decision.answer);
+    const [address, toPort, socket] =
+      port === 'pxe'
+        ? [source.address, source.port, pxe]
+        : packet.giaddr !== NO_ADDRESS
+          ? [packet.giaddr, config.ports.dhcp, speaker]
+          : packet.ciaddr !== NO_ADDRESS
+            ? [packet.ciaddr, CLIENT_PORT, speaker]
+            : [LIMITED_BROADCAST, CLIENT_PORT, speaker];
+    socket.send(reply, toPort, address, (error) => {
+      if (error) log.warn('proxy DHCP could not send an answer', { mac: decision.mac, to: address, error: error.message });
+    });
+    log.info('proxy DHCP answered', { mac: decision.mac, port: port === 'pxe' ? config.ports.pxe : config.ports.dhcp, bootFile: decision.bootFile });
+  };
+  dhcpAny.on('message', receive('dhcp'));
+  speaker.on('message', receive('dhcp'));
+  pxe.on('message', receive('pxe'));
+  for (const socket of sockets) socket.on('error', (error) => log.warn('proxy DHCP socket error', { error: error.message }));
+  log.info('proxy DHCP listening', { serverIp, interface: config.interface ?? null, dhcpPort: config.ports.dhcp, pxePort: config.ports.pxe });
+  return {
+    close: async () => {
+      await closeAll();
+    },
+  };
+}
