@@ -3,6 +3,8 @@
 #   ipmitool + ipmi_sim (Debian: ipmitool, openipmi)   — test/integration/bmc-ipmi.test.ts
 #   sushy-emulator + bcrypt (PyPI: sushy-tools)          — test/integration/bmc-redfish-sushy.test.ts
 #   cloud-init, ignition-validate (Debian: cloud-init, ignition) — test/unit/userdata.test.ts
+#   qemu-system-x86, ipxe-qemu, ovmf, ipxe, dnsmasq-base, linux-image-amd64, busybox-static
+#     (Debian)                                           — test/e2e/boot-real-firmware.test.ts
 # Idempotent. Prints what it did; on failure exits non-zero with the command to retry.
 set -euo pipefail
 say() { printf 'test-deps: %s\n' "$*" >&2; }
@@ -19,6 +21,16 @@ command -v ipmitool >/dev/null || missing_apt+=(ipmitool)
 command -v ipmi_sim >/dev/null || missing_apt+=(openipmi)
 command -v cloud-init >/dev/null || missing_apt+=(cloud-init)
 command -v ignition-validate >/dev/null || missing_apt+=(ignition)
+# Real firmware booting from the site agent: QEMU (SeaBIOS and its iPXE ROMs, OVMF), iPXE
+# builds served over TFTP, a DHCP server that gives addresses only, a kernel (found by glob:
+# /boot/vmlinuz-*-amd64) and a static busybox for the test's initrd.
+command -v qemu-system-x86_64 >/dev/null || missing_apt+=(qemu-system-x86)
+[ -f /usr/lib/ipxe/qemu/efi-virtio.rom ] || missing_apt+=(ipxe-qemu)
+[ -f /usr/share/OVMF/OVMF_CODE_4M.fd ] || missing_apt+=(ovmf)
+[ -f /usr/lib/ipxe/snponly.efi ] || missing_apt+=(ipxe)
+[ -x /usr/sbin/dnsmasq ] || missing_apt+=(dnsmasq-base)
+compgen -G '/boot/vmlinuz-*-amd64' >/dev/null || missing_apt+=(linux-image-amd64)
+{ [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1; } || missing_apt+=(busybox-static)
 if [ "${#missing_apt[@]}" -gt 0 ]; then
   command -v apt-get >/dev/null || fail "apt-get not found; install ${missing_apt[*]} with your package manager" "install ${missing_apt[*]}, then bash scripts/test-deps.sh"
   say "installing ${missing_apt[*]} (apt-get)…"
@@ -26,7 +38,7 @@ if [ "${#missing_apt[@]}" -gt 0 ]; then
     || fail "apt-get install ${missing_apt[*]}" "$SUDO apt-get update && $SUDO apt-get install -y ${missing_apt[*]}"
   say "installed ${missing_apt[*]}"
 else
-  say "ipmitool, ipmi_sim, cloud-init and ignition-validate present"
+  say "ipmitool, ipmi_sim, cloud-init, ignition-validate, QEMU (SeaBIOS, OVMF, iPXE), dnsmasq, a kernel and busybox-static present"
 fi
 
 # 2. sushy-tools (brings bcrypt, which the tests use for its htpasswd) from PyPI.
