@@ -18,7 +18,9 @@
 //   efi_boot_file = "snponly.efi" # or ipxe.efi
 //   arm64_efi_boot_file = "ipxe-arm64.efi"
 //   cache_max_bytes = 107374182400   # the image cache's budget (LRU past it); unset: no limit
+//   cache_ca_file = "mirror-ca.pem"  # CA certificates (PEM) the cache trusts for image sources beyond the system's
 //   dhcp_port = 67, pxe_port = 4011, tftp_port = 69   # change only behind a relay or in tests
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { isIPv4 } from 'node:net';
 import { z } from 'zod';
@@ -47,6 +49,7 @@ export const bootConfigSchema = z
     efi_boot_file: bootFileName.default('snponly.efi'),
     arm64_efi_boot_file: bootFileName.default('ipxe-arm64.efi'),
     cache_max_bytes: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional(),
+    cache_ca_file: z.string().min(1).max(4096).optional(),
     dhcp_port: port.default(67),
     pxe_port: port.default(4011),
     tftp_port: port.default(69),
@@ -74,6 +77,8 @@ export interface BootServerConfig {
   /** Where the image cache keeps verified copies: <data_dir>/cache. */
   cacheDir: string;
   cacheMaxBytes?: number;
+  /** PEM CA certificates the cache's pulls trust beyond the system's (an internal image mirror). */
+  cacheCaPems?: string[];
   proxyDhcp: boolean;
   interface?: string;
   /** This agent's IPv4 address on the provisioning network (required with proxy_dhcp or tftp). */
@@ -82,6 +87,16 @@ export interface BootServerConfig {
   tftpRoot: string;
   bootFiles: BootFiles;
   ports: { dhcp: number; pxe: number; tftp: number };
+}
+
+function readCaFile(file: string): string {
+  try {
+    const pem = readFileSync(file, 'utf8');
+    if (pem.includes('-----BEGIN CERTIFICATE-----')) return pem;
+  } catch (error) {
+    throw new IronflowError('INVALID_CONFIG', `boot.cache_ca_file ${file} cannot be read: ${(error as Error).message}`, { path: 'boot.cache_ca_file' });
+  }
+  throw new IronflowError('INVALID_CONFIG', `boot.cache_ca_file ${file} holds no PEM certificate`, { path: 'boot.cache_ca_file' });
 }
 
 export function bootServerConfigFrom(section: Record<string, unknown>, controlPlaneUrl: string, dataDir: string, baseDir = dataDir): BootServerConfig {
@@ -100,6 +115,7 @@ export function bootServerConfigFrom(section: Record<string, unknown>, controlPl
     filesDir: parsed.files_dir ? path.resolve(baseDir, parsed.files_dir) : path.join(dataDir, 'boot-files'),
     cacheDir: path.join(dataDir, 'cache'),
     ...(parsed.cache_max_bytes !== undefined ? { cacheMaxBytes: parsed.cache_max_bytes } : {}),
+    ...(parsed.cache_ca_file ? { cacheCaPems: [readCaFile(path.resolve(baseDir, parsed.cache_ca_file))] } : {}),
     proxyDhcp: parsed.proxy_dhcp,
     ...(parsed.interface ? { interface: parsed.interface } : {}),
     ...(parsed.server_ip ? { serverIp: parsed.server_ip } : {}),

@@ -50,7 +50,7 @@ export async function startSiteBootServer(options: {
     const s = options.session();
     return { active: s.active, epoch: s.epoch };
   };
-  const cache = new SiteImageCache({ dir: config.cacheDir, ...(config.cacheMaxBytes !== undefined ? { maxBytes: config.cacheMaxBytes } : {}), log });
+  const cache = new SiteImageCache({ dir: config.cacheDir, ...(config.cacheMaxBytes !== undefined ? { maxBytes: config.cacheMaxBytes } : {}), ...(config.cacheCaPems ? { trustedCaPems: config.cacheCaPems } : {}), log });
   const routes = ipxeRoutes({
     config,
     entries: options.entries,

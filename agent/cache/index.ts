@@ -15,11 +15,12 @@ export class SiteImageCache {
   readonly grants = new CacheGrants();
   readonly puller: CachePuller;
 
-  constructor(options: { dir: string; maxBytes?: number; log: AgentLog; concurrency?: number }) {
+  constructor(options: { dir: string; maxBytes?: number; log: AgentLog; concurrency?: number; trustedCaPems?: readonly string[] }) {
     this.store = new ImageCacheStore(options.dir);
     this.puller = new CachePuller(this.store, options.log, {
       ...(options.maxBytes !== undefined ? { maxBytes: options.maxBytes } : {}),
       ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+      ...(options.trustedCaPems ? { trustedCaPems: options.trustedCaPems } : {}),
     });
   }
 

@@ -1,0 +1,157 @@
+// The image cache end to end: a real control plane, a real site agent and emulated machines
+// running the REAL ramdisk agent. A pool's pre-warm image is pulled once from its HTTPS
+// origin, reported in the heartbeat and becomes an image_locations row (ready); an image
+// whose bytes do not match never becomes a copy, and the failure names it; a deploy's pin
+// reaches the agent as a pinned digest it caches too; a ramdisk booted with if.cache streams
+// deploy.image from the cache (no request at the origin) and falls back to the source when
+// the cache misses (one request at the origin).
+import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Fleet } from '../../agent/emulator/fleet';
+import type { SiteAgent } from '../../agent/site/main';
+import { registerImage } from '../../core/images/catalog';
+import { pinImageAtSite } from '../../core/images/site-cache-report';
+import { addImageSigner } from '../../core/images/signers';
+import { imageSigningInput } from '../../core/images/signing-input';
+import { newId } from '../../core/ids';
+import type { ProvisionResult } from '../../core/plan';
+import type { AgentCommandInput } from '../../workflows/agent-command';
+import { activeAgent, enrollMachine, startBootSite, until, type BootSite } from '../helpers/boot-site';
+import { siteAgentFixture } from '../helpers/site-agent';
+import { makeServerCertificate } from '../helpers/tls';
+
+const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+const signer = generateKeyPairSync('ed25519');
+const served = new Map<string, Buffer>();
+const fetches = new Map<string, number>();
+let site: BootSite;
+let agent: SiteAgent;
+let fleet: Fleet;
+let origin: https.Server;
+let originUrl: string;
+let caPem: string;
+
+const warm = gzipSync(randomBytes(2 * 1024 * 1024 + 17));
+const cold = gzipSync(randomBytes(1024 * 1024 + 5));
+const pinnedBytes = randomBytes(300_000);
+
+async function register(ref: string, body: Buffer, options: { servedAs?: Buffer } = {}): Promise<{ id: string; sha256: string; path: string }> {
+  const name = `/${ref.replace('@', '-')}.raw.gz`;
+  served.set(name, options.servedAs ?? body);
+  const input = { tenantId: 'root', ref, kind: 'os' as const, format: 'raw' as const, compression: 'gzip' as const, sha256: sha(body), sizeBytes: body.length, source: `${originUrl}${name}` };
+  const signature = sign(null, imageSigningInput(input), signer.privateKey).toString('base64');
+  const { image } = await registerImage(site.t.cp.db, { ...input, signerId: 'cache-platform', signature });
+  return { id: image.id, sha256: input.sha256, path: name };
+}
+
+async function prewarm(refs: string[]): Promise<void> {
+  const { db } = site.t.cp;
+  const existing = await db.pool.findFirst({ where: { siteId: site.siteId } });
+  if (existing) await db.pool.update({ where: { id: existing.id }, data: { policy: { prewarmImages: refs } } });
+  else await db.pool.create({ data: { id: newId('pool'), tenantId: 'root', siteId: site.siteId, class: 'metal-host', policy: { prewarmImages: refs } } });
+}
+
+beforeAll(async () => {
+  site = await startBootSite('image-cache-site');
+  const tls = makeServerCertificate(mkdtempSync(path.join(site.t.config.dataDir, 'tls-')), 'images.cache');
+  caPem = tls.caPem;
+  origin = https.createServer({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) }, (req, res) => {
+    const body = served.get(req.url ?? '');
+    fetches.set(req.url ?? '', (fetches.get(req.url ?? '') ?? 0) + 1);
+    if (!body) return void res.writeHead(404).end();
+    res.writeHead(200, { 'content-length': body.length }).end(body);
+  });
+  await new Promise<void>((r) => origin.listen(0, '127.0.0.1', () => r()));
+  originUrl = `https://127.0.0.1:${(origin.address() as AddressInfo).port}`;
+  const caFile = path.join(site.t.config.dataDir, 'mirror-ca.pem');
+  writeFileSync(caFile, caPem);
+  agent = await siteAgentFixture(site.t.cp.url, { boot: [`cache_ca_file = ${JSON.stringify(caFile)}`] }).start({ IRONFLOW_JOIN_TOKEN: site.siteToken });
+  await activeAgent(agent);
+  await addImageSigner(site.t.cp.db, { tenantId: 'root', id: 'cache-platform', publicKeyPem: signer.publicKey.export({ type: 'spki', format: 'pem' }).toString() });
+  fleet = await Fleet.start({ dataDir: `${site.t.config.dataDir}/fleet`, bootServerUrl: () => agent.bootServer?.url, temporalAddress: site.t.config.temporal.address, sleepScale: 0.05, ramdiskTrustedCaPems: [caPem] });
+}, 120_000);
+
+afterAll(async () => {
+  await fleet?.close();
+  await agent?.stop();
+  origin?.closeAllConnections();
+  origin?.close();
+  await site?.t.close();
+});
+
+const cache = () => agent.bootServer?.cache as NonNullable<SiteAgent['bootServer']>['cache'];
+const location = (imageId: string) => site.t.cp.db.imageLocation.findUnique({ where: { imageId_siteId: { imageId, siteId: site.siteId } } });
+
+describe('the site image cache', () => {
+  let warmImage: { id: string; sha256: string; path: string };
+
+  it('pulls a pre-warm image once, reports it, and the control plane records a ready image_location', async () => {
+    warmImage = await register('cache-warm@1', warm);
+    await prewarm(['cache-warm@1']);
+    await until('the image_location to be ready', async () => (await location(warmImage.id))?.state === 'ready', 40_000);
+    expect(cache().store.has(warmImage.sha256)).toBe(true);
+    expect(fetches.get(warmImage.path)).toBe(1);
+    const reports = await site.t.cp.db.nodeImageCache.findMany({ where: { nodeId: agent.identity.current.nodeId } });
+    expect(reports.map((r) => ({ sha256: r.sha256, state: r.state, sizeBytes: Number(r.sizeBytes) }))).toEqual([{ sha256: warmImage.sha256, state: 'ready', sizeBytes: warm.length }]);
+    expect(Number((await location(warmImage.id))?.sizeBytes)).toBe(warm.length);
+    expect(cache().report().status.state).toBe('READY');
+  }, 60_000);
+
+  it('never makes a copy of bytes that do not match; the failure names the image', async () => {
+    const liar = await register('cache-liar@1', randomBytes(1000), { servedAs: randomBytes(1000) });
+    await prewarm(['cache-warm@1', 'cache-liar@1']);
+    const event = await until('the failure event', async () => (await site.t.cp.db.event.findFirst({ where: { type: 'site.cache.failed', subjectId: agent.identity.current.nodeId } })) ?? undefined, 40_000);
+    expect((event.data as { message: string }).message).toContain(`${originUrl}${liar.path}`);
+    expect((event.data as { message: string }).message).toContain(liar.sha256);
+    expect(cache().report().status).toMatchObject({ state: 'FAILED' });
+    expect(cache().store.has(liar.sha256)).toBe(false);
+    expect((await location(liar.id))?.state).toBe('failed');
+    await prewarm(['cache-warm@1']);
+    await until('the site section to be ready again', () => cache().report().status.state === 'READY', 20_000);
+  }, 60_000);
+
+  it('a deploy pin reaches the agent as a pinned digest, which it caches and spares', async () => {
+    const pinned = await register('cache-pinned@1', pinnedBytes);
+    await pinImageAtSite(site.t.cp.db, { imageId: pinned.id, siteId: site.siteId, sizeBytes: pinnedBytes.length });
+    await until('the agent to see the pin', () => agent.session.state().pinnedImages.includes(pinned.sha256), 20_000);
+    await until('the pinned image to be cached', () => cache().store.has(pinned.sha256), 20_000);
+    expect(cache().puller.protectedDigests().has(pinned.sha256)).toBe(true);
+    await until('the image_location to be ready', async () => (await location(pinned.id))?.state === 'ready', 20_000);
+  }, 60_000);
+
+  it('a ramdisk booted with if.cache deploys from the cache, and from the source when the cache misses', async () => {
+    await site.t.root.call('POST', '/v1/profiles', {
+      tenantId: 'root',
+      document: { id: 'cache-boot', version: 1, target: 'metal', steps: [{ use: 'metal.ensureRamdisk', timeout: '3m' }], cleanup: [] },
+    });
+    const added = await fleet.add({ diskBytes: 8 * 1024 * 1024 });
+    const nodeId = await enrollMachine(site, added.machine, added.bmc);
+    const started = await site.t.root.call<{ workflowId: string }>('POST', '/v1/profiles/cache-boot/runs', { tenantId: 'root', nodeId, provisionState: 'commissioning' });
+    const result = (await site.t.cp.temporal.workflow.getHandle(started.workflowId).result()) as ProvisionResult;
+    expect(result.history.map((h) => `${h.use}:${h.outcome}`)).toEqual(['metal.ensureRamdisk:succeeded']);
+
+    const deploy = async (source: string, sha256: string) => {
+      const command: AgentCommandInput = {
+        taskQueue: `ramdisk.${nodeId}`,
+        activity: 'deploy.image',
+        input: { workflowId: `test:${nodeId}`, stepKey: 'steps[0]', use: 'deploy.image', with: { source, sha256, compression: 'gzip' }, target: { tenantId: 'root', nodeId, siteId: site.siteId, provisionState: 'deploying', labels: {} } },
+        timeoutMs: 60_000,
+      };
+      return (await site.t.cp.temporal.workflow.execute('agentCommand', { taskQueue: site.t.config.controlQueue, workflowId: `test:${nodeId}:deploy:${randomBytes(3).toString('hex')}`, args: [command] })) as { sha256: string; fetchedFrom: string };
+    };
+
+    const before = fetches.get(warmImage.path);
+    expect(await deploy(`${originUrl}${warmImage.path}`, warmImage.sha256)).toMatchObject({ sha256: warmImage.sha256, fetchedFrom: 'cache' });
+    expect(fetches.get(warmImage.path)).toBe(before); // not one request at the origin
+
+    const coldPath = '/cache-cold.raw.gz';
+    served.set(coldPath, cold);
+    expect(await deploy(`${originUrl}${coldPath}`, sha(cold))).toMatchObject({ sha256: sha(cold), fetchedFrom: 'source' });
+    expect(fetches.get(coldPath)).toBe(1);
+  }, 120_000);
+});
