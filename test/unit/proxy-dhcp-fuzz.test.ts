@@ -70,7 +70,7 @@ function malformedPacket(random: () => number, n: number): Buffer {
       if (field === 0) copy[0] = [0, 3, 255][int(3)] as number;
       else if (field === 1) copy[1] = 2 + int(254);
       else if (field === 2) copy[2] = [0, 5, 7, 16, 255][int(5)] as number;
-      else if (field === 3) copy[236 + int(4)] ^= 1 + int(255);
+      else if (field === 3) copy.writeUInt32BE((0x63825363 ^ (1 + int(0xffffffff))) >>> 0, 236);
       else copy.fill(random() < 0.5 ? 0 : 0xff, 28, 34);
       return copy;
     }
