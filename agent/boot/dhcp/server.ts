@@ -8,6 +8,8 @@
 //   - port 4011: back to the source address and port.
 // Broadcasts reach only a socket bound to the wildcard address, so port 67 has two sockets
 // (wildcard to hear, server_ip to speak and to hear unicasts), sharing the port by SO_REUSEADDR.
+// That flag would also let another process's SO_REUSEADDR socket (a second agent, a dnsmasq)
+// share the port unnoticed, so a plain bind first proves nobody else holds it.
 import dgram from 'node:dgram';
 import { IronflowError } from '../../../core/errors';
 import type { BootEntryStore } from '../entries';
@@ -78,6 +80,8 @@ export async function startProxyDhcpServer(options: ProxyDhcpOptions): Promise<P
   const closeAll = () => Promise.all(sockets.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
   let speaker: dgram.Socket;
   try {
+    const probe = await bindSocket(config.ports.dhcp, NO_ADDRESS, false);
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
     sockets.push(await bindSocket(config.ports.dhcp, NO_ADDRESS, true));
     speaker = await bindSocket(config.ports.dhcp, serverIp, true);
     sockets.push(speaker);
