@@ -15,7 +15,7 @@
 // IRONFLOW_E2E_QEMU=0 (set by .ci/run for the PostgreSQL re-run) skips it, saying so.
 import type { ChildProcess } from 'node:child_process';
 import { X509Certificate, randomUUID } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -88,6 +88,7 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
   let relay: LoopbackForward;
   let dnsmasq: ChildProcess;
   let dir: string;
+  let leaseFile: string;
   const machines: QemuMachine[] = [];
   const runs: string[] = [];
 
@@ -95,6 +96,7 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
     requireQemu(['bios', 'uefi']);
     requireDnsmasq();
     dir = mkdtempSync(path.join(inject('runDir'), 'qemu-boot-'));
+    leaseFile = path.join(dir, 'dnsmasq.leases');
     const filesDir = path.join(dir, 'boot-files');
     mkdirSync(filesDir);
     copyFileSync(debianKernel(), path.join(filesDir, 'vmlinuz'));
@@ -113,7 +115,7 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
       `--dhcp-range=${SUBNET}.100,${SUBNET}.150,12h`,
       `--interface=${dhcpHost.interface}`,
       '--bind-interfaces',
-      `--dhcp-leasefile=${path.join(dir, 'dnsmasq.leases')}`,
+      `--dhcp-leasefile=${leaseFile}`,
       '--pid-file=',
       '--user=root',
       '--log-dhcp',
@@ -190,8 +192,16 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
     return network.execIn(dhcpHost.ns, process.execPath, ['-e', `fetch(${JSON.stringify(url)}).then(async (r) => process.stdout.write(await r.text()))`]);
   }
 
+  /** Proxy answers to a MAC heard on the wire (the broadcast ones: port 67 to a client without an address). */
   const proxyReplies = (mac: string) => watch.replies.filter((r) => r.from === agentHost.ip && r.mac === mac);
-  const leasedIp = (mac: string) => watch.replies.find((r) => r.from === dhcpHost.ip && r.mac === mac && r.type === 5)?.yiaddr;
+  /** The boot files the agent says it answered a MAC with (every port, unicast ones too). */
+  const answeredBootFiles = (mac: string) => agent.entries().filter((e) => e.message === 'proxy DHCP answered' && e.mac === mac).map((e) => String(e.bootFile));
+  /** The address dnsmasq leased a MAC (its lease file: "<expiry> <mac> <ip> …"; it unicasts its answers). */
+  const leasedIp = (mac: string) =>
+    (existsSync(leaseFile) ? readFileSync(leaseFile, 'utf8') : '')
+      .split('\n')
+      .map((line) => line.split(' '))
+      .find((fields) => fields[1] === mac)?.[2];
 
   /** Boots a machine through metal.ensureRamdisk and checks what its kernel received. */
   async function bootsToMarker(name: string, firmware: Firmware, mac: string): Promise<{ firmware: Firmware; seconds: number }> {
@@ -206,8 +216,11 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
       throw new Error(`${name} printed the marker but no command line; serial log tail:\n${log.slice(-1500)}`);
     });
 
-    // The proxy answered this MAC (PXE and, for iPXE, its second DHCP round); dnsmasq leased it.
-    expect(proxyReplies(mac).length).toBeGreaterThan(0);
+    // dnsmasq leased it an address; the agent answered only the boot part: the iPXE ROM gets
+    // the chain script at once, OVMF's PXE client first the iPXE build over TFTP.
+    const chainUrl = `http://${agentHost.ip}:${BOOT_HTTP_PORT}/boot/chain.ipxe`;
+    expect(new Set(answeredBootFiles(mac))).toEqual(new Set(firmware === 'bios' ? [chainUrl] : ['snponly.efi', chainUrl]));
+    expect(proxyReplies(mac).every((r) => r.yiaddr === '0.0.0.0')).toBe(true);
     const ip = leasedIp(mac);
     expect(ip, `dnsmasq leased ${mac} an address`).toBeDefined();
 
@@ -239,6 +252,7 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
     await until('dnsmasq to lease the unknown machine an address', () => leasedIp(mac), 120_000);
     await until('the agent to list the unknown MAC as discovered', () => agent.entries().some((e) => JSON.stringify(e).includes(mac) && /discover/i.test(String(e.message))), 60_000);
     expect(proxyReplies(mac)).toEqual([]);
+    expect(answeredBootFiles(mac)).toEqual([]);
     await machine.kill();
   }, 240_000);
 

@@ -70,7 +70,8 @@ export function startQemuMachine(options: QemuMachineOptions): QemuMachine {
           copyFileSync(OVMF_VARS, vars);
           return ['-machine', 'q35,accel=tcg', '-drive', `if=pflash,format=raw,readonly=on,file=${OVMF_CODE}`, '-drive', `if=pflash,format=raw,file=${vars}`];
         })()
-      : ['-machine', 'pc,accel=tcg', '-boot', 'n'];
+      : // SeaBIOS prints to VGA; its debug port (0x402) says which device it booted and why not.
+        ['-machine', 'pc,accel=tcg', '-boot', 'n', '-chardev', `file,id=seabios,path=${path.join(dir, `${name}.seabios.log`)}`, '-device', 'isa-debugcon,iobase=0x402,chardev=seabios'];
   const args = [
     ...machine,
     '-m',
@@ -85,9 +86,12 @@ export function startQemuMachine(options: QemuMachineOptions): QemuMachine {
     `file:${serialLog}`,
     '-netdev',
     `tap,id=n0,ifname=${tap},script=no,downscript=no`,
-    // bootindex: OVMF ignores -boot n; the NIC first makes it PXE-boot.
+    // bootindex: OVMF ignores -boot n; the NIC first makes it PXE-boot. disable-legacy: the
+    // ROM's PCI header names the modern virtio-net (1af4:1041), and SeaBIOS runs a ROM only on
+    // the device it names. UEFI gets no ROM: OVMF's own virtio driver and PXE client (as a
+    // server's vendor firmware has), not iPXE's, so the boot goes PXE → TFTP → iPXE.
     '-device',
-    `virtio-net-pci,netdev=n0,mac=${mac},bootindex=1,romfile=${VIRTIO_ROM}`,
+    `virtio-net-pci,netdev=n0,mac=${mac},bootindex=1,disable-legacy=on,romfile=${firmware === 'bios' ? VIRTIO_ROM : ''}`,
     '-name',
     name,
   ];
