@@ -11,6 +11,8 @@ import { SiteImageCache } from '../cache';
 import { BootSecrets } from './boot-secrets';
 import { bootServerConfigFrom, type BootServerConfig } from './config';
 import type { BootEntryStore } from './entries';
+import { DiscoveredPxeClients } from './discovered';
+import { startProxyDhcpServer, type ProxyDhcpServer } from './dhcp/server';
 import { filesRoute } from './http/files-route';
 import { cacheRoute } from './http/cache-route';
 import { ipxeRoutes, type BootServerState } from './http/ipxe-routes';
@@ -22,6 +24,8 @@ export interface SiteBootServer extends BootHttpServer {
   secrets: BootSecrets;
   /** The image cache (data_dir/cache), served under grants at /cache/t/<grant>/<sha256>. */
   cache: SiteImageCache;
+  /** PXE clients proxy DHCP heard that have no boot entry (empty while proxy_dhcp is off). */
+  discovered: DiscoveredPxeClients;
 }
 
 /** sha256 (hex) of the node CA's DER: the pin a ramdisk checks the control plane's chain against. */
@@ -71,13 +75,26 @@ export async function startSiteBootServer(options: {
       throw error;
     });
   }
+  const discovered = new DiscoveredPxeClients((mac) => options.entries.get(mac) !== undefined);
+  let proxyDhcp: ProxyDhcpServer | undefined;
+  if (config.proxyDhcp) {
+    // chain.ipxe and HTTP-boot URLs: the public URL, else server_ip at the HTTP port.
+    const httpBaseUrl = config.publicUrl ?? `http://${config.serverIp}:${http.port}`;
+    proxyDhcp = await startProxyDhcpServer({ config, entries: options.entries, state, discovered, httpBaseUrl, log }).catch(async (error: unknown) => {
+      await tftp?.close();
+      await http.close();
+      throw error;
+    });
+  }
   log.info('boot server listening', { url: http.url, proxyDhcp: config.proxyDhcp, tftp: config.tftp });
   return {
     ...http,
     config,
     secrets,
     cache,
+    discovered,
     close: async () => {
+      await proxyDhcp?.close();
       await tftp?.close();
       await http.close();
     },
