@@ -5,6 +5,7 @@
 #   cloud-init, ignition-validate (Debian: cloud-init, ignition) — test/unit/userdata.test.ts
 #   qemu-system-x86, ipxe-qemu, ovmf, ipxe, dnsmasq-base, linux-image-amd64, busybox-static
 #     (Debian)                                           — test/e2e/boot-real-firmware.test.ts
+#   dnsmasq-base also for bench/proxy-dhcp.ts        — the peer proxy DHCP is measured against
 # Idempotent. Prints what it did; on failure exits non-zero with the command to retry.
 set -euo pipefail
 say() { printf 'test-deps: %s\n' "$*" >&2; }
