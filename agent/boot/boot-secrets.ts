@@ -1,7 +1,7 @@
 // Discovery tokens for the boot server: fetched from the control plane with a signed
 // request the first time a machine asks for its script, then reused if it asks again.
 // Held in memory only (never on disk, never logged), and forgotten with the entry.
-import type { BootEntry } from '../../core/boot/boot-entry';
+import type { BootEntry, RamdiskBootEntry } from '../../core/boot/boot-entry';
 import type { BootSecretAnswer } from '../../core/schemas/agent-boot-secret';
 import type { ControlPlaneClient, Signer } from '../site/control-plane-client';
 
@@ -16,7 +16,7 @@ export class BootSecrets {
   ) {}
 
   /** The entry's bearer, or undefined when the control plane does not give it (yet). */
-  async tokenFor(entry: BootEntry): Promise<string | undefined> {
+  async tokenFor(entry: RamdiskBootEntry): Promise<string | undefined> {
     const cached = this.tokens.get(entry.tokenRef);
     if (cached && cached.expiresAt > Date.now()) return cached.token;
     let fetching = this.pending.get(entry.tokenRef);
@@ -28,10 +28,10 @@ export class BootSecrets {
   }
 
   forget(entries: BootEntry[]): void {
-    for (const entry of entries) this.tokens.delete(entry.tokenRef);
+    for (const entry of entries) if (entry.tokenRef) this.tokens.delete(entry.tokenRef);
   }
 
-  private async fetch(entry: BootEntry): Promise<string | undefined> {
+  private async fetch(entry: RamdiskBootEntry): Promise<string | undefined> {
     try {
       const answer = await this.client.signedPost<BootSecretAnswer>(this.signer, '/v1/agents/boot-secret', { nodeId: entry.nodeId, workflowId: entry.workflowId, ref: entry.tokenRef });
       this.tokens.set(entry.tokenRef, { token: answer.token, expiresAt: Date.parse(answer.expiresAt) });

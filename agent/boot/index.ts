@@ -63,6 +63,7 @@ export async function startSiteBootServer(options: {
     identity: { nodeId: identity.current.nodeId, siteId: identity.current.siteId ?? '', signer: identity, caFingerprint: caFingerprintOf(caPem) },
     log,
     cacheGrants: cache.grants,
+    sanbootReady: (sha256) => cache.store.has(sha256) && options.session().cacheImages.some((image) => image.sha256 === sha256 && image.format === 'iso'),
   });
   routes.push(cacheRoute({ store: cache.store, grants: cache.grants, holdsLease: () => state().active && state().epoch > 0, log }));
   routes.push(filesRoute({ filesDir: config.filesDir, tftpRoot: config.tftpRoot }));

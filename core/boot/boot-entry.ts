@@ -39,12 +39,20 @@ export const bootEntrySchema = z
     arch: z.enum(bootArchitectures),
     nodeId: z.string().min(1).max(64),
     workflowId: z.string().min(1).max(256),
-    /** The discovery token's secret-store reference (the agent fetches the bearer with it). */
-    tokenRef: z.string().regex(/^sec_[A-Za-z0-9]+$/, 'a secret-store reference sec_…'),
+    /** The discovery token's secret-store reference (the agent fetches the bearer with it); a ramdisk boot only. */
+    tokenRef: z.string().regex(/^sec_[A-Za-z0-9]+$/, 'a secret-store reference sec_…').optional(),
+    /** Instead of a ramdisk boot: sanboot the cached, verified ISO of this digest (no token, no if.* parameters). */
+    sanbootSha256: z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 digest, 64 lower-case hex characters').optional(),
     notAfter: z.iso.datetime(),
   })
-  .strict();
+  .strict()
+  .refine((entry) => (entry.tokenRef === undefined) !== (entry.sanbootSha256 === undefined), {
+    message: 'a boot entry is a ramdisk boot (tokenRef) or a sanboot of a cached ISO (sanbootSha256), exactly one',
+    path: ['tokenRef'],
+  });
 export type BootEntry = z.infer<typeof bootEntrySchema>;
+/** An entry that boots the ramdisk (it names its discovery token). */
+export type RamdiskBootEntry = BootEntry & { tokenRef: string };
 
 /** boot.prepareRamdisk's input: the entries for one machine (one per known PXE MAC). */
 export const prepareRamdiskSchema = z.object({ entries: z.array(bootEntrySchema).min(1).max(16) }).strict();

@@ -4,9 +4,12 @@
 // whose bytes do not match never becomes a copy, and the failure names it; a deploy's pin
 // reaches the agent as a pinned digest it caches too; a ramdisk booted with if.cache streams
 // deploy.image from the cache (no request at the origin) and falls back to the source when
-// the cache misses (one request at the origin).
+// the cache misses (one request at the origin). A sanboot entry waits (503, sleep, chain
+// again) until its ISO is named and cached verified, then gets `sanboot --no-describe` of a
+// grant URL that serves that ISO only, with ranges.
 import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -40,10 +43,11 @@ const warm = gzipSync(randomBytes(2 * 1024 * 1024 + 17));
 const cold = gzipSync(randomBytes(1024 * 1024 + 5));
 const pinnedBytes = randomBytes(300_000);
 
-async function register(ref: string, body: Buffer, options: { servedAs?: Buffer } = {}): Promise<{ id: string; sha256: string; path: string }> {
-  const name = `/${ref.replace('@', '-')}.raw.gz`;
+async function register(ref: string, body: Buffer, options: { servedAs?: Buffer; iso?: boolean } = {}): Promise<{ id: string; sha256: string; path: string }> {
+  const name = `/${ref.replace('@', '-')}${options.iso ? '.iso' : '.raw.gz'}`;
   served.set(name, options.servedAs ?? body);
-  const input = { tenantId: 'root', ref, kind: 'os' as const, format: 'raw' as const, compression: 'gzip' as const, sha256: sha(body), sizeBytes: body.length, source: `${originUrl}${name}` };
+  const kind = options.iso ? { kind: 'iso' as const, format: 'iso' as const, compression: 'none' as const } : { kind: 'os' as const, format: 'raw' as const, compression: 'gzip' as const };
+  const input = { tenantId: 'root', ref, ...kind, sha256: sha(body), sizeBytes: body.length, source: `${originUrl}${name}` };
   const signature = sign(null, imageSigningInput(input), signer.privateKey).toString('base64');
   const { image } = await registerImage(site.t.cp.db, { ...input, signerId: 'cache-platform', signature });
   return { id: image.id, sha256: input.sha256, path: name };
@@ -154,4 +158,53 @@ describe('the site image cache', () => {
     expect(await deploy(`${originUrl}${coldPath}`, sha(cold))).toMatchObject({ sha256: sha(cold), fetchedFrom: 'source' });
     expect(fetches.get(coldPath)).toBe(1);
   }, 120_000);
+
+  it('a sanboot entry waits until its ISO is named and cached, then sanboots it from a grant URL with ranges', async () => {
+    const isoBytes = randomBytes(400_000);
+    const iso = await register('cache-iso@1', isoBytes, { iso: true });
+    const mac = '02:00:00:00:0c:01';
+    const workflowId = `test:sanboot:${randomBytes(3).toString('hex')}`;
+    const nodeId = newId('node');
+    const prepare: AgentCommandInput = {
+      taskQueue: agent.identity.current.temporal.taskQueue,
+      activity: 'boot.prepareRamdisk',
+      input: {
+        workflowId,
+        stepKey: 'steps[0]',
+        use: 'boot.prepareRamdisk',
+        with: { entries: [{ mac, productUuid: null, arch: 'BIOS', nodeId, workflowId, sanbootSha256: iso.sha256, notAfter: new Date(Date.now() + 3_600_000).toISOString() }] },
+        target: { tenantId: 'root', nodeId, siteId: site.siteId, provisionState: 'commissioning', labels: {} },
+      },
+      timeoutMs: 30_000,
+    };
+    await site.t.cp.temporal.workflow.execute('agentCommand', { taskQueue: site.t.config.controlQueue, workflowId: `${workflowId}:prepare`, args: [prepare] });
+    const get = (url: string, headers: Record<string, string> = {}) =>
+      new Promise<{ status: number; body: Buffer }>((resolve, reject) => {
+        http.get(url, { headers }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+        }).on('error', reject);
+      });
+    const base = agent.bootServer?.url as string;
+
+    // Not named by the site, not cached: the machine waits and asks again, never the ramdisk.
+    const waiting = await get(`${base}/boot/ipxe?mac=${mac}`);
+    expect(waiting.status).toBe(503);
+    expect(waiting.body.toString()).toBe(`#!ipxe\necho this machine's ISO is not in the site cache yet\nsleep 30\nchain ${base}/boot/ipxe?mac=${mac}\n`);
+
+    // media.insert pins the ISO at the site: it is named (format iso), pulled and verified.
+    await pinImageAtSite(site.t.cp.db, { imageId: iso.id, siteId: site.siteId, sizeBytes: isoBytes.length });
+    await until('the ISO to be cached', () => cache().store.has(iso.sha256) && agent.session.state().cacheImages.some((i) => i.sha256 === iso.sha256 && i.format === 'iso'), 20_000);
+    const script = (await get(`${base}/boot/ipxe?mac=${mac}`)).body.toString();
+    const match = new RegExp(`^#!ipxe\\nsanboot --no-describe (${base}/cache/t/([0-9a-f]{32})/${iso.sha256})\\n$`).exec(script);
+    expect(match, script).not.toBeNull();
+    const [, url, grant] = match as unknown as [string, string, string];
+    expect(script).not.toContain('if.'); // no token, no parameters: the ISO boots as it is
+    const head = await get(url, { range: 'bytes=0-2047' });
+    expect(head.status).toBe(206);
+    expect(head.body.equals(isoBytes.subarray(0, 2048))).toBe(true);
+    // That grant serves that ISO only.
+    expect((await get(`${base}/cache/t/${grant}/${cache().store.list().find((c) => c.sha256 !== iso.sha256)?.sha256}`)).status).toBe(404);
+  }, 60_000);
 });

@@ -5,7 +5,7 @@
 import type http from 'node:http';
 import { isIP } from 'node:net';
 import { normalizeMac } from '../../../core/mac';
-import type { BootEntry } from '../../../core/boot/boot-entry';
+import type { BootEntry, RamdiskBootEntry } from '../../../core/boot/boot-entry';
 import type { CacheGrants } from '../../cache/grants';
 import type { AgentLog } from '../../site/log';
 import type { Signer } from '../../site/control-plane-client';
@@ -13,10 +13,11 @@ import { signDiscoveryAssertion } from '../assertion';
 import type { BootSecrets } from '../boot-secrets';
 import type { BootServerConfig } from '../config';
 import type { BootEntryStore } from '../entries';
-import { chainScript, notActiveScript, ramdiskScript, retryScript, unknownMachineScript } from '../ipxe/script';
+import { chainScript, imageNotReadyScript, notActiveScript, ramdiskScript, retryScript, sanbootScript, unknownMachineScript } from '../ipxe/script';
 import { baseUrlFor, remoteIp, sendText, type BootHttpRoute } from './server';
 
 const TOKEN_WAIT_SECONDS = 5;
+const SANBOOT_WAIT_SECONDS = 30;
 const uuidPattern = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 export interface BootServerState {
@@ -32,8 +33,10 @@ export interface IpxeRouteDeps {
   state: () => BootServerState;
   identity: { nodeId: string; siteId: string; signer: Signer; caFingerprint: string };
   log: AgentLog;
-  /** The image cache's grants: a ramdisk script carries a boot grant as if.cache. */
+  /** The image cache's grants: a ramdisk script carries a boot grant as if.cache, a sanboot script one for its ISO. */
   cacheGrants?: CacheGrants;
+  /** A sanboot ISO is served only when the site names it as an iso cache image and its verified copy is cached. */
+  sanbootReady?: (sha256: string) => boolean;
 }
 
 export type MachineQuery = { mac: string | undefined; uuid: string | null; ip: string | null };
@@ -57,7 +60,7 @@ export function machineQuery(url: URL): MachineQuery {
 export function ipxeRoutes(deps: IpxeRouteDeps): BootHttpRoute[] {
   const { config, log } = deps;
 
-  async function renderFor(entry: BootEntry, query: MachineQuery, req: http.IncomingMessage, state: BootServerState): Promise<string> {
+  async function renderFor(entry: RamdiskBootEntry, query: MachineQuery, req: http.IncomingMessage, state: BootServerState): Promise<string> {
     const token = await deps.secrets.tokenFor(entry);
     if (!token) return retryScript(`${baseUrlFor(req, config.publicUrl)}/boot/ipxe?mac=${entry.mac}`, TOKEN_WAIT_SECONDS);
     const assertion = signDiscoveryAssertion(
@@ -83,6 +86,16 @@ export function ipxeRoutes(deps: IpxeRouteDeps): BootHttpRoute[] {
     });
   }
 
+  function sendSanboot(entry: BootEntry, sha256: string, req: http.IncomingMessage, res: http.ServerResponse): void {
+    const base = baseUrlFor(req, config.publicUrl);
+    if (!deps.cacheGrants || !deps.sanbootReady?.(sha256)) {
+      log.warn('sanboot: the ISO is not cached and verified (or not named as an iso cache image): the machine waits', { mac: entry.mac, nodeId: entry.nodeId, workflowId: entry.workflowId, sha256 });
+      return sendText(res, 503, imageNotReadyScript(`${base}/boot/ipxe?mac=${entry.mac}`, SANBOOT_WAIT_SECONDS));
+    }
+    log.info('sanboot script served', { mac: entry.mac, nodeId: entry.nodeId, workflowId: entry.workflowId, sha256 });
+    sendText(res, 200, sanbootScript(`${base}/cache/t/${deps.cacheGrants.bootGrant(entry, sha256)}/${sha256}`));
+  }
+
   return [
     {
       path: '/boot/chain.ipxe',
@@ -101,7 +114,8 @@ export function ipxeRoutes(deps: IpxeRouteDeps): BootHttpRoute[] {
           log.info('boot script refused: no boot entry for this MAC', { mac: query.mac ?? null });
           return sendText(res, 404, unknownMachineScript);
         }
-        const script = await renderFor(entry, query, req, state);
+        if (entry.sanbootSha256) return sendSanboot(entry, entry.sanbootSha256, req, res);
+        const script = await renderFor(entry as RamdiskBootEntry, query, req, state);
         log.info(script.includes('kernel ') ? 'boot script served' : 'boot script: waiting for the discovery token', { mac: entry.mac, nodeId: entry.nodeId, workflowId: entry.workflowId, epoch: state.epoch });
         sendText(res, 200, script);
       },

@@ -40,6 +40,16 @@ export const unknownMachineScript = ['#!ipxe', 'echo this machine has no boot en
 /** Not the active boot server (fenced, standby): wait, then reboot and ask again. */
 export const notActiveScript = ['#!ipxe', 'echo this boot server is not active', 'sleep 10', 'reboot', ''].join('\n');
 
+/** A cached ISO over HTTP range requests, booted as it is (no token, no if.* parameters). */
+export function sanbootScript(url: string): string {
+  return ['#!ipxe', `sanboot --no-describe ${checked('url', url)}`, ''].join('\n');
+}
+
+/** A sanboot entry whose ISO is not cached and verified yet: wait and ask again (never the ramdisk). */
+export function imageNotReadyScript(url: string, seconds: number): string {
+  return ['#!ipxe', 'echo this machine\'s ISO is not in the site cache yet', `sleep ${seconds}`, `chain ${checked('url', url)}`, ''].join('\n');
+}
+
 /** The discovery token is not there yet: wait and ask again. */
 export function retryScript(url: string, seconds: number): string {
   return ['#!ipxe', 'echo waiting for this machine\'s discovery token', `sleep ${seconds}`, `chain ${checked('url', url)}`, ''].join('\n');
