@@ -64,6 +64,9 @@ export class ReadTransfer {
 
   start(): void {
     const { peer, bindAddress, negotiate, file } = this.params;
+    // The first chunk is read while the socket binds and the OACK is answered.
+    this.prefetch = { index: 0, data: this.read(0) };
+    this.prefetch.data.catch(() => undefined);
     this.socket.bind(0, bindAddress, () => {
       this.socket.connect(peer.port, peer.address, () => {
         if (this.ended) return;
