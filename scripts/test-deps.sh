@@ -6,6 +6,8 @@
 #   qemu-system-x86, ipxe-qemu, ovmf, ipxe, dnsmasq-base, linux-image-amd64, busybox-static
 #     (Debian)                                           — test/e2e/boot-real-firmware.test.ts
 #   dnsmasq-base also for bench/proxy-dhcp.ts        — the peer proxy DHCP is measured against
+#   ipxe, curl (Debian)                                — test/integration/tftp.test.ts, boot-files.test.ts
+#   tftpd-hpa, nginx-light (Debian)                    — bench/tftp.ts, bench/boot-files-http.ts: the peers measured against
 # Idempotent. Prints what it did; on failure exits non-zero with the command to retry.
 set -euo pipefail
 say() { printf 'test-deps: %s\n' "$*" >&2; }
@@ -30,6 +32,11 @@ command -v qemu-system-x86_64 >/dev/null || missing_apt+=(qemu-system-x86)
 [ -f /usr/share/OVMF/OVMF_CODE_4M.fd ] || missing_apt+=(ovmf)
 [ -f /usr/lib/ipxe/snponly.efi ] || missing_apt+=(ipxe)
 [ -x /usr/sbin/dnsmasq ] || missing_apt+=(dnsmasq-base)
+# The boot server's TFTP and /boot/files: curl is the client of the tests and benches;
+# tftpd-hpa and nginx are the peers the benches measure against.
+command -v curl >/dev/null || missing_apt+=(curl)
+[ -x /usr/sbin/in.tftpd ] || missing_apt+=(tftpd-hpa)
+[ -x /usr/sbin/nginx ] || missing_apt+=(nginx-light)
 compgen -G '/boot/vmlinuz-*-amd64' >/dev/null || missing_apt+=(linux-image-amd64)
 { [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1; } || missing_apt+=(busybox-static)
 if [ "${#missing_apt[@]}" -gt 0 ]; then
@@ -39,7 +46,7 @@ if [ "${#missing_apt[@]}" -gt 0 ]; then
     || fail "apt-get install ${missing_apt[*]}" "$SUDO apt-get update && $SUDO apt-get install -y ${missing_apt[*]}"
   say "installed ${missing_apt[*]}"
 else
-  say "ipmitool, ipmi_sim, cloud-init, ignition-validate, QEMU (SeaBIOS, OVMF, iPXE), dnsmasq, a kernel and busybox-static present"
+  say "ipmitool, ipmi_sim, cloud-init, ignition-validate, QEMU (SeaBIOS, OVMF, iPXE), dnsmasq, a kernel, busybox-static, curl, tftpd-hpa and nginx present"
 fi
 
 # 2. sushy-tools (brings bcrypt, which the tests use for its htpasswd) from PyPI.
