@@ -28,8 +28,7 @@ export async function openInside(dir: string, name: string): Promise<JailedOpen>
   let real: string;
   let realDir: string;
   try {
-    realDir = await realpath(dir);
-    real = await realpath(path.join(realDir, name));
+    [realDir, real] = await Promise.all([realpath(dir), realpath(path.join(dir, name))]);
   } catch {
     return { ok: false, reason: 'not-found' };
   }
