@@ -117,6 +117,7 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
       '--bind-interfaces',
       `--dhcp-leasefile=${leaseFile}`,
       '--pid-file=',
+      // Not the unprivileged user it drops to by default: the lease file is in the run's 0700 dir.
       '--user=root',
       '--log-dhcp',
     ]);

@@ -15,8 +15,9 @@ const OVMF_CODE = '/usr/share/OVMF/OVMF_CODE_4M.fd';
 const OVMF_VARS = '/usr/share/OVMF/OVMF_VARS_4M.fd';
 /** The virtio NIC's option ROM (legacy PXE and EFI in one), which QEMU loads by default. */
 const VIRTIO_ROM = '/usr/lib/ipxe/qemu/efi-virtio.rom';
+const UEFI_IPXE = '/usr/lib/ipxe/snponly.efi';
 
-/** Fails with the apt-get command when QEMU, OVMF or the iPXE ROMs are missing. */
+/** Fails with the apt-get command when QEMU, OVMF, the iPXE ROMs or the iPXE builds are missing. */
 export function requireQemu(firmware: Firmware[]): void {
   const missing: string[] = [];
   try {
@@ -26,6 +27,8 @@ export function requireQemu(firmware: Firmware[]): void {
   }
   if (!existsSync(VIRTIO_ROM)) missing.push('ipxe-qemu');
   if (firmware.includes('uefi') && !(existsSync(OVMF_CODE) && existsSync(OVMF_VARS))) missing.push('ovmf');
+  // What UEFI PXE fetches over TFTP from the agent's tftp_root (Debian's default, /usr/lib/ipxe).
+  if (firmware.includes('uefi') && !existsSync(UEFI_IPXE)) missing.push('ipxe');
   if (missing.length > 0) throw new Error(`QEMU boot tests need ${missing.join(', ')}: apt-get install -y ${missing.join(' ')} (or bash scripts/test-deps.sh)`);
 }
 
