@@ -1,6 +1,7 @@
 // All control-plane activities, built from their dependencies.
 import type { ActivityDeps } from './deps';
 import { createMetalEnsureRamdiskActivities } from './metal-ensure-ramdisk';
+import { createMetalMediaActivities } from './metal-media';
 import { createMetalStepActivities } from './metal-steps';
 import { createNodeLifecycleActivities } from './node-lifecycle';
 import { createProvisionStepActivities } from './provision-steps';
@@ -18,6 +19,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createNodeLifecycleActivities(deps),
     ...createMetalStepActivities(deps),
     ...createMetalEnsureRamdiskActivities(deps),
+    ...createMetalMediaActivities(deps),
     ...createUserDataActivities(deps),
   };
 }

@@ -33,7 +33,7 @@ export interface EnsureRamdiskResult {
   agentNodeId: string | null;
 }
 
-async function runAgentCommand(temporal: Client, controlQueue: string, workflowId: string, command: AgentCommandInput): Promise<unknown> {
+export async function runAgentCommand(temporal: Client, controlQueue: string, workflowId: string, command: AgentCommandInput): Promise<unknown> {
   try {
     return await temporal.workflow.execute('agentCommand', { taskQueue: controlQueue, workflowId, args: [command] });
   } catch (error) {

@@ -17,6 +17,11 @@ import { SiteSession } from './session';
 import { createSiteSteps } from './steps';
 import { startSiteWorker, type SiteWorker } from './worker';
 
+/** media.insert's cache URL: the verified copy under a one-digest grant, for a BMC to read. */
+function cachedMediaUrlOf(bootServer: SiteBootServer): (sha256: string) => string | undefined {
+  return (sha256) => (bootServer.cache.store.has(sha256) ? `${bootServer.url}/cache/t/${bootServer.cache.grants.firmwareGrant(sha256)}/${sha256}` : undefined);
+}
+
 export interface SiteAgent {
   identity: AgentIdentity;
   session: SiteSession;
@@ -59,6 +64,7 @@ export async function startSiteAgent(config: SiteAgentConfig, options: { env?: N
       bmcNetworks: networkList(config.bmcNetworks),
       session: () => session.state(),
       drivenBmcHosts: new Set(),
+      ...(bootServer ? { cachedMediaUrl: cachedMediaUrlOf(bootServer) } : {}),
     });
     const { temporal } = identity.current;
     worker = await startSiteWorker({ address: temporal.address, namespace: temporal.namespace, taskQueue: temporal.taskQueue, steps });

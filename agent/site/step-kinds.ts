@@ -17,6 +17,8 @@ export const SITE_STEP_KINDS = [
   'power.setPower',
   'management.setBootDevice',
   'inspect.oob',
+  'media.insert',
+  'media.eject',
 ] as const;
 
 export type SiteStepKind = (typeof SITE_STEP_KINDS)[number];

@@ -40,8 +40,10 @@ export const metalSteps: StepDefinition[] = [
   },
   {
     use: 'media.insert',
-    summary: 'Mounts virtual media through the BMC: a catalog iso (image) or the url an earlier step returned (fromStep)',
-    queues: ['site'],
+    summary: 'Mounts a catalog iso (image) as virtual media through the BMC, or sanboots it from the site cache where the BMC has none',
+    // A control step: it resolves and pins the ISO, then relays to the site agent the workflow picked.
+    queues: ['control'],
+    relaysViaSite: true,
     with: z.object({ image: imageRef.optional(), fromStep: z.string().min(1).max(64).optional() }).strict(),
     defaultTimeout: '5m',
     defaultRetries: 2,

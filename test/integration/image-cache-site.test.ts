@@ -6,7 +6,9 @@
 // deploy.image from the cache (no request at the origin) and falls back to the source when
 // the cache misses (one request at the origin). A sanboot entry waits (503, sleep, chain
 // again) until its ISO is named and cached verified, then gets `sanboot --no-describe` of a
-// grant URL that serves that ISO only, with ranges.
+// grant URL that serves that ISO only, with ranges. media.insert of a catalog ISO inserts the
+// site's cached copy as Redfish virtual media; on IPMI (no virtual media, ipmi_sim) it waits
+// for the cache and sanboots it; media.eject undoes either.
 import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -25,6 +27,7 @@ import { newId } from '../../core/ids';
 import type { ProvisionResult } from '../../core/plan';
 import type { AgentCommandInput } from '../../workflows/agent-command';
 import { activeAgent, enrollMachine, startBootSite, until, type BootSite } from '../helpers/boot-site';
+import { startIpmiSim, type RunningIpmiSim } from '../helpers/ipmi-sim';
 import { siteAgentFixture } from '../helpers/site-agent';
 import { makeServerCertificate } from '../helpers/tls';
 
@@ -207,4 +210,62 @@ describe('the site image cache', () => {
     // That grant serves that ISO only.
     expect((await get(`${base}/cache/t/${grant}/${cache().store.list().find((c) => c.sha256 !== iso.sha256)?.sha256}`)).status).toBe(404);
   }, 60_000);
+
+  async function runProfile(id: string, nodeId: string, steps: unknown[]): Promise<ProvisionResult> {
+    await site.t.root.call('POST', '/v1/profiles', { tenantId: 'root', document: { id, version: 1, target: 'metal', steps, cleanup: [] } });
+    const started = await site.t.root.call<{ workflowId: string }>('POST', `/v1/profiles/${id}/runs`, { tenantId: 'root', nodeId, provisionState: 'commissioning' });
+    return (await site.t.cp.temporal.workflow.getHandle(started.workflowId).result()) as ProvisionResult;
+  }
+  const fetchBytes = (url: string) => new Promise<Buffer>((resolve, reject) => {
+    http.get(url, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve(Buffer.concat(chunks)));
+    }).on('error', reject);
+  });
+
+  it('media.insert of a cached catalog ISO inserts the site cache copy as Redfish virtual media; media.eject ejects it', async () => {
+    const isoBytes = served.get('/cache-iso-1.iso') as Buffer;
+    const added = await fleet.add({ diskBytes: 1024 * 1024 });
+    const nodeId = await enrollMachine(site, added.machine, added.bmc);
+    const bmcMachine = fleet.bmc.get(added.bmc.address.split('/').pop() as string);
+    const inserted = await runProfile('media-redfish', nodeId, [{ use: 'media.insert', with: { image: 'cache-iso@1' } }]);
+    expect(inserted.outputs['steps[0]']).toMatchObject({ via: 'virtual-media', sha256: sha(isoBytes) });
+    expect(bmcMachine?.mediaInserted).toBe(true);
+    expect(bmcMachine?.mediaImage).toMatch(new RegExp(`^${agent.bootServer?.url}/cache/t/[0-9a-f]{32}/${sha(isoBytes)}$`));
+    expect((await fetchBytes(bmcMachine?.mediaImage as string)).equals(isoBytes)).toBe(true); // what the BMC reads
+    const ejected = await runProfile('media-redfish-eject', nodeId, [{ use: 'media.eject', on: 'site' }]);
+    expect(ejected.outputs['steps[0]']).toMatchObject({ ejected: true });
+    expect(bmcMachine?.mediaInserted).toBe(false);
+  }, 90_000);
+
+  it('on IPMI (no virtual media) media.insert waits for the site cache, then sanboots the ISO; media.eject removes the entry', async () => {
+    let sim: RunningIpmiSim | undefined;
+    try {
+      sim = await startIpmiSim();
+      const isoBytes = randomBytes(250_000);
+      const iso = await register('cache-iso-ipmi@1', isoBytes, { iso: true });
+      const mac = '02:00:00:00:0c:02';
+      const nodeId = newId('node');
+      const bmcCredentialsRef = await site.t.cp.secrets.put(site.t.cp.db, { tenantId: 'root', purpose: 'bmc-credentials', value: JSON.stringify({ username: sim.username, password: sim.password }) });
+      await site.t.cp.db.node.create({ data: { id: nodeId, tenantId: 'root', siteId: site.siteId, role: 'host', bmcDriver: 'ipmi', bmcAddress: sim.address, bmcCredentialsRef, macs: [mac], arch: 'x86_64', uefi: false, power: 'off' } });
+      const before = fetches.get(iso.path) ?? 0;
+
+      const inserted = await runProfile('media-ipmi', nodeId, [{ use: 'media.insert', with: { image: 'cache-iso-ipmi@1' }, timeout: '2m' }]);
+      expect(inserted.outputs['steps[0]']).toMatchObject({ via: 'sanboot', sha256: iso.sha256, macs: [mac] });
+      expect(fetches.get(iso.path)).toBe(before + 1); // pulled once, by the site cache
+      expect(sim.chassis('boot')).toBe('pxe'); // the next boot is the network's: the sanboot
+      const script = (await fetchBytes(`${agent.bootServer?.url}/boot/ipxe?mac=${mac}`)).toString();
+      const url = /^#!ipxe\nsanboot --no-describe (\S+)\n$/.exec(script)?.[1];
+      expect(url, script).toBeDefined();
+      expect((await fetchBytes(url as string)).equals(isoBytes)).toBe(true);
+
+      const ejected = await runProfile('media-ipmi-eject', nodeId, [{ use: 'media.eject', on: 'site' }]);
+      expect(ejected.outputs['steps[0]']).toMatchObject({ ejected: false, sanbootEntriesRemoved: [mac] });
+      const after = await new Promise<number>((resolve, reject) => http.get(`${agent.bootServer?.url}/boot/ipxe?mac=${mac}`, (res) => { res.resume(); resolve(res.statusCode ?? 0); }).on('error', reject));
+      expect(after).toBe(404);
+    } finally {
+      await sim?.close();
+    }
+  }, 120_000);
 });

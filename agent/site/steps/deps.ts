@@ -23,6 +23,8 @@ export interface SiteStepDeps {
   session: () => SessionState;
   /** Every BMC host this agent drove (site.httpProxy refuses them). */
   drivenBmcHosts: Set<string>;
+  /** A cache URL under a one-digest grant for a verified cached copy (media.insert), or undefined. */
+  cachedMediaUrl?: (sha256: string) => string | undefined;
 }
 
 export type SiteStep = (input: StepInput) => Promise<unknown>;

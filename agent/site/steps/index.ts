@@ -9,6 +9,7 @@ import { bootDeviceStep } from './boot-device';
 import type { SiteStep, SiteStepDeps } from './deps';
 import { httpProxyStep } from './http-proxy';
 import { inspectOobStep } from './inspect-oob';
+import { mediaEjectStep, mediaInsertStep } from './media';
 import { powerStep } from './power';
 
 export function createSiteSteps(deps: SiteStepDeps): Record<SiteStepKind, SiteStep> {
@@ -28,5 +29,7 @@ export function createSiteSteps(deps: SiteStepDeps): Record<SiteStepKind, SiteSt
     'power.setPower': powerStep(deps),
     'management.setBootDevice': bootDeviceStep(deps),
     'inspect.oob': inspectOobStep(deps),
+    'media.insert': mediaInsertStep(deps),
+    'media.eject': mediaEjectStep(deps),
   };
 }
