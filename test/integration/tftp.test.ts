@@ -4,7 +4,8 @@
 // and names outside the root refused with an ERROR, the 5th transfer from one address and the
 // 65th overall dropped unanswered, nothing served while the agent does not hold the boot
 // lease (and a transfer stops when it loses it), garbage dropped unanswered, and a silent
-// client given up on after bounded retransmissions.
+// client given up on after bounded retransmissions. Last, the site agent itself: TFTP started
+// from its [boot] section serves while it holds the lease, a standby's stays silent.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -14,6 +15,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Opcode } from '../../agent/boot/tftp/packet';
 import { startTftpServer, type TftpServer, type TftpServerOptions } from '../../agent/boot/tftp/server';
 import { AgentLog } from '../../agent/site/log';
+import { activeAgent, startBootSite, until as untilAsync } from '../helpers/boot-site';
+import { freePort } from '../helpers/ports';
+import { siteAgentFixture } from '../helpers/site-agent';
 import { ackPacket, malformedPacket, requestPacket, seededRandom, tftpClient } from '../helpers/tftp';
 
 const run = promisify(execFile);
@@ -199,4 +203,38 @@ describe('TFTP and the boot lease', () => {
     await until('the transfer to stop', () => tftp.stats().transfers === 0);
     expect(await c.next(QUIET_MS)).toBeNull();
   });
+});
+
+describe('TFTP in the site agent', () => {
+  it('starts from [boot] tftp on server_ip, serves while the agent holds the boot lease, and a standby stays silent', async () => {
+    const site = await startBootSite('tftp-site');
+    const [activePort, standbyPort] = [await freePort(), await freePort()];
+    const withTftp = (port: number) => siteAgentFixture(site.t.cp.url, { boot: ['tftp = true', 'server_ip = "127.0.0.1"', `tftp_port = ${port}`, `tftp_root = "${ROOT}"`] });
+    const active = await withTftp(activePort).start({ IRONFLOW_JOIN_TOKEN: site.siteToken });
+    try {
+      await activeAgent(active);
+      const standbyFixture = withTftp(standbyPort);
+      const standby = await standbyFixture.start({ IRONFLOW_JOIN_TOKEN: site.siteToken });
+      try {
+        await untilAsync('the standby to see the lease held by the other agent', () => standby.session.state().holderNodeId === active.identity.current.nodeId);
+        const dir = mkdtempSync(path.join(os.tmpdir(), 'tftp-agent-'));
+        await run('curl', ['-sS', '--tftp-blksize', '1468', '-o', path.join(dir, 'undionly.kpxe'), `tftp://127.0.0.1:${activePort}/undionly.kpxe`]);
+        expect(readFileSync(path.join(dir, 'undionly.kpxe')).equals(readFileSync(`${ROOT}/undionly.kpxe`))).toBe(true);
+        const c = await client();
+        c.socket.send(requestPacket(1, 'undionly.kpxe', 'octet'), standbyPort, '127.0.0.1');
+        expect(await c.next(QUIET_MS)).toBeNull();
+        // Silent because it is a standby, not because it does not listen.
+        expect(standbyFixture.lines.some((line) => line.includes('"tftp listening"') && line.includes(`"port":${standbyPort}`))).toBe(true);
+      } finally {
+        await standby.stop();
+      }
+    } finally {
+      await active.stop();
+      await site.t.close();
+    }
+    // Stopped with the agent: nothing listens on its port any more.
+    const c = await client();
+    c.socket.send(requestPacket(1, 'undionly.kpxe', 'octet'), activePort, '127.0.0.1');
+    expect(await c.next(QUIET_MS)).toBeNull();
+  }, 90_000);
 });
