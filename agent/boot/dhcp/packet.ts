@@ -117,7 +117,6 @@ export interface DhcpReply {
 
 export function encodeDhcpReply(reply: DhcpReply): Buffer {
   const written = protocol.format({ op: 2, htype: 1, hlen: 6, hops: 0, secs: 0, sname: '', ...reply, chaddr: reply.mac });
-  const packet = Buffer.alloc(Math.max(written._w, MIN_REPLY_BYTES));
-  written._data.copy(packet, 0, 0, written._w);
-  return packet;
+  // The writer's buffer is 1,500 zeroed bytes: the padding to 300 is already there.
+  return written._data.subarray(0, Math.max(written._w, MIN_REPLY_BYTES));
 }

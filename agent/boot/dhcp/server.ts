@@ -21,6 +21,8 @@ import { decideProxyDhcp, type ProxyDhcpPort } from './handler';
 import { decodeDhcpPacket, encodeDhcpReply, MAX_PACKET_BYTES } from './packet';
 
 const CLIENT_PORT = 68;
+/** Answers logged one by one per second; past it a count. A burst must not flood the agent's log. */
+const ANSWER_LOG_LINES_PER_SECOND = 20;
 const LIMITED_BROADCAST = '255.255.255.255';
 const NO_ADDRESS = '0.0.0.0';
 
@@ -70,10 +72,31 @@ function bindSocket(port: number, address: string, reuseAddr: boolean): Promise<
   });
 }
 
+/** Logs answers one by one up to a rate, then how many went unlogged, once the next second starts. */
+function answerLogger(log: AgentLog): (fields: Record<string, unknown>) => void {
+  let second = 0;
+  let logged = 0;
+  let unlogged = 0;
+  return (fields) => {
+    const now = Math.floor(Date.now() / 1000);
+    if (now !== second) {
+      if (unlogged > 0) log.info('proxy DHCP answered more clients than it logs one by one', { unlogged, perSecond: ANSWER_LOG_LINES_PER_SECOND });
+      second = now;
+      logged = 0;
+      unlogged = 0;
+    }
+    if (logged < ANSWER_LOG_LINES_PER_SECOND) {
+      logged += 1;
+      log.info('proxy DHCP answered', fields);
+    } else unlogged += 1;
+  };
+}
+
 export async function startProxyDhcpServer(options: ProxyDhcpOptions): Promise<ProxyDhcpServer> {
   const { config, log, discovered } = options;
   const serverIp = config.serverIp;
   if (!serverIp) throw new IronflowError('INVALID_CONFIG', 'boot.server_ip is required with proxy_dhcp', { path: 'boot.server_ip' });
+  const logAnswer = answerLogger(log);
   const context = () => ({ entries: options.entries, state: options.state(), config: { serverIp, bootFiles: config.bootFiles }, httpBaseUrl: options.httpBaseUrl });
 
   const sockets: dgram.Socket[] = [];
@@ -116,7 +139,7 @@ export async function startProxyDhcpServer(options: ProxyDhcpOptions): Promise<P
     socket.send(reply, toPort, address, (error) => {
       if (error) log.warn('proxy DHCP could not send an answer', { mac: decision.mac, to: address, error: error.message });
     });
-    log.info('proxy DHCP answered', { mac: decision.mac, port: port === 'pxe' ? config.ports.pxe : config.ports.dhcp, bootFile: decision.bootFile });
+    logAnswer({ mac: decision.mac, port: port === 'pxe' ? config.ports.pxe : config.ports.dhcp, bootFile: decision.bootFile });
   };
   dhcpAny.on('message', receive('dhcp'));
   speaker.on('message', receive('dhcp'));
