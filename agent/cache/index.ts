@@ -1,5 +1,6 @@
 // The site agent's image cache: the store on disk, the grants it is served under and the
 // background puller, fed from each session answer (cacheImages and the digests deploys pin).
+import type { BootEntry } from '../../core/boot/boot-entry';
 import type { AgentLog } from '../site/log';
 import { CacheGrants } from './grants';
 import { CachePuller, type CacheSectionStatus, type ImageReport, type WantedImage } from './puller';
@@ -28,7 +29,18 @@ export class SiteImageCache {
     this.puller.want(images, pinnedDigests);
   }
 
-  report(): ImageCacheReport {
-    return { images: this.puller.report(), status: this.puller.status() };
+  /**
+   * The images inventory and the site section's status. A boot entry that sanboots an ISO the
+   * site does not name as an iso cache image fails the section, naming the entry (its machine
+   * waits meanwhile); an image that failed to cache is named first.
+   */
+  report(entries: readonly BootEntry[] = []): ImageCacheReport {
+    const status = this.puller.status();
+    const unnamed = entries.find((entry) => entry.sanbootSha256 !== undefined && !this.puller.names(entry.sanbootSha256, 'iso'));
+    if (status.state !== 'FAILED' && unnamed) {
+      const message = `boot entry ${unnamed.mac} (workflow ${unnamed.workflowId}) sanboots ${unnamed.sanbootSha256}, which the site does not name as an iso cache image`;
+      return { images: this.puller.report(), status: { state: 'FAILED', message: message.slice(0, 512) } };
+    }
+    return { images: this.puller.report(), status };
   }
 }

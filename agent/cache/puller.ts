@@ -75,6 +75,11 @@ export class CachePuller {
     this.startPulls();
   }
 
+  /** Whether the site's current list names this digest in this format. */
+  names(sha256: string, format: string): boolean {
+    return this.wanted.get(sha256)?.format === format;
+  }
+
   /** The digests eviction spares. */
   protectedDigests(): Set<string> {
     return new Set([...this.wanted.keys(), ...this.pinned]);

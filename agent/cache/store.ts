@@ -13,6 +13,7 @@ import { IronflowError } from '../../core/errors';
 export const sha256Pattern = /^[0-9a-f]{64}$/;
 const TEMP_PREFIX = '.partial-';
 const INDEX_FILE = 'index.json';
+const TOUCH_SAVE_EVERY_MS = 5_000;
 
 const indexSchema = z.object({
   version: z.literal(1),
@@ -28,6 +29,7 @@ export interface CachedCopy {
 
 export class ImageCacheStore {
   private readonly copies = new Map<string, CachedCopy>();
+  private savedAt = 0;
 
   constructor(readonly dir: string) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -57,11 +59,12 @@ export class ImageCacheStore {
     return sha256Pattern.test(sha256) && this.copies.has(sha256) ? path.join(this.dir, sha256) : undefined;
   }
 
+  /** Marks a copy used. Written to the index at most every few seconds: sanboot reads in many ranges. */
   touch(sha256: string, now = Date.now()): void {
     const copy = this.copies.get(sha256);
     if (!copy) return;
     copy.lastUsedAt = now;
-    this.save();
+    if (now - this.savedAt >= TOUCH_SAVE_EVERY_MS || now < this.savedAt) this.save();
   }
 
   /**
@@ -132,5 +135,6 @@ export class ImageCacheStore {
     const temp = `${file}.${process.pid}.tmp`;
     writeFileSync(temp, `${JSON.stringify({ version: 1, images })}\n`, { mode: 0o600 });
     renameSync(temp, file);
+    this.savedAt = Date.now();
   }
 }

@@ -49,7 +49,7 @@ export async function startSiteAgent(config: SiteAgentConfig, options: { env?: N
       bootServer = await startSiteBootServer({ section: config.boot, controlPlaneUrl: config.controlPlaneUrl, dataDir: config.dataDir, client, identity, entries: bootEntries, session: () => session.state(), log });
       // The cache pulls what each answer names (pre-warm and pinned images); heartbeats report it.
       const cache = bootServer.cache;
-      session.reportCacheWith(() => cache.report());
+      session.reportCacheWith(() => cache.report(bootEntries.list()));
       session.on('answer', (state) => cache.want(state.cacheImages, state.pinnedImages));
       cache.want(session.state().cacheImages, session.state().pinnedImages);
     }

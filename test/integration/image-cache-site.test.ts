@@ -196,9 +196,14 @@ describe('the site image cache', () => {
     expect(waiting.status).toBe(503);
     expect(waiting.body.toString()).toBe(`#!ipxe\necho this machine's ISO is not in the site cache yet\nsleep 30\nchain ${base}/boot/ipxe?mac=${mac}\n`);
 
+    // The site section fails naming the entry while its ISO is not named.
+    const sanbootEntry = { mac, productUuid: null, arch: 'BIOS' as const, nodeId, workflowId, sanbootSha256: iso.sha256, notAfter: new Date(Date.now() + 60_000).toISOString() };
+    expect(cache().report([sanbootEntry]).status).toEqual({ state: 'FAILED', message: `boot entry ${mac} (workflow ${workflowId}) sanboots ${iso.sha256}, which the site does not name as an iso cache image` });
+
     // media.insert pins the ISO at the site: it is named (format iso), pulled and verified.
     await pinImageAtSite(site.t.cp.db, { imageId: iso.id, siteId: site.siteId, sizeBytes: isoBytes.length });
     await until('the ISO to be cached', () => cache().store.has(iso.sha256) && agent.session.state().cacheImages.some((i) => i.sha256 === iso.sha256 && i.format === 'iso'), 20_000);
+    expect(cache().report([sanbootEntry]).status.state).not.toBe('FAILED');
     const script = (await get(`${base}/boot/ipxe?mac=${mac}`)).body.toString();
     const match = new RegExp(`^#!ipxe\\nsanboot --no-describe (${base}/cache/t/([0-9a-f]{32})/${iso.sha256})\\n$`).exec(script);
     expect(match, script).not.toBeNull();

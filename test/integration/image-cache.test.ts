@@ -97,7 +97,7 @@ describe('puller and store', () => {
     const { Readable } = await import('node:stream');
     await first.ingest(sha(good), Readable.from([good]));
     await first.ingest(sha(other), Readable.from([other]));
-    first.touch(sha(good), Date.now() + 1000);
+    first.touch(sha(good), Date.now() + 10_000); // past the index's write interval: persisted
     const { writeFileSync } = await import('node:fs');
     writeFileSync(path.join(dir, `.partial-${sha(liar)}-0000`), liar);
     const second = new ImageCacheStore(dir);
