@@ -1,9 +1,9 @@
 // GET and HEAD /boot/files/<name> through the real boot HTTP server (agent/boot/http):
 // files_dir first, then the iPXE builds in tftp_root; single byte ranges (206, 416, If-Range);
-// nothing outside the two directories, whether by name, by %-escapes or by a symlink; and a
-// client that goes away mid-stream leaves no open file behind.
+// nothing outside the two directories, whether by name, by %-escapes or by a symlink; a
+// client that goes away mid-stream leaves no open file behind; and downloads at once are capped.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -180,5 +180,47 @@ describe('streaming', () => {
     expect(openFds()).toBeLessThanOrEqual(before);
     expect((await request('/boot/files/vmlinuz')).body.equals(kernel)).toBe(true);
     expect(log.tail(100).filter((entry) => entry.level === 'error')).toEqual([]);
+  });
+});
+
+describe('download cap', () => {
+  it('answers 503 with Retry-After beyond the cap, and serves again once a download ends', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'boot-files-cap-'));
+    writeFileSync(path.join(dir, 'big.img'), '');
+    truncateSync(path.join(dir, 'big.img'), 256 * 1024 * 1024); // more than the sockets buffer
+    const capped = await startBootHttpServer({ address: '127.0.0.1', port: 0, routes: [filesRoute({ filesDir: dir, tftpRoot: dir }, 2)], log });
+    try {
+      // Two downloads that are never read: they hold their slots.
+      const held = await Promise.all(
+        [0, 1].map(
+          () =>
+            new Promise<http.ClientRequest>((resolve, reject) => {
+              const req = http.get(`${capped.url}/boot/files/big.img`, (res) => {
+                expect(res.statusCode).toBe(200);
+                resolve(req);
+              });
+              req.on('error', reject);
+            }),
+        ),
+      );
+      const busy = await new Promise<http.IncomingMessage>((resolve, reject) => http.get(`${capped.url}/boot/files/big.img`, resolve).on('error', reject));
+      expect(busy.statusCode).toBe(503);
+      expect(busy.headers['retry-after']).toBe('5');
+      busy.resume();
+      for (const req of held) req.destroy();
+      let status = 0;
+      for (let i = 0; i < 100 && status !== 206; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+        status = await new Promise<number>((resolve, reject) =>
+          http.get(`${capped.url}/boot/files/big.img`, { headers: { range: 'bytes=0-9' } }, (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          }).on('error', reject),
+        );
+      }
+      expect(status).toBe(206);
+    } finally {
+      await capped.close();
+    }
   });
 });

@@ -5,8 +5,9 @@
 //
 // "Zero-copy" here is as close as Node gets: Node has no sendfile(2), so each chunk is read
 // from the page cache into a userspace buffer and written to the socket (two copies, no
-// more). The 4 MiB highWaterMark keeps that to a few large read/write system calls per
-// chunk instead of many small ones; nothing is buffered beyond one chunk per connection.
+// more). The 1 MiB highWaterMark keeps that to one large read and write per MiB instead of
+// many small ones. Memory is bounded: at most 64 downloads at once (then 503 with
+// Retry-After), each holding about two chunks (one read ahead, one in the socket).
 import { createReadStream } from 'node:fs';
 import type http from 'node:http';
 import { pipeline } from 'node:stream/promises';
@@ -14,7 +15,8 @@ import { openInside, type JailedFile } from '../jail';
 import { sendText, type BootHttpRoute } from './server';
 
 const PREFIX = '/boot/files/';
-const STREAM_CHUNK_BYTES = 4 * 1024 * 1024;
+const STREAM_CHUNK_BYTES = 1024 * 1024;
+const MAX_DOWNLOADS = 64;
 
 export type ByteRange = { start: number; end: number };
 
@@ -53,7 +55,9 @@ function etagOf(file: JailedFile): string {
   return `"${file.ino.toString(16)}-${file.size.toString(16)}-${Math.floor(file.mtimeMs).toString(16)}"`;
 }
 
-export function filesRoute(dirs: { filesDir: string; tftpRoot: string }): BootHttpRoute {
+export function filesRoute(dirs: { filesDir: string; tftpRoot: string }, maxDownloads = MAX_DOWNLOADS): BootHttpRoute {
+  let downloads = 0;
+
   async function openByName(name: string): Promise<JailedFile | null> {
     for (const dir of [dirs.filesDir, dirs.tftpRoot]) {
       const opened = await openInside(dir, name);
@@ -80,16 +84,22 @@ export function filesRoute(dirs: { filesDir: string; tftpRoot: string }): BootHt
   return {
     path: PREFIX,
     async handle(req, res, url) {
-      const name = decodedSegment(url.pathname.slice(PREFIX.length));
-      const file = name === null ? null : await openByName(name);
-      if (!file) return sendText(res, 404, 'not found\n');
+      if (downloads >= maxDownloads) return sendText(res, 503, 'busy\n', { 'retry-after': '5' });
+      downloads += 1;
       try {
-        await send(req, res, file);
-      } catch (error) {
-        // The client went away mid-stream: nothing to answer, nothing wrong here.
-        if (!clientGone.has((error as NodeJS.ErrnoException).code ?? '')) throw error;
+        const name = decodedSegment(url.pathname.slice(PREFIX.length));
+        const file = name === null ? null : await openByName(name);
+        if (!file) return sendText(res, 404, 'not found\n');
+        try {
+          await send(req, res, file);
+        } catch (error) {
+          // The client went away mid-stream: nothing to answer, nothing wrong here.
+          if (!clientGone.has((error as NodeJS.ErrnoException).code ?? '')) throw error;
+        } finally {
+          await file.handle.close();
+        }
       } finally {
-        await file.handle.close();
+        downloads -= 1;
       }
     },
   };
