@@ -4,6 +4,7 @@
 // labelled `config-2` (openstack/latest/user_data), which is where Ignition's OpenStack
 // provider looks. The ramdisk writes it; an OS image without cloud-init or Ignition (ours,
 // `npm run build:os-image`) reads it with readConfigDrive.
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -20,13 +21,16 @@ const CONFIG2_USER_DATA = 'openstack/latest/user_data';
 /** Config drives are tiny: a document larger than this is not ours. */
 const MAX_USER_DATA_BYTES = 1024 * 1024;
 
-export function configDriveLayout(userData: { kind: UserDataKind; document: string }, nodeId: string): ConfigDriveLayout {
+/** One instance per deploy (each document holds a fresh token), so cloud-init runs its first boot again. */
+const instanceId = (document: string) => `ironflow-${createHash('sha256').update(document).digest('hex').slice(0, 16)}`;
+
+export function configDriveLayout(userData: { kind: UserDataKind; document: string }): ConfigDriveLayout {
   if (userData.kind === 'cloud-init') {
     return {
       label: 'cidata',
       files: [
         { path: NOCLOUD_USER_DATA, content: userData.document },
-        { path: 'meta-data', content: `instance-id: ${nodeId}\nlocal-hostname: ${nodeId.replace(/_/g, '-')}\n` },
+        { path: 'meta-data', content: `instance-id: ${instanceId(userData.document)}\n` },
       ],
     };
   }
@@ -34,7 +38,7 @@ export function configDriveLayout(userData: { kind: UserDataKind; document: stri
     label: 'config-2',
     files: [
       { path: CONFIG2_USER_DATA, content: userData.document },
-      { path: 'openstack/latest/meta_data.json', content: `${JSON.stringify({ uuid: nodeId, hostname: nodeId.replace(/_/g, '-') })}\n` },
+      { path: 'openstack/latest/meta_data.json', content: `${JSON.stringify({ uuid: instanceId(userData.document) })}\n` },
     ],
   };
 }

@@ -8,6 +8,7 @@ import { normalizeMac } from '../../core/mac';
 import { runUntilSignal } from '../common/run-until-signal';
 import { bootParamsFrom } from './boot-params';
 import type { RamdiskHardware } from './hardware';
+import { writeConfigDrive } from './config-drive-writer';
 import { startRamdiskAgent } from './main';
 import { readSysfsFacts } from '../common/sysfs-facts';
 
@@ -29,6 +30,8 @@ export function machineHardware(root = '/'): RamdiskHardware {
     nics: facts.nics.map((nic) => ({ mac: nic.mac, ...(addresses.has(nic.mac) ? { ip: addresses.get(nic.mac) as string } : {}) })),
     disks: facts.disks.map(({ name, path, sizeBytes }) => ({ name, path, sizeBytes })),
     gpus: facts.gpus,
+    // The image goes to the first disk (deploy.image); its config drive after it.
+    ...(facts.disks[0] ? { writeUserData: async (userData) => void (await writeConfigDrive(facts.disks[0] as { path: string; sizeBytes: number }, userData)) } : {}),
     kexec: async () => {
       throw new IronflowError('UNSUPPORTED', 'boot.kexec is not built for real machines yet: reboot the machine to its disk instead', { reason: 'kexec-not-built' });
     },

@@ -25,7 +25,7 @@ export function reporter(name) {
 const { fail } = reporter('boot-image');
 
 /** busybox applets the inits use (and an operator at the console may want). */
-const APPLETS = ['sh', 'mount', 'umount', 'mkdir', 'cat', 'echo', 'sed', 'grep', 'ip', 'udhcpc', 'insmod', 'poweroff', 'reboot', 'sleep', 'ls', 'dd', 'blkdiscard', 'sync', 'tr', 'head', 'dmesg', 'uname', 'findfs', 'blkid', 'mkdosfs', 'mkfs.vfat'];
+const APPLETS = ['sh', 'mount', 'umount', 'mkdir', 'cat', 'echo', 'sed', 'grep', 'ip', 'udhcpc', 'insmod', 'poweroff', 'reboot', 'sleep', 'ls', 'dd', 'blkdiscard', 'sync', 'tr', 'head', 'dmesg', 'uname', 'findfs', 'blkid'];
 
 export function sha256File(file) {
   return createHash('sha256').update(readFileSync(file)).digest('hex');
@@ -99,10 +99,10 @@ function sharedLibraries(binary) {
 
 /**
  * Lays out an initramfs in `stage`: busybox and its applets, the modules (and their load
- * order in /lib/modules/load-order), Node with its libraries, the bundled agent already in
- * /opt/ironflow, the init and extra files.
+ * order in /lib/modules/load-order), Node and other binaries with their libraries, the
+ * bundled agent already in /opt/ironflow, the init and extra files.
  */
-export function stageInitramfs(stage, { kernel, modules, init, files = {} }) {
+export function stageInitramfs(stage, { kernel, modules, init, files = {}, binaries = [] }) {
   for (const dir of ['bin', 'etc', 'proc', 'sys', 'dev', 'tmp', 'run', 'mnt', 'usr/bin', 'lib/modules']) mkdirSync(path.join(stage, dir), { recursive: true });
   copyFileSync('/bin/busybox', path.join(stage, 'bin/busybox'));
   for (const applet of APPLETS) symlinkSync('busybox', path.join(stage, 'bin', applet));
@@ -120,8 +120,16 @@ export function stageInitramfs(stage, { kernel, modules, init, files = {} }) {
   writeFileSync(path.join(stage, 'lib/modules/load-order'), `${modules.map((m) => m.replace(/\.(xz|zst|gz)$/, '')).join('\n')}\n`);
   copyFileSync(process.execPath, path.join(stage, 'usr/bin/node'));
   chmodSync(path.join(stage, 'usr/bin/node'), 0o755);
+  // Other programs the agent runs ({ source, names }: the binary under each of its names).
+  for (const { source, names } of binaries) {
+    const [first, ...links] = names;
+    mkdirSync(path.dirname(path.join(stage, first)), { recursive: true });
+    copyFileSync(source, path.join(stage, first));
+    chmodSync(path.join(stage, first), 0o755);
+    for (const link of links) symlinkSync(path.basename(first), path.join(stage, link));
+  }
   const native = path.join(stage, 'opt/ironflow/releases/x86_64-unknown-linux-gnu/index.node');
-  for (const library of new Set([...sharedLibraries(process.execPath), ...sharedLibraries(native)])) {
+  for (const library of new Set([process.execPath, native, ...binaries.map((b) => b.source)].flatMap(sharedLibraries))) {
     const target = path.join(stage, library);
     mkdirSync(path.dirname(target), { recursive: true });
     copyFileSync(library, target);
@@ -140,6 +148,7 @@ export function packInitramfs(stage, file) {
 
 /** The shell lines of an init that mount the kernel's filesystems and load the staged modules. */
 export const INIT_PRELUDE = `#!/bin/busybox sh
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 /bin/busybox --install -s /bin
 mkdir -p /proc /sys /dev /tmp /run /mnt
 mount -t proc proc /proc
