@@ -18,8 +18,7 @@ import { X509Certificate, randomUUID } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { assertionSignatureValid, decodeSignedAssertion } from '../../core/boot/discovery-assertion';
 import { repoRoot } from '../../core/config';
 import { newId } from '../../core/ids';
@@ -89,6 +88,7 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
   let dnsmasq: ChildProcess;
   let dir: string;
   let leaseFile: string;
+  let dnsmasqLog = '';
   const machines: QemuMachine[] = [];
   const runs: string[] = [];
 
@@ -121,6 +121,8 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
       '--user=root',
       '--log-dhcp',
     ]);
+    // Read, or a full pipe would stall it; the tail explains a machine that got no address.
+    dnsmasq.stderr?.on('data', (chunk: Buffer) => (dnsmasqLog = (dnsmasqLog + chunk.toString()).slice(-3000)));
     watch = await startDhcpWatch(network, watchHost);
 
     site = await startBootSite('qemu-boot-site');
@@ -225,7 +227,7 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
     expect(proxyReplies(mac).length).toBeGreaterThan(0);
     expect(proxyReplies(mac).every((r) => r.yiaddr === '0.0.0.0')).toBe(true);
     const ip = leasedIp(mac);
-    expect(ip, `dnsmasq leased ${mac} an address`).toBeDefined();
+    expect(ip, `dnsmasq leased ${mac} an address; its log:\n${dnsmasqLog}`).toBeDefined();
 
     // The kernel got the script's kernel line whole: every argument, the assertion included.
     const script = parseRamdiskScript(await scriptFor(machine, ip as string));
@@ -261,7 +263,9 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
     const machine = startQemuMachine({ network, firmware: 'bios', mac, uuid: randomUUID(), dir, name: 'unknown' });
     machines.push(machine);
     // It asked: the site's DHCP server leased it an address (its firmware's PXE DHCP round).
-    await until('dnsmasq to lease the unknown machine an address', () => leasedIp(mac), 120_000);
+    await until('dnsmasq to lease the unknown machine an address', () => leasedIp(mac), 120_000).catch((error: Error) => {
+      throw new Error(`${error.message}; dnsmasq's log:\n${dnsmasqLog}`);
+    });
     await until('the agent to list the unknown MAC as discovered', () => agent.entries().some((e) => JSON.stringify(e).includes(mac) && /discover/i.test(String(e.message))), 60_000);
     expect(proxyReplies(mac)).toEqual([]);
     expect(answeredBootFiles(mac)).toEqual([]);

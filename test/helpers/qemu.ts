@@ -101,6 +101,7 @@ export function startQemuMachine(options: QemuMachineOptions): QemuMachine {
   const child = network.spawnIn(network.switchNs, QEMU, args);
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-2000)));
+  child.stdout?.resume(); // nothing expected there, but a full pipe would stall the machine
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const serial = () => readFileSync(serialLog, 'latin1');
   const tail = () => serial().slice(-1500).replace(/\r/g, '');
