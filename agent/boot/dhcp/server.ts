@@ -16,13 +16,12 @@ import type { BootEntryStore } from '../entries';
 import type { BootServerConfig } from '../config';
 import type { DiscoveredPxeClients } from '../discovered';
 import type { BootServerState } from '../http/ipxe-routes';
-import type { AgentLog } from '../../site/log';
+import type { AgentLog, LogLevel } from '../../site/log';
 import { decideProxyDhcp, type ProxyDhcpPort } from './handler';
 import { decodeDhcpPacket, encodeDhcpReply, MAX_PACKET_BYTES } from './packet';
 
 const CLIENT_PORT = 68;
-/** Answers logged one by one per second; past it a count. A burst must not flood the agent's log. */
-const ANSWER_LOG_LINES_PER_SECOND = 20;
+const LOG_LINES_PER_SECOND = 20;
 const LIMITED_BROADCAST = '255.255.255.255';
 const NO_ADDRESS = '0.0.0.0';
 
@@ -72,22 +71,25 @@ function bindSocket(port: number, address: string, reuseAddr: boolean): Promise<
   });
 }
 
-/** Logs answers one by one up to a rate, then how many went unlogged, once the next second starts. */
-function answerLogger(log: AgentLog): (fields: Record<string, unknown>) => void {
+/**
+ * One info line per event up to LOG_LINES_PER_SECOND, then a count once the next second
+ * starts: a boot burst or a flood of forged MACs must not push everything else out of the log.
+ */
+function throttledLog(log: AgentLog, level: LogLevel, message: string): (fields: Record<string, unknown>) => void {
   let second = 0;
   let logged = 0;
   let unlogged = 0;
   return (fields) => {
     const now = Math.floor(Date.now() / 1000);
     if (now !== second) {
-      if (unlogged > 0) log.info('proxy DHCP answered more clients than it logs one by one', { unlogged, perSecond: ANSWER_LOG_LINES_PER_SECOND });
+      if (unlogged > 0) log.log(level, `${message} (more than logged one by one)`, { unlogged, perSecond: LOG_LINES_PER_SECOND });
       second = now;
       logged = 0;
       unlogged = 0;
     }
-    if (logged < ANSWER_LOG_LINES_PER_SECOND) {
+    if (logged < LOG_LINES_PER_SECOND) {
       logged += 1;
-      log.info('proxy DHCP answered', fields);
+      log.log(level, message, fields);
     } else unlogged += 1;
   };
 }
@@ -96,7 +98,8 @@ export async function startProxyDhcpServer(options: ProxyDhcpOptions): Promise<P
   const { config, log, discovered } = options;
   const serverIp = config.serverIp;
   if (!serverIp) throw new IronflowError('INVALID_CONFIG', 'boot.server_ip is required with proxy_dhcp', { path: 'boot.server_ip' });
-  const logAnswer = answerLogger(log);
+  const logAnswer = throttledLog(log, 'info', 'proxy DHCP answered');
+  const logDiscovered = throttledLog(log, 'info', 'proxy DHCP: a PXE client without a boot entry (listed as discovered)');
   const context = () => ({ entries: options.entries, state: options.state(), config: { serverIp, bootFiles: config.bootFiles }, httpBaseUrl: options.httpBaseUrl });
 
   const sockets: dgram.Socket[] = [];
@@ -115,15 +118,13 @@ export async function startProxyDhcpServer(options: ProxyDhcpOptions): Promise<P
   }
   const [dhcpAny, , pxe] = sockets as [dgram.Socket, dgram.Socket, dgram.Socket];
 
-  const receive = (port: ProxyDhcpPort) => (message: Buffer, source: dgram.RemoteInfo) => {
+  const answer = (port: ProxyDhcpPort, message: Buffer, source: dgram.RemoteInfo) => {
     if (message.length > MAX_PACKET_BYTES) return;
     const packet = decodeDhcpPacket(message);
     if (!packet) return;
     const decision = decideProxyDhcp(packet, port, context());
     if ('ignored' in decision) {
-      if (decision.discovered && discovered.record(decision.discovered)) {
-        log.info('proxy DHCP: a PXE client without a boot entry (listed as discovered)', { mac: decision.discovered.mac, arch: decision.discovered.arch });
-      }
+      if (decision.discovered && discovered.record(decision.discovered)) logDiscovered({ mac: decision.discovered.mac, arch: decision.discovered.arch });
       return;
     }
     discovered.forget(decision.mac);
@@ -140,6 +141,15 @@ export async function startProxyDhcpServer(options: ProxyDhcpOptions): Promise<P
       if (error) log.warn('proxy DHCP could not send an answer', { mac: decision.mac, to: address, error: error.message });
     });
     logAnswer({ mac: decision.mac, port: port === 'pxe' ? config.ports.pxe : config.ports.dhcp, bootFile: decision.bootFile });
+  };
+  // A packet never takes the agent down: a failure (the entry store's disk, say) drops it.
+  const logFailure = throttledLog(log, 'warn', 'proxy DHCP dropped a packet it failed to handle');
+  const receive = (port: ProxyDhcpPort) => (message: Buffer, source: dgram.RemoteInfo) => {
+    try {
+      answer(port, message, source);
+    } catch (error) {
+      logFailure({ error: (error as Error).message });
+    }
   };
   dhcpAny.on('message', receive('dhcp'));
   speaker.on('message', receive('dhcp'));
