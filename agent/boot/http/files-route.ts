@@ -7,7 +7,8 @@
 // from the page cache into a userspace buffer and written to the socket (two copies, no
 // more). The 1 MiB highWaterMark keeps that to one large read and write per MiB instead of
 // many small ones. Memory is bounded: at most 64 downloads at once (then 503 with
-// Retry-After), each holding about two chunks (one read ahead, one in the socket).
+// Retry-After, which iPXE waits out and retries), each holding about two chunks (one read
+// ahead, one in the socket).
 import { createReadStream } from 'node:fs';
 import type http from 'node:http';
 import { pipeline } from 'node:stream/promises';
