@@ -65,6 +65,7 @@ export function startQemuMachine(options: QemuMachineOptions): QemuMachine {
   const { network, firmware, mac, uuid, dir, name } = options;
   const tap = network.addTap();
   const serialLog = path.join(dir, `${name}.serial.log`);
+  const seabiosLog = path.join(dir, `${name}.seabios.log`);
   writeFileSync(serialLog, '');
   const machine =
     firmware === 'uefi'
@@ -74,7 +75,7 @@ export function startQemuMachine(options: QemuMachineOptions): QemuMachine {
           return ['-machine', 'q35,accel=tcg', '-drive', `if=pflash,format=raw,readonly=on,file=${OVMF_CODE}`, '-drive', `if=pflash,format=raw,file=${vars}`];
         })()
       : // SeaBIOS prints to VGA; its debug port (0x402) says which device it booted and why not.
-        ['-machine', 'pc,accel=tcg', '-boot', 'n', '-chardev', `file,id=seabios,path=${path.join(dir, `${name}.seabios.log`)}`, '-device', 'isa-debugcon,iobase=0x402,chardev=seabios'];
+        ['-machine', 'pc,accel=tcg', '-boot', 'n', '-chardev', `file,id=seabios,path=${seabiosLog}`, '-device', 'isa-debugcon,iobase=0x402,chardev=seabios'];
   const args = [
     ...machine,
     '-m',
@@ -104,7 +105,12 @@ export function startQemuMachine(options: QemuMachineOptions): QemuMachine {
   child.stdout?.resume(); // nothing expected there, but a full pipe would stall the machine
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const serial = () => readFileSync(serialLog, 'latin1');
-  const tail = () => serial().slice(-1500).replace(/\r/g, '');
+  const tail = () => {
+    const console = serial().slice(-1500).replace(/\r/g, '');
+    // SeaBIOS and its iPXE ROM print to VGA: what SeaBIOS booted (or why not) is in its debug log.
+    const bios = firmware === 'bios' && existsSync(seabiosLog) ? `\nSeaBIOS debug log tail:\n${readFileSync(seabiosLog, 'latin1').slice(-800)}` : '';
+    return `${console}${bios}`;
+  };
 
   return {
     name,
