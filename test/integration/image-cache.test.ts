@@ -231,4 +231,28 @@ describe('GET /cache/t/<grant>/<sha256>', () => {
     expect([b, c].map((g) => grants.decide(g, sha(good), true))).toEqual(['serve', 'serve']);
     expect(MAX_GRANTS).toBeLessThanOrEqual(4096);
   });
+
+  it('answers 503 past its transfers at once, and serves again once one ends', async () => {
+    const big = randomBytes(32 * 1024 * 1024);
+    const { Readable } = await import('node:stream');
+    const store = new ImageCacheStore(tempDir());
+    await store.ingest(sha(big), Readable.from([big]));
+    const grants = new CacheGrants();
+    const capped = await startBootHttpServer({ address: '127.0.0.1', port: 0, routes: [cacheRoute({ store, grants, holdsLease: () => true, log, maxTransfers: 1 })], log });
+    try {
+      const url = `${capped.url}/cache/t/${grants.firmwareGrant(sha(big))}/${sha(big)}`;
+      // One transfer held open: the client reads nothing, so the server cannot finish.
+      const held = await new Promise<http.IncomingMessage>((resolve) => http.get(url, resolve));
+      held.pause();
+      const second = await new Promise<number>((resolve) => http.get(url, (res) => { res.resume(); resolve(res.statusCode ?? 0); }));
+      expect(second).toBe(503);
+      held.resume();
+      await new Promise((r) => held.on('end', r));
+      // The server counts the transfer done just after the client saw its end.
+      const statusOf = () => new Promise<number>((resolve) => http.get(url, { headers: { range: 'bytes=0-0' } }, (res) => { res.resume(); res.on('end', () => resolve(res.statusCode ?? 0)); }));
+      await until('a transfer to be served again', async () => (await statusOf()) === 206, 5_000);
+    } finally {
+      await capped.close();
+    }
+  });
 });

@@ -1,8 +1,9 @@
 // GET/HEAD /cache/t/<grant>/<sha256>: the image cache, served only under a live grant
 // (agent/cache/grants.ts). Any other path under /cache/ — /cache/ itself, a malformed grant
 // or digest, an unknown or lapsed grant, a digest not cached — is a 404; a boot grant while
-// this agent does not hold the boot lease is a 503. One byte range per request (iPXE's
-// sanboot and resumed streams); several ranges are answered whole.
+// this agent does not hold the boot lease is a 503, as is a transfer past MAX_CACHE_TRANSFERS
+// at once. One byte range per request (iPXE's sanboot and resumed streams); several ranges
+// are answered whole.
 import { createReadStream } from 'node:fs';
 import type http from 'node:http';
 import { pipeline } from 'node:stream/promises';
@@ -14,6 +15,8 @@ import { sendText, type BootHttpRoute } from './server';
 
 export const CACHE_PATH_PREFIX = '/cache/';
 const GRANT_PREFIX = '/cache/t/';
+/** Transfers at once: past it a granted request is told to come back (503), not queued. */
+export const MAX_CACHE_TRANSFERS = 256;
 
 export interface CacheRouteDeps {
   store: ImageCacheStore;
@@ -21,6 +24,8 @@ export interface CacheRouteDeps {
   /** Holds the boot lease at a non-zero epoch (boot grants serve only then). */
   holdsLease: () => boolean;
   log: AgentLog;
+  /** Transfers at once (default MAX_CACHE_TRANSFERS). */
+  maxTransfers?: number;
 }
 
 /** The grant URL path for a digest. */
@@ -52,6 +57,8 @@ export function parseRange(header: string | undefined, size: number): { start: n
 
 export function cacheRoute(deps: CacheRouteDeps): BootHttpRoute {
   const notFound = (res: http.ServerResponse) => sendText(res, 404, 'not found\n');
+  const maxTransfers = deps.maxTransfers ?? MAX_CACHE_TRANSFERS;
+  let transfers = 0;
   return {
     path: CACHE_PATH_PREFIX,
     async handle(req, res, url) {
@@ -67,17 +74,21 @@ export function cacheRoute(deps: CacheRouteDeps): BootHttpRoute {
       const range = parseRange(req.headers.range, copy.sizeBytes);
       const headers = { 'content-type': 'application/octet-stream', 'accept-ranges': 'bytes', etag: `"${sha256}"`, 'cache-control': 'no-store' };
       if (range === 'unsatisfiable') return sendText(res, 416, '', { 'content-range': `bytes */${copy.sizeBytes}` });
+      if (transfers >= maxTransfers) return sendText(res, 503, 'too many transfers; retry\n', { 'retry-after': '5' });
       deps.store.touch(sha256);
       const { start, end } = range ?? { start: 0, end: copy.sizeBytes - 1 };
       const length = copy.sizeBytes === 0 ? 0 : end - start + 1;
       res.writeHead(range ? 206 : 200, { ...headers, 'content-length': length, ...(range ? { 'content-range': `bytes ${start}-${end}/${copy.sizeBytes}` } : {}) });
       if (req.method === 'HEAD' || length === 0) return void res.end();
+      transfers += 1;
       try {
         await pipeline(createReadStream(file, { start, end }), res);
       } catch (error) {
         // The machine hung up (or the copy was evicted mid-read): nothing more to send.
         deps.log.info('image cache: a transfer ended early', { sha256, error: (error as Error).message });
         res.destroy();
+      } finally {
+        transfers -= 1;
       }
     },
   };
