@@ -2,11 +2,14 @@
 // disk (from the site agent's cache first when the boot gave one: if.cache), decompressing
 // on the way (none, gzip, zstd), with the sha256 of the bytes as fetched (the catalog's digest is of the artifact) computed on the stream. A digest that
 // differs is DRIVER_ERROR, and the written head is zeroed so the machine cannot boot it.
-// Heartbeats report the bytes written.
+// After fsync the written range is read back and must hash as written. Heartbeats report the
+// bytes written.
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { open } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { promisify } from 'node:util';
 import { z } from 'zod';
 import { IronflowError, parseWith } from '../../../core/errors';
 import { decompressor } from '../decompress';
@@ -36,6 +39,33 @@ async function writeUserData(deps: RamdiskStepDeps, workflowId: string, ref: str
   await deps.hardware.writeUserData(answer);
   deps.log.info('user data written', { nodeId: deps.nodeId, kind: answer.kind, ref });
   return { kind: answer.kind, written: true };
+}
+
+/**
+ * The sha256 of the first `length` bytes as the disk returns them now. A block device's
+ * buffers are flushed first (blockdev --flushbufs), so the bytes come from the device and not
+ * from what the kernel still caches of the write.
+ */
+async function readBackDigest(diskPath: string, length: number): Promise<string> {
+  if ((await stat(diskPath)).isBlockDevice()) {
+    await promisify(execFile)('blockdev', ['--flushbufs', diskPath], { timeout: 60_000 }).catch((error: Error) => {
+      throw new IronflowError('DRIVER_ERROR', `blockdev --flushbufs ${diskPath} failed: ${error.message}`, { reason: 'read-back-flush' });
+    });
+  }
+  const digest = createHash('sha256');
+  const handle = await open(diskPath, 'r');
+  try {
+    const buffer = Buffer.alloc(4 * 1024 * 1024);
+    for (let at = 0; at < length; ) {
+      const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, length - at), at);
+      if (bytesRead === 0) break;
+      digest.update(buffer.subarray(0, bytesRead));
+      at += bytesRead;
+    }
+  } finally {
+    await handle.close();
+  }
+  return digest.digest('hex');
 }
 
 /** Zeroes the written head of the disk, so the machine cannot boot a rejected image. */
@@ -71,9 +101,11 @@ export function deployImageStep(deps: RamdiskStepDeps): RamdiskStep {
     const handle = await open(disk.path, 'r+');
     let written = 0;
     let reported = 0;
+    const writtenDigest = createHash('sha256');
     const toDisk = new Writable({
       write(chunk: Buffer, _encoding, done) {
         if (written + chunk.length > disk.sizeBytes) return done(new IronflowError('DRIVER_ERROR', `the image is larger than disk ${disk.name} (${disk.sizeBytes} bytes)`, { reason: 'image-too-large' }));
+        writtenDigest.update(chunk);
         handle.write(chunk, 0, chunk.length, written).then(() => {
           written += chunk.length;
           if (written - reported >= HEARTBEAT_EVERY_BYTES) {
@@ -99,9 +131,15 @@ export function deployImageStep(deps: RamdiskStepDeps): RamdiskStep {
       await zeroHead(disk.path, written);
       throw new IronflowError('DRIVER_ERROR', `the image's digest is ${sha256}, expected ${image.sha256}: the image was not deployed`, { reason: 'digest-mismatch', sha256 });
     }
+    const expected = writtenDigest.digest('hex');
+    const readBack = await readBackDigest(disk.path, written);
+    if (readBack !== expected) {
+      await zeroHead(disk.path, written);
+      throw new IronflowError('DRIVER_ERROR', `disk ${disk.name} reads back other bytes than were written (sha256 ${readBack}, wrote ${expected}): the image was not deployed`, { reason: 'read-back-mismatch' });
+    }
     deps.heartbeat({ bytesWritten: written, bytesFetched: fetched });
     deps.log.info('image written', { nodeId: deps.nodeId, imageId: image.imageId ?? null, bytesWritten: written, sha256, from: opened.from });
     const userData = image.userDataRef ? await writeUserData(deps, input.workflowId, image.userDataRef) : null;
-    return { sha256, bytesWritten: written, bytesFetched: fetched, fetchedFrom: opened.from, disk: disk.name, ...(userData ? { userData } : {}) };
+    return { sha256, bytesWritten: written, bytesFetched: fetched, fetchedFrom: opened.from, disk: disk.name, readBackSha256: readBack, ...(userData ? { userData } : {}) };
   };
 }
