@@ -89,7 +89,7 @@ describe('proxy DHCP on real sockets', () => {
     expect(decoded.flags).toBe(0x8000);
     // The options, in order, then END.
     const options = [
-      `2b04060108ff`, // 43: PXE_DISCOVERY_CONTROL = 8 (boot the file named here)
+      `2b0a060108` + `0a0400${hex('PXE')}` + 'ff', // 43: PXE_DISCOVERY_CONTROL = 8 (boot the file named here), a prompt of timeout 0 as dnsmasq sends
       `350102`, // 53: OFFER
       `3604${ipHex(SERVER_IP)}`, // 54: server identifier
       `3c09${hex('PXEClient')}`, // 60

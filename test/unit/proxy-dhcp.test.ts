@@ -62,7 +62,7 @@ describe('proxy DHCP decisions', () => {
     expect([...(option(53) ?? [])]).toEqual([2]);
     expect([...(option(54) ?? [])]).toEqual([10, 0, 0, 2]);
     expect(text(60)).toBe('PXEClient');
-    expect([...(option(43) ?? [])]).toEqual([6, 1, 8, 255]);
+    expect([...(option(43) ?? [])]).toEqual([6, 1, 8, 10, 4, 0, 0x50, 0x58, 0x45, 255]);
     expect(text(66)).toBe('10.0.0.2');
     expect(text(67)).toBe('undionly.kpxe');
     expect(option(97)?.toString('hex')).toBe(`00${uuid.replaceAll('-', '')}`);

@@ -13,7 +13,6 @@ export const DhcpOption = {
   bootFileName: 67,
   userClass: 77,
   clientArchitecture: 93,
-  clientNetworkInterface: 94,
   clientMachineId: 97,
 } as const;
 
@@ -24,9 +23,10 @@ dhcpOptions.addOption(DhcpOption.clientMachineId, { name: 'Client Machine Identi
 
 /**
  * Option 43 for a PXE client: PXE_DISCOVERY_CONTROL (sub-option 6) = 8, "boot the file named
- * in this offer" (no menu, no boot server discovery), then the end of the sub-options.
+ * in this offer" (no menu, no boot server discovery); PXE_MENU_PROMPT (10) with timeout 0 and
+ * "PXE", as dnsmasq sends when it has no menu (some PXE ROMs want a prompt); then the end.
  */
-export const pxeVendorOptions: readonly number[] = [6, 1, 8, 255];
+export const pxeVendorOptions: readonly number[] = [6, 1, 8, 10, 4, 0, ...Buffer.from('PXE'), 255];
 
 /** RFC 4578 / IANA processor architecture types of the clients we answer. */
 const platformByArchitectureType: ReadonlyMap<number, BootArchitecture> = new Map([
