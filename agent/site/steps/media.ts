@@ -4,7 +4,7 @@
 // without virtual media is UNSUPPORTED for insert (metal then sanboots the cached ISO);
 // eject also drops the machine's sanboot entries, and is a no-op for the BMC then.
 import { z } from 'zod';
-import { parseWith } from '../../../core/errors';
+import { isIronflowError, parseWith } from '../../../core/errors';
 import { runBmcCommand } from '../../bmc/commands';
 import { withBmc } from '../bmc-access';
 import { operationIdFor } from '../operation-id';
@@ -41,8 +41,14 @@ export function mediaEjectStep(deps: SiteStepDeps): SiteStep {
     }
     const ejected = await withBmc(deps, input, async (driver) => {
       if (!driver.virtualMedia) return false;
-      await runBmcCommand(deps.ledgerFor(input), driver, operationIdFor(input, 'media.eject'), { kind: 'media.eject' });
-      return true;
+      try {
+        await runBmcCommand(deps.ledgerFor(input), driver, operationIdFor(input, 'media.eject'), { kind: 'media.eject' });
+        return true;
+      } catch (error) {
+        // A Redfish BMC without a virtual CD has nothing to eject (a release runs eject on every BMC).
+        if (isIronflowError(error) && error.code === 'UNSUPPORTED') return false;
+        throw error;
+      }
     });
     deps.log.info('virtual media ejected', { nodeId: input.target.nodeId, workflowId: input.workflowId, ejected, sanbootEntriesRemoved: removed.length });
     return { ejected, sanbootEntriesRemoved: removed };
