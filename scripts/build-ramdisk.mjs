@@ -17,10 +17,13 @@ const outDir = path.resolve(process.env.IRONFLOW_DATA_DIR ?? path.join(repoRoot,
 /** The NICs and disk controllers a ramdisk may meet; their dependencies come from modules.dep. */
 const MODULES = ['virtio_pci', 'virtio_net', 'virtio_blk', 'virtio_scsi', 'e1000', 'e1000e', 'igb', 'ixgbe', 'ahci', 'ata_piix', 'sd_mod', 'nvme', 'sr_mod', 'vfat', 'nls_cp437', 'nls_ascii', 'nls_iso8859_1'];
 
-/** What deploy.image writes the config drive with (agent/ramdisk/config-drive-writer.ts). */
-const CONFIG_DRIVE_TOOLS = [
-  { source: execFileSync('sh', ['-c', 'command -v mkfs.fat || echo /usr/sbin/mkfs.fat'], { encoding: 'utf8' }).trim(), names: ['usr/sbin/mkfs.fat', 'usr/sbin/mkfs.vfat'] },
-  { source: execFileSync('sh', ['-c', 'command -v mtools || echo /usr/bin/mtools'], { encoding: 'utf8' }).trim(), names: ['usr/bin/mtools', 'usr/bin/mcopy', 'usr/bin/mmd'] },
+const which = (tool) => execFileSync('sh', ['-c', `command -v ${tool} || true`], { encoding: 'utf8' }).trim();
+/** What deploy.image writes the config drive with (agent/ramdisk/config-drive-writer.ts) and disk.wipe erases devices with (agent/ramdisk/disk-erase.ts). */
+const RAMDISK_TOOLS = [
+  { source: which('nvme'), names: ['usr/sbin/nvme'] },
+  { source: which('hdparm'), names: ['usr/sbin/hdparm'] },
+  { source: which('mkfs.fat'), names: ['usr/sbin/mkfs.fat', 'usr/sbin/mkfs.vfat'] },
+  { source: which('mtools'), names: ['usr/bin/mtools', 'usr/bin/mcopy', 'usr/bin/mmd'] },
 ];
 
 // On failure it says why on the console and powers off (the control plane's wait fails with the reason).
@@ -45,7 +48,7 @@ poweroff -f
 `;
 
 async function main() {
-  requireTools([['cpio', 'cpio'], ['zstd', 'zstd'], ['ldd', 'libc-bin'], ['mkfs.fat', 'dosfstools'], ['mtools', 'mtools']]);
+  requireTools([['cpio', 'cpio'], ['zstd', 'zstd'], ['ldd', 'libc-bin'], ['mkfs.fat', 'dosfstools'], ['mtools', 'mtools'], ['nvme', 'nvme-cli'], ['hdparm', 'hdparm']]);
   const kernel = newestKernel();
   const modules = moduleLoadOrder(kernel.version, MODULES);
   const stage = mkdtempSync(path.join(os.tmpdir(), 'ironflow-ramdisk-'));
@@ -61,7 +64,7 @@ async function main() {
       return;
     }
     say(`kernel ${kernel.version}, ${modules.length} modules, node ${process.version}`);
-    stageInitramfs(stage, { kernel, modules, init: INIT, files: { 'etc/udhcpc.script': UDHCPC_SCRIPT }, binaries: CONFIG_DRIVE_TOOLS });
+    stageInitramfs(stage, { kernel, modules, init: INIT, files: { 'etc/udhcpc.script': UDHCPC_SCRIPT }, binaries: RAMDISK_TOOLS });
     mkdirSync(outDir, { recursive: true });
     packInitramfs(stage, path.join(outDir, 'initrd.img'));
     copyFileSync(kernel.file, path.join(outDir, 'vmlinuz'));

@@ -124,7 +124,7 @@ export class Machine {
     return {
       system: { productUuid: d.uuid, vendor: 'Ironflow', model: 'Emulated Machine', serial: d.id, arch: d.arch, uefi: d.uefi, cpus: 4, memoryBytes: 8 * 1024 ** 3 },
       nics: d.macs.map((mac, i) => ({ mac, ...(d.ips[i] ? { ip: d.ips[i] } : {}) })),
-      disks: [{ name: 'disk0', path: this.diskPath, sizeBytes: d.diskBytes }],
+      disks: [{ name: 'disk0', path: this.diskPath, sizeBytes: d.diskBytes, kind: 'file' }],
       gpus: Array.from({ length: d.gpus }, (_, i) => ({ model: 'Emulated GPU', uuid: `GPU-${d.uuid.slice(0, 8)}-${i}` })),
       dcgm: async (level): Promise<DcgmReport> => ({
         level,

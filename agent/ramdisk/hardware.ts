@@ -10,6 +10,8 @@ export interface RamdiskDisk {
   /** A block device, or the emulator's disk file. */
   path: string;
   sizeBytes: number;
+  /** 'file': the emulator's disk (an emulated device: no discard, secure-erase by overwrite, no crypto-erase). */
+  kind?: 'block' | 'file';
 }
 
 export interface DcgmReport {

@@ -25,7 +25,7 @@ export function reporter(name) {
 const { fail } = reporter('boot-image');
 
 /** busybox applets the inits use (and an operator at the console may want). */
-const APPLETS = ['sh', 'mount', 'umount', 'mkdir', 'cat', 'echo', 'sed', 'grep', 'ip', 'udhcpc', 'insmod', 'poweroff', 'reboot', 'sleep', 'ls', 'dd', 'blkdiscard', 'sync', 'tr', 'head', 'dmesg', 'uname', 'findfs', 'blkid'];
+const APPLETS = ['sh', 'mount', 'umount', 'mkdir', 'cat', 'echo', 'sed', 'grep', 'ip', 'udhcpc', 'insmod', 'poweroff', 'reboot', 'sleep', 'ls', 'dd', 'blkdiscard', 'sync', 'tr', 'head', 'dmesg', 'uname', 'findfs', 'blkid', 'blockdev'];
 
 export function sha256File(file) {
   return createHash('sha256').update(readFileSync(file)).digest('hex');

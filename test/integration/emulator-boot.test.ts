@@ -109,9 +109,9 @@ describe('an emulated machine boots into a real ramdisk', () => {
     const wipe = result.outputs['steps[2]'] as { attested: boolean; disks: Array<{ readBack: boolean }> };
     expect(wipe.attested).toBe(true);
     const disk = readFileSync(machine.diskPath);
-    expect(disk.subarray(0, 1024 * 1024).every((b) => b === 0)).toBe(true);
-    expect(disk.subarray(disk.length - 1024 * 1024).every((b) => b === 0)).toBe(true);
-    expect(disk[2 * 1024 * 1024]).toBe(0xab); // quick: only the ends
+    // quick zeroes the first and last 64 MiB: all of this 16 MiB disk, the 0xab written at 2 MiB included.
+    expect(disk.length).toBe(16 * 1024 * 1024);
+    expect(disk.every((b) => b === 0)).toBe(true);
 
     // boot.cleanUp: no entry, no live token, no stored bearer.
     expect(agent.bootServer && JSON.parse(readFileSync(`${agent.identity.dataDir}/boot-entries.json`, 'utf8')).entries).toEqual([]);
