@@ -3,12 +3,14 @@
 import type { BootEntry } from '../../core/boot/boot-entry';
 import type { AgentLog } from '../site/log';
 import { CacheGrants } from './grants';
-import { CachePuller, type CacheSectionStatus, type ImageReport, type WantedImage } from './puller';
+import type { CacheImage } from '../../core/images/prewarm';
+import type { CacheImageReport, SiteSectionStatus } from '../../core/schemas/agent-sessions';
+import { CachePuller } from './puller';
 import { ImageCacheStore } from './store';
 
 export interface ImageCacheReport {
-  images: ImageReport[];
-  status: CacheSectionStatus;
+  images: CacheImageReport[];
+  status: SiteSectionStatus;
 }
 
 export class SiteImageCache {
@@ -25,7 +27,7 @@ export class SiteImageCache {
     });
   }
 
-  want(images: readonly WantedImage[], pinnedDigests: readonly string[]): void {
+  want(images: readonly CacheImage[], pinnedDigests: readonly string[]): void {
     this.puller.want(images, pinnedDigests);
   }
 

@@ -3,38 +3,21 @@
 // not be cached (its bytes did not match, or its source failed), READY when all are cached.
 // After every change the cache is trimmed to its budget, sparing what the site names.
 import { IronflowError } from '../../core/errors';
+import type { CacheImage } from '../../core/images/prewarm';
+import type { CacheImageReport, SiteSectionStatus } from '../../core/schemas/agent-sessions';
 import { openImageSource } from '../ramdisk/image-source';
 import type { AgentLog } from '../site/log';
 import { trimCache } from './eviction';
 import { sha256Pattern, type ImageCacheStore } from './store';
 
-export interface WantedImage {
-  url: string;
-  sha256: string;
-  format: string;
-}
-
-export const cacheSectionStates = ['READY', 'PROGRESSING', 'FAILED'] as const;
-export interface CacheSectionStatus {
-  state: (typeof cacheSectionStates)[number];
-  message: string;
-}
-
-export const imageReportStates = ['pulling', 'ready', 'failed'] as const;
-export interface ImageReport {
-  sha256: string;
-  state: (typeof imageReportStates)[number];
-  sizeBytes: number;
-}
-
-/** The most a report lists: the heartbeat carries it, and the control plane bounds it too. */
-export const MAX_REPORTED_IMAGES = 1024;
+/** The most a report lists: the heartbeat carries it (the schema bounds it the same). */
+const MAX_REPORTED_IMAGES = 1024;
 const MAX_MESSAGE_CHARS = 512;
 const DEFAULT_CONCURRENCY = 2;
 const DEFAULT_RETRY_FAILED_MS = 5 * 60_000;
 
 /** A source URL without what may be a secret (user info, a presigned query): for logs and status. */
-export function displayUrl(url: string): string {
+function displayUrl(url: string): string {
   try {
     const parsed = new URL(url);
     return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
@@ -50,7 +33,7 @@ interface Failure {
 }
 
 export class CachePuller {
-  private wanted = new Map<string, WantedImage>();
+  private wanted = new Map<string, CacheImage>();
   private pinned = new Set<string>();
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly failures = new Map<string, Failure>();
@@ -67,7 +50,7 @@ export class CachePuller {
   }
 
   /** The site's current list (from each session answer) and the digests deploys pin there. */
-  want(images: readonly WantedImage[], pinnedDigests: readonly string[] = []): void {
+  want(images: readonly CacheImage[], pinnedDigests: readonly string[] = []): void {
     this.wanted = new Map(images.filter((image) => sha256Pattern.test(image.sha256)).map((image) => [image.sha256, image]));
     this.pinned = new Set(pinnedDigests);
     for (const sha256 of this.failures.keys()) if (!this.wanted.has(sha256)) this.failures.delete(sha256);
@@ -85,7 +68,7 @@ export class CachePuller {
     return new Set([...this.wanted.keys(), ...this.pinned]);
   }
 
-  status(): CacheSectionStatus {
+  status(): SiteSectionStatus {
     const [failed] = [...this.failures.entries()];
     if (failed) {
       const [sha256, failure] = failed;
@@ -97,8 +80,8 @@ export class CachePuller {
   }
 
   /** The images inventory: every verified copy, every pull under way, every failed pull. */
-  report(): ImageReport[] {
-    const out: ImageReport[] = this.store.list().map((copy) => ({ sha256: copy.sha256, state: 'ready', sizeBytes: copy.sizeBytes }));
+  report(): CacheImageReport[] {
+    const out: CacheImageReport[] = this.store.list().map((copy) => ({ sha256: copy.sha256, state: 'ready', sizeBytes: copy.sizeBytes }));
     for (const sha256 of this.inFlight.keys()) out.push({ sha256, state: 'pulling', sizeBytes: 0 });
     for (const sha256 of this.failures.keys()) out.push({ sha256, state: 'failed', sizeBytes: 0 });
     return out.sort((a, b) => a.sha256.localeCompare(b.sha256)).slice(0, MAX_REPORTED_IMAGES);
@@ -125,7 +108,7 @@ export class CachePuller {
     }
   }
 
-  private async pull(image: WantedImage): Promise<void> {
+  private async pull(image: CacheImage): Promise<void> {
     this.log.info('image cache: pulling', { url: displayUrl(image.url), sha256: image.sha256 });
     try {
       const source = await openImageSource(image.url, this.options.trustedCaPems);
