@@ -45,7 +45,7 @@ export const agentSessionRoutes: FastifyPluginAsyncZod<ApiContext> = async (app,
     }
     if (isSiteAgent && request.body.images) {
       const changed = await recordSiteCacheReport(ctx.db, { nodeId: agent.nodeId, siteId: agent.siteId as string, images: request.body.images });
-      // Only a changed report can carry a new failure: the failure is recorded once, not every beat.
+      // A failed pull changes the report (a failed row): recorded once then, not on every beat.
       if (changed && request.body.siteStatus?.state === 'FAILED') {
         await appendEvent(ctx.db, { tenantId: agent.tenantId, type: 'site.cache.failed', subjectId: agent.nodeId, data: { siteId: agent.siteId, message: request.body.siteStatus.message } });
       }
