@@ -27,7 +27,8 @@ import { startBootSite, until, type BootSite } from '../helpers/boot-site';
 import { stopChild } from '../helpers/child-process';
 import { createTestNetwork, type LoopbackForward, type NetworkHost, type TestNetwork } from '../helpers/netns';
 import { QemuBmc } from '../helpers/qemu-bmc';
-import { requireQemu, startQemuMachine, type Firmware, type QemuMachine } from '../helpers/qemu';
+import type { QemuMachine } from '../../agent/emulator/qemu-machine';
+import { requireQemu, startQemuMachine, type Firmware } from '../helpers/qemu';
 import { spawnSiteAgent, type SiteAgentProcess } from '../helpers/site-agent-process';
 import { buildMarkerInitrd, debianKernel, INITRD_MARKER, printedCmdline } from '../helpers/test-initrd';
 
@@ -89,7 +90,8 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
   let dir: string;
   let leaseFile: string;
   let dnsmasqLog = '';
-  const machines: QemuMachine[] = [];
+  /** The QEMU machines by MAC. */
+  const machines = new Map<string, QemuMachine>();
   const runs: string[] = [];
 
   beforeAll(async () => {
@@ -168,7 +170,7 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
 
   afterAll(async () => {
     await Promise.all(runs.map((id) => site.t.cp.temporal.workflow.getHandle(id).terminate('test over').catch(() => undefined)));
-    await Promise.all(machines.map((m) => m.kill()));
+    await Promise.all([...machines.values()].map((m) => m.stop()));
     await bmc?.close();
     if (agent) await stopChild(agent.child);
     if (dnsmasq) await stopChild(dnsmasq);
@@ -178,8 +180,8 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
 
   /** A node row for a QEMU machine whose BMC is the emulated one (what metal.enroll and inspect.oob record). */
   async function enrollQemuMachine(id: string, firmware: Firmware, mac: string, uuid: string): Promise<string> {
-    const record = bmc.add(id, { network, firmware, mac, uuid, dir });
-    void record.firstBoot.then((m) => machines.push(m));
+    const record = bmc.add({ id, network, firmware, mac, uuid, dir });
+    machines.set(mac, record.machine);
     const { db, secrets } = site.t.cp;
     const nodeId = newId('node');
     const bmcCredentialsRef = await secrets.put(db, { tenantId: 'root', purpose: 'bmc-credentials', value: JSON.stringify({ username: record.bmc.username, password: record.bmc.password }) });
@@ -190,8 +192,8 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
   }
 
   /** The script the agent serves this machine now (fetched from inside the network, as iPXE does). */
-  async function scriptFor(machine: QemuMachine, ip: string): Promise<string> {
-    const url = `http://${agentHost.ip}:${BOOT_HTTP_PORT}/boot/ipxe?mac=${machine.mac}&uuid=${machine.uuid}&ip=${ip}`;
+  async function scriptFor(mac: string, uuid: string, ip: string): Promise<string> {
+    const url = `http://${agentHost.ip}:${BOOT_HTTP_PORT}/boot/ipxe?mac=${mac}&uuid=${uuid}&ip=${ip}`;
     return network.execIn(dhcpHost.ns, process.execPath, ['-e', `fetch(${JSON.stringify(url)}).then(async (r) => process.stdout.write(await r.text()))`]);
   }
 
@@ -212,7 +214,7 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
     const nodeId = await enrollQemuMachine(name, firmware, mac, uuid);
     const started = await site.t.root.call<{ workflowId: string }>('POST', '/v1/profiles/qemu-ramdisk-boot/runs', { tenantId: 'root', nodeId, provisionState: 'commissioning' });
     runs.push(started.workflowId);
-    const machine = await until(`${name} to be powered on through its BMC`, () => machines.find((m) => m.mac === mac), 120_000);
+    const machine = await until(`${name} to be powered on through its BMC`, () => machines.get(mac)?.boots[0], 120_000);
     const log = await machine.waitForSerial(INITRD_MARKER, BOOT_TIMEOUT_MS);
     const seconds = (Date.now() - machine.startedAt) / 1000;
     const cmdline = await until(`${name}'s /init to print its command line`, () => printedCmdline(machine.serial()), 30_000).catch(() => {
@@ -230,7 +232,7 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
     expect(ip, `dnsmasq leased ${mac} an address; its log:\n${dnsmasqLog}`).toBeDefined();
 
     // The kernel got the script's kernel line whole: every argument, the assertion included.
-    const script = parseRamdiskScript(await scriptFor(machine, ip as string));
+    const script = parseRamdiskScript(await scriptFor(mac, uuid, ip as string));
     expect(script, 'the agent still serves this machine a ramdisk script').toBeDefined();
     // EFI iPXE passes the kernel image's name first (EFI load options); BIOS iPXE only the
     // script's arguments, as written.
@@ -260,8 +262,8 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
 
   it('a machine without a boot entry gets no proxy answer and is listed as discovered', async () => {
     const mac = '52:54:00:77:60:03';
-    const machine = startQemuMachine({ network, firmware: 'bios', mac, uuid: randomUUID(), dir, name: 'unknown' });
-    machines.push(machine);
+    const { machine } = await startQemuMachine({ network, firmware: 'bios', mac, uuid: randomUUID(), dir, name: 'unknown' });
+    machines.set(mac, machine);
     // It asked: the site's DHCP server leased it an address (its firmware's PXE DHCP round).
     await until('dnsmasq to lease the unknown machine an address', () => leasedIp(mac), 120_000).catch((error: Error) => {
       throw new Error(`${error.message}; dnsmasq's log:\n${dnsmasqLog}`);
@@ -269,7 +271,7 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
     await until('the agent to list the unknown MAC as discovered', () => agent.entries().some((e) => JSON.stringify(e).includes(mac) && /discover/i.test(String(e.message))), 60_000);
     expect(proxyReplies(mac)).toEqual([]);
     expect(answeredBootFiles(mac)).toEqual([]);
-    await machine.kill();
+    await machine.stop();
   }, 240_000);
 
   it('a partitioned agent stops answering proxy DHCP within the lease TTL', async () => {
