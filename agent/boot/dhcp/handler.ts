@@ -31,9 +31,10 @@ type ClientFamily = 'PXEClient' | 'HTTPClient';
 const NO_ADDRESS = '0.0.0.0';
 const BROADCAST_FLAG = 0x8000;
 const UUID_OPTION_BYTES = 17;
-/** The longest boot file name `file` holds with its terminating NUL; option 67 takes up to 255. */
+/** The longest boot file name `file` holds with its terminating NUL. */
 const FILE_FIELD_MAX = 127;
-const OPTION_MAX = 255;
+/** The longest boot file name or URL option 67 holds. */
+export const MAX_BOOT_FILE_BYTES = 255;
 const ipxeUserClass = 'iPXE';
 
 function familyOf(vendorClass: Buffer | undefined): ClientFamily | undefined {
@@ -109,7 +110,7 @@ export function decideProxyDhcp(packet: DhcpPacket, port: ProxyDhcpPort, context
   const ipxe = isIpxe(packet);
   const viaTftp = family === 'PXEClient' && !ipxe;
   const bootFile = ipxe ? `${context.httpBaseUrl}/boot/chain.ipxe` : viaTftp ? build : `${context.httpBaseUrl}/boot/files/${build}`;
-  if (Buffer.byteLength(bootFile) > OPTION_MAX) return { ignored: 'boot-file-too-long' };
+  if (Buffer.byteLength(bootFile) > MAX_BOOT_FILE_BYTES) return { ignored: 'boot-file-too-long' };
 
   const { serverIp } = context.config;
   const options: DhcpReply['options'] = {
