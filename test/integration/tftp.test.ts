@@ -124,6 +124,14 @@ describe('TFTP refusals', () => {
   });
 });
 
+describe('TFTP start', () => {
+  it('a port already taken stops the start with an error naming the port and the fix', async () => {
+    const first = await server();
+    await expect(server({ port: first.port })).rejects.toMatchObject({ code: 'INVALID_CONFIG', details: { path: 'boot.tftp', port: first.port, code: 'EADDRINUSE' } });
+    await expect(server({ port: first.port })).rejects.toThrow(`TFTP cannot listen on UDP port ${first.port} (127.0.0.1): the port is in use`);
+  });
+});
+
 describe('TFTP bounds', () => {
   async function startTransfer(address: string, port: number): Promise<boolean> {
     const c = await client(address);

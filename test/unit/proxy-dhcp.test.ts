@@ -126,9 +126,10 @@ describe('proxy DHCP decisions', () => {
     expect(decide({ mac: '52:54:00:aa:bb:cc', arch: 0, extra: [[97, [1, 2, 3]]] })).toMatchObject({ discovered: { uuid: null } });
   });
 
-  it('does not answer while the agent is not the active boot server', () => {
+  it('does not answer, nor list an unknown MAC, while the agent is not the active boot server', () => {
     expect(decide({ arch: 0 }, 'dhcp', context({ state: { active: false, epoch: 3 } }))).toEqual({ ignored: 'not-active' });
     expect(decide({ arch: 0 }, 'dhcp', context({ state: { active: true, epoch: 0 } }))).toEqual({ ignored: 'not-active' });
+    expect(decide({ mac: '52:54:00:aa:bb:cc', arch: 7 }, 'dhcp', context({ state: { active: false, epoch: 3 } }))).toEqual({ ignored: 'not-active' });
   });
 
   it('does not answer what is not a PXE boot request', () => {

@@ -89,6 +89,8 @@ export function decideProxyDhcp(packet: DhcpPacket, port: ProxyDhcpPort, context
   if (architectureType === undefined) return { ignored: 'malformed' };
   const machineId = packet.options.get(DhcpOption.clientMachineId);
 
+  // A standby or fenced agent neither answers nor lists: discovery is the active boot server's (spec 001).
+  if (!context.state.active || context.state.epoch <= 0) return { ignored: 'not-active' };
   const entry = context.entries.get(packet.mac);
   if (!entry) {
     return {
@@ -101,7 +103,6 @@ export function decideProxyDhcp(packet: DhcpPacket, port: ProxyDhcpPort, context
       },
     };
   }
-  if (!context.state.active || context.state.epoch <= 0) return { ignored: 'not-active' };
 
   // The firmware's own word wins over the entry's; a pre-RFC 4578 client says nothing.
   const platform = architectureType === null ? entry.arch : platformOf(architectureType);

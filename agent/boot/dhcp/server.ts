@@ -19,6 +19,7 @@ import type { BootServerState } from '../http/ipxe-routes';
 import type { AgentLog, LogLevel } from '../../site/log';
 import { decideProxyDhcp, MAX_BOOT_FILE_BYTES, type ProxyDhcpPort } from './handler';
 import { decodeDhcpPacket, encodeDhcpReply, MAX_PACKET_BYTES } from './packet';
+import { udpBindError } from '../bind-error';
 
 const CLIENT_PORT = 68;
 const LOG_LINES_PER_SECOND = 20;
@@ -39,29 +40,12 @@ export interface ProxyDhcpOptions {
   log: AgentLog;
 }
 
-/** A start error that names the port and what to do about it. */
-function bindError(error: NodeJS.ErrnoException, port: number, address: string): IronflowError {
-  const where = `proxy DHCP cannot listen on UDP port ${port} (${address})`;
-  const off = 'or set proxy_dhcp = false in [boot]';
-  const details = { path: 'boot.proxy_dhcp', port, code: error.code };
-  if (error.code === 'EADDRINUSE') {
-    return new IronflowError('INVALID_CONFIG', `${where}: the port is in use by another process, such as a DHCP server (dnsmasq, isc-dhcp-server) on this host; stop it, ${off}`, details);
-  }
-  if (error.code === 'EACCES' || error.code === 'EPERM') {
-    return new IronflowError('INVALID_CONFIG', `${where}: permission denied; run the agent as root or give it CAP_NET_BIND_SERVICE (setcap cap_net_bind_service=+ep "$(command -v node)"), ${off}`, details);
-  }
-  if (error.code === 'EADDRNOTAVAIL') {
-    return new IronflowError('INVALID_CONFIG', `${where}: ${address} is not an address of this host; set boot.server_ip to this agent's address on the provisioning network, ${off}`, { ...details, path: 'boot.server_ip' });
-  }
-  return new IronflowError('INVALID_CONFIG', `${where}: ${error.message}; ${off}`, details);
-}
-
 function bindSocket(port: number, address: string, reuseAddr: boolean): Promise<dgram.Socket> {
   const socket = dgram.createSocket({ type: 'udp4', reuseAddr });
   return new Promise((resolve, reject) => {
     socket.once('error', (error: NodeJS.ErrnoException) => {
       socket.close();
-      reject(bindError(error, port, address));
+      reject(udpBindError(error, { service: 'proxy DHCP', port, address, configKey: 'proxy_dhcp' }));
     });
     socket.bind(port, address, () => {
       socket.removeAllListeners('error');

@@ -15,6 +15,7 @@ import { openInside } from '../jail';
 import { decideRequest, defaultTftpLimits, type TftpLimits } from './handler';
 import { encodeError, TftpError, type TftpErrorCode } from './packet';
 import { defaultTransferTiming, ReadTransfer, type TransferOutcome, type TransferTiming } from './transfer';
+import { udpBindError } from '../bind-error';
 
 export interface TftpServerOptions {
   /** The address to listen on and answer from: the agent's server_ip on the provisioning network. */
@@ -119,13 +120,12 @@ export async function startTftpServer(options: TftpServerOptions): Promise<TftpS
       log.error('tftp request failed', { peer: peer.address, error: (error as Error).message });
     });
   });
-  // A socket error on the listener (rare for UDP) is logged; requests keep being served.
-  socket.on('error', (error) => log.error('tftp listener error', { error: error.message }));
-
   await new Promise<void>((resolve, reject) => {
-    socket.once('error', reject);
+    socket.once('error', (error: NodeJS.ErrnoException) => reject(udpBindError(error, { service: 'TFTP', port: options.port, address: options.address, configKey: 'tftp' })));
     socket.bind(options.port, options.address, () => {
-      socket.off('error', reject);
+      // Once bound, a socket error on the listener (rare for UDP) is logged; requests keep being served.
+      socket.removeAllListeners('error');
+      socket.on('error', (error) => log.error('tftp listener error', { error: error.message }));
       resolve();
     });
   });
