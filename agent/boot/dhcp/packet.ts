@@ -102,18 +102,8 @@ export function messageTypeOf(packet: DhcpPacket): number | undefined {
   return value?.length === 1 ? value[0] : undefined;
 }
 
-export interface DhcpReply {
-  xid: number;
-  flags: number;
-  ciaddr: string;
-  yiaddr: string;
-  siaddr: string;
-  giaddr: string;
-  mac: string;
-  /** Up to 127 bytes of ASCII; longer names go in option 67 only. */
-  file: string;
-  options: Record<number, DhcpLibOptionValue>;
-}
+/** A reply has a request's fields but op, secs and sname (the writer fills those), and typed option values. `file` holds up to 127 bytes of ASCII; longer names go in option 67 only. */
+export type DhcpReply = Omit<DhcpPacket, 'op' | 'secs' | 'sname' | 'options'> & { options: Record<number, DhcpLibOptionValue> };
 
 export function encodeDhcpReply(reply: DhcpReply): Buffer {
   const written = protocol.format({ op: 2, htype: 1, hlen: 6, hops: 0, secs: 0, sname: '', ...reply, chaddr: reply.mac });
