@@ -1,14 +1,24 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Tests that boot QEMU machines (TCG: a core each). They run after the rest of the suite, one
+ * file at a time, so they never starve the timing-sensitive tests (crash resumption, leases)
+ * of the machine's two cores.
+ */
+const vmTests = ['test/e2e/boot-real-firmware.test.ts', 'test/e2e/qemu-*.test.ts'];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/global-setup.ts'],
     // One Temporal dev server for the run; each test file gets its own database, task
-    // queue and data dir. Two cores: two files at a time.
-    maxWorkers: 2,
+    // queue and data dir.
+    globalSetup: ['test/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    projects: [
+      // Two cores: two files at a time.
+      { extends: true, test: { name: 'suite', include: ['test/**/*.test.ts'], exclude: vmTests, maxWorkers: 2, sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: 'vm', include: vmTests, maxWorkers: 1, sequence: { groupOrder: 1 } } },
+    ],
   },
 });

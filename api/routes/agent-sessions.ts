@@ -34,10 +34,11 @@ export const agentSessionRoutes: FastifyPluginAsyncZod<ApiContext> = async (app,
     const now = new Date();
     const taskQueue = agentTaskQueue(agent.role, agent.siteId, agent.nodeId);
     const previous = await ctx.db.agentSession.findUnique({ where: { nodeId: agent.nodeId } });
+    const siteStatus = request.body.siteStatus ? { siteStatus: request.body.siteStatus } : {};
     await ctx.db.agentSession.upsert({
       where: { nodeId: agent.nodeId },
-      create: { nodeId: agent.nodeId, siteId: agent.siteId ?? '', role: agent.role, lastSeenAt: now, taskQueue },
-      update: { lastSeenAt: now, taskQueue, role: agent.role, ...(previous && !isConnected(previous.lastSeenAt, now.getTime()) ? { connectedAt: now } : {}) },
+      create: { nodeId: agent.nodeId, siteId: agent.siteId ?? '', role: agent.role, lastSeenAt: now, taskQueue, ...siteStatus },
+      update: { lastSeenAt: now, taskQueue, role: agent.role, ...siteStatus, ...(previous && !isConnected(previous.lastSeenAt, now.getTime()) ? { connectedAt: now } : {}) },
     });
     const isSiteAgent = agent.role === 'site' && agent.siteId !== null;
     if (isSiteAgent && (!previous || !isConnected(previous.lastSeenAt, now.getTime()))) {

@@ -1,6 +1,7 @@
 // What sites.get adds about a site's agents and its boot lease (spec 001, "One active
 // boot server per site").
 import { z } from 'zod';
+import { siteSectionStatusSchema } from './agent-sessions';
 
 export const siteAgentViewSchema = z.object({
   nodeId: z.string(),
@@ -9,6 +10,8 @@ export const siteAgentViewSchema = z.object({
   lastSeenAt: z.string(),
   /** Holds the live boot lease. */
   bootServer: z.boolean(),
+  /** Its site section as it last reported it: READY, PROGRESSING while cache images warm, FAILED naming one. */
+  siteStatus: siteSectionStatusSchema.nullable(),
 });
 
 export const siteBootLeaseViewSchema = z.object({

@@ -1,6 +1,7 @@
 // A site's agents (from their sessions) and its boot lease, as sites.get shows them.
 import { isConnected } from '../agent-queues';
 import type { DbOrTx } from '../db';
+import { siteSectionStatusSchema } from '../schemas/agent-sessions';
 import type { SiteAgents } from '../schemas/site-agents';
 
 export async function siteAgentsOf(db: DbOrTx, siteId: string, now: Date = new Date()): Promise<SiteAgents> {
@@ -15,6 +16,7 @@ export async function siteAgentsOf(db: DbOrTx, siteId: string, now: Date = new D
       connected: isConnected(s.lastSeenAt, now.getTime()),
       lastSeenAt: s.lastSeenAt.toISOString(),
       bootServer: live && lease?.holderNodeId === s.nodeId,
+      siteStatus: siteSectionStatusSchema.nullable().catch(null).parse(s.siteStatus ?? null),
     })),
     bootLease: lease ? { holderNodeId: lease.holderNodeId, epoch: lease.epoch, expiresAt: lease.expiresAt?.toISOString() ?? null, live } : null,
   };

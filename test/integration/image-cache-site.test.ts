@@ -116,10 +116,15 @@ describe('the site image cache', () => {
     expect((event.data as { message: string }).message).toContain(`${originUrl}${liar.path}`);
     expect((event.data as { message: string }).message).toContain(liar.sha256);
     expect(cache().report().status).toMatchObject({ state: 'FAILED' });
+    // Operators see it in sites get, on the agent.
+    const shown = async () => (await site.t.root.call<{ agents: Array<{ nodeId: string; siteStatus: { state: string; message: string } | null }> }>('GET', `/v1/sites/${site.siteId}?tenantId=root`)).agents.find((a) => a.nodeId === agent.identity.current.nodeId)?.siteStatus;
+    const failed = await until('sites get to show the failed site section', async () => ((await shown())?.state === 'FAILED' ? await shown() : undefined), 20_000);
+    expect(failed?.message).toContain(liar.sha256);
     expect(cache().store.has(liar.sha256)).toBe(false);
     expect((await location(liar.id))?.state).toBe('failed');
     await prewarm(['cache-warm@1']);
     await until('the site section to be ready again', () => cache().report().status.state === 'READY', 20_000);
+    await until('sites get to show it ready again', async () => (await shown())?.state === 'READY', 20_000);
   }, 60_000);
 
   it('a deploy pin reaches the agent as a pinned digest, which it caches and spares', async () => {

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "AgentSession" ADD COLUMN "siteStatus" JSONB;
+
