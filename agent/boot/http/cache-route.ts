@@ -2,15 +2,13 @@
 // (agent/cache/grants.ts). Any other path under /cache/ — /cache/ itself, a malformed grant
 // or digest, an unknown or lapsed grant, a digest not cached — is a 404; a boot grant while
 // this agent does not hold the boot lease is a 503, as is a transfer past MAX_CACHE_TRANSFERS
-// at once. One byte range per request (iPXE's sanboot and resumed streams); several ranges
-// are answered whole.
-import { createReadStream } from 'node:fs';
+// at once. Ranges (iPXE's sanboot reads them) and HEAD are ranged-file.ts's.
 import type http from 'node:http';
-import { pipeline } from 'node:stream/promises';
 import type { CacheGrants } from '../../cache/grants';
 import { grantPattern } from '../../cache/grants';
 import { sha256Pattern, type ImageCacheStore } from '../../cache/store';
 import type { AgentLog } from '../../site/log';
+import { sendRangedFile, TransferSlots } from './ranged-file';
 import { sendText, type BootHttpRoute } from './server';
 
 export const CACHE_PATH_PREFIX = '/cache/';
@@ -33,32 +31,9 @@ export function cachePath(grant: string, sha256: string): string {
   return `${GRANT_PREFIX}${grant}/${sha256}`;
 }
 
-/** `bytes=a-b`, `bytes=a-`, `bytes=-n` against `size`: the inclusive range, 'unsatisfiable', or undefined (serve whole). */
-export function parseRange(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | undefined {
-  if (!header) return undefined;
-  const match = /^bytes=(\d{0,15})-(\d{0,15})$/.exec(header.trim());
-  if (!match) return undefined;
-  const [, first, last] = match as unknown as [string, string, string];
-  if (first === '' && last === '') return undefined;
-  let start: number;
-  let end: number;
-  if (first === '') {
-    const suffix = Number(last);
-    if (suffix === 0) return 'unsatisfiable';
-    start = Math.max(0, size - suffix);
-    end = size - 1;
-  } else {
-    start = Number(first);
-    end = last === '' ? size - 1 : Math.min(Number(last), size - 1);
-  }
-  if (start >= size || start > end) return 'unsatisfiable';
-  return { start, end };
-}
-
 export function cacheRoute(deps: CacheRouteDeps): BootHttpRoute {
   const notFound = (res: http.ServerResponse) => sendText(res, 404, 'not found\n');
-  const maxTransfers = deps.maxTransfers ?? MAX_CACHE_TRANSFERS;
-  let transfers = 0;
+  const slots = new TransferSlots(deps.maxTransfers ?? MAX_CACHE_TRANSFERS);
   return {
     path: CACHE_PATH_PREFIX,
     async handle(req, res, url) {
@@ -70,26 +45,16 @@ export function cacheRoute(deps: CacheRouteDeps): BootHttpRoute {
       const file = decision === 'serve' ? deps.store.pathOf(sha256) : undefined;
       const copy = deps.store.get(sha256);
       if (!file || !copy) return notFound(res);
-
-      const range = parseRange(req.headers.range, copy.sizeBytes);
-      const headers = { 'content-type': 'application/octet-stream', 'accept-ranges': 'bytes', etag: `"${sha256}"`, 'cache-control': 'no-store' };
-      if (range === 'unsatisfiable') return sendText(res, 416, '', { 'content-range': `bytes */${copy.sizeBytes}` });
-      if (transfers >= maxTransfers) return sendText(res, 503, 'too many transfers; retry\n', { 'retry-after': '5' });
-      deps.store.touch(sha256);
-      const { start, end } = range ?? { start: 0, end: copy.sizeBytes - 1 };
-      const length = copy.sizeBytes === 0 ? 0 : end - start + 1;
-      res.writeHead(range ? 206 : 200, { ...headers, 'content-length': length, ...(range ? { 'content-range': `bytes ${start}-${end}/${copy.sizeBytes}` } : {}) });
-      if (req.method === 'HEAD' || length === 0) return void res.end();
-      transfers += 1;
-      try {
-        await pipeline(createReadStream(file, { start, end }), res);
-      } catch (error) {
-        // The machine hung up (or the copy was evicted mid-read): nothing more to send.
-        deps.log.info('image cache: a transfer ended early', { sha256, error: (error as Error).message });
-        res.destroy();
-      } finally {
-        transfers -= 1;
-      }
+      await slots.run(res, async () => {
+        deps.store.touch(sha256);
+        try {
+          await sendRangedFile(req, res, { source: { path: file }, size: copy.sizeBytes, etag: `"${sha256}"`, cacheControl: 'no-store' });
+        } catch (error) {
+          // The copy was evicted mid-read: nothing more to send.
+          deps.log.info('image cache: a transfer ended early', { sha256, error: (error as Error).message });
+          res.destroy();
+        }
+      });
     },
   };
 }
