@@ -8,6 +8,9 @@
 #   dnsmasq-base also for bench/proxy-dhcp.ts        — the peer proxy DHCP is measured against
 #   ipxe, curl (Debian)                                — test/integration/tftp.test.ts, boot-files.test.ts
 #   tftpd-hpa, nginx-light (Debian)                    — bench/tftp.ts, bench/boot-files-http.ts: the peers measured against
+#   cpio, zstd, binutils, dosfstools, mtools, nvme-cli, hdparm, fdisk, syslinux, syslinux-common
+#     (Debian)                                           — test/e2e/qemu-lifecycle.test.ts: npm run build:ramdisk and
+#                                                          build:os-image, and reading the deployed disk's config drive
 # Idempotent. Prints what it did; on failure exits non-zero with the command to retry.
 set -euo pipefail
 say() { printf 'test-deps: %s\n' "$*" >&2; }
@@ -39,6 +42,20 @@ command -v curl >/dev/null || missing_apt+=(curl)
 [ -x /usr/sbin/nginx ] || missing_apt+=(nginx-light)
 compgen -G '/boot/vmlinuz-*-amd64' >/dev/null || missing_apt+=(linux-image-amd64)
 { [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1; } || missing_apt+=(busybox-static)
+# The real ramdisk and OS images (scripts/build-ramdisk.mjs, scripts/build-os-image.mjs): the
+# initramfs packing, stripping Node, the tools the ramdisk carries (config drive, device
+# erase), and the OS image's partition table and syslinux boot; mtools also reads the
+# deployed disk's config drive in the QEMU lifecycle test.
+command -v cpio >/dev/null || missing_apt+=(cpio)
+command -v zstd >/dev/null || missing_apt+=(zstd)
+command -v strip >/dev/null || missing_apt+=(binutils)
+command -v mkfs.vfat >/dev/null || missing_apt+=(dosfstools)
+command -v mcopy >/dev/null || missing_apt+=(mtools)
+command -v nvme >/dev/null || missing_apt+=(nvme-cli)
+command -v hdparm >/dev/null || missing_apt+=(hdparm)
+command -v sfdisk >/dev/null || missing_apt+=(fdisk)
+command -v syslinux >/dev/null || missing_apt+=(syslinux)
+[ -f /usr/lib/syslinux/mbr/mbr.bin ] || missing_apt+=(syslinux-common)
 if [ "${#missing_apt[@]}" -gt 0 ]; then
   command -v apt-get >/dev/null || fail "apt-get not found; install ${missing_apt[*]} with your package manager" "install ${missing_apt[*]}, then bash scripts/test-deps.sh"
   say "installing ${missing_apt[*]} (apt-get)…"
@@ -46,7 +63,7 @@ if [ "${#missing_apt[@]}" -gt 0 ]; then
     || fail "apt-get install ${missing_apt[*]}" "$SUDO apt-get update && $SUDO apt-get install -y ${missing_apt[*]}"
   say "installed ${missing_apt[*]}"
 else
-  say "ipmitool, ipmi_sim, cloud-init, ignition-validate, QEMU (SeaBIOS, OVMF, iPXE), dnsmasq, a kernel, busybox-static, curl, tftpd-hpa and nginx present"
+  say "ipmitool, ipmi_sim, cloud-init, ignition-validate, QEMU (SeaBIOS, OVMF, iPXE), dnsmasq, a kernel, busybox-static, curl, tftpd-hpa, nginx and the boot image tools present"
 fi
 
 # 2. sushy-tools (brings bcrypt, which the tests use for its htpasswd) from PyPI.

@@ -178,6 +178,10 @@ export class QemuMachine {
       spec.id,
       '-display',
       'none',
+      // No display adapter: a VGA is a PCI display controller (class 0x03), which the ramdisk
+      // would count as a GPU for DCGM. The console is the serial port.
+      '-vga',
+      'none',
       '-monitor',
       'none',
       '-qmp',

@@ -13,9 +13,8 @@
 //
 // Slow (TCG boots, tens of seconds each): CI runs it in its SQLite pass only;
 // IRONFLOW_E2E_QEMU=0 (set by .ci/run for the PostgreSQL re-run) skips it, saying so.
-import type { ChildProcess } from 'node:child_process';
 import { X509Certificate, randomUUID } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -23,18 +22,18 @@ import { assertionSignatureValid, decodeSignedAssertion } from '../../core/boot/
 import { repoRoot } from '../../core/config';
 import { newId } from '../../core/ids';
 import { parseRamdiskScript } from '../../agent/boot/ipxe/script';
+import type { QemuMachine } from '../../agent/emulator/qemu-machine';
 import { startBootSite, until, type BootSite } from '../helpers/boot-site';
 import { stopChild } from '../helpers/child-process';
+import { requireDnsmasq, startAddressOnlyDhcp, type AddressOnlyDhcp } from '../helpers/dnsmasq';
 import { createTestNetwork, type LoopbackForward, type NetworkHost, type TestNetwork } from '../helpers/netns';
 import { QemuBmc } from '../helpers/qemu-bmc';
-import type { QemuMachine } from '../../agent/emulator/qemu-machine';
 import { requireQemu, startQemuMachine, type Firmware } from '../helpers/qemu';
 import { spawnSiteAgent, type SiteAgentProcess } from '../helpers/site-agent-process';
 import { buildMarkerInitrd, debianKernel, INITRD_MARKER, printedCmdline } from '../helpers/test-initrd';
 
 const SUBNET = '10.77.60';
 const BOOT_HTTP_PORT = 8081;
-const DNSMASQ = '/usr/sbin/dnsmasq';
 /** The lease TTL the agent fences itself after (spec: 15 s when the site section gives none). */
 const LEASE_TTL_MS = 15_000;
 /** TCG boots take 30–60 s; two at once on two cores, more. */
@@ -73,10 +72,6 @@ async function startDhcpWatch(network: TestNetwork, host: NetworkHost): Promise<
   return { replies, discover: (mac) => void child.stdin?.write(`discover ${mac}\n`) };
 }
 
-function requireDnsmasq(): void {
-  if (!existsSync(DNSMASQ)) throw new Error('dnsmasq is missing: apt-get install -y dnsmasq-base (or bash scripts/test-deps.sh)');
-}
-
 describe.skipIf(skipReason !== undefined)('real firmware boots from the site agent', () => {
   let network: TestNetwork;
   let agentHost: NetworkHost;
@@ -86,10 +81,8 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
   let bmc: QemuBmc;
   let agent: SiteAgentProcess;
   let relay: LoopbackForward;
-  let dnsmasq: ChildProcess;
+  let dhcp: AddressOnlyDhcp;
   let dir: string;
-  let leaseFile: string;
-  let dnsmasqLog = '';
   /** The QEMU machines by MAC. */
   const machines = new Map<string, QemuMachine>();
   const runs: string[] = [];
@@ -98,7 +91,6 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
     requireQemu(['bios', 'uefi']);
     requireDnsmasq();
     dir = mkdtempSync(path.join(inject('runDir'), 'qemu-boot-'));
-    leaseFile = path.join(dir, 'dnsmasq.leases');
     const filesDir = path.join(dir, 'boot-files');
     mkdirSync(filesDir);
     copyFileSync(debianKernel(), path.join(filesDir, 'vmlinuz'));
@@ -110,21 +102,7 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
     const watchHost = network.addHost('watch', 4);
 
     // The site's DHCP server: addresses only, no PXE options.
-    dnsmasq = network.spawnIn(dhcpHost.ns, DNSMASQ, [
-      '--no-daemon',
-      '--conf-file=/dev/null',
-      '--port=0',
-      `--dhcp-range=${SUBNET}.100,${SUBNET}.150,12h`,
-      `--interface=${dhcpHost.interface}`,
-      '--bind-interfaces',
-      `--dhcp-leasefile=${leaseFile}`,
-      '--pid-file=',
-      // Not the unprivileged user it drops to by default: the lease file is in the run's 0700 dir.
-      '--user=root',
-      '--log-dhcp',
-    ]);
-    // Read, or a full pipe would stall it; the tail explains a machine that got no address.
-    dnsmasq.stderr?.on('data', (chunk: Buffer) => (dnsmasqLog = (dnsmasqLog + chunk.toString()).slice(-3000)));
+    dhcp = startAddressOnlyDhcp(network, dhcpHost, dir);
     watch = await startDhcpWatch(network, watchHost);
 
     site = await startBootSite('qemu-boot-site');
@@ -173,7 +151,7 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
     await Promise.all([...machines.values()].map((m) => m.stop()));
     await bmc?.close();
     if (agent) await stopChild(agent.child);
-    if (dnsmasq) await stopChild(dnsmasq);
+    if (dhcp) await stopChild(dhcp.child);
     await network?.destroy();
     await site?.t.close();
   });
@@ -201,12 +179,7 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
   const proxyReplies = (mac: string) => watch.replies.filter((r) => r.from === agentHost.ip && r.mac === mac);
   /** The boot files the agent says it answered a MAC with (every port, unicast ones too). */
   const answeredBootFiles = (mac: string) => agent.entries().filter((e) => e.message === 'proxy DHCP answered' && e.mac === mac).map((e) => String(e.bootFile));
-  /** The address dnsmasq leased a MAC (its lease file: "<expiry> <mac> <ip> …"; it unicasts its answers). */
-  const leasedIp = (mac: string) =>
-    (existsSync(leaseFile) ? readFileSync(leaseFile, 'utf8') : '')
-      .split('\n')
-      .map((line) => line.split(' '))
-      .find((fields) => fields[1] === mac)?.[2];
+  const leasedIp = (mac: string) => dhcp.leasedIp(mac);
 
   /** Boots a machine through metal.ensureRamdisk and checks what its kernel received. */
   async function bootsToMarker(name: string, firmware: Firmware, mac: string): Promise<{ firmware: Firmware; seconds: number; cmdlineBytes: number }> {
@@ -229,7 +202,7 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
     expect(proxyReplies(mac).length).toBeGreaterThan(0);
     expect(proxyReplies(mac).every((r) => r.yiaddr === '0.0.0.0')).toBe(true);
     const ip = leasedIp(mac);
-    expect(ip, `dnsmasq leased ${mac} an address; its log:\n${dnsmasqLog}`).toBeDefined();
+    expect(ip, `dnsmasq leased ${mac} an address; its log:\n${dhcp.log()}`).toBeDefined();
 
     // The kernel got the script's kernel line whole: every argument, the assertion included.
     const script = parseRamdiskScript(await scriptFor(mac, uuid, ip as string));
@@ -266,7 +239,7 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
     machines.set(mac, machine);
     // It asked: the site's DHCP server leased it an address (its firmware's PXE DHCP round).
     await until('dnsmasq to lease the unknown machine an address', () => leasedIp(mac), 120_000).catch((error: Error) => {
-      throw new Error(`${error.message}; dnsmasq's log:\n${dnsmasqLog}`);
+      throw new Error(`${error.message}; dnsmasq's log:\n${dhcp.log()}`);
     });
     await until('the agent to list the unknown MAC as discovered', () => agent.entries().some((e) => JSON.stringify(e).includes(mac) && /discover/i.test(String(e.message))), 60_000);
     expect(proxyReplies(mac)).toEqual([]);

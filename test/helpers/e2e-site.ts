@@ -37,6 +37,14 @@ export interface E2eSiteOptions {
   workerProcess?: boolean;
   /** The site agent as its own process (SIGKILL-able, restarted on the same data dir and boot port). */
   siteAgentProcess?: boolean;
+  /**
+   * Where machines reach the control plane (a test network's relay to this host, e.g. QEMU
+   * guests): the API's public URL (the user data's --server) and the Temporal address Join
+   * hands agents use this host at the same ports instead of 127.0.0.1.
+   */
+  machineFacingHost?: string;
+  /** Starts the site agent some other way (in a network namespace, say); it gets the image server's port and CA. */
+  startSiteAgent?: (site: BootSite, images: { port: number; caPem: string }) => Promise<E2eSiteAgent>;
 }
 
 /** The site agent, wherever it runs. */
@@ -133,7 +141,8 @@ export async function startE2eSite(key: string, options: E2eSiteOptions = {}): P
   // The installed OS joins the API's public URL (the user data's --server), so it must be the real port.
   const env: Record<string, string> = {
     IRONFLOW_API_PORT: String(apiPort),
-    IRONFLOW_API_URL: `http://127.0.0.1:${apiPort}`,
+    IRONFLOW_API_URL: `http://${options.machineFacingHost ?? '127.0.0.1'}:${apiPort}`,
+    ...(options.machineFacingHost ? { IRONFLOW_AGENT_TEMPORAL_ADDRESS: `${options.machineFacingHost}:${(options.temporalAddress ?? inject('temporalAddress')).split(':').pop()}` } : {}),
     IRONFLOW_AGENT_URL: 'https://downloads.example.com/ironflow-agent',
     IRONFLOW_AGENT_SHA256: sha(Buffer.from('the published agent')),
     ...(options.temporalAddress ? { IRONFLOW_TEMPORAL_ADDRESS: options.temporalAddress } : {}),
@@ -149,11 +158,6 @@ export async function startE2eSite(key: string, options: E2eSiteOptions = {}): P
     return worker;
   };
   const worker = options.workerProcess ? await startWorker() : undefined;
-
-  const agent = options.siteAgentProcess ? await processAgent(site) : await inProcessAgent(site);
-  const poolId = (await site.t.root.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId: site.siteId, class: 'e2e-metal' })).id;
-  const signer = generateKeyPairSync('ed25519');
-  await addImageSigner(site.t.cp.db, { tenantId: 'root', id: 'e2e-platform', publicKeyPem: signer.publicKey.export({ type: 'spki', format: 'pem' }).toString() });
 
   // The image server: HTTPS with a site CA the ramdisks carry.
   const served = new Map<string, Buffer>();
@@ -174,7 +178,16 @@ export async function startE2eSite(key: string, options: E2eSiteOptions = {}): P
     void hold.released.then(() => res.end(body.subarray(head)));
   });
   await new Promise<void>((r) => imageServer.listen(0, '127.0.0.1', () => r()));
-  const imageBase = `https://127.0.0.1:${(imageServer.address() as AddressInfo).port}`;
+  const imagePort = (imageServer.address() as AddressInfo).port;
+  const agent = options.startSiteAgent
+    ? await options.startSiteAgent(site, { port: imagePort, caPem: tls.caPem })
+    : options.siteAgentProcess
+      ? await processAgent(site)
+      : await inProcessAgent(site);
+  const imageBase = `https://127.0.0.1:${imagePort}`;
+  const poolId = (await site.t.root.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId: site.siteId, class: 'e2e-metal' })).id;
+  const signer = generateKeyPairSync('ed25519');
+  await addImageSigner(site.t.cp.db, { tenantId: 'root', id: 'e2e-platform', publicKeyPem: signer.publicKey.export({ type: 'spki', format: 'pem' }).toString() });
 
   const fleetLog: string[] = [];
   const fleet = await Fleet.start({

@@ -76,6 +76,11 @@ export interface TestNetwork {
   execIn(ns: string, command: string, args: string[]): Promise<string>;
   /** Makes the host's 127.0.0.1:<port> reachable as 127.0.0.1:<port> inside `ns`; stop() cuts it (a partition). */
   forwardLoopback(ns: string, ports: number[]): Promise<LoopbackForward>;
+  /**
+   * Makes the host's 127.0.0.1:<port> reachable as <host.ip>:<port> on the test network, so
+   * machines on the bridge (QEMU guests) reach the control plane; stop() cuts it.
+   */
+  forwardToBridge(host: NetworkHost, ports: number[]): Promise<LoopbackForward>;
   destroy(): Promise<void>;
 }
 
@@ -106,6 +111,51 @@ export function createTestNetwork(label: string, subnet: string): TestNetwork {
   // No STP and no forwarding delay: a machine's first DHCP packet must not be dropped.
   ip('-n', switchNs, 'link', 'set', bridge, 'type', 'bridge', 'stp_state', '0', 'forward_delay', '0');
   ip('-n', switchNs, 'link', 'set', bridge, 'up');
+
+  /** Relays <listen>:<port> inside `ns` to the host's 127.0.0.1:<port> through unix sockets. */
+  const relayHostPorts = async (ns: string, listen: string, forwarded: number[]): Promise<LoopbackForward> => {
+    const pairs: string[] = [];
+    const own: net.Server[] = [];
+    const sockets = new Set<net.Socket>();
+    for (const port of forwarded) {
+      const socketPath = path.join(relayDir, `${ns.slice(-12)}-${listen}-${port}.sock`);
+      const server = net.createServer((inbound) => {
+        const outbound = net.connect(port, '127.0.0.1');
+        sockets.add(inbound).add(outbound);
+        inbound.pipe(outbound).pipe(inbound);
+        const end = () => {
+          inbound.destroy();
+          outbound.destroy();
+        };
+        inbound.on('error', end);
+        outbound.on('error', end);
+      });
+      await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+      servers.push(server);
+      own.push(server);
+      pairs.push(`${listen}:${port}=${socketPath}`);
+    }
+    const relay = network.spawnIn(ns, process.execPath, [relayScript, ...pairs]);
+    await new Promise<void>((resolve, reject) => {
+      let out = '';
+      relay.stdout?.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.includes('relay ready')) resolve();
+      });
+      relay.once('exit', (code) => reject(new Error(`the loopback relay in ${ns} exited with ${code}`)));
+    });
+    return {
+      async stop() {
+        if (relay.exitCode === null && relay.signalCode === null) {
+          const exited = new Promise((resolve) => relay.once('exit', resolve));
+          relay.kill('SIGKILL');
+          await exited;
+        }
+        for (const server of own) server.close();
+        for (const socket of sockets) socket.destroy();
+      },
+    };
+  };
 
   const network: TestNetwork = {
     switchNs,
@@ -146,49 +196,8 @@ export function createTestNetwork(label: string, subnet: string): TestNetwork {
       const { stdout } = await promisify(execFile)('ip', ['netns', 'exec', ns, command, ...args], { encoding: 'utf8' });
       return stdout;
     },
-    async forwardLoopback(ns, forwarded) {
-      const pairs: string[] = [];
-      const own: net.Server[] = [];
-      const sockets = new Set<net.Socket>();
-      for (const port of forwarded) {
-        const socketPath = path.join(relayDir, `${ns.slice(-12)}-${port}.sock`);
-        const server = net.createServer((inbound) => {
-          const outbound = net.connect(port, '127.0.0.1');
-          sockets.add(inbound).add(outbound);
-          inbound.pipe(outbound).pipe(inbound);
-          const end = () => {
-            inbound.destroy();
-            outbound.destroy();
-          };
-          inbound.on('error', end);
-          outbound.on('error', end);
-        });
-        await new Promise<void>((resolve) => server.listen(socketPath, resolve));
-        servers.push(server);
-        own.push(server);
-        pairs.push(`${port}=${socketPath}`);
-      }
-      const relay = network.spawnIn(ns, process.execPath, [relayScript, ...pairs]);
-      await new Promise<void>((resolve, reject) => {
-        let out = '';
-        relay.stdout?.on('data', (chunk: Buffer) => {
-          out += chunk.toString();
-          if (out.includes('relay ready')) resolve();
-        });
-        relay.once('exit', (code) => reject(new Error(`the loopback relay in ${ns} exited with ${code}`)));
-      });
-      return {
-        async stop() {
-          if (relay.exitCode === null && relay.signalCode === null) {
-            const exited = new Promise((resolve) => relay.once('exit', resolve));
-            relay.kill('SIGKILL');
-            await exited;
-          }
-          for (const server of own) server.close();
-          for (const socket of sockets) socket.destroy();
-        },
-      };
-    },
+    forwardLoopback: (ns, forwarded) => relayHostPorts(ns, '127.0.0.1', forwarded),
+    forwardToBridge: (host, forwarded) => relayHostPorts(host.ns, host.ip, forwarded),
     async destroy() {
       for (const child of processes) if (child.exitCode === null) child.kill('SIGKILL');
       await Promise.all(processes.filter((c) => c.exitCode === null && c.signalCode === null).map((c) => new Promise((r) => c.once('exit', r))));

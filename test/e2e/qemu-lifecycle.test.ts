@@ -1,0 +1,315 @@
+// One QEMU machine with real firmware (SeaBIOS, TCG) through the whole metal lifecycle, with
+// nobody touching it: enrolled by its emulated Redfish BMC alone (agent/emulator/qemu-bmc.ts
+// starts, stops and orders the boot of its QEMU process), inspected and commissioned in the
+// real ramdisk (`npm run build:ramdisk`: PXE through the site agent's proxy DHCP, iPXE, the
+// kernel and initrd over HTTP, the agent joining over the network), a real quick wipe of its
+// virtio disk, ready; deployed with the OS image (`npm run build:os-image`) from the site
+// agent's image cache, with the user data as a config drive; the installed OS boots from the
+// disk and its node agent joins as the same node; undeployed with a quick wipe back to ready.
+//
+// The network is the test's own (test/helpers/netns.ts, 10.77.61.0/24): dnsmasq gives
+// addresses only; the site agent runs as a process in a namespace and reaches this host's
+// control plane, BMC and image server through loopback relays; the machine reaches the API
+// and Temporal at the agent's address (relays on the bridge), which is also the address the
+// control plane hands machines (the user data's --server, Join's Temporal address).
+//
+// Slow (TCG boots, several): CI runs it in its SQLite pass only; IRONFLOW_E2E_QEMU=0 (set by
+// .ci/run for the PostgreSQL re-run) skips it, saying so.
+import { execFileSync } from 'node:child_process';
+import { createHash, randomUUID } from 'node:crypto';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { QemuMachine } from '../../agent/emulator/qemu-machine';
+import { joinArgsFromUserData } from '../../agent/node/user-data';
+import { repoRoot } from '../../core/config';
+import type { MetalNodeView } from '../../core/schemas/metal';
+import { until, type BootSite } from '../helpers/boot-site';
+import { stopChild } from '../helpers/child-process';
+import { requireDnsmasq, startAddressOnlyDhcp, type AddressOnlyDhcp } from '../helpers/dnsmasq';
+import { startE2eSite, type E2eSite, type E2eSiteAgent } from '../helpers/e2e-site';
+import { createTestNetwork, type LoopbackForward, type NetworkHost, type TestNetwork } from '../helpers/netns';
+import { QemuBmc } from '../helpers/qemu-bmc';
+import { requireQemu } from '../helpers/qemu';
+import { spawnSiteAgent, type SiteAgentProcess } from '../helpers/site-agent-process';
+
+const SUBNET = '10.77.61';
+const BOOT_HTTP_PORT = 8081;
+const MAC = '52:54:00:77:61:01';
+const DISK_BYTES = 192 * 1024 * 1024;
+const IMAGE_REF = 'qemu-os@1';
+/** Each phase boots at least once under TCG (30–60 s) and moves real bytes. */
+const PHASE_TIMEOUT_MS = 600_000;
+
+const skipReason = process.env.IRONFLOW_E2E_QEMU === '0' ? 'IRONFLOW_E2E_QEMU=0: the QEMU lifecycle test runs in the other pass (CI runs it on SQLite only)' : undefined;
+if (skipReason) process.stderr.write(`qemu-lifecycle: skipped: ${skipReason}\n`);
+
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+/** Fails with the apt-get command when a tool the test reads the disk with is missing. */
+function requireTools(tools: Array<[string, string]>): void {
+  const missing = tools.filter(([tool]) => {
+    try {
+      execFileSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' });
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  const packages = [...new Set(missing.map(([, pkg]) => pkg))];
+  if (packages.length > 0) throw new Error(`the QEMU lifecycle test needs ${missing.map(([t]) => t).join(', ')}: apt-get install -y ${packages.join(' ')} (or bash scripts/test-deps.sh)`);
+}
+
+/** `npm run <script>` (skips when up to date); its own message names what is missing on failure. */
+function buildImage(script: string): void {
+  try {
+    execFileSync('npm', ['run', '--silent', script], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], timeout: 600_000 });
+  } catch (error) {
+    const { stderr, stdout } = error as { stderr?: Buffer; stdout?: Buffer };
+    throw new Error(`npm run ${script} failed (bash scripts/test-deps.sh installs what it needs):\n${String(stderr ?? '')}${String(stdout ?? '')}`.slice(0, 4000));
+  }
+}
+
+describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole metal lifecycle', () => {
+  let network: TestNetwork;
+  let agentHost: NetworkHost;
+  let dhcp: AddressOnlyDhcp;
+  let bmc: QemuBmc;
+  let site: E2eSite;
+  let agent: SiteAgentProcess | undefined;
+  const relays: LoopbackForward[] = [];
+  let dir: string;
+  let agentDataDir: string;
+  let osImage: Buffer;
+  let poolId: string;
+  let imageSha256: string;
+  let machine: QemuMachine;
+  let nodeId: string;
+  const uuid = randomUUID();
+  /** provisionState changes as seen by polling, with when. */
+  const transitions: Array<{ state: string; at: number }> = [];
+  let watching = true;
+
+  /** The site agent in the agent's namespace: proxy DHCP, TFTP, the real ramdisk's files, the image cache. */
+  async function startSiteAgentInNamespace(boot: BootSite, images: { port: number; caPem: string }): Promise<E2eSiteAgent> {
+    const apiPort = Number(new URL(boot.t.cp.url).port);
+    const temporalPort = Number(boot.t.config.temporal.address.split(':').pop());
+    relays.push(await network.forwardLoopback(agentHost.ns, [apiPort, temporalPort, bmc.port, images.port]));
+    // What the machine dials: the API (ramdisk join, the installed OS's join) and Temporal.
+    relays.push(await network.forwardToBridge(agentHost, [apiPort, temporalPort]));
+    const agentDir = mkdtempSync(path.join(dir, 'site-agent-'));
+    agentDataDir = path.join(agentDir, 'data');
+    const caFile = path.join(agentDir, 'images-ca.pem');
+    writeFileSync(caFile, images.caPem);
+    const configFile = path.join(agentDir, 'site-agent.toml');
+    writeFileSync(
+      configFile,
+      [
+        `control_plane_url = ${JSON.stringify(boot.t.cp.url)}`,
+        'data_dir = "data"',
+        '',
+        '[boot]',
+        `http_address = "${agentHost.ip}"`,
+        `http_port = ${BOOT_HTTP_PORT}`,
+        'proxy_dhcp = true',
+        'tftp = true',
+        `interface = "${agentHost.interface}"`,
+        `server_ip = "${agentHost.ip}"`,
+        `files_dir = ${JSON.stringify(path.join(repoRoot, '.ironflow/ramdisk'))}`,
+        'cmdline = "console=ttyS0"',
+        `gateway_url = "http://${agentHost.ip}:${apiPort}"`,
+        `cache_ca_file = ${JSON.stringify(caFile)}`,
+        '',
+      ].join('\n'),
+    );
+    const started = spawnSiteAgent(configFile, { IRONFLOW_JOIN_TOKEN: boot.siteToken }, (command, args, options) => network.spawnIn(agentHost.ns, command, args, options));
+    agent = started;
+    await started.waitForLog('holding the boot lease: active boot server', 90_000);
+    return {
+      dataDir: agentDataDir,
+      bootServerUrl: () => `http://${agentHost.ip}:${BOOT_HTTP_PORT}`,
+      lines: () => started.lines,
+      kill: () => void started.child.kill('SIGKILL'),
+      restart: () => Promise.reject(new Error('the namespaced site agent is not restarted here')),
+      stop: () => stopChild(started.child),
+    };
+  }
+
+  /** Every boot's serial log path and tail, for a failure message. */
+  const consoles = () =>
+    (machine?.boots ?? []).map((b) => `--- boot ${b.index} (${b.device}), serial log ${b.serialLog}:\n${b.tail().slice(-1200)}`).join('\n') || '(the machine never powered on)';
+
+  /** settle (failing at once when the node lands in failed), saying where the machine's consoles stand on failure. */
+  async function settle(state: string): Promise<MetalNodeView> {
+    let settled = false;
+    try {
+      const failed = until('the node to fail', async () => {
+        if (settled) throw new Error('settled');
+        const node = await site.get(nodeId);
+        return node.provisionState === 'failed' && node.workflowId === null ? node : undefined;
+      }, PHASE_TIMEOUT_MS).then(
+        (node) => Promise.reject(new Error(`${nodeId} failed from ${node.failedFrom}: ${JSON.stringify(node.lastError)}`)),
+        () => new Promise<never>(() => undefined),
+      );
+      return await Promise.race([site.settle(nodeId, state, PHASE_TIMEOUT_MS), failed]);
+    } catch (error) {
+      throw new Error(`${(error as Error).message}\nsite agent log tail:\n${(agent?.lines ?? []).slice(-40).join('\n')}\ndnsmasq log tail:\n${dhcp.log().slice(-600)}\nconsoles:\n${consoles()}`);
+    } finally {
+      settled = true;
+    }
+  }
+
+  const seconds = (from: number, to: number) => ((to - from) / 1000).toFixed(1);
+  const firstAt = (state: string) => transitions.find((t) => t.state === state)?.at ?? NaN;
+
+  beforeAll(async () => {
+    requireQemu(['bios']);
+    requireDnsmasq();
+    requireTools([['mtype', 'mtools'], ['syslinux', 'syslinux'], ['cpio', 'cpio'], ['zstd', 'zstd']]);
+    buildImage('build:ramdisk');
+    buildImage('build:os-image');
+    osImage = readFileSync(path.join(repoRoot, '.ironflow/os-image/os.img'));
+    dir = mkdtempSync(path.join(inject('runDir'), 'qemu-lifecycle-'));
+
+    network = createTestNetwork('qlife', SUBNET);
+    agentHost = network.addHost('agent', 2);
+    dhcp = startAddressOnlyDhcp(network, network.addHost('dhcp', 3), dir);
+    bmc = await QemuBmc.start();
+    site = await startE2eSite('qemu-lifecycle', { machineFacingHost: agentHost.ip, startSiteAgent: startSiteAgentInNamespace });
+
+    // The image, signed, pre-warmed into the site agent's cache by its pool's policy: the
+    // ramdisk streams it from there (if.cache), over the provisioning network.
+    imageSha256 = (await site.registerImage(IMAGE_REF, osImage)).sha256;
+    poolId = (await site.t.root.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId: site.siteId, class: 'qemu-metal', policy: { prewarmImages: [IMAGE_REF] } })).id;
+    await until('the site agent to cache the image', () => existsSync(path.join(agentDataDir, 'cache', imageSha256)), 180_000).catch((error: Error) => {
+      throw new Error(`${error.message}; site agent log tail:\n${(agent?.lines ?? []).slice(-15).join('\n')}`);
+    });
+    await site.t.root.call('POST', '/v1/profiles', {
+      tenantId: 'root',
+      document: {
+        id: 'qemu-os-host',
+        version: 1,
+        target: 'metal',
+        image: { ref: IMAGE_REF, format: 'raw', compression: 'gzip' },
+        userData: { kind: 'cloud-init', template: 'ironflow-host.yaml' },
+        // A real machine boots its disk through the BMC (no kexec): disk first for good, then
+        // a power cycle, done when the installed OS's agent joins.
+        steps: [
+          { use: 'userdata.render' },
+          { use: 'metal.ensureRamdisk', timeout: '10m' },
+          { use: 'deploy.deploy', timeout: '10m' },
+          { use: 'management.setBootDevice', on: 'site', with: { device: 'disk', persistent: true } },
+          { use: 'power.setPower', on: 'site', with: { action: 'cycle' }, await: 'rejoin', timeout: '10m' },
+        ],
+        cleanup: [{ use: 'boot.cleanUp', on: 'site' }],
+      },
+    });
+  }, 900_000);
+
+  afterAll(async () => {
+    watching = false;
+    await bmc?.close();
+    await site?.close(); // stops the site agent too
+    for (const relay of relays) await relay.stop();
+    await network?.destroy();
+  });
+
+  it('enrolled by its BMC alone, it is inspected and commissioned in the real ramdisk (its own UUID and MAC, a real wipe) and rests ready, off', async () => {
+    const record = bmc.add({ id: 'qemu-bios', network, firmware: 'bios', mac: MAC, uuid, dir, diskBytes: DISK_BYTES, memoryMb: 1024 });
+    machine = record.machine;
+    const enrolledAt = Date.now();
+    const node = await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId, bmc: { driver: 'redfish', ...record.bmc } });
+    nodeId = node.nodeId;
+    void (async () => {
+      while (watching) {
+        const state = (await site.get(nodeId).catch(() => undefined))?.provisionState;
+        if (state && transitions.at(-1)?.state !== state) transitions.push({ state, at: Date.now() });
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    })();
+
+    const ready = await settle('ready');
+    expect(ready).toMatchObject({ macs: [MAC], productUuid: uuid, power: 'off', maintenance: false });
+    // The inventory the real ramdisk read from the VM's SMBIOS and NIC.
+    const row = await site.t.cp.db.node.findUniqueOrThrow({ where: { id: nodeId } });
+    const inventory = row.inventory as { system?: { productUuid?: string }; nics?: Array<{ mac: string }>; disks?: Array<{ sizeBytes: number }> };
+    expect(inventory.system?.productUuid).toBe(uuid);
+    expect(inventory.nics?.map((n) => n.mac)).toContain(MAC);
+    expect(inventory.disks?.map((d) => d.sizeBytes)).toContain(DISK_BYTES);
+    expect((await site.t.cp.db.nodeCertificate.findMany({ where: { nodeId } })).map((c) => c.role)).toContain('ramdisk');
+    // The commissioning wipe: node-signed and read back.
+    const commissioning = (await site.stateWorkflows(nodeId)).find((id) => id.includes(':commissioning:')) as string;
+    const outputs = ((await site.t.cp.temporal.workflow.getHandle(commissioning).result()) as { outputs: Record<string, { attested?: boolean; disks?: unknown[] }> }).outputs;
+    const wipe = Object.values(outputs).find((o) => o && typeof o === 'object' && 'attested' in o);
+    expect(wipe?.attested, `the wipe result: ${JSON.stringify(wipe)}`).toBe(true);
+    // The ramdisk ran on this VM (its console), and commissioning powered it off through the BMC.
+    expect(machine.boots.some((b) => b.serial().includes('ironflow ramdisk:')), consoles()).toBe(true);
+    expect(bmc.host.get('qemu-bios')?.powerState).toBe('Off');
+    expect(machine.running).toBe(false);
+    process.stderr.write(
+      `qemu-lifecycle: enroll → ready ${seconds(enrolledAt, Date.now())} s (inspecting at ${seconds(enrolledAt, firstAt('inspecting'))} s, commissioning at ${seconds(enrolledAt, firstAt('commissioning'))} s); boots: ${machine.boots.map((b) => b.device).join(', ')}\n`,
+    );
+  }, PHASE_TIMEOUT_MS + 60_000);
+
+  it('deploys the OS image (the disk holds its bytes, the config drive its user data) and the installed OS joins as the same node', async () => {
+    const bootsBefore = machine.boots.length;
+    const deployAt = Date.now();
+    expect((await site.verb(nodeId, 'deploy', { profileId: 'qemu-os-host', profileVersion: 1 })).provisionState).toBe('deploying');
+    // The disk as the deploy left it: copied as the BMC powers the machine on from its disk,
+    // before the installed OS mounts its partition (its agent writes its identity there).
+    const diskBoot = until('the power cycle into the disk', () => machine.boots.slice(bootsBefore).find((b) => b.device === 'disk'), PHASE_TIMEOUT_MS);
+    const snapshot = path.join(dir, 'deployed-disk.img');
+    const snapshotTaken = diskBoot.then((boot) => {
+      copyFileSync(machine.spec.diskPath as string, snapshot);
+      return { boot, osRunning: boot.serial().includes('ironflow os:'), at: Date.now() };
+    });
+    snapshotTaken.catch(() => undefined);
+    const deployed = await settle('deployed');
+    expect(deployed).toMatchObject({ role: 'host', power: 'on' });
+    const { boot, osRunning, at: diskBootAt } = await snapshotTaken;
+    expect(osRunning, 'the disk was copied before the installed OS ran').toBe(false);
+
+    // The image's bytes: everything but MBR partition entry 2 (bytes 462–477), where the
+    // ramdisk adds the config drive (the image leaves that slot empty).
+    const disk = readFileSync(snapshot);
+    const entry2 = { from: 446 + 16, to: 446 + 32 };
+    expect(osImage.subarray(entry2.from, entry2.to).every((b) => b === 0)).toBe(true);
+    const withoutEntry2 = (bytes: Buffer) => Buffer.concat([bytes.subarray(0, entry2.from), bytes.subarray(entry2.to, osImage.length)]);
+    expect(sha256(withoutEntry2(disk)), 'the disk holds the image').toBe(sha256(withoutEntry2(osImage)));
+    // Entry 2: a FAT32 (LBA) partition of 4 MiB at the first MiB boundary after the image's partition.
+    const type = disk[entry2.from + 4];
+    const start = disk.readUInt32LE(entry2.from + 8);
+    const sectors = disk.readUInt32LE(entry2.from + 12);
+    const imageEnd = osImage.readUInt32LE(446 + 8) + osImage.readUInt32LE(446 + 12);
+    expect({ type, start, sectors }).toEqual({ type: 0x0c, start: Math.ceil(imageEnd / 2048) * 2048, sectors: 8192 });
+    // The config drive (CIDATA) holds the user data: the join line for this node, at the
+    // address the machine reaches the API at. (Only checked, never printed: it holds a token.)
+    const env = { ...process.env, MTOOLS_SKIP_CHECK: '1' };
+    const driveAt = `${snapshot}@@${start * 512}`;
+    expect(execFileSync('mlabel', ['-s', '-i', driveAt, '::'], { env, encoding: 'utf8' })).toMatch(/CIDATA/);
+    const userData = execFileSync('mtype', ['-i', driveAt, '::/user-data'], { env, encoding: 'utf8' });
+    expect(userData.startsWith('#cloud-config'), 'user-data is a cloud-config').toBe(true);
+    expect(joinArgsFromUserData('cloud-init', userData)).toMatchObject({ server: `http://${agentHost.ip}:${new URL(site.t.cp.url).port}`, nodeId });
+
+    // The installed OS booted from the disk and its node agent joined as the same node.
+    expect(boot.device).toBe('disk');
+    await boot.waitForSerial('ironflow os: config drive', 10_000);
+    expect((await site.t.cp.db.nodeCertificate.findMany({ where: { nodeId, role: 'node' } })).length).toBe(1);
+    expect((await site.t.cp.db.agentSession.findUniqueOrThrow({ where: { nodeId } })).role).toBe('node');
+    process.stderr.write(
+      `qemu-lifecycle: deploy → deployed ${seconds(deployAt, Date.now())} s (power cycle into the disk at ${seconds(deployAt, diskBootAt)} s, the OS joined ${seconds(diskBootAt, Date.now())} s later)\n`,
+    );
+  }, PHASE_TIMEOUT_MS + 60_000);
+
+  it('undeploys with a quick wipe back to ready, off', async () => {
+    const undeployAt = Date.now();
+    expect((await site.verb(nodeId, 'undeploy', { wipe: 'quick' })).provisionState).toBe('releasing');
+    const released = await settle('ready');
+    expect(released).toMatchObject({ role: 'machine', power: 'off' });
+    // The quick wipe zeroed the disk's head (the image's MBR and partition start are gone).
+    expect(readFileSync(machine.spec.diskPath as string).subarray(0, 1024 * 1024).every((b) => b === 0)).toBe(true);
+    expect(bmc.host.get('qemu-bios')?.powerState).toBe('Off');
+    expect(machine.running).toBe(false);
+    process.stderr.write(`qemu-lifecycle: undeploy → ready ${seconds(undeployAt, Date.now())} s; boots: ${machine.boots.map((b) => b.device).join(', ')}\n`);
+  }, PHASE_TIMEOUT_MS + 60_000);
+});
