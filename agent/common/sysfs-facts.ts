@@ -113,7 +113,13 @@ function diskFacts(root: string): SysfsFacts['disks'] {
   });
 }
 
-/** Display controllers (PCI class 0x03xxxx); the model is the vendor:device id pair. */
+/**
+ * Compute GPUs: 3D controllers (PCI class 0x0302), and display controllers (0x03xx) of the GPU
+ * vendors (NVIDIA, AMD, Intel). A server's BMC graphics (ASPEED, Matrox) and an emulator's VGA
+ * are display controllers too, and are not GPUs. The model is the vendor:device id pair.
+ */
+const GPU_VENDORS = new Set(['10de', '1002', '8086']);
+
 function gpuFacts(root: string): SysfsFacts['gpus'] {
   const pciDir = path.join(root, 'sys/bus/pci/devices');
   return list(pciDir).flatMap((address) => {
@@ -122,6 +128,7 @@ function gpuFacts(root: string): SysfsFacts['gpus'] {
     if (!pciClass || !/^0x03/.test(pciClass)) return [];
     const vendor = readFact(path.join(dir, 'vendor'))?.replace(/^0x/, '') ?? '????';
     const device = readFact(path.join(dir, 'device'))?.replace(/^0x/, '') ?? '????';
+    if (!pciClass.startsWith('0x0302') && !GPU_VENDORS.has(vendor)) return [];
     return [{ model: `pci ${vendor}:${device}`, uuid: `pci-${address}` }];
   });
 }

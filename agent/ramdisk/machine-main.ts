@@ -30,9 +30,6 @@ export function machineHardware(root = '/'): RamdiskHardware {
     nics: facts.nics.map((nic) => ({ mac: nic.mac, ...(addresses.has(nic.mac) ? { ip: addresses.get(nic.mac) as string } : {}) })),
     disks: facts.disks.map(({ name, path, sizeBytes }) => ({ name, path, sizeBytes, kind: 'block' as const })),
     gpus: facts.gpus,
-    // No GPU: DCGM has nothing to diagnose, so the machine's answer is an empty report (a
-    // machine with GPUs and no dcgmi still fails UNSUPPORTED: a missing tool is not a pass).
-    ...(facts.gpus.length === 0 ? { dcgm: async (level: number) => ({ level, tests: [] }) } : {}),
     // The image goes to the first disk (deploy.image); its config drive after it.
     ...(facts.disks[0] ? { writeUserData: async (userData) => void (await writeConfigDrive(facts.disks[0] as { path: string; sizeBytes: number }, userData)) } : {}),
     kexec: async () => {

@@ -38,8 +38,14 @@ describe('sysfs hardware facts', () => {
       'sys/block/sdb/removable': '1\n',
       'sys/block/sdc/size': '0\n',
       'sys/bus/pci/devices/0000:00:02.0/class': '0x030000\n',
-      'sys/bus/pci/devices/0000:00:02.0/vendor': '0x1234\n',
-      'sys/bus/pci/devices/0000:00:02.0/device': '0x1111\n',
+      'sys/bus/pci/devices/0000:00:02.0/vendor': '0x1a03\n',
+      'sys/bus/pci/devices/0000:00:02.0/device': '0x2000\n',
+      'sys/bus/pci/devices/0000:3b:00.0/class': '0x030200\n',
+      'sys/bus/pci/devices/0000:3b:00.0/vendor': '0x10de\n',
+      'sys/bus/pci/devices/0000:3b:00.0/device': '0x20b0\n',
+      'sys/bus/pci/devices/0000:5e:00.0/class': '0x030000\n',
+      'sys/bus/pci/devices/0000:5e:00.0/vendor': '0x1002\n',
+      'sys/bus/pci/devices/0000:5e:00.0/device': '0x740f\n',
       'sys/bus/pci/devices/0000:00:03.0/class': '0x020000\n',
       'proc/cpuinfo': 'processor\t: 0\nmodel name\t: x\n\nprocessor\t: 1\nmodel name\t: x\n',
       'proc/meminfo': 'MemTotal:        1014396 kB\nMemFree: 1 kB\n',
@@ -60,8 +66,11 @@ describe('sysfs hardware facts', () => {
     expect(facts.disks).toEqual([{ name: 'vda', path: '/dev/vda', sizeBytes: 2097152 * 512, model: null, serial: 'disk-1', rotational: false }]);
   });
 
-  it('finds display controllers by PCI class 0x03', () => {
-    expect(readSysfsFacts(root).gpus).toEqual([{ model: 'pci 1234:1111', uuid: 'pci-0000:00:02.0' }]);
+  it('finds GPUs (3D controllers, display controllers of GPU vendors), not the BMC VGA', () => {
+    expect(readSysfsFacts(root).gpus).toEqual([
+      { model: 'pci 10de:20b0', uuid: 'pci-0000:3b:00.0' },
+      { model: 'pci 1002:740f', uuid: 'pci-0000:5e:00.0' },
+    ]);
   });
 
   it('takes a malformed product UUID as unknown and an empty tree as no hardware', () => {

@@ -1,5 +1,6 @@
 // boot.kexec (start the installed OS from disk) and diag.dcgm (GPU diagnostics: a real
-// `dcgmi diag` when installed, else the machine's own report; node-signed either way).
+// `dcgmi diag` when installed, else the machine's own report; on a machine without GPUs, a
+// result that says there was nothing to diagnose; node-signed in every case).
 import { z } from 'zod';
 import { signNodeResult } from '../../../core/boot/node-signed';
 import { IronflowError, parseWith } from '../../../core/errors';
@@ -19,6 +20,11 @@ export function kexecStep(deps: RamdiskStepDeps): RamdiskStep {
 export function dcgmStep(deps: RamdiskStepDeps): RamdiskStep {
   return async (input) => {
     const { level } = parseWith(z.object({ level: z.number().int().min(1).max(4).default(1) }).strict(), input.with);
+    if (deps.hardware.gpus.length === 0) {
+      // Nothing for DCGM to diagnose: a signed result that says so, not a report of tests that never ran.
+      const result = { nodeId: deps.nodeId, workflowId: input.workflowId, level, tests: [], source: 'no-gpus' } as unknown as JsonObject;
+      return { ...result, passed: true, signed: { ...signNodeResult(deps.key, 'ironflow-dcgm-v1', result) } };
+    }
     const real = await runDcgmi(level);
     const report = real ?? (await deps.hardware.dcgm?.(level));
     if (!report) throw new IronflowError('UNSUPPORTED', 'no dcgmi on this ramdisk and the machine reports no DCGM result', {});
