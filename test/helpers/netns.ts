@@ -12,9 +12,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { repoRoot } from '../../core/config';
+import { spliceSockets } from './splice-sockets';
 
 const PREFIX = 'ifw';
-const relayScript = path.join(repoRoot, 'test/fixtures/loopback-relay.mjs');
+const relayScript = path.join(repoRoot, 'test/fixtures/loopback-relay.ts');
 
 export function requireNetworkNamespaces(): void {
   if (process.getuid?.() !== 0) {
@@ -122,20 +123,14 @@ export function createTestNetwork(label: string, subnet: string): TestNetwork {
       const server = net.createServer((inbound) => {
         const outbound = net.connect(port, '127.0.0.1');
         sockets.add(inbound).add(outbound);
-        inbound.pipe(outbound).pipe(inbound);
-        const end = () => {
-          inbound.destroy();
-          outbound.destroy();
-        };
-        inbound.on('error', end);
-        outbound.on('error', end);
+        spliceSockets(inbound, outbound);
       });
       await new Promise<void>((resolve) => server.listen(socketPath, resolve));
       servers.push(server);
       own.push(server);
       pairs.push(`${listen}:${port}=${socketPath}`);
     }
-    const relay = network.spawnIn(ns, process.execPath, [relayScript, ...pairs]);
+    const relay = network.spawnIn(ns, process.execPath, ['--import', 'tsx', relayScript, ...pairs]);
     await new Promise<void>((resolve, reject) => {
       let out = '';
       relay.stdout?.on('data', (chunk: Buffer) => {
