@@ -17,6 +17,7 @@ const outDir = path.resolve(process.env.IRONFLOW_DATA_DIR ?? path.join(repoRoot,
 /** The NICs and disk controllers a ramdisk may meet; their dependencies come from modules.dep. */
 const MODULES = ['virtio_pci', 'virtio_net', 'virtio_blk', 'virtio_scsi', 'e1000', 'e1000e', 'igb', 'ixgbe', 'ahci', 'ata_piix', 'sd_mod', 'nvme', 'sr_mod', 'vfat', 'nls_cp437', 'nls_ascii', 'nls_iso8859_1'];
 
+const GCONV_DIR = 'usr/lib/x86_64-linux-gnu/gconv';
 const which = (tool) => execFileSync('sh', ['-c', `command -v ${tool} || true`], { encoding: 'utf8' }).trim();
 /** What deploy.image writes the config drive with (agent/ramdisk/config-drive-writer.ts) and disk.wipe erases devices with (agent/ramdisk/disk-erase.ts). */
 const RAMDISK_TOOLS = [
@@ -24,6 +25,9 @@ const RAMDISK_TOOLS = [
   { source: which('hdparm'), names: ['usr/sbin/hdparm'] },
   { source: which('mkfs.fat'), names: ['usr/sbin/mkfs.fat', 'usr/sbin/mkfs.vfat'] },
   { source: which('mtools'), names: ['usr/bin/mtools', 'usr/bin/mcopy', 'usr/bin/mmd'] },
+  // mtools converts file names to the FAT code page (850) through glibc's iconv: without the
+  // module mcopy fails "Error converting to codepage 850" and no config drive is written.
+  { source: `/${GCONV_DIR}/IBM850.so`, names: [`${GCONV_DIR}/IBM850.so`] },
 ];
 
 // On failure it says why on the console and powers off (the control plane's wait fails with the reason).
@@ -56,6 +60,9 @@ async function main() {
     await bundleAgent('agent/ramdisk/image-entry.ts', path.join(stage, 'opt/ironflow'));
     const inputs = createHash('sha256');
     for (const file of [kernel.file, '/bin/busybox', process.execPath, path.join(stage, 'opt/ironflow/agent.cjs')]) inputs.update(sha256File(file));
+    for (const tool of RAMDISK_TOOLS) inputs.update(sha256File(tool.source));
+    // The cache naming glibc's iconv modules (the host's glibc is the ramdisk's).
+    const gconvCache = { [`${GCONV_DIR}/gconv-modules.cache`]: readFileSync(`/${GCONV_DIR}/gconv-modules.cache`) };
     inputs.update(INIT).update(UDHCPC_SCRIPT).update(modules.join('\n'));
     const inputsDigest = inputs.digest('hex');
     const manifestFile = path.join(outDir, 'manifest.json');
@@ -64,7 +71,7 @@ async function main() {
       return;
     }
     say(`kernel ${kernel.version}, ${modules.length} modules, node ${process.version}`);
-    stageInitramfs(stage, { kernel, modules, init: INIT, files: { 'etc/udhcpc.script': UDHCPC_SCRIPT }, binaries: RAMDISK_TOOLS });
+    stageInitramfs(stage, { kernel, modules, init: INIT, files: { 'etc/udhcpc.script': UDHCPC_SCRIPT, ...gconvCache }, binaries: RAMDISK_TOOLS });
     mkdirSync(outDir, { recursive: true });
     packInitramfs(stage, path.join(outDir, 'initrd.img'));
     copyFileSync(kernel.file, path.join(outDir, 'vmlinuz'));

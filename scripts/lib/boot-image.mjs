@@ -107,7 +107,10 @@ export function stageInitramfs(stage, { kernel, modules, init, files = {}, binar
   copyFileSync('/bin/busybox', path.join(stage, 'bin/busybox'));
   for (const applet of APPLETS) symlinkSync('busybox', path.join(stage, 'bin', applet));
   writeFileSync(path.join(stage, 'init'), init, { mode: 0o755 });
-  for (const [file, content] of Object.entries(files)) writeFileSync(path.join(stage, file), content, { mode: 0o755 });
+  for (const [file, content] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(stage, file)), { recursive: true });
+    writeFileSync(path.join(stage, file), content, { mode: 0o755 });
+  }
   for (const module of modules) {
     const source = `/lib/modules/${kernel.version}/${module}`;
     const target = path.join(stage, 'lib/modules', module.replace(/\.(xz|zst|gz)$/, ''));
