@@ -295,7 +295,8 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
     expect(boot.device).toBe('disk');
     await boot.waitForSerial('ironflow os: config drive', 10_000);
     expect((await site.t.cp.db.nodeCertificate.findMany({ where: { nodeId, role: 'node' } })).length).toBe(1);
-    expect((await site.t.cp.db.agentSession.findUniqueOrThrow({ where: { nodeId } })).role).toBe('node');
+    // Its session replaces the ramdisk's once its first heartbeat arrives.
+    await until('the installed OS\'s agent to hold the node\'s session', async () => (await site.t.cp.db.agentSession.findUnique({ where: { nodeId } }))?.role === 'node', 120_000);
     process.stderr.write(
       `qemu-lifecycle: deploy → deployed ${seconds(deployAt, Date.now())} s (power cycle into the disk at ${seconds(deployAt, diskBootAt)} s, the OS joined ${seconds(diskBootAt, Date.now())} s later)\n`,
     );
