@@ -138,6 +138,12 @@ export class QemuMachine {
     return boot;
   }
 
+  /** QEMU's run state over QMP ('running', 'paused', …), or 'off' with no process. */
+  async status(): Promise<string> {
+    const qmp = await this.current?.qmp;
+    return qmp ? qmp.status() : 'off';
+  }
+
   /** Powers off: QMP quit, SIGKILL when QEMU does not end in time. */
   async stop(): Promise<void> {
     const current = this.current;

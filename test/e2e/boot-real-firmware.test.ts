@@ -223,6 +223,8 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
     expect(assertionSignatureValid(new X509Certificate(decoded.certificatePem).publicKey.export({ type: 'spki', format: 'der' }), decoded)).toBe(true);
     expect(decoded.certificatePem).toBe(decodeSignedAssertion(script?.params.assertion ?? '').certificatePem);
     expect(decoded.assertion).toMatchObject({ mac, productUuid: uuid, ip, workflowId: started.workflowId, siteId: site.siteId });
+    // The initrd's `poweroff -f` ended QEMU: the BMC reads the machine as Off, as a server's does.
+    await until(`${name}'s BMC to read Off after the guest powered off`, () => bmc.host.get(name)?.powerState === 'Off', 60_000);
     return { firmware, seconds, cmdlineBytes: Buffer.byteLength(cmdline) };
   }
 

@@ -293,6 +293,7 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
 
     // The installed OS booted from the disk and its node agent joined as the same node.
     expect(boot.device).toBe('disk');
+    expect(await machine.status()).toBe('running');
     await boot.waitForSerial('ironflow os: config drive', 10_000);
     expect((await site.t.cp.db.nodeCertificate.findMany({ where: { nodeId, role: 'node' } })).length).toBe(1);
     // Its session replaces the ramdisk's once its first heartbeat arrives.
@@ -310,7 +311,7 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
     // The quick wipe zeroed the disk's head (the image's MBR and partition start are gone).
     expect(readFileSync(machine.spec.diskPath as string).subarray(0, 1024 * 1024).every((b) => b === 0)).toBe(true);
     expect(bmc.host.get('qemu-bios')?.powerState).toBe('Off');
-    expect(machine.running).toBe(false);
+    expect(await machine.status()).toBe('off');
     process.stderr.write(`qemu-lifecycle: undeploy → ready ${seconds(undeployAt, Date.now())} s; boots: ${machine.boots.map((b) => b.device).join(', ')}\n`);
   }, PHASE_TIMEOUT_MS + 60_000);
 });
