@@ -73,6 +73,8 @@ export class QemuMachine {
     private readonly onPoweredOff: (boot: QemuBoot) => void = () => undefined,
   ) {
     this.qmpSocket = path.join(spec.dir, `${spec.id}.qmp`);
+    // A unix socket's path is at most 107 bytes: past it QEMU would not start.
+    if (Buffer.byteLength(this.qmpSocket) > 107) throw new RangeError(`the QMP socket path ${this.qmpSocket} is longer than 107 bytes: use a shorter dir or id`);
     this.seabiosLog = path.join(spec.dir, `${spec.id}.seabios.log`);
     if (spec.diskPath && !existsSync(spec.diskPath)) {
       // Sparse: an empty file grown by truncate, not written zeroes.
@@ -128,12 +130,13 @@ export class QemuMachine {
       },
     };
     this.boots.push(boot);
-    const current = { boot, qmp: QmpClient.connect(this.qmpSocket).catch(() => undefined), stopping: false };
+    const alive = () => child.exitCode === null && child.signalCode === null;
+    const current = { boot, qmp: QmpClient.connect(this.qmpSocket, { alive }).catch(() => undefined), stopping: false };
     this.current = current;
-    void exited.then(async () => {
-      (await current.qmp)?.close();
+    void exited.then(() => {
       if (this.current === current) this.current = undefined;
       if (!current.stopping) this.onPoweredOff(boot);
+      void current.qmp.then((qmp) => qmp?.close());
     });
     return boot;
   }

@@ -24,10 +24,15 @@ export class QmpClient {
     socket.on('close', () => this.fail(new Error('the QMP socket closed')));
   }
 
-  /** Connects to QEMU's `-qmp unix:<path>,server=on,wait=off`, retrying until it listens, and negotiates capabilities. */
-  static async connect(socketPath: string, timeoutMs = 15_000): Promise<QmpClient> {
+  /**
+   * Connects to QEMU's `-qmp unix:<path>,server=on,wait=off`, retrying until it listens (or
+   * `alive` says the process is gone), and negotiates capabilities.
+   */
+  static async connect(socketPath: string, options: { timeoutMs?: number; alive?: () => boolean } = {}): Promise<QmpClient> {
+    const timeoutMs = options.timeoutMs ?? 15_000;
     const deadline = Date.now() + timeoutMs;
     for (;;) {
+      if (options.alive && !options.alive()) throw new Error(`QEMU exited before its QMP socket ${socketPath} answered`);
       try {
         const socket = await new Promise<net.Socket>((resolve, reject) => {
           const s = net.connect(socketPath, () => resolve(s));
