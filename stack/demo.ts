@@ -6,11 +6,15 @@
 // machines through enroll → ready, deploys the first, and releases it, printing each step
 // with the Temporal Web UI link of every workflow. Everything stays up until Ctrl-C.
 //
-// Environment: DEMO_MACHINES (default 3); the usual IRONFLOW_* settings. It uses a fresh data
+// With --qemu (or DEMO_QEMU=1; root) the machines are QEMU VMs with real firmware on a network
+// of namespaces (agent/emulator/qemu-site.ts), the site agent in one of them, and the image
+// is `npm run build:os-image`'s: each machine's serial log path is printed.
+//
+// Environment: DEMO_MACHINES (default 3; 1 with --qemu: TCG boots take ~40 s each); the usual IRONFLOW_* settings. It uses a fresh data
 // dir under the system temp dir unless IRONFLOW_DATA_DIR is set, and the default ports
 // (API 8080-ish from temporal-dev.yaml, Temporal 7233, Web UI 8233): stop `npm start` first.
 import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -18,11 +22,12 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { Fleet } from '../agent/emulator/fleet';
 import { nodeAgentOs } from '../agent/emulator/installed-os';
+import { QEMU_SITE_AGENT_IP, requireQemuSite, startQemuSite, type QemuSite } from '../agent/emulator/qemu-site';
 import { loadSiteAgentConfig } from '../agent/site/config';
 import { AgentLog } from '../agent/site/log';
 import { startSiteAgent, type SiteAgent } from '../agent/site/main';
 import { ApiClient } from '../cli/api-client';
-import { loadConfig } from '../core/config';
+import { loadConfig, repoRoot } from '../core/config';
 import { addImageSigner } from '../core/images/signers';
 import { imageSigningInput } from '../core/images/signing-input';
 import type { MetalNodeView } from '../core/schemas/metal';
@@ -34,29 +39,43 @@ const say = (line: string) => process.stdout.write(`${line}\n`);
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+const stoppers: Array<() => Promise<unknown>> = [];
+let stopping = false;
+/** Stops what started, last first: a failed demo leaves no QEMU process or namespace behind either. */
+async function stop(reason: string, exitCode = 0): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  say(`\ndemo: ${reason}: stopping…`);
+  for (const s of stoppers.reverse()) await s().catch((e: unknown) => say(`demo: ${String(e)}`));
+  say('demo: stopped.');
+  process.exit(exitCode);
+}
+
+const osImageFile = path.join(repoRoot, '.ironflow/os-image/os.img');
+
 async function main(): Promise<void> {
-  const machinesWanted = Number(process.env.DEMO_MACHINES ?? 3);
+  const onQemu = process.argv.includes('--qemu') || process.env.DEMO_QEMU === '1';
+  if (onQemu) {
+    requireQemuSite('bios');
+    if (!existsSync(osImageFile)) throw new Error(`no OS image at ${osImageFile}: run npm run build:os-image first`);
+  }
+  const machinesWanted = Number(process.env.DEMO_MACHINES ?? (onQemu ? 1 : 3));
   const dataDir = process.env.IRONFLOW_DATA_DIR ?? mkdtempSync(path.join(tmpdir(), 'ironflow-demo-'));
-  const config = loadConfig({
+  const env = {
     ...process.env,
     IRONFLOW_DATA_DIR: dataDir,
     // The emulated OS runs the agent in this process; a real OS would download it from here.
     IRONFLOW_AGENT_URL: process.env.IRONFLOW_AGENT_URL ?? 'https://downloads.example.com/ironflow-agent',
     IRONFLOW_AGENT_SHA256: process.env.IRONFLOW_AGENT_SHA256 ?? sha256(Buffer.from('demo: the emulated OS runs the agent in-process')),
-  });
+  };
+  const defaults = loadConfig(env);
+  // QEMU machines reach the API and Temporal at the site agent's bridge address (relayed there, same ports).
+  const config = onQemu
+    ? loadConfig({ ...env, IRONFLOW_API_URL: `http://${QEMU_SITE_AGENT_IP}:${defaults.api.port}`, IRONFLOW_AGENT_TEMPORAL_ADDRESS: `${QEMU_SITE_AGENT_IP}:${defaults.temporal.address.split(':').pop()}` })
+    : defaults;
   const uiHost = config.temporal.address.split(':')[0];
   const ui = (workflowId: string) => `http://${uiHost}:${config.temporal.uiPort}/namespaces/${config.temporal.namespace}/workflows/${workflowId}`;
 
-  const stoppers: Array<() => Promise<unknown>> = [];
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    say(`\ndemo: ${signal}: stopping…`);
-    for (const s of stoppers.reverse()) await s().catch((e: unknown) => say(`demo: ${String(e)}`));
-    say('demo: stopped.');
-    process.exit(0);
-  };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
 
@@ -69,34 +88,24 @@ async function main(): Promise<void> {
   const api = new ApiClient(cp.url, cp.rootCredential.bearer);
   say(`demo: API ${cp.url} (OpenAPI UI ${cp.url}/docs); root credential in ${cp.rootCredential.file}`);
 
-  // A site, its token, and a real site agent with its boot server on a free local port.
   const site = await api.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'demo-1', idempotencyKey: 'demo-site' });
-  const pool = await api.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId: site.id, class: 'demo-metal' });
-  const token = await api.call<{ token: string }>('POST', `/v1/sites/${site.id}/tokens`, { tenantId: 'root', ttlSeconds: 600, maxUses: 1 });
-  const agentDir = path.join(dataDir, 'site-agent');
-  mkdirSync(agentDir, { recursive: true, mode: 0o700 });
-  const agentConfig = path.join(agentDir, 'site-agent.toml');
-  writeFileSync(agentConfig, [`control_plane_url = ${JSON.stringify(cp.url)}`, 'data_dir = "data"', '', '[site]', 'bmc_networks = []', '', '[boot]', 'proxy_dhcp = false', 'http_address = "127.0.0.1"', 'http_port = 0', ''].join('\n'));
-  const agentLog = new AgentLog((line) => void writeFileSync(path.join(agentDir, 'agent.log'), `${line}\n`, { flag: 'a' }));
-  const agent: SiteAgent = await startSiteAgent(loadSiteAgentConfig(agentConfig), { env: { IRONFLOW_JOIN_TOKEN: token.token }, log: agentLog });
-  stoppers.push(() => agent.stop());
-  for (let i = 0; i < 150 && !agent.session.state().active; i++) await sleep(200);
-  say(`demo: site ${site.id}, pool ${pool.id}; site agent ${agent.identity.current.nodeId} (boot server ${agent.bootServer?.url ?? 'none'}; log ${path.join(agentDir, 'agent.log')})`);
 
   // A signed OS image on a local HTTPS server whose throwaway CA the ramdisks carry.
   const tlsDir = path.join(dataDir, 'image-tls');
   mkdirSync(tlsDir, { recursive: true, mode: 0o700 });
   const tls = makeServerCertificate(tlsDir, 'images.demo');
-  const osImage = gzipSync(randomBytes(4 * 1024 * 1024));
+  // QEMU machines boot the image they get: the real OS image; emulated ones take any bytes.
+  const osImage = gzipSync(onQemu ? readFileSync(osImageFile) : randomBytes(4 * 1024 * 1024));
   const imageServer = https.createServer({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) }, (req, res) => {
     if (req.url !== '/demo-os.raw.gz') return void res.writeHead(404).end();
     res.writeHead(200, { 'content-length': osImage.length }).end(osImage);
   });
   await new Promise<void>((r) => imageServer.listen(0, '127.0.0.1', () => r()));
   stoppers.push(() => new Promise((r) => imageServer.close(r)));
+  const imagePort = (imageServer.address() as AddressInfo).port;
   const signer = generateKeyPairSync('ed25519');
   await addImageSigner(cp.db, { tenantId: 'root', id: 'demo-platform', publicKeyPem: signer.publicKey.export({ type: 'spki', format: 'pem' }).toString() });
-  const image = { tenantId: 'root', ref: 'demo-os@1', kind: 'os', format: 'raw', compression: 'gzip', sha256: sha256(osImage), sizeBytes: osImage.length, source: `https://127.0.0.1:${(imageServer.address() as AddressInfo).port}/demo-os.raw.gz` };
+  const image = { tenantId: 'root', ref: 'demo-os@1', kind: 'os', format: 'raw', compression: 'gzip', sha256: sha256(osImage), sizeBytes: osImage.length, source: `https://127.0.0.1:${imagePort}/demo-os.raw.gz` };
   await api.call('POST', '/v1/images', { ...image, signerId: 'demo-platform', signature: sign(null, imageSigningInput(image), signer.privateKey).toString('base64') });
   await api.call('POST', '/v1/profiles', {
     tenantId: 'root',
@@ -109,18 +118,53 @@ async function main(): Promise<void> {
       userData: { kind: 'cloud-init', template: 'ironflow-host.yaml' },
       steps: [
         { use: 'userdata.render' },
-        { use: 'metal.ensureRamdisk', timeout: '5m' },
+        { use: 'metal.ensureRamdisk', timeout: onQemu ? '10m' : '5m' },
         { use: 'deploy.deploy', timeout: '10m' },
         { use: 'management.setBootDevice', on: 'site', with: { device: 'disk', persistent: true } },
-        { use: 'boot.kexec', on: 'ramdisk', await: 'rejoin', timeout: '5m' },
+        // A QEMU machine boots its disk through the BMC (a power cycle); an emulated one kexecs.
+        onQemu ? { use: 'power.setPower', on: 'site', with: { action: 'cycle' }, await: 'rejoin', timeout: '10m' } : { use: 'boot.kexec', on: 'ramdisk', await: 'rejoin', timeout: '5m' },
       ],
       cleanup: [{ use: 'boot.cleanUp', on: 'site' }],
     },
   });
   say(`demo: image demo-os@1 (signed by demo-platform) at ${image.source}; deploy profile demo-os-host@1`);
 
-  const fleet = await Fleet.start({ dataDir: path.join(dataDir, 'machines'), bootServerUrl: () => agent.bootServer?.url, temporalAddress: config.temporal.address, installedOs: nodeAgentOs(), ramdiskTrustedCaPems: [tls.caPem], sleepScale: 0.2 });
-  stoppers.push(() => fleet.close());
+  // A pool (on QEMU its site agent pre-warms the image into its cache: machines stream it
+  // from there, the image server being on this host's loopback), a site token, and a real
+  // site agent: in process with its boot server on a free local port, or in a namespace.
+  const pool = await api.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId: site.id, class: 'demo-metal', ...(onQemu ? { policy: { prewarmImages: ['demo-os@1'] } } : {}) });
+  const token = await api.call<{ token: string }>('POST', `/v1/sites/${site.id}/tokens`, { tenantId: 'root', ttlSeconds: 600, maxUses: 1 });
+  const agentDir = path.join(dataDir, 'site-agent');
+  mkdirSync(agentDir, { recursive: true, mode: 0o700 });
+  const agentConfig = path.join(agentDir, 'site-agent.toml');
+  writeFileSync(agentConfig, [`control_plane_url = ${JSON.stringify(cp.url)}`, 'data_dir = "data"', '', '[site]', 'bmc_networks = []', '', '[boot]', 'proxy_dhcp = false', 'http_address = "127.0.0.1"', 'http_port = 0', ''].join('\n'));
+  let agent: SiteAgent | undefined;
+  let qemuSite: QemuSite | undefined;
+  if (onQemu) {
+    const tokenFile = path.join(agentDir, 'token');
+    writeFileSync(tokenFile, token.token, { mode: 0o600 });
+    const caFile = path.join(tlsDir, 'ca.pem');
+    writeFileSync(caFile, tls.caPem);
+    qemuSite = await startQemuSite({ dir: path.join(dataDir, 'qemu'), controlPlaneUrl: cp.url, agentDataDir: path.join(agentDir, 'data'), tokenFile, temporalPort: Number(config.temporal.address.split(':').pop()), extraPorts: [imagePort], cacheCaFile: caFile });
+    const started = qemuSite;
+    stoppers.push(() => started.close());
+    say(`demo: site ${site.id}, pool ${pool.id}; site agent in a network namespace at ${QEMU_SITE_AGENT_IP} (log ${qemuSite.agentLogFile})`);
+  } else {
+    const agentLog = new AgentLog((line) => void writeFileSync(path.join(agentDir, 'agent.log'), `${line}\n`, { flag: 'a' }));
+    const inProcess = await startSiteAgent(loadSiteAgentConfig(agentConfig), { env: { IRONFLOW_JOIN_TOKEN: token.token }, log: agentLog });
+    agent = inProcess;
+    stoppers.push(() => inProcess.stop());
+    for (let i = 0; i < 150 && !inProcess.session.state().active; i++) await sleep(200);
+    say(`demo: site ${site.id}, pool ${pool.id}; site agent ${inProcess.identity.current.nodeId} (boot server ${inProcess.bootServer?.url ?? 'none'}; log ${path.join(agentDir, 'agent.log')})`);
+  }
+
+  let fleet: Fleet | undefined;
+  if (!qemuSite) {
+    const inProcess = agent;
+    const emulated = await Fleet.start({ dataDir: path.join(dataDir, 'machines'), bootServerUrl: () => inProcess?.bootServer?.url, temporalAddress: config.temporal.address, installedOs: nodeAgentOs(), ramdiskTrustedCaPems: [tls.caPem], sleepScale: 0.2 });
+    fleet = emulated;
+    stoppers.push(() => emulated.close());
+  }
 
   // The walk: every state move and the workflow that drives it, with its Web UI link.
   const get = (nodeId: string) => api.call<MetalNodeView>('GET', `/v1/metal/nodes/${nodeId}?tenantId=root`);
@@ -144,15 +188,22 @@ async function main(): Promise<void> {
   say(`\ndemo: 1. enrolling ${machinesWanted} machines by their BMC alone`);
   const machines: Array<{ name: string; nodeId: string; disk: string }> = [];
   for (let i = 0; i < machinesWanted; i++) {
-    const { machine, bmc } = await fleet.add({ diskBytes: 16 * 1024 * 1024 });
-    const node = await api.call<MetalNodeView>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId: pool.id, bmc: { driver: 'redfish', address: bmc.address, username: bmc.username, password: bmc.password } });
-    machines.push({ name: machine.description.id, nodeId: node.nodeId, disk: machine.diskPath });
-    say(`  ${machine.description.id} enrolled as ${node.nodeId}; its lifecycle workflow: ${ui(`node:${node.nodeId}`)}`);
+    const added = qemuSite
+      ? qemuSite.addMachine({ firmware: 'bios', diskBytes: 192 * 1024 * 1024 })
+      : await (fleet as Fleet).add({ diskBytes: 16 * 1024 * 1024 }).then(({ machine, bmc }) => ({ id: machine.description.id, bmc, disk: machine.diskPath, serialLogs: undefined }));
+    const node = await api.call<MetalNodeView>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId: pool.id, bmc: { driver: 'redfish', ...added.bmc } });
+    machines.push({ name: added.id, nodeId: node.nodeId, disk: added.disk });
+    say(`  ${added.id} enrolled as ${node.nodeId}; its lifecycle workflow: ${ui(`node:${node.nodeId}`)}${added.serialLogs ? `; serial logs ${added.serialLogs}` : ''}`);
   }
   say('\ndemo: 2. enroll → inspect → commission → ready, on their own');
   await Promise.all(machines.map((m) => until(m.name, m.nodeId, 'ready')));
 
   const first = machines[0] as (typeof machines)[number];
+  if (onQemu) {
+    const cached = path.join(dataDir, 'site-agent', 'data', 'cache', image.sha256);
+    say(`\ndemo: waiting for the site agent to cache demo-os@1 (${cached})…`);
+    while (!existsSync(cached)) await sleep(1000);
+  }
   say(`\ndemo: 3. npx ironflow metal deploy ${first.nodeId} --profile demo-os-host --profile-version 1`);
   await api.call('POST', `/v1/metal/nodes/${first.nodeId}/deploy`, { tenantId: 'root', profileId: 'demo-os-host', profileVersion: 1 });
   const deployed = await until(first.name, first.nodeId, 'deployed');
@@ -171,5 +222,5 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   process.stderr.write(`demo: failed: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
+  void stop('failed', 1);
 });
