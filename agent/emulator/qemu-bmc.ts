@@ -4,6 +4,7 @@
 // persistent override or the default) starts the machine's QEMU with that device first; a
 // 'power' off stops it (a cycle or restart is an off then a boot). Each machine's commands
 // run in order, one at a time. A guest that powers itself off is reported by the BMC as Off.
+import { randomBytes } from 'node:crypto';
 import { AgentLog } from '../site/log';
 import { QemuMachine, type QemuMachineSpec } from './qemu-machine';
 import type { RedfishBmcHost } from './redfish-bmc';
@@ -41,6 +42,13 @@ export class QemuBmcBackend {
     });
     this.machines.set(spec.id, { machine, queue: Promise.resolve() });
     return machine;
+  }
+
+  /** Adds machine `spec.id` to the BMC host (Off, disk by default, fresh credentials), backed by a QEMU machine. */
+  add(spec: QemuMachineSpec): { bmc: { address: string; username: string; password: string }; machine: QemuMachine } {
+    const password = randomBytes(12).toString('base64url');
+    this.host.add({ id: spec.id, uuid: spec.uuid, macs: [spec.mac], username: 'admin', password, powerState: 'Off', defaultBoot: 'disk' });
+    return { bmc: { address: `${this.host.url}/redfish/v1/Systems/${spec.id}`, username: 'admin', password }, machine: this.attach(spec) };
   }
 
   get(id: string): QemuMachine | undefined {

@@ -71,6 +71,8 @@ export interface NamespaceNetwork {
   addHost(label: string, hostNumber: number): NetworkHost;
   /** A tap on the bridge, for a QEMU machine started in switchNs (`-netdev tap,ifname=…`). */
   addTap(): string;
+  /** The `-netdev` and spawn of a QEMU machine on a new tap of the bridge (QEMU runs in switchNs, where the tap is). */
+  tapNic(): { netdev: string; spawn: (command: string, args: string[], options?: SpawnOptions) => ChildProcess };
   /** Spawns a command inside a namespace. */
   spawnIn(ns: string, command: string, args: string[], options?: SpawnOptions): ChildProcess;
   /** Runs a command inside a namespace and resolves with its stdout (async: relays keep serving). */
@@ -181,6 +183,12 @@ export function createNamespaceNetwork(label: string, subnet: string): Namespace
       ip('-n', switchNs, 'tuntap', 'add', 'dev', tap, 'mode', 'tap');
       ip('-n', switchNs, 'link', 'set', tap, 'master', bridge, 'up');
       return tap;
+    },
+    tapNic() {
+      return {
+        netdev: `tap,id=n0,ifname=${network.addTap()},script=no,downscript=no`,
+        spawn: (command, args, options) => network.spawnIn(switchNs, command, args, options),
+      };
     },
     spawnIn(ns, command, args, options = {}) {
       const child = spawn('ip', ['netns', 'exec', ns, command, ...args], { stdio: ['ignore', 'pipe', 'pipe'], ...options });

@@ -5,7 +5,7 @@
 // its bridge address (where machines dial them), and a Redfish BMC host on the host's
 // loopback with QEMU machines behind it, each on a tap of the bridge. Needs root.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { createWriteStream, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { repoRoot } from '../../core/config';
@@ -160,24 +160,20 @@ export async function startQemuSite(options: QemuSiteOptions): Promise<QemuSite>
         const id = `q${String(sequence).padStart(3, '0')}`;
         const mac = randomMac();
         const uuid = randomUUID();
-        const password = randomBytes(12).toString('base64url');
-        host.add({ id, uuid, macs: [mac], username: 'admin', password, powerState: 'Off', defaultBoot: 'disk' });
         const disk = path.join(options.dir, `${id}.disk`);
-        qemu.attach({
+        const { bmc: credentials } = qemu.add({
           id,
           firmware,
           uuid,
           mac,
-          netdev: `tap,id=n0,ifname=${network.addTap()},script=no,downscript=no`,
+          ...network.tapNic(),
           dir: options.dir,
           diskPath: disk,
           diskBytes,
-          // The ramdisk (Node, the agent) and its image streaming want more than QEMU's 128 MiB.
+          // The ramdisk (Node, the agent) and its image streaming want more than QEMU's 512 MiB default.
           memoryMb: memoryMb ?? 1024,
-          // QEMU runs in the switch namespace, where its tap is.
-          spawn: (command, args, spawnOptions) => network.spawnIn(network.switchNs, command, args, spawnOptions),
         });
-        return { id, bmc: { address: `${host.url}/redfish/v1/Systems/${id}`, username: 'admin', password }, mac, productUuid: uuid, disk, serialLogs: path.join(options.dir, `${id}.boot<N>.serial.log`) };
+        return { id, bmc: credentials, mac, productUuid: uuid, disk, serialLogs: path.join(options.dir, `${id}.boot<N>.serial.log`) };
       },
       close,
     };

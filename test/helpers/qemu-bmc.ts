@@ -1,7 +1,6 @@
 // The emulated Redfish BMC (agent/emulator/redfish-bmc.ts) with QEMU machines behind it
 // (agent/emulator/qemu-bmc.ts) on a test network: metal.ensureRamdisk's one-time PXE and
 // power cycle, sent by the real site agent, start real firmware.
-import { randomBytes } from 'node:crypto';
 import { QemuBmcBackend } from '../../agent/emulator/qemu-bmc';
 import type { QemuMachine } from '../../agent/emulator/qemu-machine';
 import { RedfishBmcHost } from '../../agent/emulator/redfish-bmc';
@@ -31,10 +30,7 @@ export class QemuBmc {
   }
 
   add(options: Omit<TestQemuMachineOptions, 'name'> & { id: string }): QemuBmcMachine {
-    const password = randomBytes(12).toString('base64url');
-    this.host.add({ id: options.id, uuid: options.uuid, macs: [options.mac], username: 'admin', password, powerState: 'Off', defaultBoot: 'disk' });
-    const machine = this.backend.attach(qemuSpecOn({ ...options, name: options.id }));
-    return { bmc: { address: `${this.host.url}/redfish/v1/Systems/${options.id}`, username: 'admin', password }, machine };
+    return this.backend.add(qemuSpecOn({ ...options, name: options.id }));
   }
 
   async close(): Promise<void> {

@@ -41,18 +41,15 @@ export interface TestQemuMachineOptions {
 
 /** The QEMU machine spec for a machine on a new tap of the test network. */
 export function qemuSpecOn(options: TestQemuMachineOptions): QemuMachineSpec {
-  const { network } = options;
-  const tap = network.addTap();
   return {
     id: options.name,
     firmware: options.firmware,
     uuid: options.uuid,
     mac: options.mac,
-    netdev: `tap,id=n0,ifname=${tap},script=no,downscript=no`,
+    ...options.network.tapNic(),
     dir: options.dir,
     ...(options.diskBytes ? { diskPath: `${options.dir}/${options.name}.disk`, diskBytes: options.diskBytes } : {}),
     ...(options.memoryMb ? { memoryMb: options.memoryMb } : {}),
-    spawn: (command, args, spawnOptions) => network.spawnIn(network.switchNs, command, args, spawnOptions),
   };
 }
 
