@@ -6,7 +6,7 @@
 // loopback with QEMU machines behind it, each on a tap of the bridge. Needs root.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { repoRoot } from '../../core/config';
 import { IronflowError } from '../../core/errors';
@@ -110,6 +110,8 @@ function agentActive(child: ChildProcess, logFile: string): Promise<void> {
 }
 
 export async function startQemuSite(options: QemuSiteOptions): Promise<QemuSite> {
+  // Fresh machines each run: no disk, serial log or lease of a previous run's machine of the same id.
+  rmSync(options.dir, { recursive: true, force: true });
   mkdirSync(options.dir, { recursive: true, mode: 0o700 });
   const network: NamespaceNetwork = createNamespaceNetwork('emu', QEMU_SITE_SUBNET);
   const relays: LoopbackForward[] = [];
