@@ -19,6 +19,7 @@ import {
 import { TimeoutType } from '@temporalio/common';
 import type { SiteRoutingActivities } from '../activities/site-routing';
 import { nodeAgentQueue, ramdiskQueue } from '../core/agent-queues';
+import { errorCodes } from '../core/errors';
 import { labelsMatch } from '../core/label-expr';
 import { normalizeMac } from '../core/mac';
 import { isStepRelay, type JsonValue, type Plan, type PlanStep, type ProvisionResult, type ProvisionStatus, type ProvisionTarget, type SiteAgentChoice, type StepInput, type StepRecord } from '../core/plan';
@@ -32,7 +33,9 @@ const MAX_REASON = 512;
 
 type StepFn = (input: StepInput) => Promise<unknown>;
 
-function activityOptions(step: PlanStep, taskQueue: string | undefined, scheduleToStartMs: number | undefined): ActivityOptions {
+const NON_RETRYABLE: readonly string[] = ['INVALID_INPUT', 'INVALID_CONFIG', 'UNSUPPORTED', 'NOT_FOUND'];
+
+function activityOptions(step: PlanStep, taskQueue: string | undefined, scheduleToStartMs: number | undefined, nonRetryable: readonly string[]): ActivityOptions {
   return {
     ...(taskQueue ? { taskQueue } : {}),
     startToCloseTimeout: step.timeoutMs,
@@ -43,13 +46,13 @@ function activityOptions(step: PlanStep, taskQueue: string | undefined, schedule
       initialInterval: step.retry.initialIntervalMs,
       backoffCoefficient: step.retry.backoffCoefficient,
       maximumInterval: step.retry.maximumIntervalMs,
-      nonRetryableErrorTypes: ['INVALID_INPUT', 'INVALID_CONFIG', 'UNSUPPORTED', 'NOT_FOUND'],
+      nonRetryableErrorTypes: [...nonRetryable],
     },
   };
 }
 
-function activityFn(step: PlanStep, taskQueue: string | undefined, scheduleToStartMs?: number): StepFn {
-  const proxy = proxyActivities<Record<string, StepFn>>(activityOptions(step, taskQueue, scheduleToStartMs));
+function activityFn(step: PlanStep, taskQueue: string | undefined, scheduleToStartMs?: number, nonRetryable: readonly string[] = NON_RETRYABLE): StepFn {
+  const proxy = proxyActivities<Record<string, StepFn>>(activityOptions(step, taskQueue, scheduleToStartMs, nonRetryable));
   return proxy[step.activity] as StepFn;
 }
 
@@ -170,9 +173,13 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
     const { queue, activity, with: withInput, then } = request.relayTo;
     const taskQueue = queue === 'ramdisk' ? ramdiskQueue(target.nodeId) : nodeAgentQueue(target.nodeId);
     const left = Math.max(1000, deadline - Date.now());
-    const machineStep: PlanStep = { ...step, activity, timeoutMs: left, retry: { ...step.retry, maximumAttempts: 1 } };
+    // The machine's answer, any error code included, is final (the control step decides what
+    // follows). An attempt that timed out is tried once more: the queue is per node, not per
+    // boot, so a powered-off ramdisk's long poll, still open at the server for up to a minute,
+    // can take the next ramdisk's first task and never answer it.
+    const machineStep: PlanStep = { ...step, activity, timeoutMs: left, retry: { ...step.retry, maximumAttempts: 2 } };
     if (status.step) status.step.taskQueue = taskQueue;
-    const answer = await activityFn(machineStep, taskQueue, left)({ ...inputFor(step), use: activity, with: withInput });
+    const answer = await activityFn(machineStep, taskQueue, left, errorCodes)({ ...inputFor(step), use: activity, with: withInput });
     if (!then) return answer;
     if (status.step) status.step.taskQueue = workflowInfo().taskQueue;
     return activityFn({ ...step, activity: then }, undefined)({ ...inputFor(step), relayResult: (answer ?? null) as JsonValue });
