@@ -7,6 +7,7 @@ import type { Db, Tx } from '../db';
 import { IronflowError } from '../errors';
 import { appendEvent } from '../events';
 import { normalizeMac } from '../mac';
+import { sameProductUuid } from '../product-uuid';
 import type { JsonValue } from '../plan';
 import { inspectOobOutputSchema, inventoryOutputSchema, type NodeInventory } from '../schemas/inventory';
 import { completeMove, failMove } from '../provision-states';
@@ -33,7 +34,6 @@ export interface AppliedOutcome {
 type Obj = Record<string, JsonValue>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const outputsOf = (outputs: Record<string, JsonValue> | undefined): Obj[] => Object.values(outputs ?? {}).filter(isObj);
-const uuidKey = (uuid: string) => uuid.toLowerCase().replace(/-/g, '');
 
 /** Out-of-band facts (inspect.oob: macs, productUuid, arch, ips) and the ramdisk's inventory (inventory.refresh: its sections), each read by its step's schema. */
 function identityFacts(node: Node, outputs: Obj[]): { data: Partial<Node>; mismatch?: string } {
@@ -57,7 +57,7 @@ function identityFacts(node: Node, outputs: Obj[]): { data: Partial<Node>; misma
       for (const nic of sections.nics) if (nic.ip) ips.add(nic.ip);
       const seen = sections.system.productUuid;
       const enrolled = node.productUuid ?? (data.productUuid as string | undefined);
-      if (seen && enrolled && uuidKey(seen) !== uuidKey(enrolled)) mismatch = `machine-identity-mismatch: the ramdisk reports product UUID ${seen}, the node was enrolled as ${enrolled}`;
+      if (seen && enrolled && !sameProductUuid(seen, enrolled)) mismatch = `machine-identity-mismatch: the ramdisk reports product UUID ${seen}, the node was enrolled as ${enrolled}`;
     }
   }
   data.macs = [...macs] as unknown as Node['macs'];

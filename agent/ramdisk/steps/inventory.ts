@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { IronflowError, parseWith } from '../../../core/errors';
 import { normalizeMac } from '../../../core/mac';
+import { sameProductUuid } from '../../../core/product-uuid';
 import type { InventoryOutput } from '../../../core/schemas/inventory';
 import type { RamdiskStep, RamdiskStepDeps } from './deps';
 
@@ -14,7 +15,7 @@ export function inventoryStep(deps: RamdiskStepDeps): RamdiskStep {
     const { expect } = parseWith(inventoryWith, input.with);
     const { system, nics, disks, gpus } = deps.hardware;
     const macs = nics.map((n) => normalizeMac(n.mac)).filter((m): m is string => m !== undefined);
-    if (expect?.productUuid && system.productUuid && expect.productUuid.toLowerCase() !== system.productUuid.toLowerCase()) {
+    if (expect?.productUuid && system.productUuid && !sameProductUuid(expect.productUuid, system.productUuid)) {
       throw new IronflowError('DRIVER_ERROR', `this machine's product UUID is not the enrolled one`, { reason: 'machine-identity-mismatch' });
     }
     const missing = (expect?.macs ?? []).map((m) => normalizeMac(m)).filter((m) => m && !macs.includes(m));
