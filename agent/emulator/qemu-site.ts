@@ -23,7 +23,7 @@ export const QEMU_SITE_SUBNET = '10.78.0';
 const AGENT_HOST_NUMBER = 2;
 /** The site agent's address on the bridge: where machines reach the API and Temporal (IRONFLOW_API_URL, IRONFLOW_AGENT_TEMPORAL_ADDRESS). */
 export const QEMU_SITE_AGENT_IP = `${QEMU_SITE_SUBNET}.${AGENT_HOST_NUMBER}`;
-const BOOT_HTTP_PORT = 8081;
+export const BOOT_HTTP_PORT = 8081;
 const ACTIVE_LOG = 'holding the boot lease: active boot server';
 
 export const ramdiskDir = (): string => path.resolve(process.env.IRONFLOW_DATA_DIR ?? path.join(repoRoot, '.ironflow'), 'ramdisk');
@@ -75,6 +75,27 @@ export function requireQemuSite(firmware: QemuFirmware): void {
   if (!existsSync(path.join(ramdiskDir(), 'initrd.img'))) throw new IronflowError('INVALID_INPUT', `no ramdisk in ${ramdiskDir()}: run npm run build:ramdisk first`);
 }
 
+/**
+ * The `[boot]` section of a site agent serving a namespace network from its host there: proxy
+ * DHCP and TFTP on its address, the ramdisk from `filesDir`, a serial console on the kernel
+ * command line. Shared by dev emulate --qemu, the demo and the QEMU tests.
+ */
+export function namespacedBootSection(host: { ip: string; interface: string }, options: { filesDir: string; gatewayUrl?: string; cacheCaFile?: string }): string[] {
+  return [
+    '[boot]',
+    `http_address = "${host.ip}"`,
+    `http_port = ${BOOT_HTTP_PORT}`,
+    'proxy_dhcp = true',
+    'tftp = true',
+    `interface = "${host.interface}"`,
+    `server_ip = "${host.ip}"`,
+    `files_dir = ${JSON.stringify(options.filesDir)}`,
+    'cmdline = "console=ttyS0"',
+    ...(options.gatewayUrl ? [`gateway_url = ${JSON.stringify(options.gatewayUrl)}`] : []),
+    ...(options.cacheCaFile ? [`cache_ca_file = ${JSON.stringify(options.cacheCaFile)}`] : []),
+  ];
+}
+
 /** The site agent's config for its namespace: the caller's identity and control plane, the namespace's boot server. */
 function namespacedAgentConfig(options: QemuSiteOptions, ip: string, iface: string): string {
   return [
@@ -82,17 +103,7 @@ function namespacedAgentConfig(options: QemuSiteOptions, ip: string, iface: stri
     `data_dir = ${JSON.stringify(options.agentDataDir)}`,
     ...(options.tokenFile ? [`token_file = ${JSON.stringify(options.tokenFile)}`] : []),
     '',
-    '[boot]',
-    `http_address = "${ip}"`,
-    `http_port = ${BOOT_HTTP_PORT}`,
-    'proxy_dhcp = true',
-    'tftp = true',
-    `interface = "${iface}"`,
-    `server_ip = "${ip}"`,
-    `files_dir = ${JSON.stringify(ramdiskDir())}`,
-    'cmdline = "console=ttyS0"',
-    `gateway_url = "http://${ip}:${new URL(options.controlPlaneUrl).port}"`,
-    ...(options.cacheCaFile ? [`cache_ca_file = ${JSON.stringify(options.cacheCaFile)}`] : []),
+    ...namespacedBootSection({ ip, interface: iface }, { filesDir: ramdiskDir(), gatewayUrl: `http://${ip}:${new URL(options.controlPlaneUrl).port}`, ...(options.cacheCaFile ? { cacheCaFile: options.cacheCaFile } : {}) }),
     '',
   ].join('\n');
 }

@@ -23,6 +23,7 @@ import { repoRoot } from '../../core/config';
 import { newId } from '../../core/ids';
 import { parseRamdiskScript } from '../../agent/boot/ipxe/script';
 import type { QemuMachine } from '../../agent/emulator/qemu-machine';
+import { BOOT_HTTP_PORT, namespacedBootSection } from '../../agent/emulator/qemu-site';
 import { startBootSite, until, type BootSite } from '../helpers/boot-site';
 import { stopChild } from '../helpers/child-process';
 import { requireDnsmasq, startAddressOnlyDhcp, type AddressOnlyDhcp } from '../helpers/dnsmasq';
@@ -33,7 +34,6 @@ import { spawnSiteAgent, type SiteAgentProcess } from '../helpers/site-agent-pro
 import { buildMarkerInitrd, debianKernel, INITRD_MARKER, printedCmdline } from '../helpers/test-initrd';
 
 const SUBNET = '10.77.60';
-const BOOT_HTTP_PORT = 8081;
 /** The lease TTL the agent fences itself after (spec: 15 s when the site section gives none). */
 const LEASE_TTL_MS = 15_000;
 /** TCG boots take 30–60 s; two at once on two cores, more. */
@@ -118,15 +118,7 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
         `control_plane_url = ${JSON.stringify(site.t.cp.url)}`,
         'data_dir = "data"',
         '',
-        '[boot]',
-        `http_address = "${agentHost.ip}"`,
-        `http_port = ${BOOT_HTTP_PORT}`,
-        'proxy_dhcp = true',
-        'tftp = true',
-        `interface = "${agentHost.interface}"`,
-        `server_ip = "${agentHost.ip}"`,
-        `files_dir = ${JSON.stringify(filesDir)}`,
-        'cmdline = "console=ttyS0"',
+        ...namespacedBootSection(agentHost, { filesDir }),
         '',
       ].join('\n'),
     );

@@ -21,6 +21,7 @@ import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } fr
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { QemuMachine } from '../../agent/emulator/qemu-machine';
+import { BOOT_HTTP_PORT, namespacedBootSection } from '../../agent/emulator/qemu-site';
 import { joinArgsFromUserData } from '../../agent/node/user-data';
 import { repoRoot } from '../../core/config';
 import type { MetalNodeView } from '../../core/schemas/metal';
@@ -34,7 +35,6 @@ import { requireQemu } from '../helpers/qemu';
 import { spawnSiteAgent, type SiteAgentProcess } from '../helpers/site-agent-process';
 
 const SUBNET = '10.77.61';
-const BOOT_HTTP_PORT = 8081;
 const MAC = '52:54:00:77:61:01';
 const DISK_BYTES = 192 * 1024 * 1024;
 const IMAGE_REF = 'qemu-os@1';
@@ -109,17 +109,7 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
         `control_plane_url = ${JSON.stringify(boot.t.cp.url)}`,
         'data_dir = "data"',
         '',
-        '[boot]',
-        `http_address = "${agentHost.ip}"`,
-        `http_port = ${BOOT_HTTP_PORT}`,
-        'proxy_dhcp = true',
-        'tftp = true',
-        `interface = "${agentHost.interface}"`,
-        `server_ip = "${agentHost.ip}"`,
-        `files_dir = ${JSON.stringify(path.join(repoRoot, '.ironflow/ramdisk'))}`,
-        'cmdline = "console=ttyS0"',
-        `gateway_url = "http://${agentHost.ip}:${apiPort}"`,
-        `cache_ca_file = ${JSON.stringify(caFile)}`,
+        ...namespacedBootSection(agentHost, { filesDir: path.join(repoRoot, '.ironflow/ramdisk'), gatewayUrl: `http://${agentHost.ip}:${apiPort}`, cacheCaFile: caFile }),
         '',
       ].join('\n'),
     );
