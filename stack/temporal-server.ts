@@ -1,7 +1,7 @@
 // Starts the Temporal CLI dev server (a real Temporal server on SQLite) and waits until
 // its frontend answers.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import type { IronflowConfig } from '../core/config';
@@ -16,6 +16,9 @@ export interface TemporalServerOptions {
   dynamicConfig: Record<string, unknown>;
   logFile: string;
 }
+
+/** The server process ended before its frontend answered (a port taken meanwhile, a crash). */
+export class TemporalServerExitedError extends Error {}
 
 export interface TemporalServer {
   process: ChildProcess;
@@ -50,7 +53,7 @@ async function waitForFrontend(address: string, namespace: string, child: ChildP
   const started = Date.now();
   let lastError: unknown;
   while (Date.now() - started < deadlineMs) {
-    if (child.exitCode !== null) throw new Error(`temporal dev server exited with code ${child.exitCode}`);
+    if (child.exitCode !== null) throw new TemporalServerExitedError(`temporal dev server exited with code ${child.exitCode}`);
     try {
       const connection = await Connection.connect({ address, connectTimeout: 1000 });
       try {
@@ -67,6 +70,14 @@ async function waitForFrontend(address: string, namespace: string, child: ChildP
   throw new Error(`temporal dev server did not answer on ${address} within ${deadlineMs} ms: ${String(lastError)}`);
 }
 
+function logTail(file: string, lines = 15): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log written)';
+  }
+}
+
 export async function startTemporalServer(options: TemporalServerOptions): Promise<TemporalServer> {
   const binary = requireTool('temporal');
   if (options.dbFile) mkdirSync(path.dirname(options.dbFile), { recursive: true });
@@ -80,7 +91,9 @@ export async function startTemporalServer(options: TemporalServerOptions): Promi
     await waitForFrontend(options.address, options.namespace, child, 60_000);
   } catch (err) {
     child.kill('SIGKILL');
-    throw new Error(`${(err as Error).message}; its log is ${options.logFile}`);
+    await exited;
+    const message = `${(err as Error).message}; its log is ${options.logFile}, ending:\n${logTail(options.logFile)}`;
+    throw err instanceof TemporalServerExitedError ? new TemporalServerExitedError(message) : new Error(message);
   }
   return {
     process: child,

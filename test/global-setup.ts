@@ -8,7 +8,7 @@ import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { loadConfig } from '../core/config';
 import { migrateDatabase } from '../stack/migrate';
-import { startTemporalServer, type TemporalServer } from '../stack/temporal-server';
+import { startTemporalServer, TemporalServerExitedError, type TemporalServer } from '../stack/temporal-server';
 import { buildWorkflowBundle } from '../worker/workflow-bundle';
 import { freePort } from './helpers/ports';
 
@@ -26,20 +26,9 @@ let runDir: string | undefined;
 
 export async function setup(project: TestProject): Promise<void> {
   runDir = mkdtempSync(path.join(tmpdir(), 'ironflow-test-'));
-  const config = loadConfig();
-  const address = `127.0.0.1:${await freePort()}`;
-  const [started, bundle] = await Promise.all([
-    startTemporalServer({
-      address,
-      namespace: 'default',
-      dbFile: path.join(runDir, 'temporal.db'),
-      searchAttributes: config.temporal.searchAttributes,
-      dynamicConfig: config.temporal.dynamicConfig,
-      logFile: path.join(runDir, 'temporal.log'),
-    }),
-    buildWorkflowBundle(),
-  ]);
-  server = started;
+  const [started, bundle] = await Promise.all([startTestTemporalServer(runDir), buildWorkflowBundle()]);
+  server = started.server;
+  const address = started.address;
   const bundleFile = path.join(runDir, 'workflow-bundle.js');
   writeFileSync(bundleFile, bundle.code);
 
@@ -63,6 +52,32 @@ export async function setup(project: TestProject): Promise<void> {
   project.provide('workflowBundle', bundleFile);
   project.provide('templateDatabase', templateDatabase);
   project.provide('runDir', runDir);
+}
+
+/**
+ * The server on free ports. A port found free can be taken before the server binds it (the
+ * dev server picks its internal ports the same way), so an early exit is tried again on
+ * other ports, each attempt with its own store and log; any other failure is final.
+ */
+async function startTestTemporalServer(dir: string, attempts = 3): Promise<{ server: TemporalServer; address: string }> {
+  const config = loadConfig();
+  for (let attempt = 1; ; attempt++) {
+    const address = `127.0.0.1:${await freePort()}`;
+    try {
+      const started = await startTemporalServer({
+        address,
+        namespace: 'default',
+        dbFile: path.join(dir, `temporal-${attempt}.db`),
+        searchAttributes: config.temporal.searchAttributes,
+        dynamicConfig: config.temporal.dynamicConfig,
+        logFile: path.join(dir, `temporal-${attempt}.log`),
+      });
+      return { server: started, address };
+    } catch (err) {
+      if (!(err instanceof TemporalServerExitedError) || attempt >= attempts) throw err;
+      console.warn(`global-setup: ${(err as Error).message}\nglobal-setup: trying again on other ports`);
+    }
+  }
 }
 
 export async function teardown(): Promise<void> {
