@@ -11,6 +11,7 @@
 #   cpio, zstd, binutils, dosfstools, mtools, nvme-cli, hdparm, fdisk, syslinux, syslinux-common
 #     (Debian)                                           — test/e2e/qemu-lifecycle.test.ts: npm run build:ramdisk and
 #                                                          build:os-image, and reading the deployed disk's config drive
+#   chromium (Debian)                                  — test/e2e/console.test.ts (driven by playwright-core; test/helpers/browser.ts)
 # Idempotent. Prints what it did; on failure exits non-zero with the command to retry.
 set -euo pipefail
 say() { printf 'test-deps: %s\n' "$*" >&2; }
@@ -56,6 +57,8 @@ command -v hdparm >/dev/null || missing_apt+=(hdparm)
 command -v sfdisk >/dev/null || missing_apt+=(fdisk)
 command -v syslinux >/dev/null || missing_apt+=(syslinux)
 [ -f /usr/lib/syslinux/mbr/mbr.bin ] || missing_apt+=(syslinux-common)
+# Browser tests (the console, the Temporal Web UI): playwright-core drives Debian's chromium.
+[ -x /usr/bin/chromium ] || missing_apt+=(chromium)
 if [ "${#missing_apt[@]}" -gt 0 ]; then
   command -v apt-get >/dev/null || fail "apt-get not found; install ${missing_apt[*]} with your package manager" "install ${missing_apt[*]}, then bash scripts/test-deps.sh"
   say "installing ${missing_apt[*]} (apt-get)…"
@@ -63,7 +66,7 @@ if [ "${#missing_apt[@]}" -gt 0 ]; then
     || fail "apt-get install ${missing_apt[*]}" "$SUDO apt-get update && $SUDO apt-get install -y ${missing_apt[*]}"
   say "installed ${missing_apt[*]}"
 else
-  say "ipmitool, ipmi_sim, cloud-init, ignition-validate, QEMU (SeaBIOS, OVMF, iPXE), dnsmasq, a kernel, busybox-static, curl, tftpd-hpa, nginx and the boot image tools present"
+  say "ipmitool, ipmi_sim, cloud-init, ignition-validate, QEMU (SeaBIOS, OVMF, iPXE), dnsmasq, a kernel, busybox-static, curl, tftpd-hpa, nginx, the boot image tools and chromium present"
 fi
 
 # 2. sushy-tools (brings bcrypt, which the tests use for its htpasswd) from PyPI.

@@ -1,0 +1,47 @@
+// A real browser for tests of web pages (the console, the Temporal Web UI): Debian's
+// `chromium`, headless, driven by playwright-core (which ships no browser of its own).
+import { existsSync } from 'node:fs';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+
+export type { Browser, BrowserContext, Page };
+
+/** Debian's chromium package puts its launcher here. */
+export const CHROMIUM_BINARY = process.env.IRONFLOW_CHROMIUM ?? '/usr/bin/chromium';
+
+export interface TestBrowser {
+  browser: Browser;
+  /** A page in a fresh context of its own (no cookies shared with other pages). */
+  newPage(): Promise<Page>;
+  /** Closes every context and page, then the browser. */
+  close(): Promise<void>;
+}
+
+/** Fails with the apt-get command when chromium is missing. */
+export function requireChromium(): void {
+  if (!existsSync(CHROMIUM_BINARY)) {
+    throw new Error(`browser tests need Debian's chromium at ${CHROMIUM_BINARY}: apt-get install -y chromium (or bash scripts/test-deps.sh)`);
+  }
+}
+
+export async function launchBrowser(): Promise<TestBrowser> {
+  requireChromium();
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM_BINARY,
+    headless: true,
+    // Root has no user namespace sandbox here; /dev/shm is small in containers.
+    args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'],
+  });
+  const contexts: BrowserContext[] = [];
+  return {
+    browser,
+    async newPage() {
+      const context = await browser.newContext();
+      contexts.push(context);
+      return context.newPage();
+    },
+    async close() {
+      for (const context of contexts) await context.close().catch(() => undefined);
+      await browser.close();
+    },
+  };
+}
