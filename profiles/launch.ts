@@ -9,6 +9,7 @@ import { IronflowError, notFound } from '../core/errors';
 import { appendEvent } from '../core/events';
 import type { Plan, ProvisionTarget } from '../core/plan';
 import { searchAttributeKeys } from '../core/search-attributes';
+import { planDetails, provisionSummary } from '../core/workflow-summaries';
 import { compileProfile } from './compiler';
 import { lockProfileVersion, resolveProfile } from './store';
 
@@ -54,6 +55,8 @@ export async function startProvision(deps: { db: Db; temporal: Client; config: I
           { key: searchAttributeKeys.ProfileRef, value: plan.profile.ref },
         ]),
         memo: { profile: plan.profile.ref, profileTenant: plan.profile.tenantId, step: null },
+        staticSummary: provisionSummary({ nodeId: node.id, state: input.provisionState, profileRef: plan.profile.ref, siteId: node.siteId }),
+        staticDetails: planDetails(plan),
       });
       await appendEvent(deps.db, { tenantId: input.tenantId, type: 'node.provision.workflow', subjectId: node.id, data: { workflowId, profile: plan.profile.ref } });
       return { workflowId, runId: handle.firstExecutionRunId, profileRef: plan.profile.ref, plan };

@@ -13,6 +13,7 @@ import {
   getExternalWorkflowHandle,
   ParentClosePolicy,
   proxyActivities,
+  setCurrentDetails,
   setHandler,
   startChild,
   upsertSearchAttributes,
@@ -24,6 +25,7 @@ import type { NodeLifecycleActivities } from '../activities/node-lifecycle';
 import type { StateOutcome } from '../core/metal/lifecycle-moves';
 import type { ProvisionResult } from '../core/plan';
 import { searchAttributeKeys } from '../core/search-attributes';
+import { lifecycleDetails, planDetails, provisionSummary } from '../core/workflow-summaries';
 import { provision } from './provision';
 
 const acts = proxyActivities<Omit<NodeLifecycleActivities, 'lifecycleAwaitWorkflow'>>({
@@ -73,6 +75,8 @@ export async function nodeLifecycle(input: NodeLifecycleInput): Promise<{ state:
     const next = await acts.lifecycleNext(nodeId);
     state = next.state;
     upsertSearchAttributes([{ key: searchAttributeKeys.ProvisionState, value: state ?? '' }]);
+    // The Web UI's current details: the state driven now and its child, or where the node rests.
+    setCurrentDetails(lifecycleDetails({ state, since: new Date().toISOString(), transitions, ...(next.kind === 'run' ? { child: next.workflowId } : {}) }));
     if (next.kind === 'rest') {
       if (wakes !== seen || aborts.length > 0) continue; // a verb arrived while we looked
       return { state, transitions };
@@ -116,6 +120,8 @@ async function runStateWorkflow(
         { key: searchAttributeKeys.ProfileRef, value: plan.profile.ref },
       ],
       memo: { profile: plan.profile.ref, profileTenant: plan.profile.tenantId, step: null },
+      staticSummary: provisionSummary({ nodeId, state: target.provisionState, profileRef: plan.profile.ref, siteId: target.siteId }),
+      staticDetails: planDetails(plan),
     });
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;

@@ -9,6 +9,7 @@ import {
   condition,
   isCancellation,
   proxyActivities,
+  setCurrentDetails,
   setHandler,
   sleep,
   TimeoutFailure,
@@ -23,6 +24,7 @@ import { errorCodes } from '../core/errors';
 import { labelsMatch } from '../core/label-expr';
 import { normalizeMac } from '../core/mac';
 import { isStepRelay, type JsonValue, type Plan, type PlanStep, type ProvisionResult, type ProvisionStatus, type ProvisionTarget, type SiteAgentChoice, type StepInput, type StepRecord } from '../core/plan';
+import { activitySummary, provisionDetails } from '../core/workflow-summaries';
 import { abortSignal, abortUpdate, agentJoinedSignal, confirmMacSignal, confirmMacUpdate, statusQuery, stepProgressSignal } from './provision-handles';
 
 const routing = proxyActivities<SiteRoutingActivities>({ startToCloseTimeout: '20 seconds', retry: { maximumAttempts: 10, maximumInterval: '5 seconds' } });
@@ -30,14 +32,18 @@ const routing = proxyActivities<SiteRoutingActivities>({ startToCloseTimeout: '2
 /** How often a step with no connected site agent looks again. */
 const NO_AGENT_POLL_MS = 1000;
 const MAX_REASON = 512;
+/** A wait an activity reports through stepProgress (`not-seen`, `ramdisk not joined after power cycle 2 of 3`, …). */
+const MAX_REPORTED_WAIT = 256;
 
 type StepFn = (input: StepInput) => Promise<unknown>;
 
 const NON_RETRYABLE: readonly string[] = ['INVALID_INPUT', 'INVALID_CONFIG', 'UNSUPPORTED', 'NOT_FOUND'];
 
-function activityOptions(step: PlanStep, taskQueue: string | undefined, scheduleToStartMs: number | undefined, nonRetryable: readonly string[]): ActivityOptions {
+function activityOptions(step: PlanStep, taskQueue: string | undefined, summary: string, scheduleToStartMs: number | undefined, nonRetryable: readonly string[]): ActivityOptions {
   return {
     ...(taskQueue ? { taskQueue } : {}),
+    // The Web UI shows it on the activity: the step key, its `use`, the queue or agent it went to.
+    summary,
     startToCloseTimeout: step.timeoutMs,
     ...(scheduleToStartMs ? { scheduleToStartTimeout: scheduleToStartMs } : {}),
     ...(step.heartbeatMs ? { heartbeatTimeout: step.heartbeatMs } : {}),
@@ -51,13 +57,22 @@ function activityOptions(step: PlanStep, taskQueue: string | undefined, schedule
   };
 }
 
-function activityFn(step: PlanStep, taskQueue: string | undefined, scheduleToStartMs?: number, nonRetryable: readonly string[] = NON_RETRYABLE): StepFn {
-  const proxy = proxyActivities<Record<string, StepFn>>(activityOptions(step, taskQueue, scheduleToStartMs, nonRetryable));
+function activityFn(step: PlanStep, taskQueue: string | undefined, summary: string, scheduleToStartMs?: number, nonRetryable: readonly string[] = NON_RETRYABLE): StepFn {
+  const proxy = proxyActivities<Record<string, StepFn>>(activityOptions(step, taskQueue, summary, scheduleToStartMs, nonRetryable));
   return proxy[step.activity] as StepFn;
 }
 
 const isScheduleToStartTimeout = (err: unknown): boolean =>
   err instanceof ActivityFailure && err.cause instanceof TimeoutFailure && err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START;
+
+/** A wait the running step reports itself in its stepProgress (`{ waitingFor, since }`), bounded. */
+function reportedWait(progress: unknown): { what: string; since?: string } | null {
+  if (typeof progress !== 'object' || progress === null) return null;
+  const { waitingFor, since } = progress as { waitingFor?: unknown; since?: unknown };
+  if (typeof waitingFor !== 'string' || waitingFor.trim() === '') return null;
+  const what = waitingFor.slice(0, MAX_REPORTED_WAIT);
+  return typeof since === 'string' && !Number.isNaN(Date.parse(since)) ? { what, since: new Date(since).toISOString() } : { what };
+}
 
 const message = (err: unknown): string => {
   if (err instanceof ActivityFailure && err.cause) return err.cause.message;
@@ -80,6 +95,18 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
   let joins = 0;
   const outputs: Record<string, JsonValue> = {};
   const main = new CancellationScope();
+
+  // The Web UI's current details follow the status: the step, what it waits for and since
+  // when (workflow time), progress.
+  let waitingSince: string | null = null;
+  let waitReported = false; // the wait came from the step's own stepProgress
+  const showDetails = () => setCurrentDetails(provisionDetails(status, waitingSince));
+  const waitFor = (what: string | null, since?: string) => {
+    status.waitingFor = what;
+    waitingSince = what === null ? null : (since ?? new Date().toISOString());
+    waitReported = false;
+    showDetails();
+  };
 
   const abortProblem = (reason: unknown): string | undefined => {
     if (typeof reason !== 'string' || reason.trim() === '' || reason.length > MAX_REASON) return `a reason is 1 to ${MAX_REASON} characters`;
@@ -124,7 +151,14 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
     joins += 1;
   });
   setHandler(stepProgressSignal, ({ key, progress }) => {
-    if (status.step?.key === key) status.progress = (progress ?? null) as JsonValue;
+    if (status.step?.key !== key) return;
+    status.progress = (progress ?? null) as JsonValue;
+    const reported = reportedWait(progress);
+    if (reported) {
+      waitFor(reported.what, reported.since);
+      waitReported = true;
+    } else if (waitReported) waitFor(null);
+    else showDetails();
   });
 
   const inputFor = (step: PlanStep, extra: Partial<StepInput> = {}): StepInput => ({
@@ -146,19 +180,19 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
       if (!agent) {
         if (left <= 0) throw ApplicationFailure.nonRetryable(`no site agent of site ${target.siteId} is connected (waited ${step.timeoutMs} ms for ${step.use})`, 'NO_SITE_AGENT');
         // Name the agents this step was sent to and that never picked it up: the ones to bring back.
-        status.waitingFor = `a connected site agent of site ${target.siteId}${avoid.length ? ` (not picked up by ${avoid.join(', ')})` : ''}`;
+        waitFor(`a connected site agent of site ${target.siteId}${avoid.length ? ` (not picked up by ${avoid.join(', ')})` : ''}`, waitingSince ?? undefined);
         await sleep(Math.min(NO_AGENT_POLL_MS, left));
         continue;
       }
-      status.waitingFor = null;
       if (status.step) {
         status.step.taskQueue = step.relay ? undefined : agent.taskQueue;
         status.step.attempt += 1;
       }
+      waitFor(null);
       try {
-        if (step.relay) return await activityFn(step, undefined)(inputFor(step, { siteAgent: agent }));
+        if (step.relay) return await activityFn(step, undefined, activitySummary(step.key, step.use, `${workflowInfo().taskQueue} via ${agent.taskQueue}`))(inputFor(step, { siteAgent: agent }));
         const window = Math.max(1000, Math.min(step.scheduleToStartMs ?? left, left));
-        return await activityFn(step, agent.taskQueue, window)(inputFor(step));
+        return await activityFn(step, agent.taskQueue, activitySummary(step.key, step.use, agent.taskQueue), window)(inputFor(step));
       } catch (err) {
         if (!isScheduleToStartTimeout(err)) throw err;
         // Nobody picked the task up: that agent vanished. Try the next one.
@@ -179,10 +213,12 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
     // can take the next ramdisk's first task and never answer it.
     const machineStep: PlanStep = { ...step, activity, timeoutMs: left, retry: { ...step.retry, maximumAttempts: 2 } };
     if (status.step) status.step.taskQueue = taskQueue;
-    const answer = await activityFn(machineStep, taskQueue, left, errorCodes)({ ...inputFor(step), use: activity, with: withInput });
+    showDetails();
+    const answer = await activityFn(machineStep, taskQueue, activitySummary(step.key, activity, taskQueue), left, errorCodes)({ ...inputFor(step), use: activity, with: withInput });
     if (!then) return answer;
     if (status.step) status.step.taskQueue = workflowInfo().taskQueue;
-    return activityFn({ ...step, activity: then }, undefined)({ ...inputFor(step), relayResult: (answer ?? null) as JsonValue });
+    showDetails();
+    return activityFn({ ...step, activity: then }, undefined, activitySummary(step.key, then, workflowInfo().taskQueue))({ ...inputFor(step), relayResult: (answer ?? null) as JsonValue });
   }
 
   async function execute(step: PlanStep): Promise<unknown> {
@@ -191,12 +227,13 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
     status.step = { key: step.key, use: step.use, queue: step.queue, attempt: 0, startedAt: new Date(started).toISOString() };
     status.progress = null;
     upsertMemo({ step: step.key, use: step.use });
+    showDetails();
     if (step.await === 'confirmMac' && status.confirmedMac === null) {
-      status.waitingFor = 'confirmMac (an operator confirms the machine’s MAC)';
+      waitFor('confirmMac (an operator confirms the machine’s MAC)');
       if (!(await condition(() => status.confirmedMac !== null, step.timeoutMs))) {
         throw ApplicationFailure.nonRetryable(`no MAC was confirmed within ${step.timeoutMs} ms`, 'INVALID_STATE');
       }
-      status.waitingFor = null;
+      waitFor(null);
     }
     const joinsBefore = joins;
     let result: unknown;
@@ -207,16 +244,17 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
         status.step.taskQueue = queue ?? workflowInfo().taskQueue;
         status.step.attempt = 1;
       }
-      result = await activityFn(step, queue, step.scheduleToStartMs)(inputFor(step));
+      showDetails();
+      result = await activityFn(step, queue, activitySummary(step.key, step.use, queue ?? workflowInfo().taskQueue), step.scheduleToStartMs)(inputFor(step));
       if (step.route === 'control' && isStepRelay(result)) result = await relay(step, result, deadline);
     }
     if (step.await === 'rejoin') {
-      status.waitingFor = 'agentJoined (the machine’s next agent joins)';
+      waitFor('agentJoined (the machine’s next agent joins)');
       const left = Math.max(0, deadline - Date.now());
       if (!(await condition(() => joins > joinsBefore, left))) {
         throw ApplicationFailure.nonRetryable(`the machine did not rejoin within ${step.timeoutMs} ms of ${step.use}`, 'DRIVER_ERROR');
       }
-      status.waitingFor = null;
+      waitFor(null);
     }
     return result;
   }
@@ -252,7 +290,7 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
       if (!step.fallback) record(step, 'failed', failure);
       throw failure;
     } finally {
-      status.waitingFor = null;
+      waitFor(null);
     }
   }
 
@@ -261,6 +299,7 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
     await main.run(async () => {
       for (const step of plan.steps) await runStep(step);
       status.phase = 'acceptance';
+      showDetails();
       for (const step of plan.acceptance) await runStep(step);
     });
   } catch (err) {
@@ -270,6 +309,7 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
   // Cleanup runs whatever happened, and cannot be cancelled: boot entries and tokens
   // never outlive their workflow.
   status.phase = 'cleanup';
+  showDetails();
   await CancellationScope.nonCancellable(async () => {
     for (const step of plan.cleanup) {
       try {
@@ -284,15 +324,14 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
 
   if (failure !== undefined) {
     status.error = status.abortReason ?? message(failure);
-    if (status.abortReason !== null) {
-      status.phase = 'failed';
-      throw ApplicationFailure.nonRetryable(`aborted: ${status.abortReason}`, 'ABORTED');
-    }
-    status.phase = isCancellation(failure) ? 'cancelled' : 'failed';
+    status.phase = status.abortReason === null && isCancellation(failure) ? 'cancelled' : 'failed';
+    showDetails();
+    if (status.abortReason !== null) throw ApplicationFailure.nonRetryable(`aborted: ${status.abortReason}`, 'ABORTED');
     if (isCancellation(failure)) throw failure;
     if (failure instanceof ActivityFailure && failure.cause instanceof ApplicationFailure) throw failure.cause;
     throw failure;
   }
   status.phase = 'succeeded';
+  showDetails();
   return { outcome: 'succeeded', history: status.history, outputs };
 }

@@ -4,6 +4,7 @@
 import type { Client } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { searchAttributeKeys } from '../search-attributes';
+import { lifecycleSummary } from '../workflow-summaries';
 
 export const lifecycleWorkflowId = (nodeId: string): string => `node:${nodeId}`;
 export const LIFECYCLE_WORKFLOW = 'nodeLifecycle';
@@ -23,6 +24,7 @@ export async function wakeLifecycle(temporal: Client, controlQueue: string, node
     args: [{ nodeId: node.id }],
     signal: WAKE_SIGNAL,
     signalArgs: [],
+    staticSummary: lifecycleSummary({ nodeId: node.id, siteId: node.siteId }),
     typedSearchAttributes: new TypedSearchAttributes([
       { key: searchAttributeKeys.NodeId, value: node.id },
       { key: searchAttributeKeys.SiteId, value: node.siteId },
