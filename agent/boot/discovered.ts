@@ -1,10 +1,13 @@
-// PXE clients proxy DHCP heard from that have no boot entry (spec 001, "discovering new
-// machines"): what the agent reports so an operator can enroll them. The packets are
-// unauthenticated, so only well-formed fields are kept (a MAC, a canonical UUID, an arch as
-// [a-z0-9_-]{1,32}, a relay as an IPv4 address), at most MAX_CLIENTS, each for a day after
-// it was last seen, and a MAC leaves the list once it has an entry.
+// PXE clients without a boot entry (spec 001, "discovering new machines"), heard by proxy
+// DHCP or fetching an iPXE script: what the agent reports in its heartbeat so an operator
+// can bind an enrolled machine's MAC. The packets are unauthenticated, so only well-formed
+// fields are kept (a MAC, a canonical UUID, an arch as [a-z0-9_-]{1,32}, a relay as an IPv4
+// address), at most MAX_CLIENTS, each for a day after it was last seen, and a MAC leaves
+// the list once it has an entry. A MAC new to the list emits `added` (the session reports soon).
+import { EventEmitter } from 'node:events';
 import { isIPv4 } from 'node:net';
 import { normalizeMac } from '../../core/mac';
+import { MAX_DISCOVERED_COUNT, type DiscoveryEntry } from '../../core/schemas/discovery';
 
 export const MAX_DISCOVERED_CLIENTS = 256;
 export const DISCOVERED_TTL_MS = 24 * 3_600_000;
@@ -33,7 +36,11 @@ interface Tracked {
   count: number;
 }
 
-export class DiscoveredPxeClients {
+export interface DiscoveredEvents {
+  added: [mac: string];
+}
+
+export class DiscoveredPxeClients extends EventEmitter<DiscoveredEvents> {
   // Insertion order is last-seen order (a sighting moves its MAC to the end): the first is the oldest.
   private readonly clients = new Map<string, Tracked>();
 
@@ -42,7 +49,9 @@ export class DiscoveredPxeClients {
     private readonly hasEntry: (mac: string) => boolean,
     private readonly max = MAX_DISCOVERED_CLIENTS,
     private readonly ttlMs = DISCOVERED_TTL_MS,
-  ) {}
+  ) {
+    super();
+  }
 
   /** Records a sighting; answers whether the MAC is new to the list (worth a log line). */
   record(sighting: PxeSighting, now = Date.now()): boolean {
@@ -54,14 +63,31 @@ export class DiscoveredPxeClients {
       arch: archPattern.test(sighting.arch) ? sighting.arch : 'unknown',
       giaddr: sighting.giaddr !== null && isIPv4(sighting.giaddr) ? sighting.giaddr : null,
     };
-    const known = this.clients.get(mac);
+    const known = this.live(mac, now);
     this.clients.delete(mac);
-    this.clients.set(mac, { sighting: clean, firstSeen: known?.firstSeen ?? now, lastSeen: now, count: (known?.count ?? 0) + 1 });
+    const count = Math.min((known?.count ?? 0) + 1, MAX_DISCOVERED_COUNT);
+    this.clients.set(mac, { sighting: clean, firstSeen: known?.firstSeen ?? now, lastSeen: now, count });
     while (this.clients.size > this.max) {
       const oldest = this.clients.keys().next().value as string;
       this.clients.delete(oldest);
     }
+    if (!known) this.emit('added', mac);
     return !known;
+  }
+
+  /**
+   * An iPXE script fetch from a MAC without a boot entry. Anyone can fetch a URL, so with
+   * `onlyKnown` (the agent runs proxy DHCP) it counts only for a MAC DHCP already listed.
+   * A fetch names no relay and maybe no UUID or arch: those keep what DHCP said.
+   */
+  recordFetch(sighting: PxeSighting, options: { onlyKnown: boolean }, now = Date.now()): boolean {
+    const mac = normalizeMac(sighting.mac);
+    if (!mac) return false;
+    const known = this.live(mac, now)?.sighting;
+    if (options.onlyKnown && !known) return false;
+    const uuid = sighting.uuid !== null && uuidPattern.test(sighting.uuid) ? sighting.uuid : (known?.uuid ?? null);
+    const arch = archPattern.test(sighting.arch) && sighting.arch !== 'unknown' ? sighting.arch : (known?.arch ?? 'unknown');
+    return this.record({ mac, uuid, arch, giaddr: known?.giaddr ?? null }, now);
   }
 
   /** The clients seen within the last day that still have no boot entry, oldest sighting first. */
@@ -77,8 +103,27 @@ export class DiscoveredPxeClients {
     return out;
   }
 
+  /** The list as the heartbeat carries it (core/schemas/discovery.ts), oldest sighting first. */
+  report(now = Date.now()): DiscoveryEntry[] {
+    return this.list(now).map((client) => ({
+      mac: client.mac,
+      productUuid: client.uuid,
+      arch: client.arch,
+      firstSeen: client.firstSeen,
+      lastSeen: client.lastSeen,
+      count: client.count,
+      relay: client.giaddr,
+    }));
+  }
+
   /** Drops a MAC (it was just answered: it has an entry now). */
   forget(mac: string): void {
     this.clients.delete(mac);
+  }
+
+  /** A listed MAC still within its day (a lapsed one starts over as new). */
+  private live(mac: string, now: number): Tracked | undefined {
+    const tracked = this.clients.get(mac);
+    return tracked && now - tracked.lastSeen < this.ttlMs ? tracked : undefined;
   }
 }

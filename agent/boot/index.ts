@@ -24,7 +24,7 @@ export interface SiteBootServer extends BootHttpServer {
   secrets: BootSecrets;
   /** The image cache (data_dir/cache), served under grants at /cache/t/<grant>/<sha256>. */
   cache: SiteImageCache;
-  /** PXE clients proxy DHCP heard that have no boot entry (empty while proxy_dhcp is off). */
+  /** PXE clients without a boot entry, from proxy DHCP and iPXE script fetches (the heartbeat reports them). */
   discovered: DiscoveredPxeClients;
 }
 
@@ -55,6 +55,8 @@ export async function startSiteBootServer(options: {
     return { active: s.active, epoch: s.epoch };
   };
   const cache = new SiteImageCache({ dir: config.cacheDir, ...(config.cacheMaxBytes !== undefined ? { maxBytes: config.cacheMaxBytes } : {}), ...(config.cacheCaPems ? { trustedCaPems: config.cacheCaPems } : {}), log });
+  // One list for both doors: with proxy DHCP on, a script fetch counts only for a MAC DHCP listed.
+  const discovered = new DiscoveredPxeClients((mac) => options.entries.get(mac) !== undefined);
   const routes = ipxeRoutes({
     config,
     entries: options.entries,
@@ -64,6 +66,7 @@ export async function startSiteBootServer(options: {
     log,
     cacheGrants: cache.grants,
     sanbootReady: (sha256) => cache.store.has(sha256) && options.session().cacheImages.some((image) => image.sha256 === sha256 && image.format === 'iso'),
+    discovered: { clients: discovered, onlyKnown: config.proxyDhcp },
   });
   routes.push(cacheRoute({ store: cache.store, grants: cache.grants, holdsLease: () => state().active && state().epoch > 0, log }));
   routes.push(filesRoute({ filesDir: config.filesDir, tftpRoot: config.tftpRoot }));
@@ -76,7 +79,6 @@ export async function startSiteBootServer(options: {
       throw error;
     });
   }
-  const discovered = new DiscoveredPxeClients((mac) => options.entries.get(mac) !== undefined);
   let proxyDhcp: ProxyDhcpServer | undefined;
   if (config.proxyDhcp) {
     // chain.ipxe and HTTP-boot URLs: the public URL, else server_ip at the HTTP port.

@@ -50,6 +50,7 @@ export async function startSiteAgent(config: SiteAgentConfig, options: { env?: N
       // The cache pulls what each answer names (pre-warm and pinned images); heartbeats report it.
       const cache = bootServer.cache;
       session.reportCacheWith(() => cache.report(bootEntries.list()));
+      session.reportDiscoveredWith(bootServer.discovered);
       session.on('answer', (state) => cache.want(state.cacheImages, state.pinnedImages));
       cache.want(session.state().cacheImages, session.state().pinnedImages);
     }

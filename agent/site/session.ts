@@ -7,6 +7,7 @@ import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { BOOT_LEASE_TTL_MS } from '../../core/boot-lease/decide';
 import type { CacheImageReport, SessionAnswer, SiteSectionStatus } from '../../core/schemas/agent-sessions';
+import type { DiscoveryEntry } from '../../core/schemas/discovery';
 import { ControlPlaneUnreachable, type ControlPlaneClient } from './control-plane-client';
 import type { AgentIdentity } from './identity';
 import type { AgentLog } from './log';
@@ -35,7 +36,15 @@ export interface SessionEvents {
 /** What the heartbeat reports of the agent's image cache (agent/cache). */
 export type CacheReporter = () => { images: CacheImageReport[]; status: SiteSectionStatus };
 
+/** The boot server's discovered list (agent/boot/discovered.ts): reported whole, and a new MAC asks for a report. */
+export interface DiscoveredReporter {
+  report(): DiscoveryEntry[];
+  on(event: 'added', listener: () => void): unknown;
+}
+
 const DEFAULT_INTERVAL_MS = 5_000;
+/** A new machine asks for an early report at most this often (spec 001), not on every packet. */
+export const DISCOVERED_REPORT_EVERY_MS = 30_000;
 const EVALUATE_MS = 250;
 
 export class SiteSession extends EventEmitter<SessionEvents> {
@@ -51,6 +60,11 @@ export class SiteSession extends EventEmitter<SessionEvents> {
   private stopped = true;
   private beating: Promise<void> = Promise.resolve();
   private cacheReporter: CacheReporter | undefined;
+  private discoveredReporter: DiscoveredReporter | undefined;
+  private inFlight = false;
+  private earlyReportAsked = false;
+  /** Monotonic time of the last early report a new machine asked for. */
+  private lastEarlyReportAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly identity: AgentIdentity,
@@ -65,6 +79,12 @@ export class SiteSession extends EventEmitter<SessionEvents> {
   /** From now on each heartbeat carries the cache's images report and the site section's status. */
   reportCacheWith(reporter: CacheReporter): void {
     this.cacheReporter = reporter;
+  }
+
+  /** From now on each heartbeat carries the discovered list, and a new machine reports early (at most every 30 s). */
+  reportDiscoveredWith(reporter: DiscoveredReporter): void {
+    this.discoveredReporter = reporter;
+    reporter.on('added', () => this.reportEarly());
   }
 
   start(): void {
@@ -109,11 +129,13 @@ export class SiteSession extends EventEmitter<SessionEvents> {
 
   private async beat(): Promise<void> {
     if (this.stopped) return;
+    this.inFlight = true;
     const sentAt = performance.now();
     const wallAtSend = Date.now();
     try {
       const cache = this.cacheReporter?.();
-      const body = { agentVersion: 'ironflow-site/0.1', ...(cache ? { images: cache.images, siteStatus: cache.status } : {}) };
+      const discovered = this.discoveredReporter?.report();
+      const body = { agentVersion: 'ironflow-site/0.1', ...(cache ? { images: cache.images, siteStatus: cache.status } : {}), ...(discovered ? { discovered } : {}) };
       const answer = await this.client.signedPost<SessionAnswer>(this.identity, '/v1/agents/session', body);
       this.answer = answer;
       // Measured from when the request left: the control plane's view is at least that old.
@@ -131,12 +153,27 @@ export class SiteSession extends EventEmitter<SessionEvents> {
       if (!this.failing) this.log.warn('heartbeat failed', { error: (error as Error).message });
       this.failing = true;
     }
+    this.inFlight = false;
     if (this.stopped) return;
     const interval = this.answer?.heartbeatIntervalMs ?? DEFAULT_INTERVAL_MS;
-    const wait = this.failing ? Math.min(1_000, interval) : interval;
+    const wait = this.earlyReportAsked ? 0 : this.failing ? Math.min(1_000, interval) : interval;
+    this.earlyReportAsked = false;
     this.timer = setTimeout(() => {
       this.beating = this.beat();
     }, wait);
+  }
+
+  /** The next heartbeat now instead of at its interval (right after one in flight), at most once every 30 s. */
+  private reportEarly(): void {
+    const now = performance.now();
+    if (this.stopped || now - this.lastEarlyReportAt < DISCOVERED_REPORT_EVERY_MS) return;
+    this.lastEarlyReportAt = now;
+    if (this.inFlight) {
+      this.earlyReportAsked = true;
+      return;
+    }
+    clearTimeout(this.timer);
+    this.beating = this.beat();
   }
 
   /** Emits `change` when connected, active or the epoch changed, and logs fencing. */

@@ -7,6 +7,7 @@ import { siteCacheImages, type CacheImage } from '../../core/images/prewarm';
 import { pinnedSiteImages, recordSiteCacheReport } from '../../core/images/site-cache-report';
 import { appendEvent } from '../../core/events';
 import { agentTaskQueue } from '../../core/joins/certificate-policy';
+import { recordDiscoveryReport } from '../../core/metal/discovery-store';
 import { loadOrCreateNodeCa } from '../../core/pki/node-ca';
 import { heartbeatSchema, sessionAnswerSchema } from '../../core/schemas/agent-sessions';
 import { authenticateAgentRequest, keepRawJsonBodies } from '../agent-auth';
@@ -50,6 +51,10 @@ export const agentSessionRoutes: FastifyPluginAsyncZod<ApiContext> = async (app,
       if (changed && request.body.siteStatus?.state === 'FAILED') {
         await appendEvent(ctx.db, { tenantId: agent.tenantId, type: 'site.cache.failed', subjectId: agent.nodeId, data: { siteId: agent.siteId, message: request.body.siteStatus.message } });
       }
+    }
+    // Discovery lists only from site agents (a boot server's view); another role's is ignored.
+    if (isSiteAgent && request.body.discovered) {
+      await recordDiscoveryReport(ctx.db, { agentNodeId: agent.nodeId, siteId: agent.siteId as string, entries: request.body.discovered }, now);
     }
     const lease = isSiteAgent ? await ctx.db.bootLease.findUnique({ where: { siteId: agent.siteId as string } }) : null;
     const lifetime = agent.notAfter.getTime();

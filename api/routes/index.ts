@@ -10,12 +10,14 @@ import { imageRoutes } from './images';
 import { joinRoutes } from './join';
 import { joinRequestRoutes } from './join-requests';
 import { metalRoutes } from './metal';
+import { metalStatusRoutes } from './metal-status';
 import { poolRoutes } from './pools';
 import { profileRoutes } from './profiles';
 import { provisionWorkflowRoutes } from './provision-workflows';
+import { siteDiscoveredRoutes } from './site-discovered';
 import { siteTokenRoutes } from './site-tokens';
 import { siteRoutes } from './sites';
 import { systemCheckRoutes } from './system-checks';
 import { tenantRoutes } from './tenants';
 
-export const routeGroups = [healthRoutes, eventRoutes, tenantRoutes, systemCheckRoutes, imageRoutes, siteRoutes, siteTokenRoutes, poolRoutes, joinRoutes, joinRequestRoutes, agentSessionRoutes, agentBmcAccessRoutes, agentBmcOperationRoutes, agentBootSecretRoutes, agentUserDataRoutes, profileRoutes, provisionWorkflowRoutes, metalRoutes];
+export const routeGroups = [healthRoutes, eventRoutes, tenantRoutes, systemCheckRoutes, imageRoutes, siteRoutes, siteTokenRoutes, poolRoutes, joinRoutes, joinRequestRoutes, agentSessionRoutes, agentBmcAccessRoutes, agentBmcOperationRoutes, agentBootSecretRoutes, agentUserDataRoutes, profileRoutes, provisionWorkflowRoutes, metalRoutes, metalStatusRoutes, siteDiscoveredRoutes];

@@ -1,5 +1,5 @@
 // `ironflow metal enroll|get|list|manage|inspect|provide|deploy|undeploy|rescue|unrescue|
-// abort|recover|retire|power|bulk`. The BMC password never goes on the command line: it
+// abort|recover|retire|power|bulk|discovered|confirm-mac`. The BMC password never goes on the command line: it
 // comes from --bmc-password-file or IRONFLOW_BMC_PASSWORD.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
@@ -8,6 +8,7 @@ import { driverConcerns } from '../../core/metal/hardware-profiles';
 import { ROOT_TENANT } from '../../core/permissions';
 import { provisionStates } from '../../core/provision-states';
 import { bmcDriverNames } from '../../core/schemas/bmc';
+import type { DiscoveredMachine } from '../../core/schemas/discovery';
 import { idOf, tenantIdSchema } from '../../core/schemas/common';
 import { abortReasonSchema, bulkVerbs, macSchema, wipeModes, type MetalNodeView } from '../../core/schemas/metal';
 import { profileIdSchema } from '../../core/schemas/profiles';
@@ -32,6 +33,16 @@ function bmcPassword(file: string | undefined): string {
   if (fromEnv) return fromEnv;
   throw new IronflowError('INVALID_INPUT', 'give the BMC password with --bmc-password-file FILE or IRONFLOW_BMC_PASSWORD (never on the command line)', { path: 'bmc.password' });
 }
+
+const discoveredColumns = [
+  { header: 'mac', value: (m: Record<string, unknown>) => m.mac },
+  { header: 'productUuid', value: (m: Record<string, unknown>) => m.productUuid ?? '' },
+  { header: 'arch', value: (m: Record<string, unknown>) => m.arch },
+  { header: 'lastSeen', value: (m: Record<string, unknown>) => m.lastSeen },
+  { header: 'count', value: (m: Record<string, unknown>) => m.count },
+  { header: 'node', value: (m: Record<string, unknown>) => m.nodeId ?? '' },
+  { header: 'candidateFor', value: (m: Record<string, unknown>) => m.candidateFor ?? '' },
+];
 
 const verbPath = (nodeId: string, verb: string) => `/v1/metal/nodes/${nodeId}/${verb}`;
 
@@ -131,6 +142,21 @@ export const metalCommands: Command[] = [
     flags: z.object({ ...nodeFlags, action: z.enum(['on', 'off', 'cycle']) }),
     positionals: ['nodeId'],
     run: (ctx, f) => ctx.api.call('POST', verbPath(f.nodeId, 'power'), { tenantId: f.tenantId, version: f.version, action: f.action }),
+  }),
+  defineCommand({
+    name: 'metal discovered',
+    summary: 'PXE clients the site\'s agents saw in the last 24 h (unverified; candidates await confirm-mac): ironflow metal discovered --site S [--tenant T]',
+    flags: z.object({ tenantId: tenant, siteId: idOf('site') }),
+    run: async (ctx, f) =>
+      (await ctx.api.call<{ items: DiscoveredMachine[] }>('GET', `/v1/sites/${f.siteId}/discovered?${new URLSearchParams({ tenantId: f.tenantId })}`)).items,
+    table: { columns: discoveredColumns },
+  }),
+  defineCommand({
+    name: 'metal confirm-mac',
+    summary: 'Bind a machine\'s PXE MAC (its discovered candidate or one you know): ironflow metal confirm-mac NODE --mac M [--tenant T]',
+    flags: z.object({ nodeId: idOf('node'), tenantId: tenant, mac: macSchema }),
+    positionals: ['nodeId'],
+    run: (ctx, f) => ctx.api.call('POST', verbPath(f.nodeId, 'confirm-mac'), { tenantId: f.tenantId, mac: f.mac }),
   }),
   defineCommand({
     name: 'metal bulk',

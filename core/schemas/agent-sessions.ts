@@ -1,6 +1,7 @@
 // An agent's session: each heartbeat answers with what the agent must know (its site spec,
 // its boot lease state, when to renew its certificate).
 import { z } from 'zod';
+import { discoveryReportSchema } from './discovery';
 
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/);
 
@@ -22,6 +23,8 @@ export const heartbeatSchema = z
     /** A site agent's cache inventory; absent when the agent has no cache. */
     images: z.array(cacheImageReportSchema).max(1024).optional(),
     siteStatus: siteSectionStatusSchema.optional(),
+    /** A site agent's PXE clients without a boot entry (spec 001); ignored from other roles. */
+    discovered: discoveryReportSchema.optional(),
   })
   .strict()
   .default({});

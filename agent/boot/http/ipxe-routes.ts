@@ -1,7 +1,8 @@
 // The boot server's iPXE scripts (spec 001, "The boot server"): GET /boot/chain.ipxe and
 // GET /boot/ipxe. Query fields are taken only when well-formed, and a script is rendered
 // only for a MAC with a live boot entry while this agent is the active boot server. Every
-// ramdisk script carries a fresh signed discovery assertion.
+// ramdisk script carries a fresh signed discovery assertion. A fetch naming a MAC without
+// an entry, while active, is listed as discovered (spec 001).
 import type http from 'node:http';
 import { isIP } from 'node:net';
 import { normalizeMac } from '../../../core/mac';
@@ -12,12 +13,14 @@ import type { Signer } from '../../site/control-plane-client';
 import { signDiscoveryAssertion } from '../assertion';
 import type { BootSecrets } from '../boot-secrets';
 import type { BootServerConfig } from '../config';
+import type { DiscoveredPxeClients } from '../discovered';
 import type { BootEntryStore } from '../entries';
 import { chainScript, imageNotReadyScript, notActiveScript, ramdiskScript, retryScript, sanbootScript, unknownMachineScript } from '../ipxe/script';
 import { baseUrlFor, remoteIp, sendText, type BootHttpRoute } from './server';
 
 const TOKEN_WAIT_SECONDS = 5;
 const SANBOOT_WAIT_SECONDS = 30;
+const ARCH_FIELD_MAX = 32;
 const uuidPattern = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 export interface BootServerState {
@@ -37,6 +40,8 @@ export interface IpxeRouteDeps {
   cacheGrants?: CacheGrants;
   /** A sanboot ISO is served only when the site names it as an iso cache image and its verified copy is cached. */
   sanbootReady?: (sha256: string) => boolean;
+  /** Where script fetches from MACs without an entry are listed; `onlyKnown` while proxy DHCP runs (anyone can fetch a URL). */
+  discovered?: { clients: DiscoveredPxeClients; onlyKnown: boolean };
 }
 
 export type MachineQuery = { mac: string | undefined; uuid: string | null; ip: string | null };
@@ -59,6 +64,16 @@ export function machineQuery(url: URL): MachineQuery {
 
 export function ipxeRoutes(deps: IpxeRouteDeps): BootHttpRoute[] {
   const { config, log } = deps;
+
+  /** A script fetch from a MAC with no live entry, while active: a sighting (relay unknown over HTTP). */
+  function noteUnknownFetch(query: MachineQuery, url: URL): void {
+    if (!deps.discovered || !query.mac) return;
+    const arch = url.searchParams.get('arch');
+    const sighting = { mac: query.mac, uuid: query.uuid, arch: arch !== null && arch.length <= ARCH_FIELD_MAX ? arch : 'unknown', giaddr: null };
+    if (deps.discovered.clients.recordFetch(sighting, { onlyKnown: deps.discovered.onlyKnown })) {
+      log.info('boot script fetched by a MAC without a boot entry (listed as discovered)', { mac: query.mac });
+    }
+  }
 
   async function renderFor(entry: RamdiskBootEntry, query: MachineQuery, req: http.IncomingMessage, state: BootServerState): Promise<string> {
     const token = await deps.secrets.tokenFor(entry);
@@ -100,7 +115,12 @@ export function ipxeRoutes(deps: IpxeRouteDeps): BootHttpRoute[] {
     {
       path: '/boot/chain.ipxe',
       exact: true,
-      handle: async (req, res) => sendText(res, 200, chainScript(baseUrlFor(req, config.publicUrl))),
+      handle: async (req, res, url) => {
+        const state = deps.state();
+        const query = machineQuery(url);
+        if (state.active && state.epoch > 0 && query.mac && !deps.entries.get(query.mac)) noteUnknownFetch(query, url);
+        sendText(res, 200, chainScript(baseUrlFor(req, config.publicUrl)));
+      },
     },
     {
       path: '/boot/ipxe',
@@ -111,6 +131,7 @@ export function ipxeRoutes(deps: IpxeRouteDeps): BootHttpRoute[] {
         const query = machineQuery(url);
         const entry = query.mac ? deps.entries.get(query.mac) : undefined;
         if (!entry) {
+          noteUnknownFetch(query, url);
           log.info('boot script refused: no boot entry for this MAC', { mac: query.mac ?? null });
           return sendText(res, 404, unknownMachineScript);
         }
