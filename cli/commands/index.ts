@@ -7,6 +7,7 @@ import { eventsCommand } from './events';
 import { imageSignerCommands } from './image-signers';
 import { imageCommands } from './images';
 import { metalCommands } from './metal';
+import { metalStatusCommand } from './metal-status';
 import { poolCommands } from './pools';
 import { siteTokenCommands } from './site-tokens';
 import { siteCommands } from './sites';
@@ -14,4 +15,4 @@ import { profileCommands } from './profiles';
 import { statusCommand } from './status';
 import { credentialsCreateCommand, tenantsCreateCommand } from './tenants';
 
-export const commands: Command[] = [statusCommand, eventsCommand, tenantsCreateCommand, credentialsCreateCommand, ...imageCommands, ...imageSignerCommands, ...siteCommands, ...siteTokenCommands, ...poolCommands, ...profileCommands, agentSiteCommand, agentRamdiskCommand, agentJoinCommand, agentNodeCommand, ...metalCommands, devEmulateCommand];
+export const commands: Command[] = [statusCommand, eventsCommand, tenantsCreateCommand, credentialsCreateCommand, ...imageCommands, ...imageSignerCommands, ...siteCommands, ...siteTokenCommands, ...poolCommands, ...profileCommands, agentSiteCommand, agentRamdiskCommand, agentJoinCommand, agentNodeCommand, ...metalCommands, metalStatusCommand, devEmulateCommand];
