@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what a fresh machine lacks, skipping what is already there:
-# npm packages, the Temporal CLI (and tctl) built from the Go module proxy into .tools/bin,
-# and the Prisma clients. Fails loudly, with the command to retry; never half-installs.
+# npm packages, the Temporal CLI built from the Go module proxy into .tools/bin (with a tctl
+# compatibility command beside it), and the Prisma clients. Fails loudly, with the command to
+# retry; never half-installs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 say() { printf 'setup: %s\n' "$*" >&2; }
@@ -18,10 +19,9 @@ fi
 [ -f node_modules/better-sqlite3/build/Release/better_sqlite3.node ] \
   || fail "better-sqlite3 did not build its native module (install scripts blocked?)" "npm rebuild better-sqlite3"
 
-# 2. Temporal CLI dev server (and tctl) from the Go module proxy.
+# 2. Temporal CLI dev server from the Go module proxy, and the tctl compatibility command.
 mkdir -p .tools/bin
 TEMPORAL_CLI_VERSION=v1.5.1   # v1.6+ has a replace directive that go install refuses
-TCTL_VERSION=v1.18.4
 if [ ! -x .tools/bin/temporal ] || ! grep -qx "$TEMPORAL_CLI_VERSION" .tools/bin/.temporal-version 2>/dev/null; then
   command -v go >/dev/null || fail "Go is needed to build the Temporal CLI" "install Go 1.22+, then npm run setup"
   say "building the Temporal CLI $TEMPORAL_CLI_VERSION from the Go module proxy (a few minutes, once)…"
@@ -29,13 +29,13 @@ if [ ! -x .tools/bin/temporal ] || ! grep -qx "$TEMPORAL_CLI_VERSION" .tools/bin
     || fail "go install of the Temporal CLI" "GOBIN=$PWD/.tools/bin go install github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION"
   echo "$TEMPORAL_CLI_VERSION" > .tools/bin/.temporal-version
 fi
-# tctl is optional: everything it does, `temporal` does too. The module proxy may refuse it.
-if [ ! -x .tools/bin/tctl ] && [ ! -f .tools/bin/.tctl-unavailable ]; then
-  say "building tctl $TCTL_VERSION (optional)…"
-  if ! GOBIN="$PWD/.tools/bin" go install "github.com/temporalio/tctl/cmd/tctl@$TCTL_VERSION" >.tools/tctl-build.log 2>&1; then
-    say "tctl could not be built (see .tools/tctl-build.log); use \`.tools/bin/temporal workflow signal\` instead"
-    touch .tools/bin/.tctl-unavailable
-  fi
+# The Go module proxy refuses every tctl version; runbooks written for tctl run through
+# `temporal` instead (scripts/tctl-compat.mjs translates tctl's workflow commands).
+TCTL_COMPAT=../../scripts/tctl-compat.mjs
+if [ "$(readlink .tools/bin/tctl 2>/dev/null)" != "$TCTL_COMPAT" ]; then
+  say "installing the tctl compatibility command…"
+  rm -f .tools/bin/tctl .tools/bin/.tctl-unavailable
+  ln -s "$TCTL_COMPAT" .tools/bin/tctl || fail "linking .tools/bin/tctl" "ln -sfn $TCTL_COMPAT .tools/bin/tctl"
 fi
 
 # 3. Prisma clients for SQLite and PostgreSQL (no engine download).
