@@ -1,5 +1,6 @@
 // All control-plane activities, built from their dependencies.
 import type { ActivityDeps } from './deps';
+import { createMetalConfirmMacActivities } from './metal-confirm-mac';
 import { createMetalEnsureRamdiskActivities } from './metal-ensure-ramdisk';
 import { createMetalMediaActivities } from './metal-media';
 import { createMetalStepActivities } from './metal-steps';
@@ -19,6 +20,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createNodeLifecycleActivities(deps),
     ...createMetalStepActivities(deps),
     ...createMetalEnsureRamdiskActivities(deps),
+    ...createMetalConfirmMacActivities(deps),
     ...createMetalMediaActivities(deps),
     ...createUserDataActivities(deps),
   };

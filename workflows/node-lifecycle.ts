@@ -9,6 +9,7 @@ import {
   ChildWorkflowFailure,
   condition,
   continueAsNew,
+  defineQuery,
   defineSignal,
   getExternalWorkflowHandle,
   ParentClosePolicy,
@@ -26,6 +27,7 @@ import type { StateOutcome } from '../core/metal/lifecycle-moves';
 import type { ProvisionResult } from '../core/plan';
 import { searchAttributeKeys } from '../core/search-attributes';
 import { lifecycleDetails, planDetails, provisionSummary } from '../core/workflow-summaries';
+import { installConfirmMacHandlers } from './confirm-mac-handlers';
 import { provision } from './provision';
 
 const acts = proxyActivities<Omit<NodeLifecycleActivities, 'lifecycleAwaitWorkflow'>>({
@@ -41,6 +43,12 @@ const waits = proxyActivities<Pick<NodeLifecycleActivities, 'lifecycleAwaitWorkf
 export const wakeSignal = defineSignal<[]>('wake');
 /** The same transition as metal.abort: the running state workflow is stopped (its cleanup runs). */
 export const lifecycleAbortSignal = defineSignal<[string]>('abort');
+
+export interface LifecycleStatus {
+  /** Signals refused since this run started (a signal cannot answer its sender). */
+  rejectedSignals: { name: string; reason: string }[];
+}
+export const lifecycleStatusQuery = defineQuery<LifecycleStatus>('status');
 
 export const MAX_TRANSITIONS_PER_RUN = 8;
 const HISTORY_LIMIT = 2000;
@@ -62,6 +70,10 @@ export async function nodeLifecycle(input: NodeLifecycleInput): Promise<{ state:
   const aborts: string[] = [];
   setHandler(wakeSignal, () => void (wakes += 1));
   setHandler(lifecycleAbortSignal, (reason) => void aborts.push(typeof reason === 'string' ? reason : 'aborted'));
+  // metal.confirmMac by signal or Update on node:<id>, the workflow operators find by NodeId.
+  const rejectedSignals: LifecycleStatus['rejectedSignals'] = [];
+  installConfirmMacHandlers(nodeId, { confirmed: () => undefined, rejected: (reason) => void rejectedSignals.push({ name: 'confirmMac', reason }) });
+  setHandler(lifecycleStatusQuery, () => ({ rejectedSignals }));
 
   const handleAborts = async () => {
     while (aborts.length > 0) await acts.lifecycleAbort({ nodeId, reason: aborts.shift() as string });

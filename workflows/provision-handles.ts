@@ -1,6 +1,7 @@
 // The provision workflow's handles: what operators (Temporal Web UI, `temporal workflow
 // signal`, the API) and the join path send it, and what it answers.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { MAC_CONFIRMED_SIGNAL } from '../core/metal/confirm-mac-signal';
 import type { ProvisionStatus } from '../core/plan';
 
 export interface AgentJoined {
@@ -10,8 +11,10 @@ export interface AgentJoined {
 
 /** Stops the run: the running step is cancelled, cleanup runs, the workflow fails ABORTED. */
 export const abortSignal = defineSignal<[string]>('abort');
-/** The MAC an operator confirmed for a machine found by PXE discovery. */
+/** metal.confirmMac by signal: the MAC an operator confirms for a machine found by PXE discovery. */
 export const confirmMacSignal = defineSignal<[string]>('confirmMac');
+/** The API's word that metal.confirmMac stored this MAC (through the REST route or another workflow's handler). */
+export const macConfirmedSignal = defineSignal<[string]>(MAC_CONFIRMED_SIGNAL);
 /** The join path: the machine's next agent joined (ends an `await: 'rejoin'` wait). */
 export const agentJoinedSignal = defineSignal<[AgentJoined]>('agentJoined');
 /** Long steps (or their relays) may report progress here for the status query. */
@@ -19,6 +22,7 @@ export const stepProgressSignal = defineSignal<[{ key: string; progress: unknown
 
 /** The same as the signals, but the caller hears why a request is refused. */
 export const abortUpdate = defineUpdate<ProvisionStatus, [string]>('abort');
+/** metal.confirmMac by Update: answers the stored MAC, or the refusal (INVALID_STATE, CONFLICT, INVALID_INPUT). */
 export const confirmMacUpdate = defineUpdate<string, [string]>('confirmMac');
 
 export const statusQuery = defineQuery<ProvisionStatus>('status');

@@ -22,10 +22,10 @@ import type { SiteRoutingActivities } from '../activities/site-routing';
 import { nodeAgentQueue, ramdiskQueue } from '../core/agent-queues';
 import { errorCodes } from '../core/errors';
 import { labelsMatch } from '../core/label-expr';
-import { normalizeMac } from '../core/mac';
 import { isStepRelay, type JsonValue, type Plan, type PlanStep, type ProvisionResult, type ProvisionStatus, type ProvisionTarget, type SiteAgentChoice, type StepInput, type StepRecord } from '../core/plan';
 import { activitySummary, provisionDetails } from '../core/workflow-summaries';
-import { abortSignal, abortUpdate, agentJoinedSignal, confirmMacSignal, confirmMacUpdate, statusQuery, stepProgressSignal } from './provision-handles';
+import { installConfirmMacHandlers } from './confirm-mac-handlers';
+import { abortSignal, abortUpdate, agentJoinedSignal, statusQuery, stepProgressSignal } from './provision-handles';
 
 const routing = proxyActivities<SiteRoutingActivities>({ startToCloseTimeout: '20 seconds', retry: { maximumAttempts: 10, maximumInterval: '5 seconds' } });
 
@@ -118,11 +118,6 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
     status.abortReason = reason;
     main.cancel();
   };
-  const macProblem = (mac: unknown): string | undefined => {
-    if (typeof mac !== 'string' || !normalizeMac(mac)) return `${JSON.stringify(mac)} is not a unicast MAC address (aa:bb:cc:dd:ee:ff)`;
-    if (status.confirmedMac !== null && status.confirmedMac !== normalizeMac(mac)) return `${status.confirmedMac} is already confirmed`;
-    return undefined;
-  };
 
   setHandler(statusQuery, () => status);
   setHandler(abortSignal, (reason) => {
@@ -136,16 +131,9 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
       if (problem) throw ApplicationFailure.nonRetryable(problem, 'INVALID_STATE');
     },
   });
-  setHandler(confirmMacSignal, (mac) => {
-    const problem = macProblem(mac);
-    if (problem) status.rejectedSignals.push({ name: 'confirmMac', reason: problem });
-    else status.confirmedMac = normalizeMac(mac) ?? null;
-  });
-  setHandler(confirmMacUpdate, (mac) => (status.confirmedMac = normalizeMac(mac) ?? null) as string, {
-    validator: (mac) => {
-      const problem = macProblem(mac);
-      if (problem) throw ApplicationFailure.nonRetryable(problem, 'INVALID_INPUT');
-    },
+  installConfirmMacHandlers(target.nodeId, {
+    confirmed: (mac) => void (status.confirmedMac = mac),
+    rejected: (reason) => void status.rejectedSignals.push({ name: 'confirmMac', reason }),
   });
   setHandler(agentJoinedSignal, () => {
     joins += 1;

@@ -1,11 +1,10 @@
-// metal.*: enroll, get, list, the verbs, power, confirm-mac and bulk. Every answer is the
+// metal.*: enroll, get, list, the verbs, power, confirm-mac (core/metal/confirm-mac.ts) and bulk. Every answer is the
 // node's metal view (never credentials). Verbs are decided as compute:nodes:provision on the
 // node, enroll and bulk on the pool, power as compute:nodes:power.
-import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { IronflowError } from '../../core/errors';
 import { bulkVerb } from '../../core/metal/bulk';
+import { confirmMacAndWake } from '../../core/metal/confirm-mac';
 import { enrollNode } from '../../core/metal/enroll';
 import { wakeLifecycle } from '../../core/metal/lifecycle-client';
 import { recordPowerRequest } from '../../core/metal/power';
@@ -113,15 +112,7 @@ export const metalRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) =
 
   app.post('/v1/metal/nodes/:nodeId/confirm-mac', { schema: { tags, params: metalNodeParamsSchema, body: metalConfirmMacSchema, response: { 200: metalNodeSchema } } }, async (request) => {
     authorize(request, 'compute:nodes:provision', request.body.tenantId);
-    const node = await findMetalNode(ctx.db, request.body.tenantId, request.params.nodeId);
-    if (!node.workflowId) throw new IronflowError('INVALID_STATE', `node ${node.id} runs no workflow that waits for a MAC`, { state: node.provisionState });
-    try {
-      await ctx.temporal.workflow.getHandle(node.workflowId).executeUpdate('confirmMac', { args: [request.body.mac] });
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) throw new IronflowError('INVALID_STATE', `workflow ${node.workflowId} is not running yet; retry shortly`, {});
-      if (err instanceof WorkflowUpdateFailedError) throw new IronflowError('INVALID_INPUT', err.cause?.message ?? err.message, { path: 'mac' });
-      throw err;
-    }
+    const node = await confirmMacAndWake(ctx.db, ctx.temporal, { tenantId: request.body.tenantId, nodeId: request.params.nodeId, mac: request.body.mac, requestId: request.id });
     return metalView(node);
   });
 

@@ -49,6 +49,7 @@ export async function enrollNode(db: Db, secrets: SecretStore, input: MetalEnrol
         bmcCredentialsRef: credentialsRef,
         bmcCaPem: input.bmc.caPem ?? null,
         macs: [...new Set(input.macs ?? [])],
+        macSource: input.macs?.length ? 'operator' : null,
         productUuid: input.productUuid?.toLowerCase() ?? null,
         arch: input.arch,
         uefi: input.uefi,

@@ -61,6 +61,7 @@ function identityFacts(node: Node, outputs: Obj[]): { data: Partial<Node>; misma
     }
   }
   data.macs = [...macs] as unknown as Node['macs'];
+  if (macs.size > 0 && node.macSource === null) data.macSource = 'inspection';
   if (inventory) data.inventory = { ...inventory, ips: [...ips] } as unknown as Node['inventory'];
   else if (ips.size > 0) data.inventory = { ...((node.inventory as object | null) ?? {}), ips: [...ips] } as unknown as Node['inventory'];
   return { data, ...(mismatch ? { mismatch } : {}) };

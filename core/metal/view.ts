@@ -1,7 +1,7 @@
 // The node's metal view: what every metal method answers. Never credentials: the BMC is
 // its driver, address and whether credentials are set.
 import type { Node } from '../../generated/prisma-sqlite/client';
-import type { MetalNodeView } from '../schemas/metal';
+import { macSources, type MetalNodeView } from '../schemas/metal';
 import type { DriverBindings } from './hardware-profiles';
 
 const stringArray = (value: unknown): string[] => (Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []);
@@ -24,6 +24,8 @@ export function metalView(node: Node): MetalNodeView {
     power: node.power,
     bmc: { driver: node.bmcDriver, address: node.bmcAddress, credentialsSet: node.bmcCredentialsRef !== null },
     macs: stringArray(node.macs),
+    macSource: macSources.find((source) => source === node.macSource) ?? null,
+    discoveredMac: node.discoveredMac,
     productUuid: node.productUuid,
     arch: node.arch,
     uefi: node.uefi,

@@ -61,6 +61,9 @@ export const metalUndeploySchema = z.object({ ...verbBase, wipe: z.enum(wipeMode
 export const abortReasonSchema = z.string().min(1).max(512);
 export const metalAbortSchema = z.object({ ...verbBase, reason: abortReasonSchema.default('aborted by an operator') }).strict();
 export const metalPowerSchema = z.object({ ...verbBase, action: z.enum(['on', 'off', 'cycle']) }).strict();
+export const macSources = ['operator', 'inspection', 'discovered'] as const;
+export type MacSource = (typeof macSources)[number];
+
 export const metalConfirmMacSchema = z.object({ tenantId: tenantIdSchema, mac: macSchema }).strict();
 
 export const bulkVerbs = ['manage', 'inspect', 'provide', 'undeploy', 'rescue', 'retire'] as const;
@@ -99,6 +102,10 @@ export const metalNodeSchema = z.object({
   power: z.string().nullable(),
   bmc: z.object({ driver: z.string().nullable(), address: z.string().nullable(), credentialsSet: z.boolean() }),
   macs: z.array(z.string()),
+  /** Where `macs` came from: operator (enroll, metal.confirmMac), inspection, or discovered (policy.trustProvisioningNetwork). */
+  macSource: z.enum(macSources).nullable(),
+  /** A PXE-discovered candidate awaiting metal.confirmMac. */
+  discoveredMac: z.string().nullable(),
   productUuid: z.string().nullable(),
   arch: z.string().nullable(),
   uefi: z.boolean(),
