@@ -12,8 +12,11 @@ declare module 'fastify' {
   }
 }
 
-/** Routes without a credential: health and the API docs. Agents' routes authenticate by certificate. */
-const publicPrefixes = ['/healthz', '/docs', '/v1/join', '/v1/agents'];
+/**
+ * Routes without a credential: health and the API docs. Agents' routes authenticate by
+ * certificate; the console's pages by its own sign-in session (console/session.ts).
+ */
+const publicPrefixes = ['/healthz', '/docs', '/v1/join', '/v1/agents', '/console'];
 
 export const authPlugin = fp(async (app: FastifyInstance, ctx: ApiContext) => {
   app.addHook('onRequest', async (request) => {

