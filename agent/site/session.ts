@@ -12,6 +12,7 @@ import { ControlPlaneUnreachable, type ControlPlaneClient } from './control-plan
 import type { AgentIdentity } from './identity';
 import type { AgentLog } from './log';
 import type { CertificateRenewer } from './renew';
+import { ReportThrottle } from './report-throttle';
 
 export interface SessionState {
   /** Heard from the control plane within the TTL. */
@@ -63,8 +64,7 @@ export class SiteSession extends EventEmitter<SessionEvents> {
   private discoveredReporter: DiscoveredReporter | undefined;
   private inFlight = false;
   private earlyReportAsked = false;
-  /** Monotonic time of the last early report a new machine asked for. */
-  private lastEarlyReportAt = Number.NEGATIVE_INFINITY;
+  private readonly earlyReports = new ReportThrottle(DISCOVERED_REPORT_EVERY_MS);
 
   constructor(
     private readonly identity: AgentIdentity,
@@ -165,9 +165,7 @@ export class SiteSession extends EventEmitter<SessionEvents> {
 
   /** The next heartbeat now instead of at its interval (right after one in flight), at most once every 30 s. */
   private reportEarly(): void {
-    const now = performance.now();
-    if (this.stopped || now - this.lastEarlyReportAt < DISCOVERED_REPORT_EVERY_MS) return;
-    this.lastEarlyReportAt = now;
+    if (this.stopped || !this.earlyReports.take()) return;
     if (this.inFlight) {
       this.earlyReportAsked = true;
       return;

@@ -1,8 +1,11 @@
 // The site agent's discovered list beyond proxy DHCP: iPXE script fetches (counted only for a
 // MAC DHCP already listed while proxy DHCP runs), the `added` signal that asks for an early
-// report, the list as the heartbeat carries it, and the heartbeat schema's bounds.
+// report (at most one every 30 s), the list as the heartbeat carries it, and the heartbeat
+// schema's bounds.
 import { describe, expect, it } from 'vitest';
 import { DiscoveredPxeClients, MAX_DISCOVERED_CLIENTS } from '../../agent/boot/discovered';
+import { ReportThrottle } from '../../agent/site/report-throttle';
+import { DISCOVERED_REPORT_EVERY_MS } from '../../agent/site/session';
 import { heartbeatSchema } from '../../core/schemas/agent-sessions';
 import { discoveryReportSchema, MAX_DISCOVERED_COUNT } from '../../core/schemas/discovery';
 
@@ -57,6 +60,25 @@ describe('script fetches as sightings', () => {
       list.recordFetch({ mac: '52:54:00:aa:00:05', uuid: null, arch: 'bios', giaddr: null }, { onlyKnown: false }, t + i);
     }
     expect(added).toEqual(['52:54:00:aa:00:04', '52:54:00:aa:00:05']);
+  });
+});
+
+describe('early reports', () => {
+  it('a burst of new MACs asks for one early report per 30 s, not one per MAC', () => {
+    let clock = 0;
+    const throttle = new ReportThrottle(DISCOVERED_REPORT_EVERY_MS, () => clock);
+    const list = new DiscoveredPxeClients(() => false);
+    let early = 0;
+    list.on('added', () => void (throttle.take() && (early += 1)));
+    for (let i = 0; i < 500; i += 1) list.recordFetch({ mac: macOf(i), uuid: null, arch: 'bios', giaddr: null }, { onlyKnown: false }, t);
+    expect(early).toBe(1);
+    clock = DISCOVERED_REPORT_EVERY_MS - 1;
+    list.recordFetch({ mac: macOf(600), uuid: null, arch: 'bios', giaddr: null }, { onlyKnown: false }, t);
+    expect(early).toBe(1);
+    clock = DISCOVERED_REPORT_EVERY_MS;
+    list.recordFetch({ mac: macOf(601), uuid: null, arch: 'bios', giaddr: null }, { onlyKnown: false }, t);
+    expect(early).toBe(2);
+    expect(DISCOVERED_REPORT_EVERY_MS).toBe(30_000);
   });
 });
 
