@@ -5,20 +5,31 @@
 // and boot-entry work runs on the site agent the workflow picked (input.siteAgent), each as
 // a `agentCommand` child run; BMC commands keep the step's operation ids, so a retried step
 // never sends one twice. boot.cleanUp (a site step) removes the entries and the tokens.
+// A machine enrolled with a product UUID and no MACs (an IPMI BMC names no NICs) is first
+// PXE-booted with no entry, so the site agent sees it: the step matches the sighting to the
+// machine (core/metal/pxe-candidate.ts) and waits for metal.confirmMac, or binds it at once on
+// a pool that trusts its provisioning network, and says in the workflow's status why it waits.
 import { Context } from '@temporalio/activity';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import type { Node } from '../generated/prisma-sqlite/client';
 import { isConnected, ramdiskQueue } from '../core/agent-queues';
 import { BOOT_ENTRY_TTL_MS, bootArchitectureFor, type BootEntry } from '../core/boot/boot-entry';
 import { discoveryTokenRef } from '../core/boot/discovery-tokens';
 import { IronflowError } from '../core/errors';
 import { appendEvent } from '../core/events';
-import { normalizeMac } from '../core/mac';
+import { macsOf } from '../core/metal/confirm-mac';
+import { findPxeCandidate, isUsableProductUuid } from '../core/metal/pxe-candidate';
 import type { JsonObject, StepInput } from '../core/plan';
+import { sameProductUuid } from '../core/product-uuid';
+import { inventoryOutputSchema } from '../core/schemas/inventory';
+import { poolPolicySchema } from '../core/schemas/pools';
 import type { AgentCommandInput } from '../workflows/agent-command';
+import { stepProgressSignal } from '../workflows/provision-handles';
 import type { ActivityDeps } from './deps';
 import { asStep } from './step-failure';
 
 const POLL_MS = 1000;
+const DISCOVERY_POLL_MS = 2000;
 const PROBE_PICKUP_MS = 5_000;
 const COMMAND_HEARTBEAT_MS = 5_000;
 const SITE_STEP_HEARTBEAT_TIMEOUT_MS = 10_000;
@@ -86,19 +97,16 @@ export function createMetalEnsureRamdiskActivities(deps: ActivityDeps) {
         if (await ramdiskAnswers(input, attempt)) return { booted: false, alreadyConnected: true, macs: [], agentNodeId: null };
         const node = await deps.db.node.findUnique({ where: { id: nodeId } });
         if (!node || node.deletedAt) throw new IronflowError('NOT_FOUND', `node ${nodeId} not found`, { nodeId });
-        const macs = (Array.isArray(node.macs) ? node.macs : []).map((m) => (typeof m === 'string' ? normalizeMac(m) : undefined)).filter((m): m is string => m !== undefined);
-        if (macs.length === 0) {
-          throw new IronflowError('INVALID_STATE', `node ${nodeId} has no known PXE MAC: inspect it out of band first (metal inspect), or enroll it with --mac`, { nodeId, reason: 'no-known-mac' });
-        }
         const agent = input.siteAgent;
         if (!agent) throw new IronflowError('NO_SITE_AGENT', `no site agent of site ${input.target.siteId} was picked for metal.ensureRamdisk`, {});
         // The step heartbeats while a command runs (so it is not abandoned for silence), and a
         // command whose site agent dies mid-way fails on the agent's missing heartbeats (site
-        // steps beat every second) instead of waiting out its whole time limit.
-        const command = async (activity: string, withInput: JsonObject) => {
+        // steps beat every second) instead of waiting out its whole time limit. `round` keeps
+        // the discovery boot's commands apart from the ramdisk boot's.
+        const command = async (activity: string, withInput: JsonObject, round = '') => {
           const beating = setInterval(() => context.heartbeat({ phase: activity }), COMMAND_HEARTBEAT_MS);
           try {
-            return await runAgentCommand(deps.temporal, deps.config.controlQueue, `${input.workflowId}/${input.stepKey}/${attempt}/${activity}`, {
+            return await runAgentCommand(deps.temporal, deps.config.controlQueue, `${input.workflowId}/${input.stepKey}/${attempt}/${round}${activity}`, {
               taskQueue: agent.taskQueue,
               activity,
               input: { workflowId: input.workflowId, stepKey: input.stepKey, use: activity, with: withInput, target: input.target },
@@ -109,9 +117,31 @@ export function createMetalEnsureRamdiskActivities(deps: ActivityDeps) {
             clearInterval(beating);
           }
         };
+        /** Power-cycles into a one-time PXE boot; answers when the power command was sent. */
+        const pxeCycle = async (round: string): Promise<Date> => {
+          context.heartbeat({ phase: 'boot device' });
+          await command('management.setBootDevice', { device: 'pxe', persistent: false }, round);
+          // Whatever ramdisk the machine ran is gone after the cycle: forget its session, so a
+          // wait sees only the join of the ramdisk this boot starts.
+          await deps.db.agentSession.deleteMany({ where: { nodeId, role: 'ramdisk' } });
+          context.heartbeat({ phase: 'power cycle' });
+          const sentAt = new Date();
+          await command('power.setPower', { action: 'cycle' }, round);
+          // node.power is the last requested power: the cycle leaves it on.
+          await deps.db.node.update({ where: { id: nodeId }, data: { power: 'on' } });
+          return sentAt;
+        };
 
-        context.heartbeat({ phase: 'boot device' });
-        await command('management.setBootDevice', { device: 'pxe', persistent: false });
+        let macs = macsOf(node);
+        let discovered = false;
+        if (macs.length === 0) {
+          if (!isUsableProductUuid(node.productUuid)) {
+            throw new IronflowError('INVALID_STATE', `node ${nodeId} has no known PXE MAC and no usable product UUID to discover one by: enroll it with --mac or --product-uuid, or confirm its MAC (ironflow metal confirm-mac)`, { nodeId, reason: 'no-known-mac' });
+          }
+          const learned = await learnPxeMac(input, node, agent.agentNodeId, await pxeCycle('discovery/'));
+          macs = learned.macs;
+          discovered = learned.source === 'discovered';
+        }
 
         // Tokens are minted when their entries are sent, and reused if this step sends them again.
         const notAfter = new Date(Date.now() + BOOT_ENTRY_TTL_MS).toISOString();
@@ -122,22 +152,82 @@ export function createMetalEnsureRamdiskActivities(deps: ActivityDeps) {
         }
         context.heartbeat({ phase: 'boot entries' });
         await command('boot.prepareRamdisk', { entries: entries as unknown as JsonObject[] });
-
-        // Whatever ramdisk the machine ran is gone after the cycle: forget its session, so the
-        // wait below sees only the join of the ramdisk this boot starts.
-        await deps.db.agentSession.deleteMany({ where: { nodeId, role: 'ramdisk' } });
-        context.heartbeat({ phase: 'power cycle' });
-        await command('power.setPower', { action: 'cycle' });
-        // node.power is the last requested power: the cycle leaves it on.
-        await deps.db.node.update({ where: { id: nodeId }, data: { power: 'on' } });
+        await pxeCycle('');
         await appendEvent(deps.db, { tenantId: node.tenantId, type: 'node.boot.ramdisk', subjectId: nodeId, data: { workflowId: input.workflowId, agentNodeId: agent.agentNodeId, macs } });
 
-        for (;;) {
-          if (await ramdiskConnected(nodeId)) return { booted: true, alreadyConnected: false, macs, agentNodeId: agent.agentNodeId };
+        while (!(await ramdiskConnected(nodeId))) {
           context.heartbeat({ phase: 'waiting for the ramdisk to join', macs });
           await context.sleep(POLL_MS); // throws when the step is cancelled
         }
+        if (discovered) await checkDiscoveredIdentity(input, attempt, node, macs[0] as string);
+        return { booted: true, alreadyConnected: false, macs, agentNodeId: agent.agentNodeId };
       });
     },
   };
+
+  /** Tells the workflow (status query, Web UI) what the step waits for, when that changes. */
+  function waitReporter(input: StepInput) {
+    let last: string | null = null;
+    return async (waitingFor: string) => {
+      Context.current().heartbeat({ phase: 'pxe discovery', waitingFor });
+      if (waitingFor === last) return;
+      last = waitingFor;
+      await deps.temporal.workflow.getHandle(input.workflowId).signal(stepProgressSignal, { key: input.stepKey, progress: { waitingFor, since: new Date().toISOString() } });
+    };
+  }
+
+  /**
+   * After the discovery boot: the MAC an operator confirms (any door), or the candidate
+   * itself on a pool with policy.trustProvisioningNetwork. Meanwhile a new candidate is
+   * published once, and the wait names its reason.
+   */
+  async function learnPxeMac(input: StepInput, node: Node, agentNodeId: string, powerCommandAt: Date): Promise<{ macs: string[]; source: string | null }> {
+    const context = Context.current();
+    const report = waitReporter(input);
+    const pool = node.poolId ? await deps.db.pool.findUnique({ where: { id: node.poolId } }) : null;
+    const trusted = pool ? poolPolicySchema.parse(pool.policy).trustProvisioningNetwork : false;
+    for (;;) {
+      const current = await deps.db.node.findUniqueOrThrow({ where: { id: node.id } });
+      const known = macsOf(current);
+      if (known.length > 0) return { macs: known, source: current.macSource };
+      const found = await findPxeCandidate(deps.db, { nodeId: node.id, siteId: node.siteId, productUuid: node.productUuid as string, powerCommandAt });
+      if (found.kind === 'none') await report(found.reason);
+      else if (trusted || current.discoveredMac !== found.mac) {
+        const data = trusted ? { macs: [found.mac], macSource: 'discovered', discoveredMac: null } : { discoveredMac: found.mac };
+        // Guarded: an operator's metal.confirmMac in between wins.
+        const bound = await deps.db.$transaction(async (tx) => {
+          const updated = await tx.node.updateMany({ where: { id: node.id, version: current.version }, data: { ...data, version: { increment: 1 } } });
+          if (updated.count === 1) {
+            await appendEvent(tx, { tenantId: node.tenantId, type: 'node.pxe-mac.discovered', subjectId: node.id, data: { nodeId: node.id, mac: found.mac, productUuid: found.productUuid, siteId: node.siteId, agentNodeId: found.agentNodeId, bound: trusted } });
+          }
+          return updated.count === 1;
+        });
+        if (bound && trusted) return { macs: [found.mac], source: 'discovered' };
+        continue;
+      } else await report('metal.confirmMac');
+      context.heartbeat({ phase: 'pxe discovery', agentNodeId });
+      await context.sleep(DISCOVERY_POLL_MS); // throws when the step is cancelled
+    }
+  }
+
+  /**
+   * policy.trustProvisioningNetwork's backstop: any host on the network could have claimed the
+   * machine's UUID from its own MAC. Before anything is written, the ramdisk that joined must
+   * report a spelling of the enrolled UUID and a NIC with the bound MAC.
+   */
+  async function checkDiscoveredIdentity(input: StepInput, attempt: number, node: Node, mac: string): Promise<void> {
+    const answer = await runAgentCommand(deps.temporal, deps.config.controlQueue, `${input.workflowId}/${input.stepKey}/${attempt}/identity`, {
+      taskQueue: ramdiskQueue(node.id),
+      activity: 'inventory.refresh',
+      input: { workflowId: input.workflowId, stepKey: input.stepKey, use: 'inventory.refresh', with: {}, target: input.target },
+      timeoutMs: PROBE_TIMEOUT_MS,
+      maximumAttempts: 2,
+    });
+    const inventory = inventoryOutputSchema.safeParse(answer);
+    const seenUuid = inventory.success ? inventory.data.sections.system.productUuid : null;
+    const seenMacs = inventory.success ? inventory.data.sections.nics.map((nic) => nic.mac) : [];
+    if (!seenUuid || !sameProductUuid(seenUuid, node.productUuid as string) || !seenMacs.includes(mac)) {
+      throw new IronflowError('DRIVER_ERROR', `machine-identity-mismatch: the ramdisk that joined reports product UUID ${seenUuid ?? 'none'} and NICs ${seenMacs.join(', ') || 'none'}, not the enrolled ${node.productUuid} with the discovered ${mac}`, { reason: 'machine-identity-mismatch' });
+    }
+  }
 }

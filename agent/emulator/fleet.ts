@@ -32,6 +32,9 @@ export interface NewMachine {
   diskBytes?: number;
   gpus?: number;
   failingDcgmTests?: string[];
+  /** false: the BMC names no NICs (as IPMI cannot), so only PXE discovery learns the MAC. */
+  bmcReportsMacs?: boolean;
+  firmwareUuid?: MachineDescription['firmwareUuid'];
 }
 
 /** A locally administered unicast MAC (02:…), unique enough for a fleet. */
@@ -73,9 +76,11 @@ export class Fleet {
       diskBytes: spec.diskBytes ?? 64 * 1024 * 1024,
       gpus: spec.gpus ?? 0,
       ...(spec.failingDcgmTests ? { failingDcgmTests: spec.failingDcgmTests } : {}),
+      ...(spec.firmwareUuid ? { firmwareUuid: spec.firmwareUuid } : {}),
     };
     const password = randomBytes(12).toString('base64url');
-    this.bmc.add({ id, uuid: description.uuid, macs, ips: description.ips, username: 'admin', password, powerState: 'Off', defaultBoot: 'disk' });
+    const bmcNics = spec.bmcReportsMacs === false ? { macs: [], ips: [] } : { macs, ips: description.ips };
+    this.bmc.add({ id, uuid: description.uuid, ...bmcNics, username: 'admin', password, powerState: 'Off', defaultBoot: 'disk' });
     const machine = new Machine(description, {
       dataDir: this.options.dataDir,
       bootServerUrl: this.options.bootServerUrl,

@@ -28,6 +28,8 @@ export interface MachineDescription {
   gpus: number;
   /** DCGM tests that fail on this machine (none by default). */
   failingDcgmTests?: string[];
+  /** A host that lies on the wire: its firmware sends this UUID instead of its own (its ramdisk reports the real one). */
+  firmwareUuid?: string;
 }
 
 export type MachineState = 'off' | 'firmware' | 'ramdisk' | 'installed-os' | 'no-boot-device';
@@ -173,7 +175,7 @@ export class Machine {
       const chainLine = chain.script.split('\n').find((l) => l.startsWith('chain '));
       if (chain.status !== 200 || !chainLine) throw new Error(`chain.ipxe answered ${chain.status}`);
       // iPXE's settings: ${net0/mac}, ${uuid}, ${net0/ip}.
-      let url: string | undefined = (chainLine.split(/\s+/)[1] as string).replace('${net0/mac}', d.macs[0] ?? '').replace('${uuid}', d.uuid).replace('${net0/ip}', d.ips[0] ?? '');
+      let url: string | undefined = (chainLine.split(/\s+/)[1] as string).replace('${net0/mac}', d.macs[0] ?? '').replace('${uuid}', d.firmwareUuid ?? d.uuid).replace('${net0/ip}', d.ips[0] ?? '');
       for (let hops = 0; url && hops < MAX_CHAINS; hops++) {
         if (generation !== this.generation) return;
         const { status, script } = await this.fetchScript(url);
