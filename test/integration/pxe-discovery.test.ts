@@ -7,6 +7,7 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiClient } from '../../cli/api-client';
+import { ControlPlaneClient } from '../../agent/site/control-plane-client';
 import type { SiteAgent } from '../../agent/site/main';
 import { newId } from '../../core/ids';
 import { recordDiscoveryReport } from '../../core/metal/discovery-store';
@@ -125,6 +126,19 @@ describe('PXE discovery', () => {
     expect((await get(`${agent.bootServer?.url}/boot/ipxe?mac=${unknownMac}`)).status).toBe(404);
     await until('the changed list to be stored', async () => (await db.discoveryReport.findUniqueOrThrow({ where: { agentNodeId } })).digest !== stored.digest);
     expect((await db.discoveredMac.findUniqueOrThrow({ where: { agentNodeId_mac: { agentNodeId, mac: unknownMac } } })).count).toBe(3);
+  });
+
+  it('refuses a heartbeat whose list is too long or malformed, and keeps the stored list', async () => {
+    const { db } = site.t.cp;
+    const agentNodeId = agent.identity.current.nodeId;
+    const before = await db.discoveryReport.findUniqueOrThrow({ where: { agentNodeId } });
+    const client = new ControlPlaneClient(site.t.cp.url);
+    const entry = { mac: unknownMac, productUuid: null, arch: 'bios', firstSeen: new Date().toISOString(), lastSeen: new Date().toISOString(), count: 1, relay: null };
+    const many = Array.from({ length: 257 }, (_, i) => ({ ...entry, mac: `02:00:00:d2:${(i >> 8).toString(16).padStart(2, '0')}:${(i & 0xff).toString(16).padStart(2, '0')}` }));
+    for (const discovered of [many, [{ ...entry, arch: 'x'.repeat(33) }], [{ ...entry, relay: 'relay.example' }]]) {
+      await expect(client.signedPost(agent.identity, '/v1/agents/session', { discovered })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    }
+    expect((await db.discoveryReport.findUniqueOrThrow({ where: { agentNodeId } })).digest).toBe(before.digest);
   });
 
   it('answers NOT_FOUND to a tenant that does not own the site', async () => {
