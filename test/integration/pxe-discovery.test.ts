@@ -141,6 +141,14 @@ describe('PXE discovery', () => {
     expect((await db.discoveryReport.findUniqueOrThrow({ where: { agentNodeId } })).digest).toBe(before.digest);
   });
 
+  it('is described in the OpenAPI document (metal.discovered and the heartbeat\'s list)', async () => {
+    const doc = await site.t.anonymous.call<{ paths: Record<string, Record<string, { summary?: string; responses?: Record<string, { content: Record<string, { schema: { properties: Record<string, unknown> } }> }> }>> }>('GET', '/docs/json');
+    const route = doc.paths['/v1/sites/{siteId}/discovered']?.get;
+    expect(route?.summary).toBe('metal.discovered');
+    expect(Object.keys(route?.responses?.['200']?.content['application/json']?.schema.properties ?? {})).toEqual(['items']);
+    expect(JSON.stringify(doc.paths['/v1/agents/session'])).toContain('discovered');
+  });
+
   it('answers NOT_FOUND to a tenant that does not own the site', async () => {
     const foreign = await otherTenant.request('GET', `/v1/sites/${site.siteId}/discovered?tenantId=other-co`);
     expect(foreign.status).toBe(404);
