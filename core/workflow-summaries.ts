@@ -35,7 +35,8 @@ export function planDetails(plan: Plan): string {
     ['Acceptance', plan.acceptance],
     ['Cleanup', plan.cleanup],
   ];
-  const body = sections.filter(([, steps]) => steps.length > 0).map(([title, steps]) => `**${title}**\n${steps.map(line).join('\n')}`);
+  // A blank line before each list: the Web UI's markdown does not let a list interrupt a paragraph.
+  const body = sections.filter(([, steps]) => steps.length > 0).map(([title, steps]) => `**${title}**\n\n${steps.map(line).join('\n')}`);
   return clip([`Profile ${plan.profile.ref} (${plan.target}, ${plan.role})`, ...body].join('\n\n'), MAX_DETAILS);
 }
 
@@ -77,8 +78,10 @@ export function provisionDetails(status: ProvisionStatus, waitingSince: string |
   if (status.phase !== 'steps') lines.push(`**Phase:** ${status.phase}`);
   const step = status.step;
   if (step) {
-    const where = step.taskQueue ? ` → ${step.taskQueue}` : '';
-    lines.push(`**Step:** \`${step.key}\` · ${step.use}${where} · attempt ${step.attempt} · since ${step.startedAt}`);
+    const where = step.taskQueue ? ` · on ${step.taskQueue}` : '';
+    // Attempt 0: nothing sent yet (a site step still looking for an agent).
+    const attempt = step.attempt > 0 ? ` · attempt ${step.attempt}` : '';
+    lines.push(`**Step:** \`${step.key}\` ${step.use}${where}${attempt} · since ${step.startedAt}`);
   }
   if (status.waitingFor) lines.push(`**Waiting for:** ${status.waitingFor}${waitingSince ? ` · since ${waitingSince}` : ''}`);
   const progress = progressText(status.progress);

@@ -54,7 +54,7 @@ async function workflowFacts(ctx: ApiContext, workflowId: string | null) {
       runId: description.runId,
       runStatus: description.status.name,
       phase: status?.phase ?? null,
-      webUiPath: `/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(description.workflowId)}/${description.runId}/history`,
+      webUiPath: `/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(description.workflowId)}/${description.runId}`,
     },
     status,
     pending,

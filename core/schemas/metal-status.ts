@@ -26,6 +26,7 @@ export const metalStatusSchema = z.object({
       runStatus: z.string(),
       /** The provision workflow's phase (steps, acceptance, cleanup, …), when its worker answered. */
       phase: z.string().nullable(),
+      /** The run's page in the Temporal Web UI (its history; `/user-metadata` has the summary and current details). */
       webUiPath: z.string(),
     })
     .nullable(),
