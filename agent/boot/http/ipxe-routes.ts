@@ -65,14 +65,12 @@ export function machineQuery(url: URL): MachineQuery {
 export function ipxeRoutes(deps: IpxeRouteDeps): BootHttpRoute[] {
   const { config, log } = deps;
 
-  /** A script fetch from a MAC with no live entry, while active: a sighting (relay unknown over HTTP). */
-  function noteUnknownFetch(query: MachineQuery, url: URL): void {
-    if (!deps.discovered || !query.mac) return;
+  /** A script fetch from a MAC with no live entry, while active: a sighting (no relay over HTTP). True when the MAC is new to the list. */
+  function noteUnknownFetch(query: MachineQuery, url: URL): boolean {
+    if (!deps.discovered || !query.mac) return false;
     const arch = url.searchParams.get('arch');
     const sighting = { mac: query.mac, uuid: query.uuid, arch: arch !== null && arch.length <= ARCH_FIELD_MAX ? arch : 'unknown', giaddr: null };
-    if (deps.discovered.clients.recordFetch(sighting, { onlyKnown: deps.discovered.onlyKnown })) {
-      log.info('boot script fetched by a MAC without a boot entry (listed as discovered)', { mac: query.mac });
-    }
+    return deps.discovered.clients.recordFetch(sighting, { onlyKnown: deps.discovered.onlyKnown });
   }
 
   async function renderFor(entry: RamdiskBootEntry, query: MachineQuery, req: http.IncomingMessage, state: BootServerState): Promise<string> {
@@ -118,7 +116,9 @@ export function ipxeRoutes(deps: IpxeRouteDeps): BootHttpRoute[] {
       handle: async (req, res, url) => {
         const state = deps.state();
         const query = machineQuery(url);
-        if (state.active && state.epoch > 0 && query.mac && !deps.entries.get(query.mac)) noteUnknownFetch(query, url);
+        if (state.active && state.epoch > 0 && query.mac && !deps.entries.get(query.mac) && noteUnknownFetch(query, url)) {
+          log.info('chain.ipxe fetched by a MAC without a boot entry (listed as discovered)', { mac: query.mac });
+        }
         sendText(res, 200, chainScript(baseUrlFor(req, config.publicUrl)));
       },
     },
@@ -131,8 +131,8 @@ export function ipxeRoutes(deps: IpxeRouteDeps): BootHttpRoute[] {
         const query = machineQuery(url);
         const entry = query.mac ? deps.entries.get(query.mac) : undefined;
         if (!entry) {
-          noteUnknownFetch(query, url);
-          log.info('boot script refused: no boot entry for this MAC', { mac: query.mac ?? null });
+          const listed = noteUnknownFetch(query, url);
+          log.info('boot script refused: no boot entry for this MAC', { mac: query.mac ?? null, ...(listed ? { listedAsDiscovered: true } : {}) });
           return sendText(res, 404, unknownMachineScript);
         }
         if (entry.sanbootSha256) return sendSanboot(entry, entry.sanbootSha256, req, res);
