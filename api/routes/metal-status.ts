@@ -16,6 +16,8 @@ import { metalStatusSchema, type MetalStatusView } from '../../core/schemas/meta
 import { authorize } from '../auth';
 import type { ApiContext } from '../context';
 
+/** A query waits for a worker to answer; an operator's status call does not wait longer than this. */
+const QUERY_DEADLINE_MS = 5_000;
 /** A site has a handful of agents; the answer names at most this many. */
 const MAX_SITE_AGENTS = 16;
 /** The workflow's routing activity is not a step: the step's activity is the other pending one. */
@@ -41,7 +43,7 @@ async function workflowFacts(ctx: ApiContext, workflowId: string | null) {
   let status: ProvisionStatus | null = null;
   if (description.status.name === 'RUNNING') {
     try {
-      status = await handle.query<ProvisionStatus>('status');
+      status = await ctx.temporal.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query<ProvisionStatus>('status'));
     } catch {
       status = null; // no worker answers right now: Temporal's description still does
     }

@@ -114,4 +114,21 @@ describe('metal status', () => {
     expect(res.status).toBe(404);
     expect(res.body.error.code).toBe('NOT_FOUND');
   });
+
+  // Last: it stops this file's control-plane worker.
+  it('with no worker to answer the status query, still answers what the node row and Temporal know', async () => {
+    // A site of its own, with no site agent: the step waits.
+    const quietSite = (await t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'lab-status-quiet', idempotencyKey: 'status-quiet-site' })).id;
+    const quietPool = (await t.root.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId: quietSite, class: 'metal-host', policy: { hardwareProfile: 'gpu-redfish' } })).id;
+    const enrolled = await t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', {
+      tenantId: 'root',
+      poolId: quietPool,
+      bmc: { driver: 'ipmi', address: '10.0.9.2', username: 'admin', password: 'status-bmc-password' },
+      macs: ['b8:ce:f6:00:09:02'],
+    });
+    await until(() => statusOf(enrolled.nodeId), (s) => s.waitingFor !== null, 20_000, 'the wait for a site agent');
+    await t.cp.worker?.shutdown();
+    const answer = await statusOf(enrolled.nodeId);
+    expect(answer).toMatchObject({ state: 'enrolling', workflow: { workflowId: `node:${enrolled.nodeId}:enrolling:1`, runStatus: 'RUNNING', phase: null }, step: null, waitingFor: null, error: null });
+  });
 });
