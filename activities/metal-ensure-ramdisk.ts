@@ -16,6 +16,7 @@ import { isConnected, ramdiskQueue } from '../core/agent-queues';
 import { BOOT_ENTRY_TTL_MS, bootArchitectureFor, type BootEntry } from '../core/boot/boot-entry';
 import { discoveryTokenRef } from '../core/boot/discovery-tokens';
 import { IronflowError } from '../core/errors';
+import { agentCommandSummary } from '../core/workflow-summaries';
 import { appendEvent } from '../core/events';
 import { macsOf } from '../core/metal/confirm-mac';
 import { findPxeCandidate, isUsableProductUuid } from '../core/metal/pxe-candidate';
@@ -46,7 +47,7 @@ export interface EnsureRamdiskResult {
 
 export async function runAgentCommand(temporal: Client, controlQueue: string, workflowId: string, command: AgentCommandInput): Promise<unknown> {
   try {
-    return await temporal.workflow.execute('agentCommand', { taskQueue: controlQueue, workflowId, args: [command] });
+    return await temporal.workflow.execute('agentCommand', { taskQueue: controlQueue, workflowId, args: [command], staticSummary: agentCommandSummary(command) });
   } catch (error) {
     // The same attempt started it before (a worker restart): wait for that run.
     if (error instanceof WorkflowExecutionAlreadyStartedError) return temporal.workflow.getHandle(workflowId).result();
@@ -101,15 +102,18 @@ export function createMetalEnsureRamdiskActivities(deps: ActivityDeps) {
         if (!agent) throw new IronflowError('NO_SITE_AGENT', `no site agent of site ${input.target.siteId} was picked for metal.ensureRamdisk`, {});
         // The step heartbeats while a command runs (so it is not abandoned for silence), and a
         // command whose site agent dies mid-way fails on the agent's missing heartbeats (site
-        // steps beat every second) instead of waiting out its whole time limit. `round` keeps
-        // the discovery boot's commands apart from the ramdisk boot's.
-        const command = async (activity: string, withInput: JsonObject, round = '') => {
+        // steps beat every second) instead of waiting out its whole time limit. A `round` (the
+        // discovery boot) keeps its commands and their BMC operation ids (<workflow>/<step
+        // key>/<command>) apart from the ramdisk boot's, so its power cycle is not taken for the
+        // later one.
+        const command = async (activity: string, withInput: JsonObject, round?: string) => {
           const beating = setInterval(() => context.heartbeat({ phase: activity }), COMMAND_HEARTBEAT_MS);
+          const stepKey = round ? `${input.stepKey}:${round}` : input.stepKey;
           try {
-            return await runAgentCommand(deps.temporal, deps.config.controlQueue, `${input.workflowId}/${input.stepKey}/${attempt}/${round}${activity}`, {
+            return await runAgentCommand(deps.temporal, deps.config.controlQueue, `${input.workflowId}/${stepKey}/${attempt}/${activity}`, {
               taskQueue: agent.taskQueue,
               activity,
-              input: { workflowId: input.workflowId, stepKey: input.stepKey, use: activity, with: withInput, target: input.target },
+              input: { workflowId: input.workflowId, stepKey, use: activity, with: withInput, target: input.target },
               timeoutMs: COMMAND_TIMEOUT_MS,
               heartbeatTimeoutMs: SITE_STEP_HEARTBEAT_TIMEOUT_MS,
             });
@@ -118,7 +122,7 @@ export function createMetalEnsureRamdiskActivities(deps: ActivityDeps) {
           }
         };
         /** Power-cycles into a one-time PXE boot; answers when the power command was sent. */
-        const pxeCycle = async (round: string): Promise<Date> => {
+        const pxeCycle = async (round?: string): Promise<Date> => {
           context.heartbeat({ phase: 'boot device' });
           await command('management.setBootDevice', { device: 'pxe', persistent: false }, round);
           // Whatever ramdisk the machine ran is gone after the cycle: forget its session, so a
@@ -138,7 +142,7 @@ export function createMetalEnsureRamdiskActivities(deps: ActivityDeps) {
           if (!isUsableProductUuid(node.productUuid)) {
             throw new IronflowError('INVALID_STATE', `node ${nodeId} has no known PXE MAC and no usable product UUID to discover one by: enroll it with --mac or --product-uuid, or confirm its MAC (ironflow metal confirm-mac)`, { nodeId, reason: 'no-known-mac' });
           }
-          const learned = await learnPxeMac(input, node, agent.agentNodeId, await pxeCycle('discovery/'));
+          const learned = await learnPxeMac(node, agent.agentNodeId, await pxeCycle('discovery'), waitReporter(input));
           macs = learned.macs;
           discovered = learned.source === 'discovered';
         }
@@ -152,11 +156,13 @@ export function createMetalEnsureRamdiskActivities(deps: ActivityDeps) {
         }
         context.heartbeat({ phase: 'boot entries' });
         await command('boot.prepareRamdisk', { entries: entries as unknown as JsonObject[] });
-        await pxeCycle('');
+        await pxeCycle();
         await appendEvent(deps.db, { tenantId: node.tenantId, type: 'node.boot.ramdisk', subjectId: nodeId, data: { workflowId: input.workflowId, agentNodeId: agent.agentNodeId, macs } });
 
+        const joinWait = `the ramdisk to join after power cycle ${attempt}`;
+        await waitReporter(input)(joinWait);
         while (!(await ramdiskConnected(nodeId))) {
-          context.heartbeat({ phase: 'waiting for the ramdisk to join', macs });
+          context.heartbeat({ phase: joinWait, macs });
           await context.sleep(POLL_MS); // throws when the step is cancelled
         }
         if (discovered) await checkDiscoveredIdentity(input, attempt, node, macs[0] as string);
@@ -181,9 +187,8 @@ export function createMetalEnsureRamdiskActivities(deps: ActivityDeps) {
    * itself on a pool with policy.trustProvisioningNetwork. Meanwhile a new candidate is
    * published once, and the wait names its reason.
    */
-  async function learnPxeMac(input: StepInput, node: Node, agentNodeId: string, powerCommandAt: Date): Promise<{ macs: string[]; source: string | null }> {
+  async function learnPxeMac(node: Node, agentNodeId: string, powerCommandAt: Date, report: (waitingFor: string) => Promise<void>): Promise<{ macs: string[]; source: string | null }> {
     const context = Context.current();
-    const report = waitReporter(input);
     const pool = node.poolId ? await deps.db.pool.findUnique({ where: { id: node.poolId } }) : null;
     const trusted = pool ? poolPolicySchema.parse(pool.policy).trustProvisioningNetwork : false;
     for (;;) {

@@ -11,6 +11,7 @@ export function toolPath(name: 'temporal' | 'tctl'): string {
 
 export function requireTool(name: 'temporal' | 'tctl'): string {
   const file = toolPath(name);
-  if (!existsSync(file)) throw new Error(`${file} is missing: run \`npm run setup\` (it builds ${name} from the Go module proxy)`);
+  const how = name === 'temporal' ? 'it builds the Temporal CLI from the Go module proxy' : 'it links the tctl compatibility command, scripts/tctl-compat.mjs';
+  if (!existsSync(file)) throw new Error(`${file} is missing: run \`npm run setup\` (${how})`);
   return file;
 }
