@@ -2,14 +2,17 @@
 // - A form with data-confirm asks the browser for a confirmation before it is sent.
 // - A select with data-autosubmit sends its form when changed.
 // - A page whose body has data-refresh-seconds reloads itself that often, unless the
-//   operator is typing in one of its forms.
+//   operator is typing in one of its forms or a form is on its way.
 'use strict';
+
+let leaving = false;
 
 document.addEventListener('submit', (event) => {
   const form = event.target;
   if (!(form instanceof HTMLFormElement)) return;
   const question = form.dataset.confirm;
   if (question && !window.confirm(question)) event.preventDefault();
+  else leaving = true;
 });
 
 document.addEventListener('change', (event) => {
@@ -25,7 +28,7 @@ if (refreshSeconds > 0) {
   });
   const busy = () => {
     const active = document.activeElement;
-    return edited || active instanceof HTMLInputElement || active instanceof HTMLTextAreaElement;
+    return leaving || edited || active instanceof HTMLInputElement || active instanceof HTMLTextAreaElement;
   };
   const tick = () => {
     if (busy()) setTimeout(tick, refreshSeconds * 1000);

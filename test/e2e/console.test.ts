@@ -126,4 +126,69 @@ describe('the operator console', () => {
     expect(replayed.status).toBe(303);
     expect(replayed.headers.get('location')).toBe('/console/sign-in');
   });
+
+  it('an operator sees a machine enrolled by its product UUID alone appear as a candidate, confirms it with a click and watches it reach ready', async () => {
+    // An IPMI-like machine: its BMC names no NIC, so only its first PXE boot tells its MAC.
+    const { machine, bmc } = await site.fleet.add({ diskBytes: 8 * 1024 * 1024, bmcReportsMacs: false });
+    const mac = machine.description.macs[0] as string;
+    const enrolled = await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', {
+      tenantId: 'root',
+      poolId: site.poolId,
+      productUuid: machine.description.uuid,
+      bmc: { driver: 'redfish', address: bmc.address, username: bmc.username, password: bmc.password },
+    });
+    const nodeId = enrolled.nodeId;
+    expect(enrolled.macs).toEqual([]);
+
+    const page = await browser.newPage();
+    await signIn(page, site.t.cp.rootCredential.bearer);
+    await page.goto(`${base}/console/discovery?siteId=${site.siteId}`);
+    // The page reloads itself every 5 s until the candidate shows.
+    const row = `tr.candidate[data-mac="${mac}"]`;
+    await page.waitForSelector(row, { timeout: 150_000 });
+    expect(await page.textContent(`${row} .badge`)).toBe(`candidate for ${nodeId}`);
+
+    // Meanwhile the nodes page shows it waiting in inspecting, linked into the Temporal Web UI:
+    // its workflows (by NodeId) and the running one.
+    const waiting = await site.get(nodeId);
+    const nodesTab = await page.context().newPage();
+    await nodesTab.goto(`${base}/console/nodes`);
+    const nodeRow = `tr[data-node-id="${nodeId}"]`;
+    expect(await nodesTab.getAttribute(nodeRow, 'data-state')).toBe('inspecting');
+    const { address, uiPort, namespace } = site.t.config.temporal;
+    const ui = `http://${address.replace(/:\d+$/, '')}:${uiPort}/namespaces/${namespace}/workflows`;
+    const links = await nodesTab.$$eval(`${nodeRow} a`, (all) => all.map((a) => [a.getAttribute('href'), a.getAttribute('rel')]));
+    expect(links).toEqual([
+      [`${ui}?query=${encodeURIComponent(`NodeId="${nodeId}"`)}`, 'noopener noreferrer'],
+      [`${ui}/${encodeURIComponent(waiting.workflowId as string)}`, 'noopener noreferrer'],
+    ]);
+    await nodesTab.close();
+
+    // The browser asks first; a dismissed confirmation sends nothing.
+    const questions: string[] = [];
+    page.once('dialog', (dialog) => void (questions.push(dialog.message()), dialog.dismiss()));
+    await page.click(`${row} button.confirm`);
+    expect(questions[0]).toContain(mac);
+    expect((await site.get(nodeId)).macs).toEqual([]);
+
+    page.once('dialog', (dialog) => void dialog.accept());
+    await Promise.all([page.waitForNavigation(), page.click(`${row} button.confirm`)]);
+    expect(await page.textContent('.flash-ok')).toContain(`MAC ${mac} bound to node ${nodeId}`);
+    expect(await site.get(nodeId)).toMatchObject({ macs: [mac], macSource: 'operator' });
+
+    // A second binding by hand is refused, and the page shows the API's code and message.
+    await page.fill('#bind-node', nodeId);
+    await page.fill('#bind-mac', '02:00:00:00:00:99');
+    page.once('dialog', (dialog) => void dialog.accept());
+    await Promise.all([page.waitForNavigation(), page.click('form.manual-bind button')]);
+    expect(await page.textContent('.flash-error')).toMatch(/^Refused: INVALID_STATE: /);
+
+    // The nodes page reloads itself until the machine rests in ready.
+    await page.goto(`${base}/console/nodes`);
+    const shownReady = await page.waitForSelector(`tr[data-node-id="${nodeId}"][data-state="ready"]`, { timeout: 180_000 }).catch(() => undefined);
+    // settle says where the node stands (its workflow's pending steps) when it did not get there.
+    const ready = await site.settle(nodeId, 'ready', shownReady ? 30_000 : 1);
+    expect(shownReady).toBeDefined();
+    expect(ready).toMatchObject({ macs: [mac], productUuid: machine.description.uuid });
+  }, 420_000);
 });
