@@ -25,6 +25,7 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ApiContext): Prom
     const body = readFileSync(new URL(`./assets/${asset.name}`, import.meta.url));
     app.get(`/console/assets/${asset.name}`, async (_request, reply) => reply.type(asset.type).header('cache-control', 'no-cache').send(body));
   }
+  app.get('/console', async (_request, reply) => reply.redirect('/console/nodes', 303));
   signInRoutes(app, sessions, ctx.db);
   discoveryRoutes(app, sessions);
   nodesRoutes(app, sessions, temporalLinks(ctx.config));

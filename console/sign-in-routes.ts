@@ -25,8 +25,6 @@ function showSignIn(request: FastifyRequest, reply: FastifyReply, status: number
 }
 
 export function signInRoutes(app: FastifyInstance, sessions: ConsoleSessions, db: Db): void {
-  app.get('/console', async (_request, reply) => reply.redirect('/console/nodes', 303));
-
   app.get('/console/sign-in', async (request, reply) => {
     if (sessions.use(readCookie(request.headers.cookie, SESSION_COOKIE))) return reply.redirect('/console/discovery', 303);
     return showSignIn(request, reply, 200);

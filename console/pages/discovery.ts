@@ -11,13 +11,15 @@ import type { ConsoleSession, Flash } from '../session';
 export interface DiscoveryPageInput {
   session: ConsoleSession;
   flash?: Flash;
-  sites: SiteView[];
+  /** Undefined when the API refused the list (the flash says why). */
+  sites: SiteView[] | undefined;
   siteId?: string;
   /** The site's discovered list, or why the API refused it. */
   discovered?: { ok: true; items: DiscoveredMachine[] } | { ok: false; problem: ApiProblem };
 }
 
-function sitePicker(sites: SiteView[], selected: string | undefined): SafeHtml {
+function sitePicker(sites: SiteView[] | undefined, selected: string | undefined): SafeHtml {
+  if (!sites) return html``;
   if (sites.length === 0) return html`<p class="empty">This tenant has no sites.</p>`;
   return html`<form method="get" action="/console/discovery" class="site-picker">
 <label for="siteId">Site</label>
