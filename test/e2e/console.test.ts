@@ -1,15 +1,16 @@
 // The operator console in a real browser (Debian's headless chromium through playwright-core)
 // against a real stack: the API serving the console, its database, the control-plane worker
 // and Temporal, a real site agent and emulated machines. Sign-in refuses a wrong credential
-// and keeps the right one out of URLs and pages; every page carries the CSP and runs no
+// and keeps the right one out of URLs, pages and the API's log; every page carries the CSP and runs no
 // inline code; forms need the session's CSRF token; a tenant sees only its own sites and
 // machines; sign-out ends the session. And the operator's flow: a machine enrolled by its
 // product UUID alone (its BMC reports no MAC) PXE-boots, shows up as a candidate, is confirmed
 // with a click (behind the browser's confirmation) and reaches ready on the nodes page.
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONSOLE_CSP } from '../../console/security';
 import type { MetalNodeView } from '../../core/schemas/metal';
-import { until } from '../helpers/boot-site';
+import { startTestControlPlane } from '../helpers/control-plane';
 import { launchBrowser, type Page, type TestBrowser } from '../helpers/browser';
 import { startE2eSite, type E2eSite } from '../helpers/e2e-site';
 
@@ -201,5 +202,27 @@ describe('the operator console', () => {
     await Promise.all([page.waitForNavigation(), page.click('form.manual-bind button')]);
     expect(await page.textContent('.flash-error')).toMatch(/^Refused: NOT_FOUND: /);
     expect((await site.get(rootNode.nodeId)).macs).toEqual(rootNode.macs);
+  });
+
+  it('writes no credential into the API’s log: not at sign-in (refused or not), not in the pages’ own API calls', async () => {
+    const lines: string[] = [];
+    const stream = new Writable({ write: (chunk: Buffer, _encoding, done) => void (lines.push(chunk.toString()), done()) });
+    const t = await startTestControlPlane({ logger: { level: 'debug', stream }, worker: false });
+    try {
+      const bearer = t.cp.rootCredential.bearer;
+      const page = await browser.newPage();
+      await page.goto(`${t.cp.url}/console/sign-in`);
+      await page.fill('#credential', `${bearer}x`);
+      await Promise.all([page.waitForNavigation(), page.click('form.sign-in button[type=submit]')]);
+      await page.fill('#credential', bearer);
+      await Promise.all([page.waitForNavigation(), page.click('form.sign-in button[type=submit]')]);
+      await page.goto(`${t.cp.url}/console/nodes`);
+      expect(await page.textContent('h1')).toBe('Nodes');
+      const log = lines.join('');
+      expect(log).toContain('/v1/metal/nodes?tenantId=root'); // the page's own call was logged
+      expect(log).not.toContain(bearer.split('.')[1] as string);
+    } finally {
+      await t.close();
+    }
   });
 });
