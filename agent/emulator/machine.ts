@@ -28,7 +28,7 @@ export interface MachineDescription {
   gpus: number;
   /** DCGM tests that fail on this machine (none by default). */
   failingDcgmTests?: string[];
-  /** A host that lies on the wire: its firmware sends this UUID instead of its own (its ramdisk reports the real one). */
+  /** A host that lies on the wire once: its first network boot sends this UUID instead of its own (later boots and its ramdisk tell the truth). */
   firmwareUuid?: string;
 }
 
@@ -62,6 +62,8 @@ export class Machine {
   /** The ramdisk agent now running, if any. */
   ramdisk: RamdiskAgent | undefined;
   bootCount = 0;
+  /** Network boots so far (a lying firmware lies on the first only). */
+  private networkBoots = 0;
   lastError: string | undefined;
   readonly diskPath: string;
   /** The user data a deploy wrote beside the disk (a config drive's stand-in), 0600. */
@@ -167,6 +169,7 @@ export class Machine {
   /** iPXE after DHCP: chain.ipxe, then the scripts it leads to. */
   private async networkBoot(generation: number): Promise<void> {
     this.state = 'firmware';
+    this.networkBoots += 1;
     const d = this.description;
     for (;;) {
       const base = this.options.bootServerUrl();
@@ -175,7 +178,7 @@ export class Machine {
       const chainLine = chain.script.split('\n').find((l) => l.startsWith('chain '));
       if (chain.status !== 200 || !chainLine) throw new Error(`chain.ipxe answered ${chain.status}`);
       // iPXE's settings: ${net0/mac}, ${uuid}, ${net0/ip}.
-      let url: string | undefined = (chainLine.split(/\s+/)[1] as string).replace('${net0/mac}', d.macs[0] ?? '').replace('${uuid}', d.firmwareUuid ?? d.uuid).replace('${net0/ip}', d.ips[0] ?? '');
+      let url: string | undefined = (chainLine.split(/\s+/)[1] as string).replace('${net0/mac}', d.macs[0] ?? '').replace('${uuid}', this.networkBoots === 1 && d.firmwareUuid ? d.firmwareUuid : d.uuid).replace('${net0/ip}', d.ips[0] ?? '');
       for (let hops = 0; url && hops < MAX_CHAINS; hops++) {
         if (generation !== this.generation) return;
         const { status, script } = await this.fetchScript(url);
