@@ -6,7 +6,7 @@ import { apiCaller, apiUrl, type ApiAnswer } from './api-calls';
 import { signedIn, signedOutBy, takeFlash } from './guard';
 import { nodesPage } from './pages/nodes';
 import type { ConsoleSessions } from './session';
-import type { TemporalLinks } from './temporal-links';
+import type { TemporalLinks } from '../core/temporal-links';
 
 /** A page the browser still renders quickly; beyond it the page says the list was cut. */
 export const MAX_LISTED_NODES = 5000;

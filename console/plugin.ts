@@ -9,7 +9,7 @@ import { nodesRoutes } from './nodes-routes';
 import { registerConsoleSecurity } from './security';
 import { ConsoleSessions } from './session';
 import { signInRoutes } from './sign-in-routes';
-import { temporalLinks } from './temporal-links';
+import { temporalLinks } from '../core/temporal-links';
 
 const assets = [
   { name: 'console.js', type: 'text/javascript; charset=utf-8' },

@@ -31,6 +31,7 @@ import { loadConfig, repoRoot } from '../core/config';
 import { addImageSigner } from '../core/images/signers';
 import { imageSigningInput } from '../core/images/signing-input';
 import type { MetalNodeView } from '../core/schemas/metal';
+import { temporalLinks, temporalWebUiBase } from '../core/temporal-links';
 import { startControlPlane, type ControlPlane } from './control-plane';
 import { devServerOptions, startTemporalServer, type TemporalServer } from './temporal-server';
 import { makeServerCertificate } from './throwaway-tls';
@@ -73,14 +74,14 @@ async function main(): Promise<void> {
   const config = onQemu
     ? loadConfig({ ...env, IRONFLOW_API_URL: `http://${QEMU_SITE_AGENT_IP}:${defaults.api.port}`, IRONFLOW_AGENT_TEMPORAL_ADDRESS: `${QEMU_SITE_AGENT_IP}:${defaults.temporal.address.split(':').pop()}` })
     : defaults;
-  const uiHost = config.temporal.address.split(':')[0];
-  const ui = (workflowId: string) => `http://${uiHost}:${config.temporal.uiPort}/namespaces/${config.temporal.namespace}/workflows/${workflowId}`;
+  const webUi = temporalWebUiBase(config);
+  const ui = temporalLinks(config).workflow;
 
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
 
   say(`demo: data dir ${dataDir}`);
-  say(`demo: starting the Temporal dev server on ${config.temporal.address} (Web UI http://${uiHost}:${config.temporal.uiPort})…`);
+  say(`demo: starting the Temporal dev server on ${config.temporal.address} (Web UI ${webUi})…`);
   const temporal: TemporalServer = await startTemporalServer(devServerOptions(config));
   stoppers.push(() => temporal.stop());
   const cp: ControlPlane = await startControlPlane(config, { logger: false });
@@ -216,7 +217,7 @@ async function main(): Promise<void> {
   say('\ndemo: done. Everything keeps running: try, in another terminal,');
   say(`  IRONFLOW_CREDENTIAL=$(cat ${cp.rootCredential.file}) npx ironflow --api ${cp.url} metal list --pool ${pool.id}`);
   say(`  … metal deploy ${machines[1]?.nodeId ?? first.nodeId} --profile demo-os-host --profile-version 1`);
-  say(`  Temporal Web UI: http://${uiHost}:${config.temporal.uiPort}/namespaces/${config.temporal.namespace}/workflows`);
+  say(`  Temporal Web UI: ${webUi}/namespaces/${config.temporal.namespace}/workflows`);
   say('Ctrl-C stops everything.');
 }
 

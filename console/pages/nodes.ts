@@ -6,7 +6,7 @@ import { problemText, type ApiProblem } from '../api-calls';
 import { html, type SafeHtml } from '../html';
 import { page } from '../layout';
 import type { ConsoleSession, Flash } from '../session';
-import type { TemporalLinks } from '../temporal-links';
+import type { TemporalLinks } from '../../core/temporal-links';
 
 export interface NodesPageInput {
   session: ConsoleSession;
