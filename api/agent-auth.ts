@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Db } from '../core/db';
 import { IronflowError } from '../core/errors';
 import { readAgentHeaders, verifyAgentRequest } from '../core/pki/agent-request';
+import { takeAgentRequestNonce } from '../core/pki/agent-request-nonces';
 import { authenticateAgentCertificate, type AuthenticatedAgent } from '../core/pki/authenticate-agent';
 import type { NodeCa } from '../core/pki/node-ca';
 import { recordRefusal } from '../core/joins/refusal';
@@ -33,6 +34,8 @@ export async function authenticateAgentRequest(db: Db, ca: NodeCa, request: Fast
   const agent = await authenticateAgentCertificate(db, ca, signed.certificatePem, { purpose });
   try {
     verifyAgentRequest(agent.spkiDer, signed, { method: request.method, pathAndQuery: request.url, body: request.rawBody ?? '' });
+    // Only a request that verifies takes an id: nobody else can spend the agent's ids.
+    await takeAgentRequestNonce(db, { nodeId: agent.nodeId, nonce: signed.nonce, timestampMs: signed.timestampMs });
   } catch (error) {
     return recordRefusal(db, 'security.agent.refused', error, { tenantId: agent.tenantId, subjectId: agent.nodeId, data: { purpose, serial: agent.serial } });
   }
