@@ -1,11 +1,15 @@
 // Stored profiles (the Profile table, per tenant and version, private or public) and the
 // shipped ones (tenant `builtin`). A lookup prefers the tenant's own profile, then a
 // public stored one, then a shipped one. A version is immutable once a workflow used it.
+// A shipped id is reserved and only root's stored profiles are public (issue 13: a tenant's
+// public `metal-power-on` ran in every tenant's power verb), so a lookup of a shipped id
+// reads the shipped profile alone, and rows stored before these rules are never served to
+// other tenants or in a shipped profile's place.
 import type { Db, DbOrTx } from '../core/db';
 import { isUniqueViolation } from '../core/db';
 import { IronflowError } from '../core/errors';
 import { appendEvent } from '../core/events';
-import { BUILTIN_TENANT } from '../core/permissions';
+import { BUILTIN_TENANT, ROOT_TENANT } from '../core/permissions';
 import type { ProfileView } from '../core/schemas/profiles';
 import { stepRegistry } from '../core/steps/builtin';
 import { checkProfile } from './check';
@@ -40,25 +44,37 @@ function shippedViews(id?: string): ProfileView[] {
 
 const latest = <T extends { version: number }>(items: T[]): T | undefined => items.reduce<T | undefined>((best, p) => (!best || p.version > best.version ? p : best), undefined);
 
-/** The profile `id` as `tenantId` sees it: its own, else a public stored one, else a shipped one. */
+const isShippedId = (id: string): boolean => shippedProfiles().some((p) => p.id === id);
+
+/** The profile `id` as `tenantId` sees it: its own, else root's public one, else a shipped one (a shipped id: only that). */
 export async function resolveProfile(db: DbOrTx, tenantId: string, id: string, version?: number): Promise<ProfileView> {
   const versionWhere = version === undefined ? {} : { version };
-  const own = await db.profile.findFirst({ where: { tenantId, profileId: id, ...versionWhere }, orderBy: { version: 'desc' } });
-  if (own) return rowView(own);
-  const shared = await db.profile.findFirst({ where: { profileId: id, visibility: 'public', ...versionWhere }, orderBy: [{ version: 'desc' }, { tenantId: 'asc' }] });
-  if (shared) return rowView(shared);
+  if (!isShippedId(id)) {
+    const own = await db.profile.findFirst({ where: { tenantId, profileId: id, ...versionWhere }, orderBy: { version: 'desc' } });
+    if (own) return rowView(own);
+    const shared = await db.profile.findFirst({ where: { tenantId: ROOT_TENANT, profileId: id, visibility: 'public', ...versionWhere }, orderBy: { version: 'desc' } });
+    if (shared) return rowView(shared);
+  }
   const shipped = latest(shippedViews(id).filter((p) => version === undefined || p.version === version));
   if (shipped) return shipped;
   throw new IronflowError('NOT_FOUND', `profile ${id}${version ? ` version ${version}` : ''} not found for tenant ${tenantId} (its own, public or shipped); \`ironflow profiles list\` shows what there is`, { id, ...(version ? { version } : {}) });
 }
 
-/** Every profile version the tenant can use: its own, public stored ones, shipped ones. */
+/** Every profile version the tenant can use: its own, root's public ones, shipped ones. */
 export async function listProfiles(db: DbOrTx, tenantId: string, id?: string): Promise<ProfileView[]> {
+  const shippedIds = shippedProfiles().map((p) => p.id);
   const rows = await db.profile.findMany({
-    where: { OR: [{ tenantId }, { visibility: 'public' }], ...(id ? { profileId: id } : {}) },
+    where: { OR: [{ tenantId }, { tenantId: ROOT_TENANT, visibility: 'public' }], profileId: id ? { equals: id, notIn: shippedIds } : { notIn: shippedIds } },
     orderBy: [{ profileId: 'asc' }, { version: 'asc' }, { tenantId: 'asc' }],
   });
   return [...rows.map(rowView), ...shippedViews(id)];
+}
+
+/** Only the platform (root) tenant publishes profiles to every tenant. */
+function checkMayPublish(tenantId: string, path: 'public' | 'visibility'): void {
+  if (tenantId !== ROOT_TENANT) {
+    throw new IronflowError('PERMISSION_DENIED', `only the ${ROOT_TENANT} tenant makes a profile public; tenant ${tenantId}'s profiles stay private to it`, { path });
+  }
 }
 
 /** Checks a document for the API: every problem becomes INVALID_INPUT under `document`. */
@@ -70,7 +86,11 @@ function checkForApi(document: unknown) {
 
 export async function createProfile(db: Db, input: { tenantId: string; document: unknown; public: boolean }): Promise<ProfileView> {
   if (input.tenantId === BUILTIN_TENANT) throw new IronflowError('INVALID_INPUT', `${BUILTIN_TENANT} holds shipped profiles only`, { path: 'tenantId' });
+  if (input.public) checkMayPublish(input.tenantId, 'public');
   const profile = checkForApi(input.document);
+  if (isShippedId(profile.id)) {
+    throw new IronflowError('CONFLICT', `profile id ${profile.id} belongs to a shipped profile and cannot be stored; pick another id`, { path: 'document.id' });
+  }
   try {
     const row = await db.$transaction(async (tx) => {
       const created = await tx.profile.create({
@@ -98,6 +118,7 @@ export interface ProfileUpdate {
 }
 
 export async function updateProfile(db: Db, input: ProfileUpdate): Promise<ProfileView> {
+  if (input.visibility === 'public') checkMayPublish(input.tenantId, 'visibility');
   return db.$transaction(async (tx) => {
     const row = await tx.profile.findFirst({
       where: { tenantId: input.tenantId, profileId: input.id, ...(input.version ? { version: input.version } : {}) },
