@@ -33,6 +33,11 @@ export async function appendEvent(tx: DbOrTx, event: EventInput): Promise<void> 
   });
 }
 
+/**
+ * One page of a tenant's events after the cursor. `type` matches a type or a prefix of one
+ * (the schema keeps it to the characters event types use, so no LIKE wildcard reaches SQL).
+ * `nextCursor` is the last seq of a page with more after it, and null on the last page.
+ */
 export async function listEvents(
   db: DbOrTx,
   query: { tenantId: string; after?: number; limit: number; type?: string },
@@ -44,9 +49,10 @@ export async function listEvents(
       ...(query.type ? { type: { startsWith: query.type } } : {}),
     },
     orderBy: { seq: 'asc' },
-    take: query.limit,
+    // One more than asked tells whether this page is the last.
+    take: query.limit + 1,
   });
-  const events = rows.map((r) => ({
+  const events = rows.slice(0, query.limit).map((r) => ({
     id: r.id,
     seq: r.seq,
     tenantId: r.tenantId,
@@ -56,5 +62,5 @@ export async function listEvents(
     createdAt: r.createdAt.toISOString(),
   }));
   const last = events[events.length - 1];
-  return { events, nextCursor: last ? last.seq : (query.after ?? null) };
+  return { events, nextCursor: rows.length > query.limit && last ? last.seq : null };
 }

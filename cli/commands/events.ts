@@ -27,14 +27,16 @@ export const eventsCommand = defineCommand({
     };
     const first = await page(input.after);
     if (!input.follow) return first.events;
-    let cursor = first.nextCursor ?? undefined;
+    // A follower polls after the last seq it saw (nextCursor is null once it is caught up).
+    const lastSeq = (p: Page, fallback?: number) => p.events[p.events.length - 1]?.seq ?? fallback;
+    let cursor = lastSeq(first, input.after);
     process.stdout.write(`${render(first.events, ctx.format, { columns })}\n`);
     for (;;) {
       await new Promise((r) => setTimeout(r, 1000));
       const next = await page(cursor);
       if (next.events.length) {
         process.stdout.write(`${ctx.format === 'json' ? JSON.stringify(next.events) : next.events.map((e) => `${e.seq}  ${e.createdAt}  ${e.type}  ${e.subjectId ?? '-'}`).join('\n')}\n`);
-        cursor = next.nextCursor ?? cursor;
+        cursor = lastSeq(next, cursor);
       }
     }
   },

