@@ -15,7 +15,8 @@ export const redfishTargetSchema = z.object({
   driver: z.literal('redfish'),
   /** https://host[:port] or http://host[:port]; no path, no credentials. */
   address: z
-    .url({ protocol: /^https?$/, error: 'an http(s) URL such as https://10.0.0.5' })
+    // abort: the refinement below reads the value as a URL, so it must not run on one that is not.
+    .url({ protocol: /^https?$/, error: 'an http(s) URL such as https://10.0.0.5', abort: true })
     .refine((value) => {
       const url = new URL(value);
       return url.username === '' && url.password === '' && (url.pathname === '/' || url.pathname === '') && url.search === '';

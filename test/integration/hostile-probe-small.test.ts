@@ -2,6 +2,7 @@
 // database: repeated tenant creation, tenant names with control characters, the event
 // cursor and type filter, a Redfish address that is not a URL, a deeply nested profile.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../../core/ids';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
 
 let t: TestControlPlane;
@@ -93,6 +94,35 @@ describe('the event log', () => {
       expect(res.status, pattern).toBe(400);
       expect(res.body.error.code).toBe('INVALID_INPUT');
       expect(res.body.error.details.path).toBe('type');
+    }
+  });
+});
+
+describe('enrolling a machine', () => {
+  // No such pool: an address the schema takes gets as far as the pool lookup (NOT_FOUND).
+  const enroll = (bmc: Record<string, string>) =>
+    t.root.request<ErrorBody>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId: newId('pool'), bmc: { username: 'admin', password: 'hunter2', ...bmc } });
+
+  it('refuses a Redfish address that is not a URL with INVALID_INPUT at bmc.address', async () => {
+    for (const address of ['not a url', '10.0.0.5', 'http//10.0.0.5', '://', 'https://', 'ftp://10.0.0.5', 'https://u:p@10.0.0.5']) {
+      const res = await enroll({ driver: 'redfish', address });
+      expect(res.status, address).toBe(400);
+      expect(res.body.error.code).toBe('INVALID_INPUT');
+      expect(res.body.error.details.path).toBe('bmc.address');
+      expect(JSON.stringify(res.body)).not.toContain('hunter2');
+    }
+    expect(await t.cp.db.node.count()).toBe(0);
+  });
+
+  it('still takes a Redfish URL, a Redfish system URL and an IPMI host or host:port', async () => {
+    for (const bmc of [
+      { driver: 'redfish', address: 'https://10.0.0.5' },
+      { driver: 'redfish', address: 'http://10.0.0.5:8000/redfish/v1/Systems/1' },
+      { driver: 'ipmi', address: '10.0.0.5' },
+      { driver: 'ipmi', address: 'bmc-7.rack-2:623' },
+    ]) {
+      const res = await enroll(bmc);
+      expect(res.body.error.code, bmc.address).toBe('NOT_FOUND');
     }
   });
 });
