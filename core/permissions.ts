@@ -11,6 +11,8 @@ export const permissions = [
   'compute:profiles:manage',
   'compute:profiles:read',
   'compute:events:read',
+  'compute:credentials:manage',
+  'compute:credentials:read',
 ] as const;
 export type Permission = (typeof permissions)[number];
 export const ALL_PERMISSIONS = '*';

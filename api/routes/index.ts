@@ -5,6 +5,7 @@ import { agentBmcOperationRoutes } from './agent-bmc-operations';
 import { agentBootSecretRoutes } from './agent-boot-secret';
 import { agentSessionRoutes } from './agent-sessions';
 import { agentUserDataRoutes } from './agent-user-data';
+import { credentialRoutes } from './credentials';
 import { eventRoutes } from './events';
 import { healthRoutes } from './health';
 import { imageRoutes } from './images';
@@ -21,4 +22,4 @@ import { siteRoutes } from './sites';
 import { systemCheckRoutes } from './system-checks';
 import { tenantRoutes } from './tenants';
 
-export const routeGroups = [healthRoutes, eventRoutes, tenantRoutes, systemCheckRoutes, imageRoutes, siteRoutes, siteTokenRoutes, poolRoutes, joinRoutes, joinRequestRoutes, agentSessionRoutes, agentBmcAccessRoutes, agentBmcOperationRoutes, agentBootSecretRoutes, agentUserDataRoutes, profileRoutes, provisionWorkflowRoutes, metalRoutes, metalStatusRoutes, siteDiscoveredRoutes, consoleRoutes];
+export const routeGroups = [healthRoutes, eventRoutes, tenantRoutes, credentialRoutes, systemCheckRoutes, imageRoutes, siteRoutes, siteTokenRoutes, poolRoutes, joinRoutes, joinRequestRoutes, agentSessionRoutes, agentBmcAccessRoutes, agentBmcOperationRoutes, agentBootSecretRoutes, agentUserDataRoutes, profileRoutes, provisionWorkflowRoutes, metalRoutes, metalStatusRoutes, siteDiscoveredRoutes, consoleRoutes];

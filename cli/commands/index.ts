@@ -2,6 +2,7 @@
 import type { Command } from '../command';
 import { agentRamdiskCommand, agentSiteCommand } from './agent';
 import { agentJoinCommand, agentNodeCommand } from './agent-node';
+import { credentialCommands } from './credentials';
 import { devEmulateCommand } from './dev';
 import { eventsCommand } from './events';
 import { imageSignerCommands } from './image-signers';
@@ -13,6 +14,6 @@ import { siteTokenCommands } from './site-tokens';
 import { siteCommands } from './sites';
 import { profileCommands } from './profiles';
 import { statusCommand } from './status';
-import { credentialsCreateCommand, tenantsCreateCommand } from './tenants';
+import { tenantsCreateCommand } from './tenants';
 
-export const commands: Command[] = [statusCommand, eventsCommand, tenantsCreateCommand, credentialsCreateCommand, ...imageCommands, ...imageSignerCommands, ...siteCommands, ...siteTokenCommands, ...poolCommands, ...profileCommands, agentSiteCommand, agentRamdiskCommand, agentJoinCommand, agentNodeCommand, ...metalCommands, metalStatusCommand, devEmulateCommand];
+export const commands: Command[] = [statusCommand, eventsCommand, tenantsCreateCommand, ...credentialCommands, ...imageCommands, ...imageSignerCommands, ...siteCommands, ...siteTokenCommands, ...poolCommands, ...profileCommands, agentSiteCommand, agentRamdiskCommand, agentJoinCommand, agentNodeCommand, ...metalCommands, metalStatusCommand, devEmulateCommand];

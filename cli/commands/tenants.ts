@@ -1,6 +1,5 @@
-// `ironflow tenants create`, `ironflow credentials create` (root operators).
-import { z } from 'zod';
-import { credentialCreateSchema, tenantCreateSchema } from '../../core/schemas/tenants';
+// `ironflow tenants create` (root operators). Credentials: credentials.ts.
+import { tenantCreateSchema } from '../../core/schemas/tenants';
 import { defineCommand } from '../command';
 
 export const tenantsCreateCommand = defineCommand({
@@ -9,11 +8,4 @@ export const tenantsCreateCommand = defineCommand({
   flags: tenantCreateSchema,
   positionals: ['id'],
   run: (ctx, input) => ctx.api.call('POST', '/v1/tenants', input),
-});
-
-export const credentialsCreateCommand = defineCommand({
-  name: 'credentials create',
-  summary: 'Create an API credential: --tenant T --name N --permissions P (repeatable); the bearer is printed once',
-  flags: credentialCreateSchema.extend({ permissions: z.array(z.string()).min(1) }),
-  run: (ctx, input) => ctx.api.call('POST', '/v1/credentials', input),
 });
