@@ -154,10 +154,10 @@ describe('an emulated machine boots into a real ramdisk', () => {
     expect(((error as WorkflowFailedError).cause?.cause as { type?: string }).type).toBe('UNSUPPORTED');
   }, 60_000);
 
-  it('a machine with no known MAC is INVALID_STATE', async () => {
+  it('a machine with no known MAC and no product UUID to discover one by is INVALID_STATE', async () => {
     const added = await fleet.add();
     const other = await enrollMachine(site, added.machine, added.bmc);
-    await site.t.cp.db.node.update({ where: { id: other }, data: { macs: [] } });
+    await site.t.cp.db.node.update({ where: { id: other }, data: { macs: [], productUuid: null } });
     const started = await site.t.root.call<{ workflowId: string }>('POST', '/v1/profiles/boot-e2e/runs', { tenantId: 'root', nodeId: other, provisionState: 'commissioning' });
     const error = await site.t.cp.temporal.workflow.getHandle(started.workflowId).result().catch((e: unknown) => e);
     expect(((error as WorkflowFailedError).cause as { type?: string }).type).toBe('INVALID_STATE');
