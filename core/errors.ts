@@ -15,6 +15,8 @@ export const errorCodes = [
   'DRIVER_ERROR',
   'NO_SITE_AGENT',
   'INTERNAL',
+  /** A source refused too often (join, agent routes): wait for the Retry-After header. */
+  'RATE_LIMITED',
 ] as const;
 export type ErrorCode = (typeof errorCodes)[number];
 
@@ -31,6 +33,7 @@ export const httpStatusOf: Record<ErrorCode, number> = {
   DRIVER_ERROR: 502,
   NO_SITE_AGENT: 503,
   INTERNAL: 500,
+  RATE_LIMITED: 429,
 };
 
 export type ErrorDetails = Record<string, unknown> & { path?: string };
