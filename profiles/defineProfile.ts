@@ -1,7 +1,7 @@
 // defineProfile(document): checks a profile and returns a deeply frozen copy, or throws
 // INVALID_CONFIG naming the first offending field (`steps[2].timeout`).
 import { IronflowError } from '../core/errors';
-import type { ProfileDocument } from '../core/schemas/profiles';
+import { profileDepthProblem, type ProfileDocument } from '../core/schemas/profiles';
 import { stepRegistry } from '../core/steps/builtin';
 import type { StepRegistry } from '../core/steps/registry';
 import { checkProfile } from './check';
@@ -23,6 +23,9 @@ export function profileError(problems: ReadonlyArray<{ path: string; message: st
 }
 
 export function defineProfile(document: unknown, registry: StepRegistry = stepRegistry): Profile {
+  // Before checkProfile, whose checks walk the document recursively.
+  const tooDeep = profileDepthProblem(document);
+  if (tooDeep) throw profileError([tooDeep], 'INVALID_CONFIG');
   const { profile, problems } = checkProfile(document, registry);
   if (!profile) throw profileError(problems, 'INVALID_CONFIG');
   return deepFreeze(structuredClone(profile));

@@ -3,6 +3,8 @@
 import { z } from 'zod';
 import { durationPattern } from '../duration';
 import { queueKinds } from '../agent-queues';
+import { formatPath } from '../errors';
+import { pathPastDepth } from '../json-depth';
 import { labelCountMessage, labelCountOk, tenantIdSchema } from './common';
 
 export const profileIdSchema = z
@@ -88,19 +90,38 @@ export type ProfileDocument = z.infer<typeof profileDocumentSchema>;
 export const problemSchema = z.object({ path: z.string(), message: z.string() });
 export type Problem = z.infer<typeof problemSchema>;
 
+/**
+ * A profile's own fields nest a few levels; free-form `with` and host-config values get room
+ * up to this. Checked before anything walks a document recursively (zod, clones, our checks).
+ */
+export const MAX_PROFILE_DEPTH = 32;
+const tooDeep = `nested deeper than ${MAX_PROFILE_DEPTH} levels`;
+
+/** Where a document nests deeper than MAX_PROFILE_DEPTH, if it does. */
+export function profileDepthProblem(document: unknown): Problem | undefined {
+  const path = pathPastDepth(document, MAX_PROFILE_DEPTH);
+  return path && { path: formatPath(path), message: tooDeep };
+}
+
+/** A document as the API takes it: an object, bounded in depth; checked in full by checkProfile. */
+const profileDocumentInputSchema = z.record(z.string(), z.unknown()).superRefine((document, ctx) => {
+  const path = pathPastDepth(document, MAX_PROFILE_DEPTH);
+  if (path) ctx.addIssue({ code: 'custom', path, message: tooDeep });
+});
+
 // ---- API inputs and views ----
 
 export const profileVisibilitySchema = z.enum(['private', 'public']);
 
 export const profileCreateSchema = z
-  .object({ tenantId: tenantIdSchema, document: z.record(z.string(), z.unknown()), public: z.boolean().default(false) })
+  .object({ tenantId: tenantIdSchema, document: profileDocumentInputSchema, public: z.boolean().default(false) })
   .strict();
 
 export const profileUpdateSchema = z
   .object({
     tenantId: tenantIdSchema,
     version: z.number().int().min(1).optional(),
-    document: z.record(z.string(), z.unknown()).optional(),
+    document: profileDocumentInputSchema.optional(),
     visibility: profileVisibilitySchema.optional(),
     ifVersion: z.number().int().min(1).optional(),
   })

@@ -126,3 +126,40 @@ describe('enrolling a machine', () => {
     }
   });
 });
+
+describe('storing a profile', () => {
+  // Written as text: the client's own JSON.stringify is not what is under test. The deep value
+  // sits in a host-config unit nobody registered, which takes free-form settings.
+  const body = (depth: number, open: string, close: string, version = '') =>
+    `{"tenantId":"root",${version}"document":{"id":"deep","version":1,"target":"metal","hostConfig":{"site-tuning":{"deep":${open.repeat(depth)}1${close.repeat(depth)}}},"steps":[{"use":"power.setPower","on":"site","with":{"action":"on"}}]}}`;
+  const send = async (method: string, path: string, text: string) => {
+    const response = await fetch(new URL(path, t.cp.url), { method, headers: { authorization: `Bearer ${t.cp.rootCredential.bearer}`, 'content-type': 'application/json' }, body: text });
+    return { status: response.status, body: (await response.json()) as ErrorBody };
+  };
+  const create = (depth: number, open: string, close: string) => send('POST', '/v1/profiles', body(depth, open, close));
+  const replace = (depth: number, open: string, close: string) => send('PATCH', '/v1/profiles/deep', body(depth, open, close, '"version":1,'));
+
+  it('refuses a 5,000-deep document with INVALID_INPUT, and stays up', async () => {
+    for (const [open, close] of [['{"a":', '}'], ['[', ']']] as const) {
+      for (const res of [await create(5000, open, close), await replace(5000, open, close)]) {
+        expect(res.status).toBe(400);
+        expect(res.body.error.code).toBe('INVALID_INPUT');
+      }
+    }
+    expect(await t.cp.db.profile.count({ where: { profileId: 'deep' } })).toBe(0);
+    expect((await t.anonymous.request('GET', '/healthz')).status).toBe(200);
+  });
+
+  it('refuses a document nested past its own bound at the path where the depth ran out', async () => {
+    for (const [open, close] of [['{"a":', '}'], ['[', ']']] as const) {
+      for (const res of [await create(40, open, close), await replace(40, open, close)]) {
+        expect(res.status).toBe(400);
+        expect(res.body.error.code).toBe('INVALID_INPUT');
+        expect(res.body.error.details.path).toMatch(/^document\.hostConfig\.site-tuning\.deep[.[]/);
+        expect(res.body.error.message).toMatch(/nested deeper than/);
+      }
+    }
+    expect(await t.cp.db.profile.count({ where: { profileId: 'deep' } })).toBe(0);
+    expect((await create(20, '{"a":', '}')).status).toBe(201);
+  });
+});
