@@ -1,6 +1,8 @@
-// Starts a provision workflow for a machine: resolve the profile as its tenant sees it,
+// Starts a provision workflow for a machine: resolve the profile as its tenant sees it (a
+// shipped id, metal's power profiles among them, always the shipped profile: profiles/store.ts),
 // compile it, lock the version, start `provision(plan, target)` with the ids, search
-// attributes and memo that make the run findable in the Temporal Web UI.
+// attributes and memo that make the run findable in the Temporal Web UI, and record the run
+// (workflow and run id), which is what lets its steps have the machine's secrets.
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import type { IronflowConfig } from '../core/config';
@@ -58,7 +60,8 @@ export async function startProvision(deps: { db: Db; temporal: Client; config: I
         staticSummary: provisionSummary({ nodeId: node.id, state: input.provisionState, profileRef: plan.profile.ref, siteId: node.siteId }),
         staticDetails: planDetails(plan),
       });
-      await appendEvent(deps.db, { tenantId: input.tenantId, type: 'node.provision.workflow', subjectId: node.id, data: { workflowId, profile: plan.profile.ref } });
+      // The record core/bmc-access.ts trusts: this run, not any later one under the same id.
+      await appendEvent(deps.db, { tenantId: input.tenantId, type: 'node.provision.workflow', subjectId: node.id, data: { workflowId, runId: handle.firstExecutionRunId, profile: plan.profile.ref } });
       return { workflowId, runId: handle.firstExecutionRunId, profileRef: plan.profile.ref, plan };
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError) || tries >= 20) {
