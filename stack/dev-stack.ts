@@ -3,12 +3,14 @@
 import path from 'node:path';
 import { loadConfig } from '../core/config';
 import { startControlPlane } from './control-plane';
+import { secureDataDir } from './data-dir';
 import { devServerOptions, startTemporalServer, type TemporalServer } from './temporal-server';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const say = (line: string) => process.stdout.write(`${line}\n`);
   say(`ironflow: data dir ${config.dataDir}`);
+  secureDataDir(config.dataDir);
   say(`ironflow: starting the Temporal dev server on ${config.temporal.address} (Web UI :${config.temporal.uiPort})…`);
   const temporalServer: TemporalServer = await startTemporalServer(devServerOptions(config));
   let controlPlane: Awaited<ReturnType<typeof startControlPlane>> | undefined;
