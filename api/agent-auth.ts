@@ -8,6 +8,7 @@ import { takeAgentRequestNonce } from '../core/pki/agent-request-nonces';
 import { authenticateAgentCertificate, type AuthenticatedAgent } from '../core/pki/authenticate-agent';
 import type { NodeCa } from '../core/pki/node-ca';
 import { recordRefusal } from '../core/joins/refusal';
+import { refuseDeepJson } from './body-limits';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -15,16 +16,22 @@ declare module 'fastify' {
   }
 }
 
-/** In the calling plugin's scope only: JSON bodies keep their raw text. */
+/** In the calling plugin's scope only: JSON bodies keep their raw text (bounded like every body: api/body-limits.ts). */
 export function keepRawJsonBodies(app: FastifyInstance): void {
+  app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = body as string;
     request.rawBody = text;
     if (text === '') return done(null, undefined);
     try {
+      refuseDeepJson(text);
+    } catch (error) {
+      return done(error as IronflowError, undefined);
+    }
+    try {
       done(null, JSON.parse(text));
     } catch {
-      done(new IronflowError('INVALID_INPUT', 'the body is not JSON'), undefined);
+      done(new IronflowError('INVALID_INPUT', 'body: not JSON', { path: 'body' }), undefined);
     }
   });
 }

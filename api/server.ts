@@ -1,13 +1,16 @@
 // The Fastify server: zod type provider, OpenAPI from the same schemas (UI at /docs),
-// request ids, logs that redact bearers and secrets, one plugin per route group.
+// request ids, logs that redact bearers and secrets, one plugin per route group; hostile
+// bodies and sources refused before parsing (body-limits.ts, rate-limit.ts).
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { authPlugin } from './auth';
+import { DEFAULT_BODY_LIMIT, registerBodyLimits } from './body-limits';
 import type { ApiContext } from './context';
 import { registerErrorHandler } from './error-handler';
+import { registerRefusalRateLimit } from './rate-limit';
 import { routeGroups } from './routes';
 
 export interface ServerOptions {
@@ -34,7 +37,7 @@ export async function buildServer(ctx: ApiContext, options: ServerOptions = {}):
       return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
     },
     requestIdHeader: false,
-    bodyLimit: 1024 * 1024,
+    bodyLimit: DEFAULT_BODY_LIMIT,
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
@@ -43,6 +46,8 @@ export async function buildServer(ctx: ApiContext, options: ServerOptions = {}):
     reply.header('x-request-id', request.id);
   });
   registerErrorHandler(app);
+  registerRefusalRateLimit(app);
+  registerBodyLimits(app);
 
   await app.register(swagger, {
     openapi: {

@@ -1,5 +1,6 @@
 // The event log. Modules append with the transaction of the change they report, so an
 // event exists exactly when its change does. Reading pages by a cursor (the seq).
+import { boundValue, clipString } from './event-bounds';
 import { newId } from './ids';
 import type { DbOrTx } from './db';
 
@@ -26,9 +27,10 @@ export async function appendEvent(tx: DbOrTx, event: EventInput): Promise<void> 
     data: {
       id: newId('event'),
       tenantId: event.tenantId,
-      type: event.type,
-      subjectId: event.subjectId ?? null,
-      data: (event.data ?? {}) as object,
+      // Bounded: events record what anyone may send (core/event-bounds.ts).
+      type: clipString(event.type, 128),
+      subjectId: event.subjectId === undefined ? null : clipString(event.subjectId, 256),
+      data: boundValue(event.data ?? {}) as object,
     },
   });
 }

@@ -3,8 +3,12 @@
 // carries ids and the reason only, never a token or a key.
 import type { DbOrTx } from '../db';
 import { IronflowError, isIronflowError, type ErrorCode } from '../errors';
+import { boundValue, EVENT_BOUNDS, type EventBounds } from '../event-bounds';
 import { appendEvent } from '../events';
 import { ROOT_TENANT } from '../permissions';
+
+/** Tighter than other events': a refusal's context is what an unauthenticated caller sent. */
+const REFUSAL_BOUNDS: EventBounds = { ...EVENT_BOUNDS, maxString: 256, maxItems: 32, maxDepth: 4 };
 
 export function refusal(code: ErrorCode, reason: string, message: string, details: Record<string, unknown> = {}): IronflowError {
   return new IronflowError(code, message, { ...details, reason });
@@ -24,7 +28,7 @@ export async function recordRefusal(db: DbOrTx, type: string, error: unknown, co
       tenantId: context.tenantId ?? ROOT_TENANT,
       type,
       subjectId: context.subjectId,
-      data: { ...context.data, code: error.code, reason: typeof error.details.reason === 'string' ? error.details.reason : error.code.toLowerCase().replace(/_/g, '-') },
+      data: boundValue({ ...context.data, code: error.code, reason: typeof error.details.reason === 'string' ? error.details.reason : error.code.toLowerCase().replace(/_/g, '-') }, REFUSAL_BOUNDS) as Record<string, unknown>,
     }).catch(() => undefined); // a failed audit write must not mask the refusal itself
   }
   throw error;
