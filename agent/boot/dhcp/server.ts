@@ -16,13 +16,13 @@ import type { BootEntryStore } from '../entries';
 import type { BootServerConfig } from '../config';
 import type { DiscoveredPxeClients } from '../discovered';
 import type { BootServerState } from '../http/ipxe-routes';
-import type { AgentLog, LogLevel } from '../../site/log';
+import type { AgentLog } from '../../site/log';
+import { throttledLog } from '../throttled-log';
 import { decideProxyDhcp, MAX_BOOT_FILE_BYTES, type ProxyDhcpPort } from './handler';
 import { decodeDhcpPacket, encodeDhcpReply, MAX_PACKET_BYTES } from './packet';
 import { udpBindError } from '../bind-error';
 
 const CLIENT_PORT = 68;
-const LOG_LINES_PER_SECOND = 20;
 const LIMITED_BROADCAST = '255.255.255.255';
 const NO_ADDRESS = '0.0.0.0';
 
@@ -53,29 +53,6 @@ function bindSocket(port: number, address: string, reuseAddr: boolean): Promise<
       resolve(socket);
     });
   });
-}
-
-/**
- * One info line per event up to LOG_LINES_PER_SECOND, then a count once the next second
- * starts: a boot burst or a flood of forged MACs must not push everything else out of the log.
- */
-function throttledLog(log: AgentLog, level: LogLevel, message: string): (fields: Record<string, unknown>) => void {
-  let second = 0;
-  let logged = 0;
-  let unlogged = 0;
-  return (fields) => {
-    const now = Math.floor(Date.now() / 1000);
-    if (now !== second) {
-      if (unlogged > 0) log.log(level, `${message} (more than logged one by one)`, { unlogged, perSecond: LOG_LINES_PER_SECOND });
-      second = now;
-      logged = 0;
-      unlogged = 0;
-    }
-    if (logged < LOG_LINES_PER_SECOND) {
-      logged += 1;
-      log.log(level, message, fields);
-    } else unlogged += 1;
-  };
 }
 
 export async function startProxyDhcpServer(options: ProxyDhcpOptions): Promise<ProxyDhcpServer> {

@@ -11,6 +11,7 @@ import type { CacheGrants } from '../../cache/grants';
 import type { AgentLog } from '../../site/log';
 import type { Signer } from '../../site/control-plane-client';
 import { signDiscoveryAssertion } from '../assertion';
+import { throttledLog } from '../throttled-log';
 import type { BootSecrets } from '../boot-secrets';
 import type { BootServerConfig } from '../config';
 import type { DiscoveredPxeClients } from '../discovered';
@@ -64,6 +65,8 @@ export function machineQuery(url: URL): MachineQuery {
 
 export function ipxeRoutes(deps: IpxeRouteDeps): BootHttpRoute[] {
   const { config, log } = deps;
+  // Anyone on the network can fetch with any MAC: these lines are bounded per second.
+  const logRefused = throttledLog(log, 'info', 'boot script refused: no boot entry for this MAC');
 
   /** A script fetch from a MAC with no live entry, while active: a sighting (no relay over HTTP). True when the MAC is new to the list. */
   function noteUnknownFetch(query: MachineQuery, url: URL): boolean {
@@ -132,7 +135,7 @@ export function ipxeRoutes(deps: IpxeRouteDeps): BootHttpRoute[] {
         const entry = query.mac ? deps.entries.get(query.mac) : undefined;
         if (!entry) {
           const listed = noteUnknownFetch(query, url);
-          log.info('boot script refused: no boot entry for this MAC', { mac: query.mac ?? null, ...(listed ? { listedAsDiscovered: true } : {}) });
+          logRefused({ mac: query.mac ?? null, ...(listed ? { listedAsDiscovered: true } : {}) });
           return sendText(res, 404, unknownMachineScript);
         }
         if (entry.sanbootSha256) return sendSanboot(entry, entry.sanbootSha256, req, res);
