@@ -103,6 +103,9 @@ describe('discovery attestor', () => {
     expect(await refused({ token: bearer, assertion: assertionBy(holder, site, entry, { epoch: holder.session.state().epoch + 1 }), macs: [m.mac], productUuid: m.uuid })).toBe('stale-epoch');
     // Older than 15 minutes.
     expect(await refused({ token: bearer, assertion: assertionBy(holder, site, entry, { now: new Date(Date.now() - 16 * 60_000) }), macs: [m.mac], productUuid: m.uuid })).toBe('assertion-expired');
+    // Past its notAfter (its boot entry lapsed a minute ago), though only 2 minutes old.
+    const lapsed = { ...entry, notAfter: new Date(Date.now() - 60_000).toISOString() };
+    expect(await refused({ token: bearer, assertion: assertionBy(holder, site, lapsed, { now: new Date(Date.now() - 2 * 60_000) }), macs: [m.mac], productUuid: m.uuid })).toBe('assertion-expired');
     // Nothing was consumed by the refusals.
     expect((await site.t.cp.db.joinToken.findFirst({ where: { nodeId: m.nodeId, role: 'discovery' } }))?.usesLeft).toBe(1);
 
