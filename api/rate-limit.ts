@@ -12,8 +12,12 @@ import { isUnauthenticatedRoute } from './body-limits';
 
 /** Refusals a source may collect at once: an agent with a stale certificate or a bad clock retries a few times. */
 const REFUSAL_BURST = 50;
-/** Sustained refusals allowed: one every 2 s (a join token guess every 2 s gets nowhere). */
-const REFUSALS_PER_SECOND = 0.5;
+/**
+ * Sustained refusals allowed: one a second. An agent that keeps failing retries about once a
+ * second (agent/site/session.ts), so it never runs its address dry for the agents sharing it;
+ * a join token (128 random bits) guessed once a second gets nowhere.
+ */
+const REFUSALS_PER_SECOND = 1;
 /** What anonymous probing earns: malformed input and failed authentication. */
 const SPENDING_STATUSES = new Set([400, 401]);
 /** Sources tracked at once; the least recently refused is forgotten first (its bucket had refilled most). */

@@ -144,10 +144,13 @@ describe('hostile bodies', () => {
   it('answers 429 RATE_LIMITED to a source refused too often, and still serves another source', async () => {
     const statuses: number[] = [];
     let limited: Answer | undefined;
-    for (let i = 0; i < 80; i++) {
-      const res = await send('127.0.0.14', 'POST', '/v1/join', JSON.stringify({ token: `ifj_guess${i}`, csr: 'not a csr' }));
-      statuses.push(res.status);
-      if (res.status === 429) limited ??= res;
+    // Ten at a time: well past the burst even on a slow machine, where the bucket refills as it goes.
+    for (let batch = 0; batch < 10; batch++) {
+      const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => send('127.0.0.14', 'POST', '/v1/join', JSON.stringify({ token: `ifj_guess${batch}_${i}`, csr: 'not a csr' }))));
+      for (const res of answers) {
+        statuses.push(res.status);
+        if (res.status === 429) limited ??= res;
+      }
     }
     expect(statuses.slice(0, 10).every((s) => s === 400 || s === 401)).toBe(true);
     expect(statuses.slice(-10).every((s) => s === 429)).toBe(true);
