@@ -3,6 +3,8 @@
 // cursor and type filter, a Redfish address that is not a URL, a deeply nested profile.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../core/ids';
+import { applyStateOutcome } from '../../core/metal/lifecycle-moves';
+import { stateWorkflowId } from '../../core/metal/transition';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
 
 let t: TestControlPlane;
@@ -161,5 +163,29 @@ describe('storing a profile', () => {
     }
     expect(await t.cp.db.profile.count({ where: { profileId: 'deep' } })).toBe(0);
     expect((await create(20, '{"a":', '}')).status).toBe(201);
+  });
+});
+
+describe('a release outcome', () => {
+  // A node resting in `releasing` with its state workflow, as metal.undeploy leaves it.
+  const releasingNode = async () => {
+    const nodeId = newId('node');
+    const workflowId = stateWorkflowId(nodeId, 'releasing', 1);
+    await t.cp.db.node.create({ data: { id: nodeId, tenantId: 'root', siteId: newId('site'), role: 'host', provisionState: 'releasing', releaseWipe: 'quick', workflowId, workflowSeq: 1, power: 'on' } });
+    return { nodeId, workflowId };
+  };
+
+  it('with no wipe result at all fails with UNVERIFIED_WIPE instead of reaching ready', async () => {
+    for (const outputs of [undefined, {}, { 'steps[0]': { powered: 'off' } }, { 'cleanup[0]': { cleaned: true } }]) {
+      const node = await releasingNode();
+      expect(await applyStateOutcome(t.cp.db, { ...node, outcome: 'succeeded', ...(outputs ? { outputs } : {}) }), JSON.stringify(outputs)).toEqual({ applied: true, state: 'failed' });
+      const row = await t.cp.db.node.findUniqueOrThrow({ where: { id: node.nodeId } });
+      expect(row).toMatchObject({ failedFrom: 'releasing', lastError: { code: 'UNVERIFIED_WIPE' } });
+    }
+  });
+
+  it('with an attested wipe reaches ready (the same path, for contrast)', async () => {
+    const node = await releasingNode();
+    expect(await applyStateOutcome(t.cp.db, { ...node, outcome: 'succeeded', outputs: { 'steps[2]': { mode: 'quick', attested: true } } })).toEqual({ applied: true, state: 'ready' });
   });
 });
