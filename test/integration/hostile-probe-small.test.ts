@@ -3,7 +3,7 @@
 // cursor and type filter, a Redfish address that is not a URL, a deeply nested profile.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../core/ids';
-import { applyStateOutcome } from '../../core/metal/lifecycle-moves';
+import { applyStateOutcome, type StateOutcome } from '../../core/metal/lifecycle-moves';
 import { stateWorkflowId } from '../../core/metal/transition';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
 
@@ -176,7 +176,8 @@ describe('a release outcome', () => {
   };
 
   it('with no wipe result at all fails with UNVERIFIED_WIPE instead of reaching ready', async () => {
-    for (const outputs of [undefined, {}, { 'steps[0]': { powered: 'off' } }, { 'cleanup[0]': { cleaned: true } }]) {
+    const cases: Array<StateOutcome['outputs']> = [undefined, {}, { 'steps[0]': { powered: 'off' } }, { 'cleanup[0]': { cleaned: true } }];
+    for (const outputs of cases) {
       const node = await releasingNode();
       expect(await applyStateOutcome(t.cp.db, { ...node, outcome: 'succeeded', ...(outputs ? { outputs } : {}) }), JSON.stringify(outputs)).toEqual({ applied: true, state: 'failed' });
       const row = await t.cp.db.node.findUniqueOrThrow({ where: { id: node.nodeId } });
