@@ -35,23 +35,24 @@ describe('profiles API', () => {
     // Shipped: visible to every tenant under builtin.
     const shipped = await other.call<ProfileView>('GET', '/v1/profiles/remediate-reboot?tenantId=acme');
     expect(shipped).toMatchObject({ tenantId: 'builtin', visibility: 'builtin', version: 1, locked: true });
-    // A public stored one (root's) wins over the shipped one for acme.
-    await t.root.call('POST', '/v1/profiles', { tenantId: 'root', document: doc('remediate-reboot', 1, 'root public'), public: true });
-    expect(await other.call<ProfileView>('GET', '/v1/profiles/remediate-reboot?tenantId=acme')).toMatchObject({ tenantId: 'root', visibility: 'public' });
-    // Acme's own wins over both.
-    await other.call('POST', '/v1/profiles', { tenantId: 'acme', document: doc('remediate-reboot', 1, 'acme own') });
-    expect(await other.call<ProfileView>('GET', '/v1/profiles/remediate-reboot?tenantId=acme')).toMatchObject({ tenantId: 'acme', visibility: 'private' });
+    // A shipped id is reserved (test/integration/profile-hijack.test.ts); for any other id,
+    // root's public one is what acme sees until it stores its own.
+    await t.root.call('POST', '/v1/profiles', { tenantId: 'root', document: doc('fleet-reboot', 1, 'root public'), public: true });
+    expect(await other.call<ProfileView>('GET', '/v1/profiles/fleet-reboot?tenantId=acme')).toMatchObject({ tenantId: 'root', visibility: 'public' });
+    // Acme's own wins over root's public one.
+    await other.call('POST', '/v1/profiles', { tenantId: 'acme', document: doc('fleet-reboot', 1, 'acme own') });
+    expect(await other.call<ProfileView>('GET', '/v1/profiles/fleet-reboot?tenantId=acme')).toMatchObject({ tenantId: 'acme', visibility: 'private' });
     // A private profile of another tenant is invisible.
     await t.root.call('POST', '/v1/profiles', { tenantId: 'root', document: doc('root-only') });
     expect((await other.request('GET', '/v1/profiles/root-only?tenantId=acme')).status).toBe(404);
     // Latest version by default, a given one on request.
-    await other.call('POST', '/v1/profiles', { tenantId: 'acme', document: doc('remediate-reboot', 2, 'acme v2') });
-    expect((await other.call<ProfileView>('GET', '/v1/profiles/remediate-reboot?tenantId=acme')).version).toBe(2);
-    expect((await other.call<ProfileView>('GET', '/v1/profiles/remediate-reboot/versions/1?tenantId=acme')).document).toMatchObject({ steps: [{ with: { message: 'acme own' } }] });
-    const duplicate = await other.request<{ error: { code: string } }>('POST', '/v1/profiles', { tenantId: 'acme', document: doc('remediate-reboot', 2) });
+    await other.call('POST', '/v1/profiles', { tenantId: 'acme', document: doc('fleet-reboot', 2, 'acme v2') });
+    expect((await other.call<ProfileView>('GET', '/v1/profiles/fleet-reboot?tenantId=acme')).version).toBe(2);
+    expect((await other.call<ProfileView>('GET', '/v1/profiles/fleet-reboot/versions/1?tenantId=acme')).document).toMatchObject({ steps: [{ with: { message: 'acme own' } }] });
+    const duplicate = await other.request<{ error: { code: string } }>('POST', '/v1/profiles', { tenantId: 'acme', document: doc('fleet-reboot', 2) });
     expect(duplicate.body.error.code).toBe('CONFLICT');
-    const listed = await other.call<{ profiles: ProfileView[] }>('GET', '/v1/profiles?tenantId=acme&id=remediate-reboot');
-    expect(listed.profiles.map((p) => `${p.tenantId}:${p.version}`)).toEqual(['acme:1', 'root:1', 'acme:2', 'builtin:1']);
+    const listed = await other.call<{ profiles: ProfileView[] }>('GET', '/v1/profiles?tenantId=acme&id=fleet-reboot');
+    expect(listed.profiles.map((p) => `${p.tenantId}:${p.version}`)).toEqual(['acme:1', 'root:1', 'acme:2']);
   });
 
   it('updates a document or the visibility with --if-version; a used version is immutable', async () => {
@@ -68,7 +69,7 @@ describe('profiles API', () => {
     await t.cp.db.profile.updateMany({ where: { profileId: 'upd' }, data: { lockedAt: new Date() } });
     const locked = await t.root.request<{ error: { code: string } }>('PATCH', '/v1/profiles/upd', { tenantId: 'root', document: doc('upd', 1, 'again') });
     expect(locked.body.error.code).toBe('INVALID_STATE');
-    expect((await other.request('PATCH', '/v1/profiles/remediate-reboot', { tenantId: 'acme', visibility: 'public', version: 99 })).status).toBe(404);
+    expect((await other.request('PATCH', '/v1/profiles/remediate-reboot', { tenantId: 'acme', visibility: 'private', version: 99 })).status).toBe(404);
   });
 
   it('validate reports every problem of a stored version; render shows the plan', async () => {
@@ -79,8 +80,8 @@ describe('profiles API', () => {
     const result = await t.root.call<{ valid: boolean; problems: Array<{ path: string }> }>('POST', '/v1/profiles/stale/validate', { tenantId: 'root' });
     expect(result.valid).toBe(false);
     expect(result.problems.map((p) => p.path)).toEqual(['steps[0].with.message', 'steps[1].use']);
-    const plan = await other.call<{ profile: { ref: string }; steps: Array<{ activity: string; route: string }> }>('GET', '/v1/profiles/remediate-reboot/render?tenantId=acme');
-    expect(plan.profile.ref).toBe('remediate-reboot@2'); // acme's own latest
+    const plan = await other.call<{ profile: { ref: string }; steps: Array<{ activity: string; route: string }> }>('GET', '/v1/profiles/fleet-reboot/render?tenantId=acme');
+    expect(plan.profile.ref).toBe('fleet-reboot@2'); // acme's own latest
     expect(plan.steps.map((s) => s.activity)).toEqual(['event.append']);
   });
 

@@ -279,7 +279,10 @@ describe('the shared BMC operation ledger', () => {
     const [first, second] = identities as [AgentIdentity, AgentIdentity];
     const client = new ControlPlaneClient(t.cp.url);
     const nodeId = newId('node');
-    await t.cp.db.node.create({ data: { id: nodeId, tenantId: 'root', siteId, role: 'host' } });
+    const workflowId = `node:${nodeId}:ledger:1`;
+    // The row names the workflow as its running state workflow: the control plane's own record
+    // (a workflow it did not start gets no step secrets, test/integration/bmc-access-forged.test.ts).
+    await t.cp.db.node.create({ data: { id: nodeId, tenantId: 'root', siteId, role: 'host', workflowId } });
     // A running workflow of the machine: one step on a queue nobody serves, so it stays running.
     const plan: Plan = {
       profile: { tenantId: 'root', id: 'ledger-hold', version: 1, ref: 'ledger-hold@1' },
@@ -289,7 +292,6 @@ describe('the shared BMC operation ledger', () => {
       acceptance: [],
       cleanup: [],
     };
-    const workflowId = `node:${nodeId}:ledger:1`;
     const handle = await t.cp.temporal.workflow.start('provision', { workflowId, taskQueue: t.config.controlQueue, args: [plan, { tenantId: 'root', nodeId, siteId, provisionState: 'inspecting', labels: {} }] });
     try {
       const step = { workflowId, target: { nodeId } };
