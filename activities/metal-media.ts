@@ -11,7 +11,7 @@ import { IronflowError } from '../core/errors';
 import { appendEvent } from '../core/events';
 import { resolveImageRef, verifyImageForUse } from '../core/images/catalog';
 import { pinImageAtSite } from '../core/images/site-cache-report';
-import { normalizeMac } from '../core/mac';
+import { macsOf } from '../core/metal/confirm-mac';
 import type { JsonObject, StepInput } from '../core/plan';
 import type { ActivityDeps } from './deps';
 import { runAgentCommand } from './metal-ensure-ramdisk';
@@ -75,7 +75,7 @@ export function createMetalMediaActivities(deps: ActivityDeps) {
         // No virtual media: sanboot the ISO from the site's cache once it holds it verified.
         const node = await deps.db.node.findUnique({ where: { id: input.target.nodeId } });
         if (!node || node.deletedAt) throw new IronflowError('NOT_FOUND', `node ${input.target.nodeId} not found`, { nodeId: input.target.nodeId });
-        const macs = (Array.isArray(node.macs) ? node.macs : []).map((m) => (typeof m === 'string' ? normalizeMac(m) : undefined)).filter((m): m is string => m !== undefined);
+        const macs = macsOf(node);
         if (!macs.length) throw new IronflowError('INVALID_STATE', `node ${node.id} has no known PXE MAC to sanboot the ISO on: inspect it out of band first`, { nodeId: node.id, reason: 'no-known-mac' });
         for (;;) {
           const location = await deps.db.imageLocation.findUnique({ where: { imageId_siteId: { imageId: image.id, siteId: input.target.siteId } } });

@@ -7,7 +7,7 @@
 import { ApplicationFailure, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { ConfirmMacActivityInput } from '../activities/metal-confirm-mac';
 import { errorCodes } from '../core/errors';
-import { normalizeMac } from '../core/mac';
+import { malformedMacMessage, normalizeMac } from '../core/mac';
 import { confirmMacSignal, confirmMacUpdate, macConfirmedSignal } from './provision-handles';
 
 type ConfirmMacActivity = { 'metal.confirmMac'(input: ConfirmMacActivityInput): Promise<{ mac: string }> };
@@ -22,6 +22,14 @@ const failureOf = (err: unknown): { message: string; type: string } => {
   if (cause instanceof ApplicationFailure) return { message: cause.message, type: cause.type ?? 'INTERNAL' };
   return { message: err instanceof Error ? err.message : String(err), type: 'INTERNAL' };
 };
+
+/** A status keeps the last refusals only: signals are anyone's who reaches Temporal, and as many as they like. */
+export const MAX_REJECTED_SIGNALS = 20;
+
+export function noteRejectedSignal(list: Array<{ name: string; reason: string }>, entry: { name: string; reason: string }): void {
+  list.push(entry);
+  if (list.length > MAX_REJECTED_SIGNALS) list.splice(0, list.length - MAX_REJECTED_SIGNALS);
+}
 
 export interface ConfirmMacHooks {
   confirmed(mac: string): void;
@@ -52,7 +60,7 @@ export function installConfirmMacHandlers(nodeId: string, hooks: ConfirmMacHooks
     {
       // A malformed MAC is refused before it reaches the history.
       validator: (mac) => {
-        if (typeof mac !== 'string' || !normalizeMac(mac)) throw ApplicationFailure.nonRetryable(`${JSON.stringify(mac)} is not a unicast MAC address (aa:bb:cc:dd:ee:ff)`, 'INVALID_INPUT');
+        if (typeof mac !== 'string' || !normalizeMac(mac)) throw ApplicationFailure.nonRetryable(malformedMacMessage(mac), 'INVALID_INPUT');
       },
     },
   );

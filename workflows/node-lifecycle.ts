@@ -27,7 +27,7 @@ import type { StateOutcome } from '../core/metal/lifecycle-moves';
 import type { ProvisionResult } from '../core/plan';
 import { searchAttributeKeys } from '../core/search-attributes';
 import { lifecycleDetails, planDetails, provisionSummary } from '../core/workflow-summaries';
-import { installConfirmMacHandlers } from './confirm-mac-handlers';
+import { installConfirmMacHandlers, noteRejectedSignal } from './confirm-mac-handlers';
 import { provision } from './provision';
 
 const acts = proxyActivities<Omit<NodeLifecycleActivities, 'lifecycleAwaitWorkflow'>>({
@@ -45,7 +45,7 @@ export const wakeSignal = defineSignal<[]>('wake');
 export const lifecycleAbortSignal = defineSignal<[string]>('abort');
 
 export interface LifecycleStatus {
-  /** Signals refused since this run started (a signal cannot answer its sender). */
+  /** The last signals refused since this run started (a signal cannot answer its sender). */
   rejectedSignals: { name: string; reason: string }[];
 }
 export const lifecycleStatusQuery = defineQuery<LifecycleStatus>('status');
@@ -72,7 +72,7 @@ export async function nodeLifecycle(input: NodeLifecycleInput): Promise<{ state:
   setHandler(lifecycleAbortSignal, (reason) => void aborts.push(typeof reason === 'string' ? reason : 'aborted'));
   // metal.confirmMac by signal or Update on node:<id>, the workflow operators find by NodeId.
   const rejectedSignals: LifecycleStatus['rejectedSignals'] = [];
-  installConfirmMacHandlers(nodeId, { confirmed: () => undefined, rejected: (reason) => void rejectedSignals.push({ name: 'confirmMac', reason }) });
+  installConfirmMacHandlers(nodeId, { confirmed: () => undefined, rejected: (reason) => noteRejectedSignal(rejectedSignals, { name: 'confirmMac', reason }) });
   setHandler(lifecycleStatusQuery, () => ({ rejectedSignals }));
 
   const handleAborts = async () => {

@@ -24,7 +24,7 @@ import { errorCodes } from '../core/errors';
 import { labelsMatch } from '../core/label-expr';
 import { isStepRelay, type JsonValue, type Plan, type PlanStep, type ProvisionResult, type ProvisionStatus, type ProvisionTarget, type SiteAgentChoice, type StepInput, type StepRecord } from '../core/plan';
 import { activitySummary, provisionDetails } from '../core/workflow-summaries';
-import { installConfirmMacHandlers } from './confirm-mac-handlers';
+import { installConfirmMacHandlers, noteRejectedSignal } from './confirm-mac-handlers';
 import { abortSignal, abortUpdate, agentJoinedSignal, statusQuery, stepProgressSignal } from './provision-handles';
 
 const routing = proxyActivities<SiteRoutingActivities>({ startToCloseTimeout: '20 seconds', retry: { maximumAttempts: 10, maximumInterval: '5 seconds' } });
@@ -122,7 +122,7 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
   setHandler(statusQuery, () => status);
   setHandler(abortSignal, (reason) => {
     const problem = abortProblem(reason);
-    if (problem) status.rejectedSignals.push({ name: 'abort', reason: problem });
+    if (problem) noteRejectedSignal(status.rejectedSignals, { name: 'abort', reason: problem });
     else abort(reason);
   });
   setHandler(abortUpdate, (reason) => (abort(reason), status), {
@@ -133,7 +133,7 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
   });
   installConfirmMacHandlers(target.nodeId, {
     confirmed: (mac) => void (status.confirmedMac = mac),
-    rejected: (reason) => void status.rejectedSignals.push({ name: 'confirmMac', reason }),
+    rejected: (reason) => noteRejectedSignal(status.rejectedSignals, { name: 'confirmMac', reason }),
   });
   setHandler(agentJoinedSignal, () => {
     joins += 1;

@@ -8,7 +8,7 @@ import type { Node } from '../../generated/prisma-sqlite/client';
 import type { Db, DbOrTx } from '../db';
 import { IronflowError } from '../errors';
 import { appendEvent } from '../events';
-import { normalizeMac } from '../mac';
+import { malformedMacMessage, normalizeMac } from '../mac';
 import { MAC_CONFIRMED_SIGNAL } from './confirm-mac-signal';
 import { findMetalNode } from './transition';
 
@@ -33,7 +33,7 @@ export async function nodeWithMac(db: DbOrTx, siteId: string, mac: string, excep
 /** Checks, stores `macSource: operator` and publishes node.pxe-mac.confirmed; answers the updated node. */
 export async function confirmMac(db: Db, request: ConfirmMacRequest): Promise<Node> {
   const mac = typeof request.mac === 'string' ? normalizeMac(request.mac) : undefined;
-  if (!mac) throw new IronflowError('INVALID_INPUT', `${JSON.stringify(request.mac)} is not a unicast MAC address (aa:bb:cc:dd:ee:ff)`, { path: 'mac' });
+  if (!mac) throw new IronflowError('INVALID_INPUT', malformedMacMessage(request.mac), { path: 'mac' });
   return db.$transaction(async (tx) => {
     const node = await findMetalNode(tx, request.tenantId, request.nodeId);
     if (node.provisionState === 'retired') throw new IronflowError('INVALID_STATE', `node ${node.id} is retired`, { state: node.provisionState });

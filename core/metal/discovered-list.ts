@@ -3,6 +3,7 @@
 // has the MAC (`nodeId`) and the machine it is the candidate of (`candidateFor`).
 import type { DbOrTx } from '../db';
 import { normalizeMac } from '../mac';
+import { macsOf } from './confirm-mac';
 import { MAX_DISCOVERED_ENTRIES, type DiscoveredMachine } from '../schemas/discovery';
 
 export const DISCOVERED_WINDOW_MS = 24 * 3_600_000;
@@ -48,10 +49,7 @@ async function siteMachinesByMac(db: DbOrTx, siteId: string): Promise<{ owners: 
   const owners = new Map<string, string>();
   const candidates = new Map<string, string>();
   for (const node of nodes) {
-    for (const value of Array.isArray(node.macs) ? node.macs : []) {
-      const mac = typeof value === 'string' ? normalizeMac(value) : undefined;
-      if (mac && !owners.has(mac)) owners.set(mac, node.id);
-    }
+    for (const mac of macsOf(node)) if (!owners.has(mac)) owners.set(mac, node.id);
     const candidate = node.discoveredMac ? normalizeMac(node.discoveredMac) : undefined;
     if (candidate && !candidates.has(candidate)) candidates.set(candidate, node.id);
   }
