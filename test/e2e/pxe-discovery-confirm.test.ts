@@ -7,6 +7,7 @@
 // identity backstop stops a host that claimed another machine's UUID before anything is
 // written to it. Every refusal of metal.confirmMac is checked on the way.
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
@@ -120,8 +121,13 @@ describe('PXE discovery and metal.confirmMac', () => {
     const node = await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId: trusting, productUuid: claimed, bmc: { driver: 'redfish', ...rogue.bmc } });
     const failed = await site.settle(node.nodeId, 'failed', 200_000);
     expect(failed.lastError).toMatchObject({ code: 'DRIVER_ERROR', message: expect.stringContaining('machine-identity-mismatch') });
-    // Nothing was written to its disk: no wipe, no image ran.
+    // Its ramdisk did join (the backstop, not the join, stopped it), and the run ended in
+    // ensureRamdisk: no machine step of the plan ran (only cleanup), nothing of the host was stored, its disk is untouched.
+    expect((await site.t.cp.db.nodeCertificate.findMany({ where: { nodeId: node.nodeId } })).map((c) => c.role)).toContain('ramdisk');
     const activities = await site.scheduledActivities(`node:${node.nodeId}:inspecting:2`);
-    expect(activities).not.toContain('disk.wipe');
+    expect(activities).toContain('metal.ensureRamdisk');
+    expect(activities).not.toContain('inventory.refresh');
+    expect((await site.t.cp.db.node.findUniqueOrThrow({ where: { id: node.nodeId } })).inventory).toBeNull();
+    expect(readFileSync(rogue.machine.diskPath).every((byte) => byte === 0)).toBe(true);
   }, 500_000);
 });
