@@ -10,7 +10,7 @@ import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:cryp
 import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import path from 'node:path';
-import type { Event } from '../../core/generated/prisma-sqlite/client';
+import type { Event } from '../../generated/prisma-sqlite/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../core/ids';
 import { recordCertificate } from '../../core/joins/record-certificate';
@@ -97,7 +97,7 @@ function signed(agent: Agent, route: string, payload: Record<string, unknown>, s
 }
 
 /** Events recorded since `seq`. */
-const eventsAfter = (seq: bigint | number) => t.cp.db.event.findMany({ where: { seq: { gt: seq } }, orderBy: { seq: 'asc' } });
+const eventsAfter = (seq: number) => t.cp.db.event.findMany({ where: { seq: { gt: seq } }, orderBy: { seq: 'asc' } });
 const lastSeq = async () => (await t.cp.db.event.findFirst({ orderBy: { seq: 'desc' }, select: { seq: true } }))?.seq ?? 0;
 
 /** None of the request's secrets, nor the agent's key, nor a BMC password, in the event. */
