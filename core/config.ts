@@ -16,6 +16,7 @@ const fileSchema = z.object({
     dbFile: z.string().default('temporal.db'),
     searchAttributes: z.record(z.string(), z.enum(['Keyword', 'Text', 'Int', 'Double', 'Bool', 'Datetime', 'KeywordList'])).default({}),
     dynamicConfig: z.record(z.string(), z.json()).default({}),
+    sealHistories: z.boolean().default(false),
   }),
   api: z.object({ host: z.string().default('127.0.0.1'), port: z.number().int().default(8080) }),
   worker: z.object({ controlQueue: z.string().default('ironflow.control') }),
@@ -37,6 +38,12 @@ export interface IronflowConfig {
     dbFile: string;
     searchAttributes: Record<string, string>;
     dynamicConfig: Record<string, unknown>;
+    /**
+     * Seal the control plane's payloads (AES-256-GCM, docs/sealed-histories.md): what Temporal
+     * stores is ciphertext (IRONFLOW_SEAL_HISTORIES). Off until agents' payloads are sealed
+     * for them by the agent gateway: an agent holds no history key.
+     */
+    sealHistories: boolean;
   };
   api: { host: string; port: number; publicUrl: string };
   controlQueue: string;
@@ -58,6 +65,13 @@ function envInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number 
     throw new Error(`${name}=${raw} is not a port number (0-65535)`);
   }
   return value;
+}
+
+function envBoolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'true' || raw === 'false') return raw === 'true';
+  throw new Error(`${name}=${raw} is not true or false`);
 }
 
 function discoveryApprovalFrom(raw: string | undefined): IronflowConfig['discoveryApproval'] {
@@ -90,6 +104,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): IronflowConfig
       dbFile: path.resolve(dataDir, env.IRONFLOW_TEMPORAL_DB_FILE || doc.temporal.dbFile),
       searchAttributes: doc.temporal.searchAttributes,
       dynamicConfig: doc.temporal.dynamicConfig as Record<string, unknown>,
+      sealHistories: envBoolean(env, 'IRONFLOW_SEAL_HISTORIES', doc.temporal.sealHistories),
     },
     api: { host, port, publicUrl },
     controlQueue: env.IRONFLOW_CONTROL_QUEUE || doc.worker.controlQueue,

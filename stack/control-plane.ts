@@ -7,6 +7,7 @@ import { buildServer, type ServerOptions } from '../api/server';
 import type { IronflowConfig } from '../core/config';
 import { databaseTarget } from '../core/database-target';
 import { createDb, type Db } from '../core/db';
+import { sealedDataConverter } from '../core/sealing';
 import { loadSecretKey, SecretStore } from '../core/secret-store';
 import { startControlPlaneWorker, type ControlPlaneWorker } from '../worker/control-plane';
 import { bootstrapRoot } from './bootstrap';
@@ -37,7 +38,8 @@ export async function startControlPlane(config: IronflowConfig, options: Control
   const db = await createDb(databaseTarget(config));
   const secrets = new SecretStore(loadSecretKey(config.dataDir));
   const connection = await Connection.connect({ address: config.temporal.address });
-  const temporal = new Client({ connection, namespace: config.temporal.namespace });
+  // Sealed histories (temporal.sealHistories): what this client writes Temporal stores as ciphertext.
+  const temporal = new Client({ connection, namespace: config.temporal.namespace, dataConverter: sealedDataConverter(config) });
   const rootCredential = await bootstrapRoot(db, config.dataDir);
   const worker = options.worker === false
     ? undefined

@@ -2,6 +2,7 @@
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import type { ActivityDeps } from '../activities/deps';
+import { sealedDataConverter } from '../core/sealing';
 import { installWorkerRuntime } from './runtime';
 import { workflowSource } from './workflow-bundle';
 
@@ -21,6 +22,8 @@ export async function startControlPlaneWorker(deps: ActivityDeps): Promise<Contr
     taskQueue: deps.config.controlQueue,
     ...(await workflowSource()),
     activities: createActivities(deps),
+    // Sealed histories: workflow and activity payloads this worker writes are ciphertext in Temporal.
+    dataConverter: sealedDataConverter(deps.config),
   });
   const done = worker.run().finally(() => connection.close());
   return {
