@@ -1,13 +1,24 @@
 // The boot server's HTTP listener. It faces an untrusted network: request headers are capped
 // at 8 KiB, URLs at 512 characters, only GET and HEAD are served, and a path no route owns is
-// a 404 with a script that exits. Each route (iPXE scripts, boot files, the image cache) is
-// its own module; this file only listens, bounds and dispatches.
+// a 404 with a script that exits. A source refused too often (404s for unknown MACs, grants
+// or files: guesses at a boot entry's MAC or a cache grant) is answered 429 with a
+// retry-after before any route runs (core/refusal-buckets.ts). Each route (iPXE scripts, boot
+// files, the image cache) is its own module; this file only listens, bounds and dispatches.
 import http from 'node:http';
 import { isIP, type AddressInfo } from 'node:net';
+import { RefusalBuckets, type RefusalLimits } from '../../../core/refusal-buckets';
 import type { AgentLog } from '../../site/log';
 
 export const BOOT_SERVER_MAX_HEADER_BYTES = 8 * 1024;
 const MAX_URL_CHARS = 512;
+/**
+ * A machine's firmware fetches a handful of paths per boot and each machine has its own
+ * address, so 100 refusals at once then 5 a second never limit a real one; a sweep of one
+ * vendor's 2^24 MACs at 5 a second takes over a month.
+ */
+export const BOOT_REFUSAL_LIMITS: RefusalLimits = { burst: 100, perSecond: 5 };
+/** The answers a guess earns: no such MAC, grant or file, a malformed or oversized request. */
+const REFUSAL_STATUSES = new Set([400, 404, 405, 414]);
 
 export interface BootHttpRoute {
   /** A path prefix ('/boot/files/') or an exact path ('/boot/ipxe'). */
@@ -52,8 +63,15 @@ export async function startBootHttpServer(options: {
 }): Promise<BootHttpServer> {
   const { log, routes } = options;
   const routeFor = (pathname: string) => routes.find((r) => (r.exact ? pathname === r.path : pathname.startsWith(r.path)));
+  const refusals = new RefusalBuckets(BOOT_REFUSAL_LIMITS);
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const source = remoteIp(req) ?? 'unknown';
+    const retryAfter = refusals.retryAfterSeconds(source);
+    if (retryAfter > 0) return sendText(res, 429, `too many refused requests from ${source}; retry after ${retryAfter} s\n`, { 'retry-after': String(retryAfter) });
+    res.once('finish', () => {
+      if (REFUSAL_STATUSES.has(res.statusCode)) refusals.spend(source);
+    });
     if (req.method !== 'GET' && req.method !== 'HEAD') return sendText(res, 405, exitScript, { allow: 'GET, HEAD' });
     if (!req.url || req.url.length > MAX_URL_CHARS) return sendText(res, 414, exitScript);
     const url = new URL(req.url, 'http://boot.invalid');
