@@ -28,10 +28,19 @@ export function toApiError(error: unknown): IronflowError {
   return new IronflowError('INTERNAL', 'internal error; the server log has the request id', {});
 }
 
-export function registerErrorHandler(app: FastifyInstance): void {
+/** An INTERNAL answer names the request and where its cause was logged (never the cause itself). */
+function internalError(requestId: string, logFile: string | undefined): IronflowError {
+  const where = logFile ? `the API's log ${logFile} has its cause under that request id` : 'the API runs without a log file (start it with one to see the cause)';
+  return new IronflowError('INTERNAL', `internal error in request ${requestId}; ${where}`, { requestId });
+}
+
+export function registerErrorHandler(app: FastifyInstance, logFile?: string): void {
   app.setErrorHandler((error, request, reply) => {
-    const apiError = toApiError(error);
-    if (apiError.code === 'INTERNAL') request.log.error({ err: error }, 'unhandled error');
+    let apiError = toApiError(error);
+    if (apiError.code === 'INTERNAL') {
+      request.log.error({ err: error }, 'unhandled error');
+      apiError = internalError(request.id, logFile);
+    }
     return reply.status(httpStatusOf[apiError.code]).send({ error: apiError.toJSON() });
   });
   app.setNotFoundHandler((request, reply) =>

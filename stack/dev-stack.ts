@@ -1,6 +1,7 @@
 // `npm start`: the Temporal dev server (SQLite in the data dir, Web UI), then the API and
 // the control-plane worker. Ctrl-C stops all of them; a second start reuses the data.
 import path from 'node:path';
+import { defaultApiLog } from '../api/log-file';
 import { loadConfig } from '../core/config';
 import { startControlPlane } from './control-plane';
 import { secureDataDir } from './data-dir';
@@ -27,7 +28,7 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
   try {
-    controlPlane = await startControlPlane(config, { logger: process.env.IRONFLOW_LOG_LEVEL ? { level: process.env.IRONFLOW_LOG_LEVEL } : false });
+    controlPlane = await startControlPlane(config, { logger: defaultApiLog(config.dataDir, process.env.IRONFLOW_LOG_LEVEL) });
   } catch (err) {
     await temporalServer.stop();
     throw err;
@@ -36,6 +37,7 @@ async function main(): Promise<void> {
   say(`ironflow: API          ${controlPlane.url}  (OpenAPI UI: ${controlPlane.url}/docs)`);
   say(`ironflow: Temporal UI  http://${host}:${config.temporal.uiPort}`);
   say(`ironflow: worker       task queue ${config.controlQueue}`);
+  say(`ironflow: API log      ${defaultApiLog(config.dataDir).file}  (level ${process.env.IRONFLOW_LOG_LEVEL ?? 'info'}: IRONFLOW_LOG_LEVEL)`);
   if (controlPlane.rootCredential.created) {
     say(`ironflow: root credential (shown once; also in ${controlPlane.rootCredential.file}, mode 0600):`);
     say(`  ${controlPlane.rootCredential.bearer}`);
