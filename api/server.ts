@@ -6,6 +6,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { ApiTlsMaterial } from '../core/api-tls';
 import { authPlugin } from './auth';
 import { DEFAULT_BODY_LIMIT, registerBodyLimits } from './body-limits';
 import type { ApiContext } from './context';
@@ -16,6 +17,8 @@ import { routeGroups } from './routes';
 export interface ServerOptions {
   /** false: no logs; otherwise the level and, for tests, where lines go. */
   logger?: false | { level: string; stream?: NodeJS.WritableStream };
+  /** Serve HTTPS with this certificate (and chain) and key (core/api-tls.ts); plain http otherwise. */
+  https?: ApiTlsMaterial;
 }
 
 /** Paths whose values never reach a log line. */
@@ -31,6 +34,7 @@ export const redactedPaths = [
 
 export async function buildServer(ctx: ApiContext, options: ServerOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
+    ...(options.https ? { https: options.https } : {}),
     logger: options.logger ? { ...options.logger, redact: { paths: redactedPaths, censor: '[redacted]' } } : false,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];

@@ -1,5 +1,6 @@
 // A small HTTP client of the REST API: the CLI's, and the tests' (they talk to a real server).
-import { IronflowError, type ErrorCode } from '../core/errors';
+import { IronflowError, isIronflowError, type ErrorCode } from '../core/errors';
+import { trustedFetch, type ApiTrust, type FetchLike } from '../core/trusted-fetch';
 
 export interface ApiResponse<T = unknown> {
   status: number;
@@ -8,20 +9,26 @@ export interface ApiResponse<T = unknown> {
 }
 
 export class ApiClient {
+  private readonly fetch: FetchLike;
+
   constructor(
     readonly baseUrl: string,
     private readonly bearer?: string,
-  ) {}
+    /** The API's CA (--ca-file, IRONFLOW_CA_FILE) when it is not in the system's store. */
+    private readonly trust: ApiTrust = {},
+  ) {
+    this.fetch = trustedFetch(trust);
+  }
 
   withCredential(bearer: string): ApiClient {
-    return new ApiClient(this.baseUrl, bearer);
+    return new ApiClient(this.baseUrl, bearer, this.trust);
   }
 
   /** The raw answer, whatever its status. */
   async request<T = unknown>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse<T>> {
     let response: Response;
     try {
-      response = await fetch(new URL(path, this.baseUrl), {
+      response = await this.fetch(new URL(path, this.baseUrl), {
         method,
         headers: {
           ...(this.bearer ? { authorization: `Bearer ${this.bearer}` } : {}),
@@ -31,6 +38,7 @@ export class ApiClient {
         body: body === undefined ? undefined : JSON.stringify(body),
       });
     } catch (err) {
+      if (isIronflowError(err)) throw err;
       throw new IronflowError('INTERNAL', `cannot reach the Ironflow API at ${this.baseUrl} (${(err as Error).message}); is \`npm start\` running? (set IRONFLOW_API_URL otherwise)`);
     }
     const text = await response.text();

@@ -1,4 +1,4 @@
-// `ironflow <command words> [flags]`. Global flags: --format table|json, --api URL.
+// `ironflow <command words> [flags]`. Global flags: --format table|json, --api URL, --ca-file FILE.
 import { z } from 'zod';
 import { isIronflowError } from '../core/errors';
 import type { Command } from './command';
@@ -8,7 +8,7 @@ import { fieldKind, kebab } from './flags';
 import { parseFlags } from './flags';
 import { render } from './output';
 
-const globalFlags = z.object({ format: z.enum(['table', 'json']).default('table'), api: z.string().url().optional() });
+const globalFlags = z.object({ format: z.enum(['table', 'json']).default('table'), api: z.string().url().optional(), caFile: z.string().min(1).optional() });
 
 function splitGlobals(argv: string[]): { globals: string[]; rest: string[] } {
   const globals: string[] = [];
@@ -16,7 +16,7 @@ function splitGlobals(argv: string[]): { globals: string[]; rest: string[] } {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     const name = arg.replace(/^--/, '').split('=')[0];
-    if (arg.startsWith('--') && (name === 'format' || name === 'api')) {
+    if (arg.startsWith('--') && (name === 'format' || name === 'api' || name === 'ca-file')) {
       globals.push(arg);
       if (!arg.includes('=')) globals.push(argv[++i] ?? '');
     } else rest.push(arg);
@@ -36,7 +36,7 @@ function findCommand(words: string[]): { command: Command; args: string[] } | un
 function help(command?: Command): string {
   if (!command) {
     const width = Math.max(...commands.map((c) => c.name.length));
-    return ['usage: ironflow <command> [flags] [--format table|json] [--api URL]', '', ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`)].join('\n');
+    return ['usage: ironflow <command> [flags] [--format table|json] [--api URL] [--ca-file FILE]', '', ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`)].join('\n');
   }
   const shape = command.flags.shape as Record<string, z.ZodType>;
   const flagLines = Object.entries(shape)
@@ -63,7 +63,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const global = parseFlags(globalFlags, globals);
-  const ctx = createCliContext({ format: global.format, apiUrl: global.api });
+  const ctx = createCliContext({ format: global.format, apiUrl: global.api, caFile: global.caFile });
   const input = parseFlags(found.command.flags, found.args, found.command.positionals as string[] | undefined);
   const result = await found.command.run(ctx, input);
   if (result !== undefined) process.stdout.write(`${render(result, ctx.format, found.command.table)}\n`);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { z } from 'zod';
+import { IronflowError } from './errors';
 import type { UserDataConfig } from './userdata/config';
 import { userDataSettings } from './userdata/settings';
 
@@ -18,7 +19,12 @@ const fileSchema = z.object({
     dynamicConfig: z.record(z.string(), z.json()).default({}),
     sealHistories: z.boolean().default(false),
   }),
-  api: z.object({ host: z.string().default('127.0.0.1'), port: z.number().int().default(8080) }),
+  api: z.object({
+    host: z.string().default('127.0.0.1'),
+    port: z.number().int().default(8080),
+    /** HTTPS for the API (core/api-tls.ts reads and checks the files at start). */
+    tls: z.object({ certFile: z.string().min(1), keyFile: z.string().min(1) }).strict().optional(),
+  }),
   worker: z.object({ controlQueue: z.string().default('ironflow.control') }),
   database: z.object({ sqliteFile: z.string().default('ironflow.db') }),
   /** Checked by core/userdata/settings.ts (it names the key and the fix). */
@@ -45,7 +51,14 @@ export interface IronflowConfig {
      */
     sealHistories: boolean;
   };
-  api: { host: string; port: number; publicUrl: string };
+  api: {
+    host: string;
+    port: number;
+    /** https://… when tls is set. */
+    publicUrl: string;
+    /** api.tls or IRONFLOW_API_TLS_CERT / IRONFLOW_API_TLS_KEY: the API serves HTTPS with these (absolute paths). */
+    tls?: { certFile: string; keyFile: string };
+  };
   controlQueue: string;
   /** DATABASE_URL when set (postgres://…), else the SQLite file in the data dir. */
   databaseUrl: string;
@@ -74,6 +87,18 @@ function envBoolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): bo
   throw new Error(`${name}=${raw} is not true or false`);
 }
 
+/** Both files or neither, from the environment over the file's api.tls; relative paths resolve against the repository root. */
+function apiTlsFrom(env: NodeJS.ProcessEnv, fromFile: { certFile: string; keyFile: string } | undefined): IronflowConfig['api']['tls'] {
+  const certFile = env.IRONFLOW_API_TLS_CERT || fromFile?.certFile;
+  const keyFile = env.IRONFLOW_API_TLS_KEY || fromFile?.keyFile;
+  if (!certFile && !keyFile) return undefined;
+  if (!certFile || !keyFile) {
+    const missing = certFile ? 'IRONFLOW_API_TLS_KEY (api.tls.keyFile)' : 'IRONFLOW_API_TLS_CERT (api.tls.certFile)';
+    throw new IronflowError('INVALID_CONFIG', `the API's TLS needs a certificate and its key: set ${missing} too, or neither for plain http on loopback`, { path: 'api.tls' });
+  }
+  return { certFile: path.resolve(repoRoot, certFile), keyFile: path.resolve(repoRoot, keyFile) };
+}
+
 function discoveryApprovalFrom(raw: string | undefined): IronflowConfig['discoveryApproval'] {
   if (raw === undefined || raw === '') return 'never';
   if (raw === 'never' || raw === 'unknown-machines' || raw === 'always') return raw;
@@ -92,7 +117,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): IronflowConfig
   const host = env.IRONFLOW_API_HOST || doc.api.host;
   const port = envInt(env, 'IRONFLOW_API_PORT', doc.api.port);
   const sqliteFile = path.resolve(dataDir, env.IRONFLOW_SQLITE_FILE || doc.database.sqliteFile);
-  const publicUrl = env.IRONFLOW_API_URL || `http://${host}:${port}`;
+  const tls = apiTlsFrom(env, doc.api.tls);
+  const publicUrl = env.IRONFLOW_API_URL || `${tls ? 'https' : 'http'}://${host}:${port}`;
   return {
     root: repoRoot,
     dataDir,
@@ -106,7 +132,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): IronflowConfig
       dynamicConfig: doc.temporal.dynamicConfig as Record<string, unknown>,
       sealHistories: envBoolean(env, 'IRONFLOW_SEAL_HISTORIES', doc.temporal.sealHistories),
     },
-    api: { host, port, publicUrl },
+    api: { host, port, publicUrl, ...(tls ? { tls } : {}) },
     controlQueue: env.IRONFLOW_CONTROL_QUEUE || doc.worker.controlQueue,
     databaseUrl: env.DATABASE_URL || `file:${sqliteFile}`,
     discoveryApproval: discoveryApprovalFrom(env.IRONFLOW_DISCOVERY_APPROVAL),

@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { buildServer, type ServerOptions } from '../api/server';
+import { apiTlsMaterial } from '../core/api-tls';
 import type { IronflowConfig } from '../core/config';
 import { databaseTarget } from '../core/database-target';
 import { createDb, type Db } from '../core/db';
@@ -34,6 +35,7 @@ export interface ControlPlaneOptions {
 }
 
 export async function startControlPlane(config: IronflowConfig, options: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  const https = apiTlsMaterial(config); // checked before anything starts: a bad file is INVALID_CONFIG
   if (options.migrate !== false) await migrateDatabase(config);
   const db = await createDb(databaseTarget(config));
   const secrets = new SecretStore(loadSecretKey(config.dataDir));
@@ -44,7 +46,7 @@ export async function startControlPlane(config: IronflowConfig, options: Control
   const worker = options.worker === false
     ? undefined
     : await startControlPlaneWorker({ db, secrets, temporal, config, workerId: `${hostname()}:${process.pid}` });
-  const api = await buildServer({ db, temporal, secrets, config }, { logger: options.logger ?? false });
+  const api = await buildServer({ db, temporal, secrets, config }, { logger: options.logger ?? false, https });
   await api.listen({ host: config.api.host, port: config.api.port });
   const address = api.server.address();
   const port = typeof address === 'object' && address ? address.port : config.api.port;
@@ -56,7 +58,7 @@ export async function startControlPlane(config: IronflowConfig, options: Control
     api,
     worker,
     rootCredential,
-    url: `http://${config.api.host}:${port}`,
+    url: `${https ? 'https' : 'http'}://${config.api.host}:${port}`,
     async close() {
       await api.close();
       await worker?.shutdown();

@@ -7,7 +7,8 @@
 //   kernel = "/boot/files/vmlinuz"        # relative URLs resolve against the script's URL
 //   initrd = "/boot/files/initrd.img"
 //   cmdline = "console=ttyS0"     # appended after the if.* parameters
-//   gateway_url = "https://ironflow.example.com"   # what ramdisks join (default: control_plane_url)
+//   gateway_url = "https://ironflow.example.com"   # what ramdisks join (default: control_plane_url);
+//                                 # https off loopback, its chain holding control_plane_ca_file's CA (pinned as if.tls)
 //   files_dir = "boot-files"      # GET /boot/files/<name> (default: <data_dir>/boot-files)
 //   proxy_dhcp = true             # UDP 67 and 4011: PXE/HTTP-boot answers, never an address
 //   interface = "eth1"            # the provisioning network's interface (for messages and docs)
@@ -20,10 +21,12 @@
 //   cache_max_bytes = 107374182400   # the image cache's budget (LRU past it); unset: no limit
 //   cache_ca_file = "mirror-ca.pem"  # CA certificates (PEM) the cache trusts for image sources beyond the system's
 //   dhcp_port = 67, pxe_port = 4011, tftp_port = 69   # change only behind a relay or in tests
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { isIPv4 } from 'node:net';
 import { z } from 'zod';
+import { readCaFile } from '../../core/ca-file';
+import { spkiPinOf } from '../../core/ca-pin';
+import { requireTlsOffLoopback } from '../../core/control-plane-url';
 import { IronflowError, parseWith } from '../../core/errors';
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'an http(s) URL' });
@@ -72,6 +75,8 @@ export interface BootServerConfig {
   cmdline: string;
   /** The control plane URL a ramdisk joins: the gateway_url, else the agent's control_plane_url. */
   gatewayUrl: string;
+  /** The CA a ramdisk pins for an https gateway (if.tls): the key of control_plane_ca_file's first certificate. */
+  gatewayCaPin?: string;
   /** GET /boot/files/<name> serves from here (kernel, initrd), then the iPXE builds in tftpRoot. */
   filesDir: string;
   /** Where the image cache keeps verified copies: <data_dir>/cache. */
@@ -89,18 +94,18 @@ export interface BootServerConfig {
   ports: { dhcp: number; pxe: number; tftp: number };
 }
 
-function readCaFile(file: string): string {
-  try {
-    const pem = readFileSync(file, 'utf8');
-    if (pem.includes('-----BEGIN CERTIFICATE-----')) return pem;
-  } catch (error) {
-    throw new IronflowError('INVALID_CONFIG', `boot.cache_ca_file ${file} cannot be read: ${(error as Error).message}`, { path: 'boot.cache_ca_file' });
-  }
-  throw new IronflowError('INVALID_CONFIG', `boot.cache_ca_file ${file} holds no PEM certificate`, { path: 'boot.cache_ca_file' });
+/** The control plane as the site agent reaches it: its URL and the CAs it trusts there (control_plane_ca_file). */
+export interface ControlPlaneTarget {
+  url: string;
+  caPems?: string[];
 }
 
-export function bootServerConfigFrom(section: Record<string, unknown>, controlPlaneUrl: string, dataDir: string, baseDir = dataDir): BootServerConfig {
+export function bootServerConfigFrom(section: Record<string, unknown>, controlPlane: ControlPlaneTarget, dataDir: string, baseDir = dataDir): BootServerConfig {
   const parsed = parseWith(bootConfigSchema, section, 'INVALID_CONFIG');
+  const gatewayUrl = (parsed.gateway_url ?? controlPlane.url).replace(/\/+$/, '');
+  // Refused here, at the agent's start, not by every ramdisk it would boot.
+  requireTlsOffLoopback(gatewayUrl, parsed.gateway_url ? 'boot.gateway_url' : 'control_plane_url', 'control_plane_ca_file = "<the API\'s CA, PEM>" in the site agent\'s config; ramdisks pin it as if.tls');
+  const caPem = controlPlane.caPems?.[0];
   if ((parsed.proxy_dhcp || parsed.tftp) && !parsed.server_ip) {
     throw new IronflowError('INVALID_CONFIG', 'boot.server_ip is required with proxy_dhcp or tftp: it is the address machines reach this agent at (next-server)', { path: 'boot.server_ip' });
   }
@@ -111,11 +116,12 @@ export function bootServerConfigFrom(section: Record<string, unknown>, controlPl
     kernel: parsed.kernel,
     initrd: parsed.initrd,
     cmdline: parsed.cmdline,
-    gatewayUrl: (parsed.gateway_url ?? controlPlaneUrl).replace(/\/+$/, ''),
+    gatewayUrl,
+    ...(caPem && gatewayUrl.startsWith('https:') ? { gatewayCaPin: spkiPinOf(caPem) } : {}),
     filesDir: parsed.files_dir ? path.resolve(baseDir, parsed.files_dir) : path.join(dataDir, 'boot-files'),
     cacheDir: path.join(dataDir, 'cache'),
     ...(parsed.cache_max_bytes !== undefined ? { cacheMaxBytes: parsed.cache_max_bytes } : {}),
-    ...(parsed.cache_ca_file ? { cacheCaPems: [readCaFile(path.resolve(baseDir, parsed.cache_ca_file))] } : {}),
+    ...(parsed.cache_ca_file ? { cacheCaPems: [readCaFile(path.resolve(baseDir, parsed.cache_ca_file), 'boot.cache_ca_file')] } : {}),
     proxyDhcp: parsed.proxy_dhcp,
     ...(parsed.interface ? { interface: parsed.interface } : {}),
     ...(parsed.server_ip ? { serverIp: parsed.server_ip } : {}),

@@ -36,6 +36,8 @@ export function caFingerprintOf(caPem: string): string {
 export async function startSiteBootServer(options: {
   section: Record<string, unknown>;
   controlPlaneUrl: string;
+  /** The site agent's control_plane_ca_file: ramdisks pin its first CA (if.tls). */
+  controlPlaneCaPems?: string[];
   dataDir: string;
   client: ControlPlaneClient;
   identity: AgentIdentity;
@@ -44,7 +46,7 @@ export async function startSiteBootServer(options: {
   log: AgentLog;
   secrets?: BootSecrets;
 }): Promise<SiteBootServer> {
-  const config = bootServerConfigFrom(options.section, options.controlPlaneUrl, options.dataDir);
+  const config = bootServerConfigFrom(options.section, { url: options.controlPlaneUrl, caPems: options.controlPlaneCaPems }, options.dataDir);
   const { identity, log } = options;
   const secrets =
     options.secrets ??

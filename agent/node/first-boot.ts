@@ -22,13 +22,14 @@ export interface FirstBootOptions {
 
 export async function startInstalledOsAgent(options: FirstBootOptions): Promise<NodeAgent> {
   const { kind, document } = options.userData;
-  const { server, nodeId } = joinArgsFromUserData(kind, document);
+  const { server, nodeId, servingCaPin } = joinArgsFromUserData(kind, document);
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const tokenFile = path.join(options.dataDir, 'join-token');
   const firstBoot = !existsSync(path.join(options.dataDir, 'identity.json'));
   if (firstBoot) writeJoinTokenFile(kind, document, tokenFile);
   return startNodeAgent({
     server,
+    servingCaPin,
     nodeId,
     dataDir: options.dataDir,
     ...(firstBoot ? { tokenFile } : {}),

@@ -6,6 +6,8 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { caPinPattern } from '../../core/ca-pin';
+import { requireTlsOffLoopback } from '../../core/control-plane-url';
 import { IronflowError, parseWith } from '../../core/errors';
 import { buildCsr } from '../../core/pki/csr-builder';
 import type { JoinAnswer } from '../../core/schemas/join';
@@ -17,7 +19,8 @@ import type { AgentLog } from '../site/log';
 export const DEFAULT_NODE_DATA_DIR = '/var/lib/ironflow-node';
 const SETTINGS_FILE = 'node-agent.json';
 
-const settingsSchema = z.object({ server: z.string().url(), nodeId: z.string() }).strict();
+/** servingCaPin: the user data's --serving-ca-pin, kept for later starts (`agent node` is run without flags). */
+const settingsSchema = z.object({ server: z.string().url(), nodeId: z.string(), servingCaPin: z.string().regex(caPinPattern).optional() }).strict();
 export type NodeAgentSettings = z.infer<typeof settingsSchema>;
 
 export interface JoinOptions {
@@ -25,6 +28,16 @@ export interface JoinOptions {
   server?: string;
   tokenFile?: string;
   nodeId?: string;
+  /** The key pin of the CA the API's certificate chains to (sha256/…=): the only CA trusted for an https server. */
+  servingCaPin?: string;
+}
+
+const PIN_HINT = "--serving-ca-pin sha256/… (the user data's pins: userData.pins or IRONFLOW_SERVING_CA_PIN on the control plane)";
+
+/** The server and pin this start uses; plain http off loopback is refused before anything is sent. */
+function checkedSettings(server: string, nodeId: string, servingCaPin: string | undefined): NodeAgentSettings {
+  requireTlsOffLoopback(server, '--server', PIN_HINT);
+  return { server, nodeId, ...(servingCaPin ? { servingCaPin } : {}) };
 }
 
 export function loadSettings(dataDir: string): NodeAgentSettings | undefined {
@@ -47,21 +60,21 @@ export async function ensureNodeJoined(options: JoinOptions, log: AgentLog): Pro
     refuseOtherNode(options.nodeId, existing.current.nodeId, `the identity in ${options.dataDir}`);
     log.info('identity loaded; not joining again', { nodeId: existing.current.nodeId });
     if (options.tokenFile) rmSync(options.tokenFile, { force: true });
-    return { identity: existing, settings: { server: options.server ?? stored.server, nodeId: stored.nodeId } };
+    return { identity: existing, settings: checkedSettings(options.server ?? stored.server, stored.nodeId, options.servingCaPin ?? stored.servingCaPin) };
   }
   if (!options.server || !options.tokenFile || !options.nodeId) {
     throw new IronflowError('INVALID_CONFIG', `this node has not joined yet: give --server URL --token-file FILE --node-id ID (the user data's join), or --data-dir of a joined node`, { path: 'tokenFile' });
   }
+  const settings = checkedSettings(options.server, options.nodeId, options.servingCaPin);
   if (!existsSync(options.tokenFile)) throw new IronflowError('INVALID_CONFIG', `--token-file ${options.tokenFile} does not exist; the user data writes the provisioned token there`, { path: 'tokenFile' });
   const token = readFileSync(options.tokenFile, 'utf8').trim();
-  const client = new ControlPlaneClient(options.server);
+  const client = new ControlPlaneClient(settings.server, undefined, { caPin: settings.servingCaPin });
   const issuedAt = new Date().toISOString();
   const answer = await client.post<JoinAnswer>('/v1/join', { token, csr: await buildCsr(key, options.nodeId), nodeId: options.nodeId });
   refuseOtherNode(options.nodeId, answer.nodeId, 'the control plane\'s answer');
   if (answer.role !== 'node') throw new IronflowError('PERMISSION_DENIED', `the token joined this agent as role ${answer.role}; an installed OS joins with its provisioned token as role node`, { reason: 'role-mismatch' });
   const identity = identityOf(options.dataDir, key, { nodeId: answer.nodeId, role: answer.role, siteId: answer.siteId, temporal: answer.temporal, issuedAt, expiresAt: answer.expiresAt }, answer.certificateChain);
   persistIdentity(identity);
-  const settings = { server: options.server, nodeId: answer.nodeId };
   writeFileSync(path.join(options.dataDir, SETTINGS_FILE), `${JSON.stringify(settings, null, 2)}\n`, { mode: 0o644 });
   rmSync(options.tokenFile, { force: true });
   log.info('joined as the installed node', { nodeId: answer.nodeId, taskQueue: answer.temporal.taskQueue, expiresAt: answer.expiresAt });

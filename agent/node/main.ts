@@ -21,6 +21,8 @@ import { createNodeSteps, NODE_STEP_KINDS } from './steps';
 export interface NodeAgentOptions {
   /** The control plane (from the user data's join; stored at the join for later starts). */
   server?: string;
+  /** The key pin of the CA the API's certificate chains to (the user data's --serving-ca-pin; stored at the join). */
+  servingCaPin?: string;
   tokenFile?: string;
   /** The node this OS was installed for: any other identity is refused. */
   nodeId?: string;
@@ -43,8 +45,8 @@ export interface NodeAgent {
 export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAgent> {
   const log = options.log ?? new AgentLog();
   const dataDir = options.dataDir ?? DEFAULT_NODE_DATA_DIR;
-  const { identity, settings } = await ensureNodeJoined({ dataDir, server: options.server, tokenFile: options.tokenFile, nodeId: options.nodeId }, log);
-  const client = new ControlPlaneClient(settings.server);
+  const { identity, settings } = await ensureNodeJoined({ dataDir, server: options.server, servingCaPin: options.servingCaPin, tokenFile: options.tokenFile, nodeId: options.nodeId }, log);
+  const client = new ControlPlaneClient(settings.server, undefined, { caPin: settings.servingCaPin });
   const converger = new HostConverger(dataDir, log);
   const session = new NodeSession(identity, client, new CertificateRenewer(identity, client, {}, log), converger, log);
   await session.started();
@@ -75,8 +77,8 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
 }
 
 /** `ironflow agent join`: joins (or finds the identity) and exits. */
-export async function joinNodeAgent(options: Pick<NodeAgentOptions, 'server' | 'tokenFile' | 'nodeId' | 'dataDir'>): Promise<{ nodeId: string }> {
-  const { identity } = await ensureNodeJoined({ dataDir: options.dataDir ?? DEFAULT_NODE_DATA_DIR, server: options.server, tokenFile: options.tokenFile, nodeId: options.nodeId }, new AgentLog());
+export async function joinNodeAgent(options: Pick<NodeAgentOptions, 'server' | 'servingCaPin' | 'tokenFile' | 'nodeId' | 'dataDir'>): Promise<{ nodeId: string }> {
+  const { identity } = await ensureNodeJoined({ dataDir: options.dataDir ?? DEFAULT_NODE_DATA_DIR, server: options.server, servingCaPin: options.servingCaPin, tokenFile: options.tokenFile, nodeId: options.nodeId }, new AgentLog());
   return { nodeId: identity.current.nodeId };
 }
 

@@ -24,8 +24,8 @@ export function writeJoinTokenFile(kind: string, document: string, file: string)
   writeFileSync(file, joinTokenFromUserData(kind, document), { mode: 0o600 });
 }
 
-/** The `agent join` the document runs (cloud-init's runcmd, Ignition's join unit): its --server and --node-id. */
-export function joinArgsFromUserData(kind: string, document: string): { server: string; nodeId: string } {
+/** The `agent join` the document runs (cloud-init's runcmd, Ignition's join unit): its --server, --node-id and --serving-ca-pin. */
+export function joinArgsFromUserData(kind: string, document: string): { server: string; nodeId: string; servingCaPin?: string } {
   let argv: string[] | undefined;
   if (kind === 'cloud-init') {
     const doc = parse(document) as { runcmd?: unknown[] };
@@ -39,5 +39,6 @@ export function joinArgsFromUserData(kind: string, document: string): { server: 
   const server = value('--server');
   const nodeId = value('--node-id');
   if (!server || !nodeId) throw new IronflowError('INVALID_INPUT', `the ${kind} user data runs no agent join --server URL --node-id ID`, {});
-  return { server, nodeId };
+  const servingCaPin = value('--serving-ca-pin');
+  return { server, nodeId, ...(servingCaPin ? { servingCaPin } : {}) };
 }

@@ -1,15 +1,19 @@
 // The ramdisk's boot parameters: the `if.*` arguments of its kernel command line, as the
 // site agent's iPXE script rendered them (agent/boot/ipxe/script.ts).
 import { z } from 'zod';
+import { caPinPattern } from '../../core/ca-pin';
+import { requireTlsOffLoopback } from '../../core/control-plane-url';
 import { IronflowError, parseWith } from '../../core/errors';
 import { IPXE_PARAM_PREFIX } from '../boot/ipxe/script';
 
 export const bootParamsSchema = z
   .object({
-    /** The control plane the ramdisk joins. */
+    /** The control plane the ramdisk joins: https, or http on loopback only (core/control-plane-url.ts). */
     gateway: z.url({ protocol: /^https?$/ }),
     /** sha256 (hex) of the node CA: the ramdisk trusts only a control plane whose CA matches. */
     ca: z.string().regex(/^[0-9a-f]{64}$/),
+    /** The key pin (sha256/…=) of the CA the gateway's TLS certificate chains to: the site agent's control_plane_ca_file. Absent: the system's CAs. */
+    tls: z.string().regex(caPinPattern).optional(),
     mac: z.string().max(32),
     /** The discovery token (single use). */
     token: z.string().min(1).max(512),
@@ -30,10 +34,13 @@ export function bootParamsFrom(cmdline: string | string[]): BootParams {
     const eq = arg.indexOf('=');
     if (eq > 0) params[arg.slice(IPXE_PARAM_PREFIX.length, eq)] = arg.slice(eq + 1);
   }
+  let parsed: BootParams;
   try {
-    return parseWith(bootParamsSchema, params, 'INVALID_CONFIG');
+    parsed = parseWith(bootParamsSchema, params, 'INVALID_CONFIG');
   } catch (error) {
     if (error instanceof IronflowError) throw new IronflowError('INVALID_CONFIG', `the kernel command line lacks the ramdisk's boot parameters (if.gateway, if.ca, if.mac, if.token, if.assertion): ${error.message}`, error.details);
     throw error;
   }
+  requireTlsOffLoopback(parsed.gateway, 'if.gateway', "the site agent's boot.gateway_url or control_plane_url, with control_plane_ca_file so the boot script pins it as if.tls");
+  return parsed;
 }

@@ -50,7 +50,7 @@ function heartbeat(details: Record<string, unknown>): void {
 
 export async function startRamdiskAgent(options: RamdiskAgentOptions): Promise<RamdiskAgent> {
   const log = options.log ?? new AgentLog();
-  const client = new ControlPlaneClient(options.params.gateway);
+  const client = new ControlPlaneClient(options.params.gateway, undefined, { caPin: options.params.tls });
   const identity = await joinAsRamdisk(options.params, options.hardware, client, log, { approvalRetryMs: options.approvalRetryMs });
   const signer = { key: identity.key, certificatePem: identity.certificatePem };
   const session = new RamdiskHeartbeat(client, signer, log);

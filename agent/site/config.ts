@@ -4,6 +4,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'smol-toml';
 import { z } from 'zod';
+import { readCaFile } from '../../core/ca-file';
+import { requireTlsOffLoopback } from '../../core/control-plane-url';
 import { durationMs, durationPattern } from '../../core/duration';
 import { IronflowError, parseWith } from '../../core/errors';
 import { parseCidr, type Cidr } from './networks';
@@ -15,6 +17,8 @@ export const siteAgentConfigSchema = z
   .object({
     /** The control plane's API, e.g. https://ironflow.example.com. */
     control_plane_url: z.url({ protocol: /^https?$/, error: 'an http(s) URL such as https://ironflow.example.com' }),
+    /** CA certificates (PEM) the API's certificate must chain to (its api.tls); the system's when unset. Its first is what ramdisks pin (if.tls). */
+    control_plane_ca_file: z.string().min(1).max(4096).optional(),
     /** Where the key, certificate, boot entries and BMC operation ledger live (created 0700). */
     data_dir: z.string().min(1),
     /** A file holding the site token; IRONFLOW_JOIN_TOKEN wins when set. */
@@ -43,6 +47,8 @@ export const siteAgentConfigSchema = z
 
 export interface SiteAgentConfig {
   controlPlaneUrl: string;
+  /** control_plane_ca_file's certificates: the only CAs the agent trusts for the API. */
+  controlPlaneCaPems?: string[];
   dataDir: string;
   tokenFile?: string;
   bmcNetworks: Cidr[];
@@ -55,8 +61,10 @@ export interface SiteAgentConfig {
 export function siteAgentConfigFrom(document: unknown, baseDir: string): SiteAgentConfig {
   const parsed = parseWith(siteAgentConfigSchema, document, 'INVALID_CONFIG');
   const renewAfter = parsed.certificate.renew_after;
+  requireTlsOffLoopback(parsed.control_plane_url, 'control_plane_url', 'control_plane_ca_file = "<the API\'s CA, PEM>"');
   return {
     controlPlaneUrl: parsed.control_plane_url.replace(/\/+$/, ''),
+    ...(parsed.control_plane_ca_file ? { controlPlaneCaPems: [readCaFile(path.resolve(baseDir, parsed.control_plane_ca_file), 'control_plane_ca_file')] } : {}),
     dataDir: path.resolve(baseDir, parsed.data_dir),
     ...(parsed.token_file ? { tokenFile: path.resolve(baseDir, parsed.token_file) } : {}),
     bmcNetworks: parsed.site.bmc_networks.map((c) => parseCidr(c) as Cidr),

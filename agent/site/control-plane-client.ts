@@ -2,8 +2,9 @@
 // signed with the agent's key and certificate (core/pki/agent-request.ts) for the rest.
 // Every request has a deadline, so a hung control plane looks like a silent one.
 import type { KeyObject } from 'node:crypto';
-import { errorCodes, IronflowError, type ErrorCode } from '../../core/errors';
+import { errorCodes, IronflowError, isIronflowError, type ErrorCode } from '../../core/errors';
 import { signAgentRequest } from '../../core/pki/agent-request';
+import { trustedFetch, type ApiTrust, type FetchLike } from '../../core/trusted-fetch';
 
 export interface Signer {
   key: KeyObject;
@@ -18,10 +19,16 @@ export class ControlPlaneUnreachable extends Error {
 }
 
 export class ControlPlaneClient {
+  private readonly fetch: FetchLike;
+
   constructor(
     readonly baseUrl: string,
     private readonly timeoutMs = 5_000,
-  ) {}
+    /** The CA the API's certificate chains to (site: control_plane_ca_file; ramdisk, node: a pin); the system's when absent. */
+    trust: ApiTrust = {},
+  ) {
+    this.fetch = trustedFetch(trust);
+  }
 
   /** POST without a credential (join, renew: the token or certificate is in the body). */
   post<T>(path: string, body: unknown): Promise<T> {
@@ -43,11 +50,12 @@ export class ControlPlaneClient {
   private async send<T>(path: string, text: string | undefined, headers: Record<string, string>): Promise<T> {
     let response: Response;
     try {
-      response = await fetch(`${this.baseUrl}${path}`, {
+      response = await this.fetch(`${this.baseUrl}${path}`, {
         ...(text === undefined ? { method: 'GET', headers } : { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: text }),
         signal: AbortSignal.timeout(this.timeoutMs),
       });
     } catch (error) {
+      if (isIronflowError(error)) throw error; // a pin no server chain matches, a CA without https: not a transient failure
       throw new ControlPlaneUnreachable(`control plane ${this.baseUrl} did not answer ${path}: ${(error as Error).message}`);
     }
     const answer = (await response.json().catch(() => null)) as { error?: { code?: string; message?: string; details?: Record<string, unknown> } } | null;

@@ -34,7 +34,7 @@ export interface SiteAgent {
 
 export async function startSiteAgent(config: SiteAgentConfig, options: { env?: NodeJS.ProcessEnv; log?: AgentLog } = {}): Promise<SiteAgent> {
   const log = options.log ?? new AgentLog();
-  const client = new ControlPlaneClient(config.controlPlaneUrl);
+  const client = new ControlPlaneClient(config.controlPlaneUrl, undefined, { caPems: config.controlPlaneCaPems });
   const key = loadOrCreateKey(config.dataDir);
   const identity = await ensureJoined(config, key, client, log, options.env ?? process.env);
   const renewer = new CertificateRenewer(identity, client, config, log);
@@ -46,7 +46,7 @@ export async function startSiteAgent(config: SiteAgentConfig, options: { env?: N
   try {
     await session.firstAnswer();
     if (config.boot) {
-      bootServer = await startSiteBootServer({ section: config.boot, controlPlaneUrl: config.controlPlaneUrl, dataDir: config.dataDir, client, identity, entries: bootEntries, session: () => session.state(), log });
+      bootServer = await startSiteBootServer({ section: config.boot, controlPlaneUrl: config.controlPlaneUrl, controlPlaneCaPems: config.controlPlaneCaPems, dataDir: config.dataDir, client, identity, entries: bootEntries, session: () => session.state(), log });
       // The cache pulls what each answer names (pre-warm and pinned images); heartbeats report it.
       const cache = bootServer.cache;
       session.reportCacheWith(() => cache.report(bootEntries.list()));

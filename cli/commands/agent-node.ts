@@ -8,6 +8,8 @@ import { defineCommand } from '../command';
 
 const joinFlags = {
   server: z.string().url().optional(),
+  /** The key pin of the API's CA: an https server must chain to it (agent/node/join.ts). */
+  servingCaPin: pinSchema.optional(),
   tokenFile: z.string().min(1).optional(),
   nodeId: z.string().min(1).max(64).optional(),
   dataDir: z.string().min(1).optional(),
@@ -19,7 +21,6 @@ export const agentJoinCommand = defineCommand({
   flags: z.object({
     ...joinFlags,
     // Accepted as the user data passes them; see docs/lifecycle.md for which are checked today.
-    servingCaPin: pinSchema.optional(),
     joinSigningPin: pinSchema.optional(),
     joinEncryptionPin: pinSchema.optional(),
   }),

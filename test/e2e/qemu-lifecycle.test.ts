@@ -11,7 +11,9 @@
 // addresses only; the site agent runs as a process in a namespace and reaches this host's
 // control plane, BMC and image server through loopback relays; the machine reaches the API
 // and Temporal at the agent's address (relays on the bridge), which is also the address the
-// control plane hands machines (the user data's --server, Join's Temporal address).
+// control plane hands machines (the user data's --server, Join's Temporal address). Off
+// loopback the API is https with a throwaway CA: the site agent trusts its file, the ramdisk
+// its pin in the boot script (if.tls), the installed OS the user data's --serving-ca-pin.
 //
 // Slow (TCG boots, several): CI runs it in its SQLite pass only; IRONFLOW_E2E_QEMU=0 (set by
 // .ci/run for the PostgreSQL re-run) skips it, saying so.
@@ -92,7 +94,7 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
   let watching = true;
 
   /** The site agent in the agent's namespace: proxy DHCP, TFTP, the real ramdisk's files, the image cache. */
-  async function startSiteAgentInNamespace(boot: BootSite, images: { port: number; caPem: string }): Promise<E2eSiteAgent> {
+  async function startSiteAgentInNamespace(boot: BootSite, images: { port: number; caPem: string }, api: { caPem?: string }): Promise<E2eSiteAgent> {
     const apiPort = Number(new URL(boot.t.cp.url).port);
     const temporalPort = Number(boot.t.config.temporal.address.split(':').pop());
     relays.push(await network.forwardLoopback(agentHost.ns, [apiPort, temporalPort, bmc.port, images.port]));
@@ -102,14 +104,18 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
     agentDataDir = path.join(agentDir, 'data');
     const caFile = path.join(agentDir, 'images-ca.pem');
     writeFileSync(caFile, images.caPem);
+    // The API is on TLS (machines reach it off loopback): the agent trusts its CA, and its boot scripts pin it for ramdisks (if.tls).
+    const apiCaFile = path.join(agentDir, 'api-ca.pem');
+    writeFileSync(apiCaFile, api.caPem ?? '');
     const configFile = path.join(agentDir, 'site-agent.toml');
     writeFileSync(
       configFile,
       [
         `control_plane_url = ${JSON.stringify(boot.t.cp.url)}`,
+        `control_plane_ca_file = ${JSON.stringify(apiCaFile)}`,
         'data_dir = "data"',
         '',
-        ...namespacedBootSection(agentHost, { filesDir: path.join(repoRoot, '.ironflow/ramdisk'), gatewayUrl: `http://${agentHost.ip}:${apiPort}`, cacheCaFile: caFile }),
+        ...namespacedBootSection(agentHost, { filesDir: path.join(repoRoot, '.ironflow/ramdisk'), gatewayUrl: `https://${agentHost.ip}:${apiPort}`, cacheCaFile: caFile }),
         '',
       ].join('\n'),
     );
@@ -282,7 +288,7 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
     expect(execFileSync('mlabel', ['-s', '-i', driveAt, '::'], { env, encoding: 'utf8' })).toMatch(/CIDATA/);
     const userData = execFileSync('mtype', ['-i', driveAt, '::/user-data'], { env, encoding: 'utf8' });
     expect(userData.startsWith('#cloud-config'), 'user-data is a cloud-config').toBe(true);
-    expect(joinArgsFromUserData('cloud-init', userData)).toMatchObject({ server: `http://${agentHost.ip}:${new URL(site.t.cp.url).port}`, nodeId });
+    expect(joinArgsFromUserData('cloud-init', userData)).toMatchObject({ server: `https://${agentHost.ip}:${new URL(site.t.cp.url).port}`, nodeId, servingCaPin: expect.stringMatching(/^sha256\//) });
 
     // The installed OS booted from the disk and its node agent joined as the same node.
     expect(boot.device).toBe('disk');

@@ -1,7 +1,7 @@
 // A control plane of one's own for a test file: its own data dir, database (a copy of the
 // migrated template), task queue and API port, against the run's Temporal dev server.
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, mkdtempSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { inject } from 'vitest';
@@ -45,6 +45,7 @@ export async function testConfig(overrides: Record<string, string> = {}): Promis
     IRONFLOW_DATA_DIR: dataDir,
     IRONFLOW_TEMPORAL_ADDRESS: inject('temporalAddress'),
     IRONFLOW_API_PORT: '0',
+    IRONFLOW_GATEWAY_PORT: '0',
     IRONFLOW_CONTROL_QUEUE: `ironflow.control.${randomBytes(4).toString('hex')}`,
     DATABASE_URL: await copyTemplateDatabase(dataDir),
     ...overrides,
@@ -54,11 +55,13 @@ export async function testConfig(overrides: Record<string, string> = {}): Promis
 export async function startTestControlPlane(options: ControlPlaneOptions & { config?: IronflowConfig } = {}): Promise<TestControlPlane> {
   const config = options.config ?? (await testConfig());
   const cp = await startControlPlane(config, { migrate: false, ...options });
+  // An API on TLS (api.tls): the clients trust the chain it serves (its certificate file holds the CA).
+  const trust = config.api.tls ? { caPems: [readFileSync(config.api.tls.certFile, 'utf8')] } : {};
   return {
     cp,
     config,
-    root: new ApiClient(cp.url, cp.rootCredential.bearer),
-    anonymous: new ApiClient(cp.url),
+    root: new ApiClient(cp.url, cp.rootCredential.bearer, trust),
+    anonymous: new ApiClient(cp.url, undefined, trust),
     close: () => cp.close(),
   };
 }

@@ -18,6 +18,7 @@ import { nodeAgentOs } from '../../agent/emulator/installed-os';
 import type { Machine } from '../../agent/emulator/machine';
 import { AgentLog } from '../../agent/site/log';
 import { repoRoot, type IronflowConfig } from '../../core/config';
+import { spkiPinOf } from '../../core/ca-pin';
 import { addImageSigner } from '../../core/images/signers';
 import { imageSigningInput } from '../../core/images/signing-input';
 import type { MetalNodeView } from '../../core/schemas/metal';
@@ -43,8 +44,11 @@ export interface E2eSiteOptions {
    * hands agents use this host at the same ports instead of 127.0.0.1.
    */
   machineFacingHost?: string;
-  /** Starts the site agent some other way (in a network namespace, say); it gets the image server's port and CA. */
-  startSiteAgent?: (site: BootSite, images: { port: number; caPem: string }) => Promise<E2eSiteAgent>;
+  /**
+   * Starts the site agent some other way (in a network namespace, say); it gets the image
+   * server's port and CA, and the API's CA (the API is on TLS with a machine-facing host).
+   */
+  startSiteAgent?: (site: BootSite, images: { port: number; caPem: string }, api: { caPem?: string }) => Promise<E2eSiteAgent>;
 }
 
 /** The site agent, wherever it runs. */
@@ -138,10 +142,16 @@ function startWorkerProcess(config: IronflowConfig, env: Record<string, string>)
 
 export async function startE2eSite(key: string, options: E2eSiteOptions = {}): Promise<E2eSite> {
   const apiPort = await freePort();
+  // Machines off loopback reach the API over TLS only (agents refuse plain http there): a
+  // throwaway CA, a certificate naming the machine-facing host, the chain served, its CA pinned.
+  const apiTls = options.machineFacingHost ? makeServerCertificate(mkdtempSync(path.join(inject('runDir'), 'api-tls-')), 'api.e2e', [options.machineFacingHost]) : undefined;
+  const apiCaPin = apiTls ? spkiPinOf(apiTls.caPem) : undefined;
   // The installed OS joins the API's public URL (the user data's --server), so it must be the real port.
   const env: Record<string, string> = {
     IRONFLOW_API_PORT: String(apiPort),
-    IRONFLOW_API_URL: `http://${options.machineFacingHost ?? '127.0.0.1'}:${apiPort}`,
+    IRONFLOW_API_URL: `${apiTls ? 'https' : 'http'}://${options.machineFacingHost ?? '127.0.0.1'}:${apiPort}`,
+    // The user data's --serving-ca-pin; pins come as a set of three and the join pins are not checked yet (docs/lifecycle.md).
+    ...(apiTls && apiCaPin ? { IRONFLOW_API_TLS_CERT: apiTls.chainFile, IRONFLOW_API_TLS_KEY: apiTls.keyFile, IRONFLOW_SERVING_CA_PIN: apiCaPin, IRONFLOW_JOIN_SIGNING_PIN: apiCaPin, IRONFLOW_JOIN_ENCRYPTION_PIN: apiCaPin } : {}),
     ...(options.machineFacingHost ? { IRONFLOW_AGENT_TEMPORAL_ADDRESS: `${options.machineFacingHost}:${(options.temporalAddress ?? inject('temporalAddress')).split(':').pop()}` } : {}),
     IRONFLOW_AGENT_URL: 'https://downloads.example.com/ironflow-agent',
     IRONFLOW_AGENT_SHA256: sha(Buffer.from('the published agent')),
@@ -180,7 +190,7 @@ export async function startE2eSite(key: string, options: E2eSiteOptions = {}): P
   await new Promise<void>((r) => imageServer.listen(0, '127.0.0.1', () => r()));
   const imagePort = (imageServer.address() as AddressInfo).port;
   const agent = options.startSiteAgent
-    ? await options.startSiteAgent(site, { port: imagePort, caPem: tls.caPem })
+    ? await options.startSiteAgent(site, { port: imagePort, caPem: tls.caPem }, { caPem: apiTls?.caPem })
     : options.siteAgentProcess
       ? await processAgent(site)
       : await inProcessAgent(site);

@@ -93,6 +93,7 @@ export function ipxeRoutes(deps: IpxeRouteDeps): BootHttpRoute[] {
       params: [
         ['gateway', config.gatewayUrl],
         ['ca', deps.identity.caFingerprint],
+        ...(config.gatewayCaPin ? ([['tls', config.gatewayCaPin]] as Array<[string, string]>) : []),
         ['mac', entry.mac],
         ['token', token],
         ['assertion', assertion],
