@@ -11,12 +11,16 @@ import { authPlugin } from './auth';
 import { DEFAULT_BODY_LIMIT, registerBodyLimits } from './body-limits';
 import type { ApiContext } from './context';
 import { registerErrorHandler } from './error-handler';
+import { openLogFile } from './log-file';
 import { registerRefusalRateLimit } from './rate-limit';
 import { routeGroups } from './routes';
 
 export interface ServerOptions {
-  /** false: no logs; otherwise the level and, for tests, where lines go. */
-  logger?: false | { level: string; stream?: NodeJS.WritableStream };
+  /**
+   * false: no logs; otherwise the level and where lines go: `file` (api/log-file.ts: opened
+   * 0600, and what an INTERNAL answer names) or, for tests, a stream.
+   */
+  logger?: false | { level: string; stream?: NodeJS.WritableStream; file?: string };
   /** Serve HTTPS with this certificate (and chain) and key (core/api-tls.ts); plain http otherwise. */
   https?: ApiTlsMaterial;
 }
@@ -33,9 +37,11 @@ export const redactedPaths = [
 ];
 
 export async function buildServer(ctx: ApiContext, options: ServerOptions = {}): Promise<FastifyInstance> {
+  const logFile = options.logger ? options.logger.file : undefined;
+  const logStream = logFile ? openLogFile(logFile) : undefined;
   const app = Fastify({
     ...(options.https ? { https: options.https } : {}),
-    logger: options.logger ? { ...options.logger, redact: { paths: redactedPaths, censor: '[redacted]' } } : false,
+    logger: options.logger ? { level: options.logger.level, stream: logStream ?? options.logger.stream, redact: { paths: redactedPaths, censor: '[redacted]' } } : false,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
@@ -49,7 +55,8 @@ export async function buildServer(ctx: ApiContext, options: ServerOptions = {}):
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
-  registerErrorHandler(app);
+  if (logStream) app.addHook('onClose', async () => new Promise<void>((resolve) => logStream.end(resolve)));
+  registerErrorHandler(app, logFile);
   registerRefusalRateLimit(app);
   registerBodyLimits(app);
 
