@@ -3,6 +3,7 @@
 import { hostname } from 'node:os';
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
+import { defaultApiLog } from '../api/log-file';
 import { buildServer, type ServerOptions } from '../api/server';
 import { apiTlsMaterial } from '../core/api-tls';
 import type { IronflowConfig } from '../core/config';
@@ -28,6 +29,7 @@ export interface ControlPlane {
 }
 
 export interface ControlPlaneOptions {
+  /** Default: `info` into `<dataDir>/api.log` (api/log-file.ts); false for none. */
   logger?: ServerOptions['logger'];
   /** Start the control-plane worker in this process (default true). */
   worker?: boolean;
@@ -46,7 +48,7 @@ export async function startControlPlane(config: IronflowConfig, options: Control
   const worker = options.worker === false
     ? undefined
     : await startControlPlaneWorker({ db, secrets, temporal, config, workerId: `${hostname()}:${process.pid}` });
-  const api = await buildServer({ db, temporal, secrets, config }, { logger: options.logger ?? false, https });
+  const api = await buildServer({ db, temporal, secrets, config }, { logger: options.logger ?? defaultApiLog(config.dataDir), https });
   await api.listen({ host: config.api.host, port: config.api.port });
   const address = api.server.address();
   const port = typeof address === 'object' && address ? address.port : config.api.port;
