@@ -17,9 +17,10 @@ export const joinRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) =>
   const ca = await loadOrCreateNodeCa(ctx.db, ctx.secrets, ctx.config.dataDir);
   const temporal = { address: ctx.config.temporal.agentAddress, namespace: ctx.config.temporal.namespace };
   const notifyJoined = temporalAgentJoinedNotifier(ctx.temporal);
-  // Malformed bodies are refusals too: validated here (attachValidation) so they are recorded.
+  // Malformed bodies are refusals too: validated here (attachValidation) so they are recorded,
+  // under the route's path: the caller's query string is its own text and never reaches an event.
   const refuseInvalid = async (request: FastifyRequest, type: string) => {
-    if (request.validationError) await recordRefusal(ctx.db, type, toApiError(request.validationError), { data: { purpose: request.url } });
+    if (request.validationError) await recordRefusal(ctx.db, type, toApiError(request.validationError), { data: { purpose: request.routeOptions.url } });
   };
 
   app.post('/v1/join', { attachValidation: true, schema: { tags: ['join'], security: [], body: joinSchema, response: { 201: joinAnswerSchema } } }, async (request, reply) => {
