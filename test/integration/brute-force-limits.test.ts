@@ -5,7 +5,9 @@
 // often, while good requests from another source still pass. A limited source is refused even
 // with a right guess, so the answer tells a guesser nothing. Requests carrying no credential
 // guess nothing and are never limited. Counts only: no timing is asserted (each source sends
-// its guesses in batches, well past the burst even if the bucket refills as it goes).
+// its guesses in batches, well past the burst even if the bucket refills as it goes). And
+// what refusals cost the event log: a refused join's event names the route, never the
+// caller's query string, however long it was.
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOOT_REFUSAL_LIMITS } from '../../agent/boot/http/server';
@@ -175,5 +177,26 @@ describe('guesses at the boot server', () => {
     const result = await guess(BOOT_REFUSAL_LIMITS.burst * 2, 25, (i) => boot(source(9), `/cache/t/${`g${i}`.padEnd(22, 'x')}/${digest}`));
     expectLimited(result, BOOT_REFUSAL_LIMITS.burst, [404], false);
     expect((await boot(source(10), '/boot/chain.ipxe')).status).toBe(200);
+  });
+});
+
+describe('refused joins in the event log', () => {
+  const refusedJoins = () => site.t.cp.db.event.findMany({ where: { type: 'security.join.refused' }, orderBy: { seq: 'asc' } });
+
+  it('stay small whatever the query string carried: 12 KB is refused before routing, a long one within the limit is not recorded', async () => {
+    const before = (await refusedJoins()).length;
+    const huge = await send(source(11), site.t.cp.url, 'POST', `/v1/join?pad=${'q'.repeat(12 * 1024)}`, { body: '{"token":1}', headers: { 'content-type': 'application/json' } });
+    expect(huge.status).toBe(400);
+    expect(JSON.parse(huge.text)).toMatchObject({ error: { code: 'INVALID_INPUT', details: { path: 'url' } } });
+    expect((await refusedJoins()).length).toBe(before);
+
+    const long = await send(source(11), site.t.cp.url, 'POST', `/v1/join?pad=${'q'.repeat(1_900)}`, { body: '{"token":1}', headers: { 'content-type': 'application/json' } });
+    expect(long.status).toBe(400);
+    const events = (await refusedJoins()).slice(before);
+    expect(events).toHaveLength(1);
+    // The route's path, not the caller's URL.
+    expect(events[0]?.data).toMatchObject({ purpose: '/v1/join', code: 'INVALID_INPUT' });
+    expect(JSON.stringify(events[0])).not.toContain('qqqq');
+    expect(JSON.stringify(events[0]).length).toBeLessThan(600);
   });
 });
