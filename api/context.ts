@@ -9,4 +9,6 @@ export interface ApiContext {
   temporal: Client;
   secrets: SecretStore;
   config: IronflowConfig;
+  /** What Join tells agents: the agent gateway's address (as agents reach it) and certificate name. */
+  agentGateway: { address: string; serverName: string };
 }

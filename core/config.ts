@@ -25,6 +25,8 @@ const fileSchema = z.object({
     /** HTTPS for the API (core/api-tls.ts reads and checks the files at start). */
     tls: z.object({ certFile: z.string().min(1), keyFile: z.string().min(1) }).strict().optional(),
   }),
+  /** The agent gateway: where agents reach Temporal (gateway/). */
+  gateway: z.object({ host: z.string().default('127.0.0.1'), port: z.number().int().default(7243) }).default({ host: '127.0.0.1', port: 7243 }),
   worker: z.object({ controlQueue: z.string().default('ironflow.control') }),
   database: z.object({ sqliteFile: z.string().default('ironflow.db') }),
   /** Checked by core/userdata/settings.ts (it names the key and the fix). */
@@ -37,8 +39,6 @@ export interface IronflowConfig {
   dataDir: string;
   temporal: {
     address: string;
-    /** The Temporal frontend address Join hands to agents (IRONFLOW_AGENT_TEMPORAL_ADDRESS): where machines on a site's network reach it. */
-    agentAddress: string;
     uiPort: number;
     namespace: string;
     dbFile: string;
@@ -58,6 +58,13 @@ export interface IronflowConfig {
     publicUrl: string;
     /** api.tls or IRONFLOW_API_TLS_CERT / IRONFLOW_API_TLS_KEY: the API serves HTTPS with these (absolute paths). */
     tls?: { certFile: string; keyFile: string };
+  };
+  /** The agent gateway (IRONFLOW_GATEWAY_HOST / IRONFLOW_GATEWAY_PORT), the only door from agents to Temporal. */
+  gateway: {
+    host: string;
+    port: number;
+    /** The address Join hands to agents (IRONFLOW_AGENT_GATEWAY_ADDRESS): where machines on a site's network reach the gateway; unset, the address it bound. */
+    agentAddress?: string;
   };
   controlQueue: string;
   /** DATABASE_URL when set (postgres://…), else the SQLite file in the data dir. */
@@ -124,7 +131,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): IronflowConfig
     dataDir,
     temporal: {
       address: env.IRONFLOW_TEMPORAL_ADDRESS || doc.temporal.address,
-      agentAddress: env.IRONFLOW_AGENT_TEMPORAL_ADDRESS || env.IRONFLOW_TEMPORAL_ADDRESS || doc.temporal.address,
       uiPort: envInt(env, 'IRONFLOW_TEMPORAL_UI_PORT', doc.temporal.uiPort),
       namespace: env.IRONFLOW_TEMPORAL_NAMESPACE || doc.temporal.namespace,
       dbFile: path.resolve(dataDir, env.IRONFLOW_TEMPORAL_DB_FILE || doc.temporal.dbFile),
@@ -133,6 +139,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): IronflowConfig
       sealHistories: envBoolean(env, 'IRONFLOW_SEAL_HISTORIES', doc.temporal.sealHistories),
     },
     api: { host, port, publicUrl, ...(tls ? { tls } : {}) },
+    gateway: {
+      host: env.IRONFLOW_GATEWAY_HOST || doc.gateway.host,
+      port: envInt(env, 'IRONFLOW_GATEWAY_PORT', doc.gateway.port),
+      ...(env.IRONFLOW_AGENT_GATEWAY_ADDRESS ? { agentAddress: env.IRONFLOW_AGENT_GATEWAY_ADDRESS } : {}),
+    },
     controlQueue: env.IRONFLOW_CONTROL_QUEUE || doc.worker.controlQueue,
     databaseUrl: env.DATABASE_URL || `file:${sqliteFile}`,
     discoveryApproval: discoveryApprovalFrom(env.IRONFLOW_DISCOVERY_APPROVAL),

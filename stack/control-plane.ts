@@ -1,5 +1,5 @@
-// The control plane in one process: database (migrated), the API, and the control-plane
-// worker. The dev stack and the integration tests both start it this way.
+// The control plane in one process: database (migrated), the agent gateway, the API, and
+// the control-plane worker. The dev stack and the integration tests both start it this way.
 import { hostname } from 'node:os';
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
@@ -9,8 +9,10 @@ import { apiTlsMaterial } from '../core/api-tls';
 import type { IronflowConfig } from '../core/config';
 import { databaseTarget } from '../core/database-target';
 import { createDb, type Db } from '../core/db';
-import { sealedDataConverter } from '../core/sealing';
+import { loadOrCreateNodeCa } from '../core/pki/node-ca';
+import { sealedDataConverter, sealingCodecFor } from '../core/sealing';
 import { loadSecretKey, SecretStore } from '../core/secret-store';
+import { startAgentGateway, type AgentGateway } from '../gateway/gateway-server';
 import { startControlPlaneWorker, type ControlPlaneWorker } from '../worker/control-plane';
 import { bootstrapRoot } from './bootstrap';
 import { migrateDatabase } from './migrate';
@@ -22,6 +24,8 @@ export interface ControlPlane {
   secrets: SecretStore;
   api: FastifyInstance;
   worker?: ControlPlaneWorker;
+  /** Where agents reach Temporal. */
+  gateway: AgentGateway;
   rootCredential: { bearer: string; created: boolean; file: string };
   /** The API's base URL (the port is the one bound, which matters with port 0). */
   url: string;
@@ -48,7 +52,19 @@ export async function startControlPlane(config: IronflowConfig, options: Control
   const worker = options.worker === false
     ? undefined
     : await startControlPlaneWorker({ db, secrets, temporal, config, workerId: `${hostname()}:${process.pid}` });
-  const api = await buildServer({ db, temporal, secrets, config }, { logger: options.logger ?? defaultApiLog(config.dataDir), https });
+  // Agents reach Temporal only through the gateway; it seals their payloads, so they hold no history key.
+  const codec = sealingCodecFor(config);
+  const gateway = await startAgentGateway({
+    db,
+    ca: await loadOrCreateNodeCa(db, secrets, config.dataDir),
+    temporalAddress: config.temporal.address,
+    namespace: config.temporal.namespace,
+    host: config.gateway.host,
+    port: config.gateway.port,
+    ...(codec ? { codec } : {}),
+  });
+  const agentGateway = { address: config.gateway.agentAddress ?? gateway.address, serverName: gateway.serverName };
+  const api = await buildServer({ db, temporal, secrets, config, agentGateway }, { logger: options.logger ?? defaultApiLog(config.dataDir), https });
   await api.listen({ host: config.api.host, port: config.api.port });
   const address = api.server.address();
   const port = typeof address === 'object' && address ? address.port : config.api.port;
@@ -59,10 +75,12 @@ export async function startControlPlane(config: IronflowConfig, options: Control
     secrets,
     api,
     worker,
+    gateway,
     rootCredential,
     url: `${https ? 'https' : 'http'}://${config.api.host}:${port}`,
     async close() {
       await api.close();
+      await gateway.close();
       await worker?.shutdown();
       await connection.close();
       await db.$disconnect();

@@ -70,9 +70,9 @@ async function main(): Promise<void> {
     IRONFLOW_AGENT_SHA256: process.env.IRONFLOW_AGENT_SHA256 ?? sha256(Buffer.from('demo: the emulated OS runs the agent in-process')),
   };
   const defaults = loadConfig(env);
-  // QEMU machines reach the API and Temporal at the site agent's bridge address (relayed there, same ports).
+  // QEMU machines reach the API and the agent gateway at the site agent's bridge address (relayed there, same ports).
   const config = onQemu
-    ? loadConfig({ ...env, IRONFLOW_API_URL: `http://${QEMU_SITE_AGENT_IP}:${defaults.api.port}`, IRONFLOW_AGENT_TEMPORAL_ADDRESS: `${QEMU_SITE_AGENT_IP}:${defaults.temporal.address.split(':').pop()}` })
+    ? loadConfig({ ...env, IRONFLOW_API_URL: `http://${QEMU_SITE_AGENT_IP}:${defaults.api.port}`, IRONFLOW_AGENT_GATEWAY_ADDRESS: `${QEMU_SITE_AGENT_IP}:${defaults.gateway.port}` })
     : defaults;
   const webUi = temporalWebUiBase(config);
   const ui = temporalLinks(config).workflow;
@@ -146,7 +146,7 @@ async function main(): Promise<void> {
     writeFileSync(tokenFile, token.token, { mode: 0o600 });
     const caFile = path.join(tlsDir, 'ca.pem');
     writeFileSync(caFile, tls.caPem);
-    qemuSite = await startQemuSite({ dir: path.join(dataDir, 'qemu'), controlPlaneUrl: cp.url, agentDataDir: path.join(agentDir, 'data'), tokenFile, temporalPort: Number(config.temporal.address.split(':').pop()), extraPorts: [imagePort], cacheCaFile: caFile });
+    qemuSite = await startQemuSite({ dir: path.join(dataDir, 'qemu'), controlPlaneUrl: cp.url, agentDataDir: path.join(agentDir, 'data'), tokenFile, gatewayPort: config.gateway.port, extraPorts: [imagePort], cacheCaFile: caFile });
     const started = qemuSite;
     stoppers.push(() => started.close());
     say(`demo: site ${site.id}, pool ${pool.id}; site agent in a network namespace at ${QEMU_SITE_AGENT_IP} (log ${qemuSite.agentLogFile})`);
@@ -162,7 +162,7 @@ async function main(): Promise<void> {
   let fleet: Fleet | undefined;
   if (!qemuSite) {
     const inProcess = agent;
-    const emulated = await Fleet.start({ dataDir: path.join(dataDir, 'machines'), bootServerUrl: () => inProcess?.bootServer?.url, temporalAddress: config.temporal.address, installedOs: nodeAgentOs(), ramdiskTrustedCaPems: [tls.caPem], sleepScale: 0.2 });
+    const emulated = await Fleet.start({ dataDir: path.join(dataDir, 'machines'), bootServerUrl: () => inProcess?.bootServer?.url, installedOs: nodeAgentOs(), ramdiskTrustedCaPems: [tls.caPem], sleepScale: 0.2 });
     fleet = emulated;
     stoppers.push(() => emulated.close());
   }

@@ -4,8 +4,9 @@
 // for an unregistered activity would be retried until the step's deadline.
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { NativeConnection, Worker } from '@temporalio/worker';
-import { installWorkerRuntime } from '../../worker/runtime';
+import { Worker } from '@temporalio/worker';
+import type { AgentTemporal } from '../../core/schemas/join';
+import { connectThroughGateway, type AgentCredentials } from './gateway-connection';
 
 export type AgentActivity = (...args: never[]) => Promise<unknown>;
 
@@ -15,9 +16,9 @@ export interface RestrictedWorkerOptions {
   kinds: readonly string[];
   /** One activity per kind, already wrapped (failure reporting, heartbeats). */
   activities: Record<string, AgentActivity>;
-  temporal: { address: string; namespace: string; taskQueue: string };
-  /** A connection to share (the caller closes it); else the worker opens and closes its own. */
-  connection?: NativeConnection;
+  temporal: AgentTemporal;
+  /** The agent's certificate chain and key: the gateway knows the agent by them. */
+  credentials: AgentCredentials;
   shutdownGraceTime?: string;
   maxConcurrentActivityTaskExecutions?: number;
 }
@@ -41,9 +42,7 @@ export async function startRestrictedWorker(options: RestrictedWorkerOptions): P
     if (!activity) throw new Error(`${options.mode} agent: no activity for step kind ${kind}`);
     activities[kind] = activity;
   }
-  installWorkerRuntime();
-  const ownConnection = options.connection ? undefined : await NativeConnection.connect({ address: options.temporal.address });
-  const connection = (options.connection ?? ownConnection) as NativeConnection;
+  const connection = await connectThroughGateway(options.temporal, options.credentials);
   let worker: Worker;
   try {
     worker = await Worker.create({
@@ -55,10 +54,10 @@ export async function startRestrictedWorker(options: RestrictedWorkerOptions): P
       ...(options.maxConcurrentActivityTaskExecutions ? { maxConcurrentActivityTaskExecutions: options.maxConcurrentActivityTaskExecutions } : {}),
     });
   } catch (error) {
-    await ownConnection?.close();
+    await connection.close();
     throw error;
   }
-  const running = worker.run().finally(() => ownConnection?.close());
+  const running = worker.run().finally(() => connection.close());
   return {
     async stop() {
       if (worker.getState() === 'RUNNING') worker.shutdown();

@@ -1,11 +1,9 @@
 // A fleet of emulated machines in one process: one Redfish BMC host (one socket) for all
-// their BMCs, one Temporal connection shared by their ramdisk agents, and a Machine per
-// machine (a few fields and a sparse disk file). The BMC host's power and boot events
+// their BMCs and a Machine per machine (a few fields and a sparse disk file). Each
+// machine's ramdisk agent dials the agent gateway with its own certificate, as a real one does. The BMC host's power and boot events
 // drive each machine's firmware.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { NativeConnection } from '@temporalio/worker';
-import { installWorkerRuntime } from '../../worker/runtime';
 import { AgentLog } from '../site/log';
 import { Machine, type InstalledOsHook, type MachineDescription } from './machine';
 import { RedfishBmcHost } from './redfish-bmc';
@@ -14,8 +12,6 @@ export interface FleetOptions {
   dataDir: string;
   /** The site agent's boot server URL (what DHCP would point iPXE at). */
   bootServerUrl: () => string | undefined;
-  /** The Temporal frontend the ramdisks' shared connection dials. */
-  temporalAddress?: string;
   installedOs?: InstalledOsHook;
   /** CA certificates the machines' ramdisks trust for image sources. */
   ramdiskTrustedCaPems?: string[];
@@ -42,7 +38,6 @@ export const randomMac = (): string => ['02', ...Array.from(randomBytes(5), (b) 
 
 export class Fleet {
   readonly machines = new Map<string, Machine>();
-  private connection: Promise<NativeConnection> | undefined;
   private sequence = 0;
 
   private constructor(
@@ -84,7 +79,6 @@ export class Fleet {
     const machine = new Machine(description, {
       dataDir: this.options.dataDir,
       bootServerUrl: this.options.bootServerUrl,
-      connection: () => this.sharedConnection(),
       ...(this.options.installedOs ? { installedOs: this.options.installedOs } : {}),
       ...(this.options.ramdiskTrustedCaPems ? { ramdiskTrustedCaPems: this.options.ramdiskTrustedCaPems } : {}),
       ...(this.options.sleepScale !== undefined ? { sleepScale: this.options.sleepScale } : {}),
@@ -95,16 +89,8 @@ export class Fleet {
     return { machine, bmc: { address: `${this.bmc.url}/redfish/v1/Systems/${id}`, username: 'admin', password } };
   }
 
-  private async sharedConnection(): Promise<NativeConnection | undefined> {
-    if (!this.options.temporalAddress) return undefined;
-    installWorkerRuntime();
-    this.connection ??= NativeConnection.connect({ address: this.options.temporalAddress });
-    return this.connection;
-  }
-
   async close(): Promise<void> {
     await Promise.all([...this.machines.values()].map((m) => m.powerOff()));
     await this.bmc.close();
-    if (this.connection) await (await this.connection).close();
   }
 }

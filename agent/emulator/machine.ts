@@ -8,7 +8,6 @@
 // node-mode agent: agent/emulator/installed-os.ts). State is a few fields and a disk file per machine.
 import { open, rm, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { NativeConnection } from '@temporalio/worker';
 import { parseRamdiskScript } from '../boot/ipxe/script';
 import { bootParamsFrom } from '../ramdisk/boot-params';
 import type { DcgmReport, RamdiskHardware } from '../ramdisk/hardware';
@@ -42,8 +41,6 @@ export interface MachineOptions {
   dataDir: string;
   /** The site agent's boot server, as DHCP would name it (next-server / boot file URL). */
   bootServerUrl: () => string | undefined;
-  /** A shared Temporal connection for the ramdisks (many machines, one connection). */
-  connection?: () => Promise<NativeConnection | undefined>;
   installedOs?: InstalledOsHook;
   /** CA certificates the ramdisk trusts for image sources (a site's own CA baked into its ramdisk). */
   ramdiskTrustedCaPems?: string[];
@@ -208,8 +205,7 @@ export class Machine {
     const parsed = parseRamdiskScript(script);
     if (!parsed) throw new Error('the boot script has no kernel line');
     const params = bootParamsFrom(parsed.args);
-    const connection = await this.options.connection?.();
-    const agent = await startRamdiskAgent({ params, hardware: this.hardware(), ...(connection ? { connection } : {}), ...(this.options.ramdiskTrustedCaPems ? { trustedCaPems: this.options.ramdiskTrustedCaPems } : {}), log: this.log });
+    const agent = await startRamdiskAgent({ params, hardware: this.hardware(), ...(this.options.ramdiskTrustedCaPems ? { trustedCaPems: this.options.ramdiskTrustedCaPems } : {}), log: this.log });
     if (generation !== this.generation) {
       await agent.stop();
       return;

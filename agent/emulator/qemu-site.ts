@@ -21,7 +21,7 @@ import { RedfishBmcHost } from './redfish-bmc';
 /** Distinct from the tests' 10.77.<N>.0/24 networks. */
 export const QEMU_SITE_SUBNET = '10.78.0';
 const AGENT_HOST_NUMBER = 2;
-/** The site agent's address on the bridge: where machines reach the API and Temporal (IRONFLOW_API_URL, IRONFLOW_AGENT_TEMPORAL_ADDRESS). */
+/** The site agent's address on the bridge: where machines reach the API and the agent gateway (IRONFLOW_API_URL, IRONFLOW_AGENT_GATEWAY_ADDRESS). */
 export const QEMU_SITE_AGENT_IP = `${QEMU_SITE_SUBNET}.${AGENT_HOST_NUMBER}`;
 export const BOOT_HTTP_PORT = 8081;
 const ACTIVE_LOG = 'holding the boot lease: active boot server';
@@ -36,7 +36,8 @@ export interface QemuSiteOptions {
   /** The site agent's data dir (its identity, or where it joins with IRONFLOW_JOIN_TOKEN). */
   agentDataDir: string;
   tokenFile?: string;
-  temporalPort: number;
+  /** The agent gateway's port (agents reach Temporal only through it). */
+  gatewayPort: number;
   /** Extra ports of the host's loopback the agent reaches (an image server, say). */
   extraPorts?: number[];
   /** CA file the agent's image cache trusts. */
@@ -147,8 +148,8 @@ export async function startQemuSite(options: QemuSiteOptions): Promise<QemuSite>
     const log = new AgentLog((line) => process.stderr.write(`${line}\n`));
     backend = new QemuBmcBackend(bmc, log);
     const apiPort = Number(new URL(options.controlPlaneUrl).port);
-    relays.push(await network.forwardLoopback(agentHost.ns, [apiPort, options.temporalPort, Number(new URL(bmc.url).port), ...(options.extraPorts ?? [])]));
-    relays.push(await network.forwardToBridge(agentHost, [apiPort, options.temporalPort]));
+    relays.push(await network.forwardLoopback(agentHost.ns, [apiPort, options.gatewayPort, Number(new URL(bmc.url).port), ...(options.extraPorts ?? [])]));
+    relays.push(await network.forwardToBridge(agentHost, [apiPort, options.gatewayPort]));
     const configFile = path.join(options.dir, 'site-agent.toml');
     writeFileSync(configFile, namespacedAgentConfig(options, agentHost.ip, agentHost.interface), { mode: 0o600 });
     const agentLogFile = path.join(options.dir, 'site-agent.log');

@@ -4,7 +4,6 @@
 // (heartbeats, renewal, the host section for the converger) and a Temporal worker on
 // node.<nodeId> for NODE_STEP_KINDS only. `startNodeAgent` is the same agent for callers
 // that own the process (the machine emulator's installed OS).
-import type { NativeConnection } from '@temporalio/worker';
 import { startRestrictedWorker, type AgentActivity, type RestrictedWorker } from '../common/restricted-worker';
 import { runUntilSignal } from '../common/run-until-signal';
 import { ControlPlaneClient } from '../site/control-plane-client';
@@ -29,8 +28,6 @@ export interface NodeAgentOptions {
   dataDir?: string;
   machine?: NodeMachine;
   log?: AgentLog;
-  /** A Temporal connection to share (the caller closes it); else the agent opens its own. */
-  connection?: NativeConnection;
   dcgmiBinary?: string;
 }
 
@@ -57,7 +54,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
   const { temporal } = identity.current;
   let worker: RestrictedWorker;
   try {
-    worker = await startRestrictedWorker({ mode: 'node', kinds: NODE_STEP_KINDS, activities, temporal, ...(options.connection ? { connection: options.connection } : {}), maxConcurrentActivityTaskExecutions: 4 });
+    worker = await startRestrictedWorker({ mode: 'node', kinds: NODE_STEP_KINDS, activities, temporal, credentials: { chain: identity.chain, key: identity.key }, maxConcurrentActivityTaskExecutions: 4 });
   } catch (error) {
     await session.stop();
     throw error;

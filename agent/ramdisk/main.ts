@@ -5,7 +5,6 @@
 // else sent to its queue is refused. Many ramdisks may share one Temporal connection (the
 // machine emulator runs hundreds in one process).
 import { Context } from '@temporalio/activity';
-import type { NativeConnection } from '@temporalio/worker';
 import { startRestrictedWorker, type AgentActivity, type RestrictedWorker } from '../common/restricted-worker';
 import { ControlPlaneClient } from '../site/control-plane-client';
 import { AgentLog } from '../site/log';
@@ -33,8 +32,6 @@ export interface RamdiskAgentOptions {
   params: BootParams;
   hardware: RamdiskHardware;
   log?: AgentLog;
-  /** A Temporal connection to share (the caller closes it); else the agent opens its own. */
-  connection?: NativeConnection;
   approvalRetryMs?: number;
   /** CA certificates baked into this ramdisk for image sources (a site's own CA). */
   trustedCaPems?: string[];
@@ -68,7 +65,7 @@ export async function startRamdiskAgent(options: RamdiskAgentOptions): Promise<R
   const { temporal } = identity.answer;
   let worker: RestrictedWorker;
   try {
-    worker = await startRestrictedWorker({ mode: 'ramdisk', kinds: RAMDISK_STEP_KINDS, activities, temporal, ...(options.connection ? { connection: options.connection } : {}), maxConcurrentActivityTaskExecutions: 4 });
+    worker = await startRestrictedWorker({ mode: 'ramdisk', kinds: RAMDISK_STEP_KINDS, activities, temporal, credentials: { chain: identity.answer.certificateChain, key: identity.key }, maxConcurrentActivityTaskExecutions: 4 });
   } catch (error) {
     session.stop();
     throw error;

@@ -6,6 +6,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, w
 import path from 'node:path';
 import { z } from 'zod';
 import { IronflowError, parseWith } from '../../core/errors';
+import { agentTemporalSchema } from '../../core/schemas/join';
 import type { Signer } from './control-plane-client';
 
 const KEY_FILE = 'agent.key';
@@ -16,7 +17,7 @@ export const storedIdentitySchema = z.object({
   nodeId: z.string(),
   role: z.string(),
   siteId: z.string().nullable(),
-  temporal: z.object({ address: z.string(), namespace: z.string(), taskQueue: z.string() }),
+  temporal: agentTemporalSchema,
   /** The current certificate's validity (ISO). */
   issuedAt: z.string(),
   expiresAt: z.string(),

@@ -67,9 +67,19 @@ export async function startSiteAgent(config: SiteAgentConfig, options: { env?: N
       drivenBmcHosts: new Set(),
       ...(bootServer ? { cachedMediaUrl: cachedMediaUrlOf(bootServer) } : {}),
     });
-    const { temporal } = identity.current;
-    worker = await startSiteWorker({ address: temporal.address, namespace: temporal.namespace, taskQueue: temporal.taskQueue, steps });
-    log.info('site agent running', { nodeId: identity.current.nodeId, siteId: identity.current.siteId, taskQueue: temporal.taskQueue });
+    const startWorker = () => startSiteWorker({ temporal: identity.current.temporal, credentials: { chain: identity.chain, key: identity.key }, steps });
+    worker = await startWorker();
+    // The gateway knows the worker by the certificate its connection presented: after a
+    // renewal a new connection presents the new one, before the old certificate expires.
+    renewer.onRenewed(() => {
+      void (async () => {
+        const previous = worker;
+        worker = await startWorker();
+        await previous?.stop();
+        log.info('worker reconnected with the renewed certificate', { nodeId: identity.current.nodeId });
+      })().catch((error: unknown) => log.warn('reconnecting the worker after renewal failed; the old certificate serves until it expires', { error: (error as Error).message }));
+    });
+    log.info('site agent running', { nodeId: identity.current.nodeId, siteId: identity.current.siteId, taskQueue: identity.current.temporal.taskQueue });
   } catch (error) {
     await bootServer?.close();
     await session.stop();

@@ -17,6 +17,7 @@ interface RenewAnswer {
 
 export class CertificateRenewer {
   private running: Promise<boolean> | undefined;
+  private readonly renewedListeners: Array<() => void> = [];
   renewals = 0;
 
   constructor(
@@ -25,6 +26,11 @@ export class CertificateRenewer {
     private readonly config: Pick<SiteAgentConfig, 'renewAfterMs'>,
     private readonly log: AgentLog,
   ) {}
+
+  /** Called after each renewal, once the new chain is stored (the worker reconnects with it). */
+  onRenewed(listener: () => void): void {
+    this.renewedListeners.push(listener);
+  }
 
   /** When the current certificate is due for renewal (ms since the epoch). */
   dueAt(controlPlaneRenewAfter: string | undefined): number {
@@ -50,6 +56,7 @@ export class CertificateRenewer {
     persistIdentity(this.identity);
     this.renewals += 1;
     this.log.info('certificate renewed', { nodeId: answer.nodeId, previousExpiresAt: previous.expiresAt, expiresAt: answer.expiresAt });
+    for (const listener of this.renewedListeners) listener();
     return true;
   }
 }

@@ -1,6 +1,8 @@
 // The site agent's Temporal worker: activities only, on its own task queue (from the join
 // answer), registering exactly SITE_STEP_KINDS (agent/common/restricted-worker.ts refuses
 // anything else). Each step heartbeats, so a step whose agent died is noticed and re-routed.
+import type { AgentTemporal } from '../../core/schemas/join';
+import type { AgentCredentials } from '../common/gateway-connection';
 import { startRestrictedWorker, type AgentActivity, type RestrictedWorker } from '../common/restricted-worker';
 import { heartbeating } from './heartbeating';
 import { reportingFailures } from './step-failure';
@@ -10,15 +12,13 @@ import type { SiteStep } from './steps/deps';
 export type SiteWorker = RestrictedWorker;
 
 export interface SiteWorkerOptions {
-  address: string;
-  namespace: string;
-  taskQueue: string;
+  temporal: AgentTemporal;
+  credentials: AgentCredentials;
   steps: Record<SiteStepKind, SiteStep>;
 }
 
 export async function startSiteWorker(options: SiteWorkerOptions): Promise<SiteWorker> {
   const activities: Record<string, AgentActivity> = {};
   for (const kind of SITE_STEP_KINDS) activities[kind] = heartbeating(reportingFailures(options.steps[kind]));
-  const { address, namespace, taskQueue } = options;
-  return startRestrictedWorker({ mode: 'site', kinds: SITE_STEP_KINDS, activities, temporal: { address, namespace, taskQueue }, shutdownGraceTime: '5s' });
+  return startRestrictedWorker({ mode: 'site', kinds: SITE_STEP_KINDS, activities, temporal: options.temporal, credentials: options.credentials, shutdownGraceTime: '5s' });
 }

@@ -15,7 +15,7 @@ import { toApiError } from '../error-handler';
 
 export const joinRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) => {
   const ca = await loadOrCreateNodeCa(ctx.db, ctx.secrets, ctx.config.dataDir);
-  const temporal = { address: ctx.config.temporal.agentAddress, namespace: ctx.config.temporal.namespace };
+  const gateway = { ...ctx.agentGateway, namespace: ctx.config.temporal.namespace };
   const notifyJoined = temporalAgentJoinedNotifier(ctx.temporal);
   // Malformed bodies are refusals too: validated here (attachValidation) so they are recorded,
   // under the route's path: the caller's query string is its own text and never reaches an event.
@@ -26,7 +26,7 @@ export const joinRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) =>
   app.post('/v1/join', { attachValidation: true, schema: { tags: ['join'], security: [], body: joinSchema, response: { 201: joinAnswerSchema } } }, async (request, reply) => {
     await refuseInvalid(request, 'security.join.refused');
     const workflowRuns = (workflowId: string, nodeId: string) => workflowRunsFor(ctx.temporal, workflowId, nodeId);
-    return reply.status(201).send(await joinNode({ db: ctx.db, ca, temporal, workflowRuns, discoveryApproval: ctx.config.discoveryApproval, notifyJoined }, request.body));
+    return reply.status(201).send(await joinNode({ db: ctx.db, ca, gateway, workflowRuns, discoveryApproval: ctx.config.discoveryApproval, notifyJoined }, request.body));
   });
 
   app.post('/v1/join/renew', { attachValidation: true, schema: { tags: ['join'], security: [], body: renewSchema, response: { 201: issuedCertificateSchema } } }, async (request, reply) => {

@@ -25,7 +25,7 @@ const flags = z.object({
   qemu: z.boolean().default(false),
   firmware: z.enum(['bios', 'uefi']).default('bios'),
   /** The Temporal frontend port relayed to a QEMU site's agent and machines; default: the joined agent's. */
-  temporalPort: z.coerce.number().int().min(1).max(65_535).optional(),
+  gatewayPort: z.coerce.number().int().min(1).max(65_535).optional(),
 });
 type Flags = z.infer<typeof flags>;
 
@@ -50,7 +50,7 @@ async function emulateInProcess(config: SiteAgentConfig, input: Flags) {
     await agent.stop();
     throw wrongSite(input, agent.identity.current.siteId);
   }
-  const fleet = await Fleet.start({ dataDir: path.join(config.dataDir, 'emulator'), bootServerUrl: () => agent.bootServer?.url, temporalAddress: agent.identity.current.temporal.address, installedOs: nodeAgentOs() });
+  const fleet = await Fleet.start({ dataDir: path.join(config.dataDir, 'emulator'), bootServerUrl: () => agent.bootServer?.url, installedOs: nodeAgentOs() });
   const machines = [];
   for (let i = 0; i < input.machines; i++) {
     const { machine, bmc } = await fleet.add({ diskBytes: input.diskMib * 1024 * 1024 });
@@ -67,14 +67,14 @@ async function emulateOnQemu(config: SiteAgentConfig, input: Flags) {
   ensureDataDir(config.dataDir);
   const identity = loadIdentity(config.dataDir, loadOrCreateKey(config.dataDir))?.current;
   if (identity && identity.siteId !== input.siteId) throw wrongSite(input, identity.siteId);
-  const temporalPort = input.temporalPort ?? Number(identity?.temporal.address.split(':').pop());
-  if (!Number.isInteger(temporalPort) || temporalPort <= 0) throw new IronflowError('INVALID_INPUT', 'the site agent has not joined yet: pass --temporal-port (the control plane\'s Temporal frontend port)', { path: 'temporalPort' });
+  const gatewayPort = input.gatewayPort ?? Number(identity?.temporal.address.split(':').pop());
+  if (!Number.isInteger(gatewayPort) || gatewayPort <= 0) throw new IronflowError('INVALID_INPUT', 'the site agent has not joined yet: pass --gateway-port (the control plane\'s agent gateway port)', { path: 'gatewayPort' });
   const site = await startQemuSite({
     dir: path.join(config.dataDir, 'emulator', 'qemu'),
     controlPlaneUrl: config.controlPlaneUrl,
     agentDataDir: config.dataDir,
     ...(config.tokenFile ? { tokenFile: config.tokenFile } : {}),
-    temporalPort,
+    gatewayPort,
   });
   const machines = [];
   for (let i = 0; i < input.machines; i++) {
@@ -82,7 +82,7 @@ async function emulateOnQemu(config: SiteAgentConfig, input: Flags) {
     machines.push({ id: machine.id, bmcAddress: machine.bmc.address, username: machine.bmc.username, password: machine.bmc.password, macs: [machine.mac], productUuid: machine.productUuid, disk: machine.disk, serialLogs: machine.serialLogs });
     process.stderr.write(`${machine.id}: BMC ${machine.bmc.address}, serial logs ${machine.serialLogs}\n`);
   }
-  const banner = `${input.machines} QEMU machines (${input.firmware}) next to the site agent in a network namespace (its log: ${site.agentLogFile}); they reach the control plane at ${site.machineFacingHost} (start it with IRONFLOW_API_URL=http://${site.machineFacingHost}:<api port> and IRONFLOW_AGENT_TEMPORAL_ADDRESS=${site.machineFacingHost}:${temporalPort})`;
+  const banner = `${input.machines} QEMU machines (${input.firmware}) next to the site agent in a network namespace (its log: ${site.agentLogFile}); they reach the control plane at ${site.machineFacingHost} (start it with IRONFLOW_API_URL=http://${site.machineFacingHost}:<api port> and IRONFLOW_AGENT_GATEWAY_ADDRESS=${site.machineFacingHost}:${gatewayPort})`;
   try {
     return await serveUntilInterrupted(config.dataDir, machines, banner);
   } finally {

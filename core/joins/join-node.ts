@@ -1,6 +1,7 @@
 // Join: a join token plus a CSR → a node, its certificate chain, and where its agent finds
-// Temporal. The token's attestor admits it inside the transaction that creates the node
-// and records the certificate, so a token use is consumed exactly when a join succeeds.
+// Temporal (the agent gateway, whose certificate chains to the same node CA). The token's
+// attestor admits it inside the transaction that creates the node and records the
+// certificate, so a token use is consumed exactly when a join succeeds.
 import { attestorFor, type JoinTokenRecord } from '../attestors';
 import type { DiscoveryApproval } from '../attestors/attestor';
 import { parseBearer, secretMatches } from '../bearer';
@@ -19,7 +20,8 @@ import { recordCertificate } from './record-certificate';
 export interface JoinDeps {
   db: Db;
   ca: NodeCa;
-  temporal: { address: string; namespace: string };
+  /** Where agents reach Temporal: the agent gateway's address and certificate name. */
+  gateway: { address: string; serverName: string; namespace: string };
   /** For the discovery attestor: whether a workflow runs now and is about a node. */
   workflowRuns?: (workflowId: string, nodeId: string) => Promise<boolean>;
   discoveryApproval?: DiscoveryApproval;
@@ -67,7 +69,7 @@ export async function joinNode(deps: JoinDeps, input: JoinInput): Promise<JoinAn
       siteId: admission.siteId,
       certificateChain: [certificate.pem, ca.certificatePem],
       expiresAt: certificate.notAfter.toISOString(),
-      temporal: { address: deps.temporal.address, namespace: deps.temporal.namespace, taskQueue: agentTaskQueue(admission.role, admission.siteId, admission.nodeId) },
+      temporal: { address: deps.gateway.address, namespace: deps.gateway.namespace, serverName: deps.gateway.serverName, taskQueue: agentTaskQueue(admission.role, admission.siteId, admission.nodeId) },
     };
   } catch (error) {
     if (error instanceof DeferredJoin) await error.record(db);

@@ -16,6 +16,7 @@ export const OID = {
   authorityKeyIdentifier: '2.5.29.35',
   extKeyUsage: '2.5.29.37',
   clientAuth: '1.3.6.1.5.5.7.3.2',
+  serverAuth: '1.3.6.1.5.5.7.3.1',
 } as const;
 
 /**
@@ -66,16 +67,32 @@ export function caExtensions(subjectKeyId: Uint8Array): Pkijs.Extension[] {
   ];
 }
 
-export function leafExtensions(options: { subjectKeyId: Uint8Array; authorityKeyId: Uint8Array; uri: string }): Pkijs.Extension[] {
+interface LeafKeys {
+  subjectKeyId: Uint8Array;
+  authorityKeyId: Uint8Array;
+}
+
+function endEntityExtensions(keys: LeafKeys, purpose: string, names: Pkijs.GeneralName[]): Pkijs.Extension[] {
   const pkijs = pki();
   return [
     extension(OID.basicConstraints, true, new pkijs.BasicConstraints({ cA: false })),
     extension(OID.keyUsage, true, keyUsage([0])),
-    extension(OID.extKeyUsage, false, new pkijs.ExtKeyUsage({ keyPurposes: [OID.clientAuth] })),
-    extension(OID.subjectAltName, false, new pkijs.GeneralNames({ names: [new pkijs.GeneralName({ type: 6, value: options.uri })] })),
-    extension(OID.subjectKeyIdentifier, false, new asn1js.OctetString({ valueHex: options.subjectKeyId })),
-    extension(OID.authorityKeyIdentifier, false, new pkijs.AuthorityKeyIdentifier({ keyIdentifier: new asn1js.OctetString({ valueHex: options.authorityKeyId }) })),
+    extension(OID.extKeyUsage, false, new pkijs.ExtKeyUsage({ keyPurposes: [purpose] })),
+    extension(OID.subjectAltName, false, new pkijs.GeneralNames({ names })),
+    extension(OID.subjectKeyIdentifier, false, new asn1js.OctetString({ valueHex: keys.subjectKeyId })),
+    extension(OID.authorityKeyIdentifier, false, new pkijs.AuthorityKeyIdentifier({ keyIdentifier: new asn1js.OctetString({ valueHex: keys.authorityKeyId }) })),
   ];
+}
+
+/** A node's certificate: client authentication, its identity as a URI name. */
+export function leafExtensions(options: LeafKeys & { uri: string }): Pkijs.Extension[] {
+  return endEntityExtensions(options, OID.clientAuth, [new (pki().GeneralName)({ type: 6, value: options.uri })]);
+}
+
+/** A control-plane server's certificate (the agent gateway): server authentication, DNS names. */
+export function serverExtensions(options: LeafKeys & { dnsNames: string[] }): Pkijs.Extension[] {
+  const pkijs = pki();
+  return endEntityExtensions(options, OID.serverAuth, options.dnsNames.map((value) => new pkijs.GeneralName({ type: 2, value })));
 }
 
 /** The URI names in a certificate's subjectAltName. */

@@ -10,7 +10,7 @@ import type { DbOrTx } from '../db';
 import { IronflowError } from '../errors';
 import { ROOT_TENANT } from '../permissions';
 import type { SecretStore } from '../secret-store';
-import { caExtensions, keyIdentifier, leafExtensions, OID, randomSerial, distinguishedName, subjectAltUris } from './certificate-builder';
+import { caExtensions, keyIdentifier, leafExtensions, OID, randomSerial, distinguishedName, serverExtensions, subjectAltUris } from './certificate-builder';
 import { pki } from './engine';
 import { identityUri, parseIdentityUri, type NodeIdentity } from './identity';
 import { publicKeyFromSpki, verifyX509Signature } from './node-key';
@@ -90,24 +90,39 @@ export class NodeCa {
 
   /** Signs a node certificate for `spkiDer` (the key from the agent's CSR). */
   async issue(spkiDer: Uint8Array, identity: NodeIdentity, validitySeconds: number, now = new Date()): Promise<IssuedCertificate> {
+    const subject: Array<[string, string]> = [
+      ...(identity.siteId ? ([[OID.locality, identity.siteId]] as Array<[string, string]>) : []),
+      [OID.organizationalUnit, identity.role],
+      [OID.commonName, identity.nodeId],
+    ];
+    return this.sign(spkiDer, subject, validitySeconds, now, (keys) => leafExtensions({ ...keys, uri: identityUri(identity) }));
+  }
+
+  /** Signs a server certificate for a control-plane endpoint agents dial (the agent gateway), so they pin this CA. */
+  async issueServer(spkiDer: Uint8Array, dnsNames: string[], validitySeconds: number, now = new Date()): Promise<IssuedCertificate> {
+    const subject: Array<[string, string]> = [[OID.organization, 'Ironflow'], [OID.commonName, dnsNames[0] ?? 'ironflow']];
+    return this.sign(spkiDer, subject, validitySeconds, now, (keys) => serverExtensions({ ...keys, dnsNames }));
+  }
+
+  private async sign(
+    spkiDer: Uint8Array,
+    subject: Array<[string, string]>,
+    validitySeconds: number,
+    now: Date,
+    extensions: (keys: { subjectKeyId: Uint8Array; authorityKeyId: Uint8Array }) => Pkijs.Extension[],
+  ): Promise<IssuedCertificate> {
     const pkijs = pki();
     const certificate = new pkijs.Certificate();
     const serial = randomSerial();
     certificate.version = 2;
     certificate.serialNumber = serial.integer;
     certificate.issuer = this.certificate.subject;
-    certificate.subject = distinguishedName([
-      ...(identity.siteId ? ([[OID.locality, identity.siteId]] as Array<[string, string]>) : []),
-      [OID.organizationalUnit, identity.role],
-      [OID.commonName, identity.nodeId],
-    ]);
-    const notBefore = new Date(now.getTime() - BACKDATE_MS);
-    const notAfter = new Date(now.getTime() + validitySeconds * 1000);
-    certificate.notBefore.value = notBefore;
-    certificate.notAfter.value = notAfter;
+    certificate.subject = distinguishedName(subject);
+    certificate.notBefore.value = new Date(now.getTime() - BACKDATE_MS);
+    certificate.notAfter.value = new Date(now.getTime() + validitySeconds * 1000);
     const spkiAsn = asn1js.fromBER(exactBuffer(spkiDer));
     certificate.subjectPublicKeyInfo = new pkijs.PublicKeyInfo({ schema: spkiAsn.result });
-    certificate.extensions = leafExtensions({ subjectKeyId: keyIdentifier(certificate.subjectPublicKeyInfo), authorityKeyId: this.keyId, uri: identityUri(identity) });
+    certificate.extensions = extensions({ subjectKeyId: keyIdentifier(certificate.subjectPublicKeyInfo), authorityKeyId: this.keyId });
     await certificate.sign(this.privateKey as unknown as PkiCryptoKey, 'SHA-256');
     const der = new Uint8Array(certificate.toSchema().toBER(false));
     // pkijs encodes times at second precision: report what the certificate says.

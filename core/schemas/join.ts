@@ -47,9 +47,19 @@ export const issuedCertificateSchema = z.object({
   expiresAt: z.string(),
 });
 
-export const joinAnswerSchema = issuedCertificateSchema.extend({
-  temporal: z.object({ address: z.string(), namespace: z.string(), taskQueue: z.string() }),
+/** Where an agent's worker reaches Temporal: the agent gateway, with mTLS; its certificate chains to the node CA (the chain's last). */
+export const agentTemporalSchema = z.object({
+  /** The agent gateway, host:port. */
+  address: z.string(),
+  namespace: z.string(),
+  /** The one queue the certificate may poll. */
+  taskQueue: z.string(),
+  /** The name on the gateway's certificate (agents dial an address, and verify this name). */
+  serverName: z.string(),
 });
+export type AgentTemporal = z.infer<typeof agentTemporalSchema>;
+
+export const joinAnswerSchema = issuedCertificateSchema.extend({ temporal: agentTemporalSchema });
 export type JoinAnswer = z.infer<typeof joinAnswerSchema>;
 
 export const caSchema = z.object({ certificate: z.string() });

@@ -108,8 +108,8 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
     site = await startBootSite('qemu-boot-site');
     bmc = await QemuBmc.start();
     const apiPort = Number(new URL(site.t.cp.url).port);
-    const temporalPort = Number(site.t.config.temporal.address.split(':').pop());
-    relay = await network.forwardLoopback(agentHost.ns, [apiPort, temporalPort, bmc.port]);
+    const gatewayPort = Number(site.t.cp.gateway.address.split(':').pop());
+    relay = await network.forwardLoopback(agentHost.ns, [apiPort, gatewayPort, bmc.port]);
 
     const configFile = path.join(dir, 'site-agent.toml');
     writeFileSync(

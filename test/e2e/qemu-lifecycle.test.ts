@@ -96,10 +96,10 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
   /** The site agent in the agent's namespace: proxy DHCP, TFTP, the real ramdisk's files, the image cache. */
   async function startSiteAgentInNamespace(boot: BootSite, images: { port: number; caPem: string }, api: { caPem?: string }): Promise<E2eSiteAgent> {
     const apiPort = Number(new URL(boot.t.cp.url).port);
-    const temporalPort = Number(boot.t.config.temporal.address.split(':').pop());
-    relays.push(await network.forwardLoopback(agentHost.ns, [apiPort, temporalPort, bmc.port, images.port]));
-    // What the machine dials: the API (ramdisk join, the installed OS's join) and Temporal.
-    relays.push(await network.forwardToBridge(agentHost, [apiPort, temporalPort]));
+    const gatewayPort = Number(boot.t.cp.gateway.address.split(':').pop());
+    relays.push(await network.forwardLoopback(agentHost.ns, [apiPort, gatewayPort, bmc.port, images.port]));
+    // What the machine dials: the API (ramdisk join, the installed OS's join) and the agent gateway.
+    relays.push(await network.forwardToBridge(agentHost, [apiPort, gatewayPort]));
     const agentDir = mkdtempSync(path.join(dir, 'site-agent-'));
     agentDataDir = path.join(agentDir, 'data');
     const caFile = path.join(agentDir, 'images-ca.pem');

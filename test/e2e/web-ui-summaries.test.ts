@@ -41,7 +41,7 @@ beforeAll(async () => {
     logFile: path.join(config.dataDir, 'temporal.log'),
   });
   uiUrl = `http://127.0.0.1:${uiPort}`;
-  t = await startTestControlPlane({ config: { ...config, temporal: { ...config.temporal, address, agentAddress: address, uiPort } } });
+  t = await startTestControlPlane({ config: { ...config, temporal: { ...config.temporal, address, uiPort } } });
   browser = await launchBrowser();
   siteId = (await t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'lab-webui', idempotencyKey: 'webui-site' })).id;
   poolId = (await t.root.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId, class: 'metal-host', policy: { hardwareProfile: 'gpu-redfish' } })).id;

@@ -40,8 +40,8 @@ export interface E2eSiteOptions {
   siteAgentProcess?: boolean;
   /**
    * Where machines reach the control plane (a test network's relay to this host, e.g. QEMU
-   * guests): the API's public URL (the user data's --server) and the Temporal address Join
-   * hands agents use this host at the same ports instead of 127.0.0.1.
+   * guests): the API's public URL (the user data's --server) and the agent gateway address
+   * Join hands agents use this host at the same ports instead of 127.0.0.1.
    */
   machineFacingHost?: string;
   /**
@@ -142,6 +142,8 @@ function startWorkerProcess(config: IronflowConfig, env: Record<string, string>)
 
 export async function startE2eSite(key: string, options: E2eSiteOptions = {}): Promise<E2eSite> {
   const apiPort = await freePort();
+  // Fixed before start: the worker process and machines off loopback must know it.
+  const gatewayPort = await freePort();
   // Machines off loopback reach the API over TLS only (agents refuse plain http there): a
   // throwaway CA, a certificate naming the machine-facing host, the chain served, its CA pinned.
   const apiTls = options.machineFacingHost ? makeServerCertificate(mkdtempSync(path.join(inject('runDir'), 'api-tls-')), 'api.e2e', [options.machineFacingHost]) : undefined;
@@ -152,7 +154,8 @@ export async function startE2eSite(key: string, options: E2eSiteOptions = {}): P
     IRONFLOW_API_URL: `${apiTls ? 'https' : 'http'}://${options.machineFacingHost ?? '127.0.0.1'}:${apiPort}`,
     // The user data's --serving-ca-pin; pins come as a set of three and the join pins are not checked yet (docs/lifecycle.md).
     ...(apiTls && apiCaPin ? { IRONFLOW_API_TLS_CERT: apiTls.chainFile, IRONFLOW_API_TLS_KEY: apiTls.keyFile, IRONFLOW_SERVING_CA_PIN: apiCaPin, IRONFLOW_JOIN_SIGNING_PIN: apiCaPin, IRONFLOW_JOIN_ENCRYPTION_PIN: apiCaPin } : {}),
-    ...(options.machineFacingHost ? { IRONFLOW_AGENT_TEMPORAL_ADDRESS: `${options.machineFacingHost}:${(options.temporalAddress ?? inject('temporalAddress')).split(':').pop()}` } : {}),
+    IRONFLOW_GATEWAY_PORT: String(gatewayPort),
+    ...(options.machineFacingHost ? { IRONFLOW_AGENT_GATEWAY_ADDRESS: `${options.machineFacingHost}:${gatewayPort}` } : {}),
     IRONFLOW_AGENT_URL: 'https://downloads.example.com/ironflow-agent',
     IRONFLOW_AGENT_SHA256: sha(Buffer.from('the published agent')),
     ...(options.temporalAddress ? { IRONFLOW_TEMPORAL_ADDRESS: options.temporalAddress } : {}),
@@ -203,7 +206,6 @@ export async function startE2eSite(key: string, options: E2eSiteOptions = {}): P
   const fleet = await Fleet.start({
     dataDir: path.join(config.dataDir, 'fleet'),
     bootServerUrl: () => agent.bootServerUrl(),
-    temporalAddress: config.temporal.address,
     installedOs: nodeAgentOs(),
     ramdiskTrustedCaPems: [tls.caPem],
     sleepScale: 0.05,

@@ -34,7 +34,7 @@ beforeAll(async () => {
   site = await startBootSite('emulator-boot-site');
   agent = await site.startAgent();
   await activeAgent(agent);
-  fleet = await Fleet.start({ dataDir: `${site.t.config.dataDir}/fleet`, bootServerUrl: () => agent.bootServer?.url, temporalAddress: site.t.config.temporal.address, sleepScale: 0.05 });
+  fleet = await Fleet.start({ dataDir: `${site.t.config.dataDir}/fleet`, bootServerUrl: () => agent.bootServer?.url, sleepScale: 0.05 });
   imageServer = http.createServer((req, res) => {
     if (req.url !== '/image.raw.gz') return void res.writeHead(404).end();
     res.writeHead(200, { 'content-type': 'application/octet-stream' });

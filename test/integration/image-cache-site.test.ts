@@ -80,7 +80,7 @@ beforeAll(async () => {
   agent = await siteAgentFixture(site.t.cp.url, { boot: [`cache_ca_file = ${JSON.stringify(caFile)}`] }).start({ IRONFLOW_JOIN_TOKEN: site.siteToken });
   await activeAgent(agent);
   await addImageSigner(site.t.cp.db, { tenantId: 'root', id: 'cache-platform', publicKeyPem: signer.publicKey.export({ type: 'spki', format: 'pem' }).toString() });
-  fleet = await Fleet.start({ dataDir: `${site.t.config.dataDir}/fleet`, bootServerUrl: () => agent.bootServer?.url, temporalAddress: site.t.config.temporal.address, sleepScale: 0.05, ramdiskTrustedCaPems: [caPem] });
+  fleet = await Fleet.start({ dataDir: `${site.t.config.dataDir}/fleet`, bootServerUrl: () => agent.bootServer?.url, sleepScale: 0.05, ramdiskTrustedCaPems: [caPem] });
 }, 120_000);
 
 afterAll(async () => {

@@ -1,0 +1,28 @@
+// An agent's connection to Temporal: through the agent gateway only, with mTLS by the
+// certificate Join issued. The gateway's certificate must chain to the node CA the agent
+// joined with (the last certificate of its chain), so no other server can pose as it.
+import type { KeyObject } from 'node:crypto';
+import { NativeConnection } from '@temporalio/worker';
+import { IronflowError } from '../../core/errors';
+import type { AgentTemporal } from '../../core/schemas/join';
+import { installWorkerRuntime } from '../../worker/runtime';
+
+export interface AgentCredentials {
+  /** [leaf, …, node CA], PEM, as Join or renewal answered. */
+  chain: string[];
+  key: KeyObject;
+}
+
+export async function connectThroughGateway(temporal: AgentTemporal, credentials: AgentCredentials): Promise<NativeConnection> {
+  const ca = credentials.chain[credentials.chain.length - 1];
+  if (!ca || credentials.chain.length < 2) throw new IronflowError('INVALID_CONFIG', 'the agent\'s certificate chain lacks the node CA; join again');
+  installWorkerRuntime();
+  return NativeConnection.connect({
+    address: temporal.address,
+    tls: {
+      serverNameOverride: temporal.serverName,
+      serverRootCACertificate: Buffer.from(ca),
+      clientCertPair: { crt: Buffer.from(credentials.chain.join('')), key: Buffer.from(credentials.key.export({ format: 'pem', type: 'pkcs8' })) },
+    },
+  });
+}

@@ -1,0 +1,57 @@
+// Who is calling: the client certificate of the TLS session, checked like every agent
+// credential (core/pki/authenticate-agent.ts: issued by the node CA, on record, unrevoked,
+// unexpired, of a live node). A verdict is reused for a short while so a busy worker costs
+// one database read per identity every few seconds, not one per call; refusals are kept
+// longer so a revoked agent retrying in a loop does not flood the event log.
+import { authenticateAgentCertificate, type AuthenticatedAgent } from '../core/pki/authenticate-agent';
+import type { Db } from '../core/db';
+import { IronflowError } from '../core/errors';
+import { agentTaskQueue } from '../core/joins/certificate-policy';
+import { fingerprintOf, type NodeCa } from '../core/pki/node-ca';
+import { toPem } from '../core/pki/pem';
+
+export const ACCEPTED_FOR_MS = 2_000;
+const REFUSED_FOR_MS = 10_000;
+const MAX_CACHED = 10_000;
+
+export interface GatewayAgent extends AuthenticatedAgent {
+  /** The one task queue this identity may poll. */
+  taskQueue: string;
+  /** What histories record as the worker identity, and what task tokens are bound to. */
+  label: string;
+}
+
+type Verdict = { agent: GatewayAgent; until: number } | { error: IronflowError; until: number };
+
+export class AgentIdentities {
+  private readonly verdicts = new Map<string, Verdict>();
+
+  constructor(private readonly db: Db, private readonly ca: NodeCa, private readonly now: () => number = Date.now) {}
+
+  /** The agent behind a client certificate (DER), or an UNAUTHENTICATED IronflowError. */
+  async check(certificateDer: Uint8Array, options: { fresh?: boolean } = {}): Promise<GatewayAgent> {
+    const fingerprint = fingerprintOf(certificateDer);
+    const cached = this.verdicts.get(fingerprint);
+    if (cached && cached.until > this.now() && !(options.fresh && 'agent' in cached)) {
+      if ('error' in cached) throw cached.error;
+      if (cached.agent.notAfter.getTime() > this.now()) return cached.agent;
+    }
+    const verdict = await this.verify(certificateDer);
+    this.verdicts.delete(fingerprint);
+    this.verdicts.set(fingerprint, verdict);
+    while (this.verdicts.size > MAX_CACHED) this.verdicts.delete(this.verdicts.keys().next().value as string);
+    if ('error' in verdict) throw verdict.error;
+    return verdict.agent;
+  }
+
+  private async verify(certificateDer: Uint8Array): Promise<Verdict> {
+    try {
+      const agent = await authenticateAgentCertificate(this.db, this.ca, toPem('CERTIFICATE', certificateDer), { purpose: 'gateway' });
+      const taskQueue = agentTaskQueue(agent.role, agent.siteId, agent.nodeId);
+      return { agent: { ...agent, taskQueue, label: `${agent.role}:${agent.nodeId}` }, until: this.now() + ACCEPTED_FOR_MS };
+    } catch (error) {
+      if (error instanceof IronflowError) return { error, until: this.now() + REFUSED_FOR_MS };
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,169 @@
+// The agent gateway: the only door from agents to Temporal. A gRPC server with mTLS (client
+// certificates from the node CA) in front of the Temporal frontend that forwards an
+// activity worker's calls for the one task queue the certificate names (agent-calls.ts),
+// binds each task to the identity that polled it, and re-checks revocation and expiry so a
+// cut-off identity loses even its long polls within seconds.
+import * as grpc from '@grpc/grpc-js';
+import type { PayloadCodec } from '@temporalio/common';
+import type { Db } from '../core/db';
+import { IronflowError } from '../core/errors';
+import { fingerprintOf, type NodeCa } from '../core/pki/node-ca';
+import { AGENT_CALLS, type CallContext } from './agent-calls';
+import { AgentIdentities, ACCEPTED_FOR_MS, type GatewayAgent } from './agent-identities';
+import { InFlightCalls, type OpenCall } from './in-flight-calls';
+import { RefusalEvents } from './refusal-events';
+import { GATEWAY_SERVER_NAME, issueGatewayCertificate } from './server-certificate';
+import { TaskTokenBindings } from './task-token-bindings';
+import { methodNamesOf } from './temporal-proto';
+import { MAX_MESSAGE_BYTES, TemporalUpstream } from './upstream';
+
+/** Every method of these services answers (refused unless agent-calls.ts admits it), so each probe is recorded. */
+const SERVICES = ['temporal.api.workflowservice.v1.WorkflowService', 'temporal.api.operatorservice.v1.OperatorService'];
+
+export interface AgentGatewayOptions {
+  db: Db;
+  ca: NodeCa;
+  /** The Temporal frontend, reachable from the control plane only. */
+  temporalAddress: string;
+  namespace: string;
+  host: string;
+  port: number;
+  codec?: PayloadCodec;
+}
+
+export interface AgentGateway {
+  /** host:port as bound. */
+  address: string;
+  serverName: string;
+  close(): Promise<void>;
+}
+
+type UnaryCall = grpc.ServerUnaryCall<Buffer, Buffer>;
+type Callback = grpc.sendUnaryData<Buffer>;
+
+const asBytes = (bytes: Buffer): Buffer => bytes;
+
+/** No call outlives this, whatever deadline the agent asked for (a long poll asks for about a minute). */
+const MAX_CALL_MS = 5 * 60_000;
+
+function boundedDeadline(asked: grpc.Deadline): Date {
+  const askedMs = asked instanceof Date ? asked.getTime() : asked;
+  return new Date(Math.min(askedMs, Date.now() + MAX_CALL_MS));
+}
+
+function status(code: grpc.status, details: string): Partial<grpc.ServiceError> {
+  return { code, details, message: details };
+}
+
+export async function startAgentGateway(options: AgentGatewayOptions): Promise<AgentGateway> {
+  const identities = new AgentIdentities(options.db, options.ca);
+  const tokens = new TaskTokenBindings();
+  const inFlight = new InFlightCalls();
+  const refusals = new RefusalEvents(options.db);
+  const upstream = new TemporalUpstream(options.temporalAddress);
+
+  async function authenticate(call: UnaryCall): Promise<{ agent: GatewayAgent; der: Uint8Array }> {
+    const raw = call.getAuthContext()?.sslPeerCertificate?.raw;
+    if (!raw) throw new IronflowError('UNAUTHENTICATED', 'the agent gateway needs the client certificate Join issued');
+    const der = new Uint8Array(raw);
+    return { agent: await identities.check(der), der };
+  }
+
+  function forward(path: string, method: string, call: UnaryCall, callback: Callback): void {
+    void (async () => {
+      let caller: { agent: GatewayAgent; der: Uint8Array };
+      try {
+        caller = await authenticate(call);
+      } catch (error) {
+        const message = error instanceof IronflowError ? error.message : 'the client certificate could not be checked';
+        callback(status(grpc.status.UNAUTHENTICATED, message));
+        return;
+      }
+      const { agent, der } = caller;
+      const refuse = (reason: string, message: string) => {
+        refusals.record({ tenantId: agent.tenantId, nodeId: agent.nodeId, method, reason, message });
+        callback(status(grpc.status.PERMISSION_DENIED, `agent gateway: ${method} refused (${reason}): ${message}`));
+      };
+      const route = AGENT_CALLS[method];
+      if (!route) return refuse('not-an-activity-worker-call', 'agents may only poll, heartbeat and complete activity tasks of their own queue');
+      const ctx: CallContext = { agent, namespace: options.namespace, tokens, ...(options.codec ? { codec: options.codec } : {}) };
+      const admission = await route(call.request, ctx);
+      if ('refuse' in admission) return refuse(admission.refuse, admission.message);
+      const fingerprint = fingerprintOf(der);
+      let settled = false;
+      const settle = (error: Partial<grpc.ServiceError> | null, response?: Buffer) => {
+        if (settled) return;
+        settled = true;
+        inFlight.close(fingerprint, open);
+        callback(error, response);
+      };
+      const open: OpenCall = {
+        cutOff: (message) => {
+          upstreamCall?.cancel();
+          settle(status(grpc.status.UNAUTHENTICATED, message));
+        },
+      };
+      if (!inFlight.open(fingerprint, der, open)) {
+        callback(status(grpc.status.RESOURCE_EXHAUSTED, 'agent gateway: too many calls open for this identity'));
+        return;
+      }
+      call.on('cancelled', () => {
+        upstreamCall?.cancel();
+        settle(status(grpc.status.CANCELLED, 'cancelled by the agent'));
+      });
+      const upstreamCall = upstream.call(path, admission.forward, call.metadata, boundedDeadline(call.getDeadline()), (error, response) => {
+        if (error || !response) return settle(error ?? status(grpc.status.INTERNAL, 'empty answer from Temporal'));
+        const answer = admission.answer ?? (async (bytes: Uint8Array) => bytes);
+        answer(response).then(
+          (bytes) => settle(null, Buffer.from(bytes)),
+          () => settle(status(grpc.status.INTERNAL, 'agent gateway: the answer could not be unsealed; see the control plane log')),
+        );
+      });
+    })().catch(() => callback(status(grpc.status.INTERNAL, 'agent gateway: internal error; see the control plane log')));
+  }
+
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+    'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+    // Temporal's core SDK pings every 30 s on idle connections; allow it.
+    'grpc.http2.min_ping_interval_without_data_ms': 10_000,
+    'grpc.keepalive_permit_without_calls': 1,
+  });
+  for (const serviceName of SERVICES) {
+    for (const method of methodNamesOf(serviceName)) {
+      const path = `/${serviceName}/${method}`;
+      server.register(path, (call: UnaryCall, callback: Callback) => forward(path, method, call, callback), asBytes, asBytes, 'unary');
+    }
+  }
+
+  // Revocation and expiry reach calls already open: each identity holding one is checked again.
+  const sweep = setInterval(() => {
+    for (const { fingerprint, certificateDer } of inFlight.holders()) {
+      identities.check(certificateDer, { fresh: true }).catch((error: unknown) => {
+        inFlight.cutOff(fingerprint, error instanceof IronflowError ? error.message : 'the agent identity is no longer valid');
+      });
+    }
+  }, ACCEPTED_FOR_MS);
+  sweep.unref();
+
+  const tls = await issueGatewayCertificate(options.ca);
+  const credentials = grpc.ServerCredentials.createSsl(Buffer.from(options.ca.certificatePem), [{ cert_chain: Buffer.from(tls.certificatePem), private_key: Buffer.from(tls.privateKeyPem) }], true);
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(`${options.host}:${options.port}`, credentials, (error, bound) => (error ? reject(error) : resolve(bound)));
+  });
+  return {
+    address: `${options.host}:${port}`,
+    serverName: GATEWAY_SERVER_NAME,
+    async close() {
+      clearInterval(sweep);
+      await new Promise<void>((resolve) => {
+        server.tryShutdown(() => resolve());
+        setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, 2_000).unref();
+      });
+      upstream.close();
+    },
+  };
+}

@@ -1,0 +1,33 @@
+// Refused gateway calls become security events, at most one per agent, method and reason
+// every ten seconds: a misbehaving worker retries in a loop, and the log must stay readable.
+import type { Db } from '../core/db';
+import { recordRefusal, refusal } from '../core/joins/refusal';
+import { ROOT_TENANT } from '../core/permissions';
+
+const QUIET_MS = 10_000;
+const MAX_TRACKED = 10_000;
+
+export interface GatewayRefusal {
+  tenantId?: string;
+  nodeId?: string;
+  method: string;
+  reason: string;
+  message: string;
+}
+
+export class RefusalEvents {
+  private readonly lastRecorded = new Map<string, number>();
+
+  constructor(private readonly db: Db, private readonly now: () => number = Date.now) {}
+
+  record(event: GatewayRefusal): void {
+    const key = `${event.nodeId ?? '-'}\u0000${event.method}\u0000${event.reason}`;
+    const last = this.lastRecorded.get(key);
+    if (last !== undefined && this.now() - last < QUIET_MS) return;
+    this.lastRecorded.delete(key);
+    this.lastRecorded.set(key, this.now());
+    while (this.lastRecorded.size > MAX_TRACKED) this.lastRecorded.delete(this.lastRecorded.keys().next().value as string);
+    const error = refusal('PERMISSION_DENIED', event.reason, event.message);
+    void recordRefusal(this.db, 'security.gateway.refused', error, { tenantId: event.tenantId ?? ROOT_TENANT, subjectId: event.nodeId, data: { method: event.method } }).catch(() => undefined);
+  }
+}

@@ -1,0 +1,41 @@
+// Which identity polled each activity task: a completion or heartbeat must come from the
+// identity that polled the task, so one agent cannot finish (or forge the result of)
+// another's step. Held in memory and bounded: after a gateway restart the tokens of steps
+// in flight are unknown, their completions are refused, and Temporal retries the steps
+// (their heartbeat or start-to-close timeout notices).
+export const MAX_BOUND_TASKS = 100_000;
+/** Longer than any step's start-to-close timeout. */
+const BINDING_TTL_MS = 48 * 3600_000;
+
+export class TaskTokenBindings {
+  private readonly owners = new Map<string, { identity: string; expiresAt: number }>();
+
+  constructor(private readonly now: () => number = Date.now, private readonly capacity = MAX_BOUND_TASKS) {}
+
+  bind(taskToken: Uint8Array, identity: string): void {
+    const key = Buffer.from(taskToken).toString('base64');
+    this.owners.delete(key);
+    this.owners.set(key, { identity, expiresAt: this.now() + BINDING_TTL_MS });
+    // Insertion order is age order: the oldest binding goes first.
+    while (this.owners.size > this.capacity) this.owners.delete(this.owners.keys().next().value as string);
+  }
+
+  ownerOf(taskToken: Uint8Array): string | undefined {
+    const key = Buffer.from(taskToken).toString('base64');
+    const owner = this.owners.get(key);
+    if (!owner) return undefined;
+    if (owner.expiresAt <= this.now()) {
+      this.owners.delete(key);
+      return undefined;
+    }
+    return owner.identity;
+  }
+
+  release(taskToken: Uint8Array): void {
+    this.owners.delete(Buffer.from(taskToken).toString('base64'));
+  }
+
+  get size(): number {
+    return this.owners.size;
+  }
+}
