@@ -10,6 +10,7 @@ import { registerConsoleSecurity } from './security';
 import { ConsoleSessions } from './session';
 import { signInRoutes } from './sign-in-routes';
 import { temporalLinks } from '../core/temporal-links';
+import { codecRoutes } from '../api/routes/codec';
 
 const assets = [
   { name: 'console.js', type: 'text/javascript; charset=utf-8' },
@@ -29,4 +30,6 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ApiContext): Prom
   signInRoutes(app, sessions, ctx.db);
   discoveryRoutes(app, sessions);
   nodesRoutes(app, sessions, temporalLinks(ctx.config));
+  // The Temporal Web UI's codec endpoint: it answers the operators signed in here (their cookie).
+  await app.register(codecRoutes, { ...ctx, sessions });
 }

@@ -5,6 +5,7 @@ import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import type { IronflowConfig } from '../core/config';
+import { codecEndpointUrl, historiesMayBeSealed } from '../core/sealing';
 import { requireTool } from './tools';
 
 export interface TemporalServerOptions {
@@ -15,6 +16,8 @@ export interface TemporalServerOptions {
   searchAttributes: Record<string, string>;
   dynamicConfig: Record<string, unknown>;
   logFile: string;
+  /** The Web UI decodes sealed payloads through this remote codec (the API's, docs/sealed-histories.md). */
+  codecEndpoint?: string;
 }
 
 /** The server process ended before its frontend answered (a port taken meanwhile, a crash). */
@@ -35,6 +38,7 @@ export function devServerOptions(config: IronflowConfig): TemporalServerOptions 
     searchAttributes: config.temporal.searchAttributes,
     dynamicConfig: config.temporal.dynamicConfig,
     logFile: path.join(config.dataDir, 'temporal.log'),
+    ...(historiesMayBeSealed(config) ? { codecEndpoint: codecEndpointUrl(config) } : {}),
   };
 }
 
@@ -43,6 +47,7 @@ export function temporalServerArgs(options: TemporalServerOptions): string[] {
   const args = ['server', 'start-dev', '--ip', host ?? '127.0.0.1', '--port', port ?? '7233', '--log-level', 'warn'];
   args.push(...(options.uiPort ? ['--ui-port', String(options.uiPort), '--ui-ip', host ?? '127.0.0.1'] : ['--headless']));
   if (options.dbFile) args.push('--db-filename', options.dbFile);
+  if (options.uiPort && options.codecEndpoint) args.push('--ui-codec-endpoint', options.codecEndpoint);
   if (options.namespace !== 'default') args.push('--namespace', options.namespace);
   for (const [name, type] of Object.entries(options.searchAttributes)) args.push('--search-attribute', `${name}=${type}`);
   for (const [key, value] of Object.entries(options.dynamicConfig)) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);

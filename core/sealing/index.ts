@@ -20,10 +20,20 @@ export { HISTORY_KEYS_FILE, historyKeysFile, loadHistoryKeyRing } from './key-ri
  * The agent gateway calls it to seal agents' activity payloads on their behalf.
  */
 export function sealingCodecFor(config: IronflowConfig): PayloadCodec | undefined {
-  if (config.temporal.sealHistories) return new SealingCodec(loadHistoryKeyRing(config.dataDir), { seal: true });
-  if (existsSync(historyKeysFile(config.dataDir))) return new SealingCodec(loadHistoryKeyRing(config.dataDir), { seal: false });
-  return undefined;
+  if (!historiesMayBeSealed(config)) return undefined;
+  return new SealingCodec(loadHistoryKeyRing(config.dataDir), { seal: config.temporal.sealHistories });
 }
+
+/** Sealing is on, or was (its key ring is there): readers of histories need the codec. */
+export function historiesMayBeSealed(config: IronflowConfig): boolean {
+  return config.temporal.sealHistories || existsSync(historyKeysFile(config.dataDir));
+}
+
+/** Where the API serves the Temporal Web UI's remote codec (api/routes/codec.ts): under the console, whose sign-in cookie its callers present. */
+export const CODEC_PATH = '/console/codec';
+
+/** The codec endpoint's URL, as the Web UI (`--ui-codec-endpoint`) and the temporal CLI (`--codec-endpoint`) take it. */
+export const codecEndpointUrl = (config: IronflowConfig): string => `${config.api.publicUrl}${CODEC_PATH}`;
 
 /** The `dataConverter` option of a control-plane Client or Worker. */
 export function sealedDataConverter(config: IronflowConfig): { payloadCodecs: PayloadCodec[] } {
