@@ -61,7 +61,10 @@ export interface SiteAgentConfig {
 export function siteAgentConfigFrom(document: unknown, baseDir: string): SiteAgentConfig {
   const parsed = parseWith(siteAgentConfigSchema, document, 'INVALID_CONFIG');
   const renewAfter = parsed.certificate.renew_after;
-  requireTlsOffLoopback(parsed.control_plane_url, 'control_plane_url', 'control_plane_ca_file = "<the API\'s CA, PEM>"');
+  const pinHint = 'control_plane_ca_file = "<the API\'s CA, PEM>"';
+  requireTlsOffLoopback(parsed.control_plane_url, 'control_plane_url', pinHint);
+  // What ramdisks will join, refused now rather than when the boot server starts after the join.
+  if (typeof parsed.boot?.gateway_url === 'string') requireTlsOffLoopback(parsed.boot.gateway_url, 'boot.gateway_url', `${pinHint}; ramdisks pin it as if.tls`);
   return {
     controlPlaneUrl: parsed.control_plane_url.replace(/\/+$/, ''),
     ...(parsed.control_plane_ca_file ? { controlPlaneCaPems: [readCaFile(path.resolve(baseDir, parsed.control_plane_ca_file), 'control_plane_ca_file')] } : {}),

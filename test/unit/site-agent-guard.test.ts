@@ -42,10 +42,10 @@ describe('site.httpProxy guard', () => {
 
 describe('site agent config', () => {
   it('resolves paths against the file and names a bad key', () => {
-    const config = siteAgentConfigFrom({ control_plane_url: 'http://cp:8080/', data_dir: 'data', site: { bmc_networks: ['10.0.0.0/8'] }, boot: { proxy_dhcp: true }, certificate: { renew_after: '30s' } }, '/etc/ironflow');
-    expect(config).toMatchObject({ controlPlaneUrl: 'http://cp:8080', dataDir: '/etc/ironflow/data', boot: { proxy_dhcp: true }, renewAfterMs: 30_000 });
-    expect(() => siteAgentConfigFrom({ control_plane_url: 'http://cp', data_dir: 'd', site: { bmc_networks: ['10.0.0.0/33'] } }, '/')).toThrow(/site\.bmc_networks\[0\]/);
-    expect(() => siteAgentConfigFrom({ control_plane_url: 'http://cp', data_dir: 'd', extra: 1 }, '/')).toThrow(IronflowError);
+    const config = siteAgentConfigFrom({ control_plane_url: 'https://cp:8080/', data_dir: 'data', site: { bmc_networks: ['10.0.0.0/8'] }, boot: { proxy_dhcp: true }, certificate: { renew_after: '30s' } }, '/etc/ironflow');
+    expect(config).toMatchObject({ controlPlaneUrl: 'https://cp:8080', dataDir: '/etc/ironflow/data', boot: { proxy_dhcp: true }, renewAfterMs: 30_000 });
+    expect(() => siteAgentConfigFrom({ control_plane_url: 'https://cp', data_dir: 'd', site: { bmc_networks: ['10.0.0.0/33'] } }, '/')).toThrow(/site\.bmc_networks\[0\]/);
+    expect(() => siteAgentConfigFrom({ control_plane_url: 'https://cp', data_dir: 'd', extra: 1 }, '/')).toThrow(IronflowError);
   });
 });
 
