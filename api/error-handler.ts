@@ -1,6 +1,7 @@
 // Every error leaves as { error: { code, message, details } } with the spec's code and the
 // HTTP status DESIGN.md maps it to. Unknown errors are logged, never echoed.
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { Duplex } from 'node:stream';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { httpStatusOf, IronflowError, isIronflowError } from '../core/errors';
 
@@ -21,9 +22,11 @@ export function toApiError(error: unknown): IronflowError {
     return new IronflowError('INVALID_INPUT', `${path || (error as { validationContext?: string }).validationContext || 'input'}: ${first?.message ?? 'invalid'}`, { path });
   }
   const fastifyError = error as Partial<FastifyError>;
-  if (fastifyError.statusCode === 413) return new IronflowError('INVALID_INPUT', 'request body too large', {});
+  if (fastifyError.statusCode === 413) return new IronflowError('INVALID_INPUT', 'body: request body too large', { path: 'body' });
   if (fastifyError.statusCode && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
-    return new IronflowError('INVALID_INPUT', fastifyError.message ?? 'bad request', {});
+    // The content-type parsers' refusals (no parser for the type, empty or malformed JSON, a __proto__ key) are about the body as a whole.
+    const aboutBody = fastifyError.code?.startsWith('FST_ERR_CTP_') === true;
+    return new IronflowError('INVALID_INPUT', `${aboutBody ? 'body: ' : ''}${fastifyError.message ?? 'bad request'}`, aboutBody ? { path: 'body' } : {});
   }
   return new IronflowError('INTERNAL', 'internal error; the server log has the request id', {});
 }
@@ -46,4 +49,28 @@ export function registerErrorHandler(app: FastifyInstance, logFile?: string): vo
   app.setNotFoundHandler((request, reply) =>
     reply.status(404).send({ error: new IronflowError('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`).toJSON() }),
   );
+}
+
+/**
+ * What Fastify answers before any route runs (a malformed percent-encoding, a path segment
+ * longer than the router takes), in the API's shape: it would otherwise answer its own shape
+ * and echo the whole path.
+ */
+export function answerFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const apiError =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? new IronflowError('INVALID_INPUT', 'url: a path segment is longer than any id this API takes', { path: 'url', reason: 'segment-too-long' })
+      : new IronflowError('INVALID_INPUT', 'url: not a valid URL (a malformed percent-encoding?)', { path: 'url', reason: 'bad-url' });
+  void reply.status(httpStatusOf[apiError.code]).send({ error: apiError.toJSON() });
+}
+
+/** A request Node's HTTP parser refuses (bad framing, oversized headers, too slow): answered in the API's shape, then the connection closed. */
+export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const reason = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'request-timeout' : error.code === 'HPE_HEADER_OVERFLOW' ? 'headers-too-large' : 'malformed-http';
+  const body = JSON.stringify({ error: new IronflowError('INVALID_INPUT', `request: not a well-formed HTTP request (${reason})`, { path: 'request', reason }).toJSON() });
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 400 Bad Request\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy();
 }

@@ -10,7 +10,7 @@ import type { ApiTlsMaterial } from '../core/api-tls';
 import { authPlugin } from './auth';
 import { DEFAULT_BODY_LIMIT, registerBodyLimits } from './body-limits';
 import type { ApiContext } from './context';
-import { registerErrorHandler } from './error-handler';
+import { answerClientError, answerFrameworkError, registerErrorHandler } from './error-handler';
 import { openLogFile } from './log-file';
 import { registerRefusalRateLimit } from './rate-limit';
 import { routeGroups } from './routes';
@@ -48,6 +48,8 @@ export async function buildServer(ctx: ApiContext, options: ServerOptions = {}):
     },
     requestIdHeader: false,
     bodyLimit: DEFAULT_BODY_LIMIT,
+    frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
