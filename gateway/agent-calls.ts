@@ -12,7 +12,7 @@ import {
   walkRespondActivityTaskFailedRequest,
 } from '@temporalio/common/lib/internal-non-workflow';
 import type { GatewayAgent } from './agent-identities';
-import { temporal } from './temporal-proto';
+import { temporal } from '../core/temporal-proto';
 import type { TaskTokenBindings } from './task-token-bindings';
 
 const ws = temporal.api.workflowservice.v1;

@@ -14,7 +14,7 @@ import { InFlightCalls, type OpenCall } from './in-flight-calls';
 import { RefusalEvents } from './refusal-events';
 import { GATEWAY_SERVER_NAME, issueGatewayCertificate } from './server-certificate';
 import { TaskTokenBindings } from './task-token-bindings';
-import { methodNamesOf } from './temporal-proto';
+import { methodNamesOf } from '../core/temporal-proto';
 import { MAX_MESSAGE_BYTES, TemporalUpstream } from './upstream';
 
 /** Every method of these services answers (refused unless agent-calls.ts admits it), so each probe is recorded. */

@@ -6,7 +6,7 @@
 // was turned on still read.
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { METADATA_ENCODING_KEY, type Payload, type PayloadCodec } from '@temporalio/common';
-import { temporal } from '@temporalio/proto';
+import { temporal } from '../temporal-proto';
 import { IronflowError } from '../errors';
 import type { HistoryKeyRing } from './key-ring';
 
