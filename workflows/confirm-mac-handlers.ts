@@ -3,7 +3,9 @@
 // metal.confirmMac activity, the REST route's code path, so all three doors check and store
 // alike. The Update answers a refusal; a refused signal is handed to `rejected` (the status
 // query lists it; the activity records it as an event). `macConfirmed` is the API's word that
-// metal.confirmMac stored a MAC through another door.
+// metal.confirmMac stored a MAC through another door: only a wake-up, since anyone reaching
+// Temporal can send it. Its MAC is never used; the activity reads back what the control
+// plane stored, and a forged signal for a node with no confirmed MAC is a rejected signal.
 import { ApplicationFailure, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { ConfirmMacActivityInput } from '../activities/metal-confirm-mac';
 import { errorCodes } from '../core/errors';
@@ -64,8 +66,12 @@ export function installConfirmMacHandlers(nodeId: string, hooks: ConfirmMacHooks
       },
     },
   );
-  setHandler(macConfirmedSignal, (mac) => {
-    const normalized = normalizeMac(mac);
-    if (normalized) hooks.confirmed(normalized);
+  setHandler(macConfirmedSignal, async () => {
+    try {
+      hooks.confirmed((await confirmMacActivity({ nodeId, mac: null, door: 'wake' })).mac);
+    } catch (err) {
+      const failure = failureOf(err);
+      hooks.rejected(`${failure.type}: ${failure.message}`);
+    }
   });
 }
