@@ -28,6 +28,7 @@ import { AgentLog } from '../agent/site/log';
 import { startSiteAgent, type SiteAgent } from '../agent/site/main';
 import { ApiClient } from '../cli/api-client';
 import { loadConfig, repoRoot } from '../core/config';
+import { spkiPinOf } from '../core/ca-pin';
 import { addImageSigner } from '../core/images/signers';
 import { imageSigningInput } from '../core/images/signing-input';
 import type { MetalNodeView } from '../core/schemas/metal';
@@ -70,10 +71,27 @@ async function main(): Promise<void> {
     IRONFLOW_AGENT_SHA256: process.env.IRONFLOW_AGENT_SHA256 ?? sha256(Buffer.from('demo: the emulated OS runs the agent in-process')),
   };
   const defaults = loadConfig(env);
-  // QEMU machines reach the API and the agent gateway at the site agent's bridge address (relayed there, same ports).
-  const config = onQemu
-    ? loadConfig({ ...env, IRONFLOW_API_URL: `http://${QEMU_SITE_AGENT_IP}:${defaults.api.port}`, IRONFLOW_AGENT_GATEWAY_ADDRESS: `${QEMU_SITE_AGENT_IP}:${defaults.gateway.port}` })
-    : defaults;
+  // QEMU machines reach the API and the agent gateway at the site agent's bridge address
+  // (relayed there, same ports). Off loopback the API is https (agents refuse plain http
+  // there): a throwaway CA and a certificate naming that address, its CA pinned in the user data.
+  const apiTlsDir = path.join(dataDir, 'api-tls');
+  if (onQemu) mkdirSync(apiTlsDir, { recursive: true, mode: 0o700 });
+  const apiTls = onQemu ? makeServerCertificate(apiTlsDir, 'api.demo', [QEMU_SITE_AGENT_IP]) : undefined;
+  const apiCaPin = apiTls ? spkiPinOf(apiTls.caPem) : undefined;
+  const config =
+    apiTls && apiCaPin
+      ? loadConfig({
+          ...env,
+          IRONFLOW_API_URL: `https://${QEMU_SITE_AGENT_IP}:${defaults.api.port}`,
+          IRONFLOW_API_TLS_CERT: apiTls.chainFile,
+          IRONFLOW_API_TLS_KEY: apiTls.keyFile,
+          // Pins come as a set of three; the join pins are not checked yet (docs/lifecycle.md).
+          IRONFLOW_SERVING_CA_PIN: apiCaPin,
+          IRONFLOW_JOIN_SIGNING_PIN: apiCaPin,
+          IRONFLOW_JOIN_ENCRYPTION_PIN: apiCaPin,
+          IRONFLOW_AGENT_GATEWAY_ADDRESS: `${QEMU_SITE_AGENT_IP}:${defaults.gateway.port}`,
+        })
+      : defaults;
   const webUi = temporalWebUiBase(config);
   const ui = temporalLinks(config).workflow;
 
@@ -86,7 +104,7 @@ async function main(): Promise<void> {
   stoppers.push(() => temporal.stop());
   const cp: ControlPlane = await startControlPlane(config, { logger: false });
   stoppers.push(() => cp.close());
-  const api = new ApiClient(cp.url, cp.rootCredential.bearer);
+  const api = new ApiClient(cp.url, cp.rootCredential.bearer, { caPems: apiTls ? [apiTls.caPem] : undefined });
   say(`demo: API ${cp.url} (OpenAPI UI ${cp.url}/docs); root credential in ${cp.rootCredential.file}`);
 
   const site = await api.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'demo-1', idempotencyKey: 'demo-site' });
@@ -146,7 +164,7 @@ async function main(): Promise<void> {
     writeFileSync(tokenFile, token.token, { mode: 0o600 });
     const caFile = path.join(tlsDir, 'ca.pem');
     writeFileSync(caFile, tls.caPem);
-    qemuSite = await startQemuSite({ dir: path.join(dataDir, 'qemu'), controlPlaneUrl: cp.url, agentDataDir: path.join(agentDir, 'data'), tokenFile, gatewayPort: config.gateway.port, extraPorts: [imagePort], cacheCaFile: caFile });
+    qemuSite = await startQemuSite({ dir: path.join(dataDir, 'qemu'), controlPlaneUrl: cp.url, controlPlaneCaPems: apiTls ? [apiTls.caPem] : undefined, agentDataDir: path.join(agentDir, 'data'), tokenFile, gatewayPort: config.gateway.port, extraPorts: [imagePort], cacheCaFile: caFile });
     const started = qemuSite;
     stoppers.push(() => started.close());
     say(`demo: site ${site.id}, pool ${pool.id}; site agent in a network namespace at ${QEMU_SITE_AGENT_IP} (log ${qemuSite.agentLogFile})`);
@@ -215,7 +233,7 @@ async function main(): Promise<void> {
   await until(first.name, first.nodeId, 'ready');
 
   say('\ndemo: done. Everything keeps running: try, in another terminal,');
-  say(`  IRONFLOW_CREDENTIAL=$(cat ${cp.rootCredential.file}) npx ironflow --api ${cp.url} metal list --pool ${pool.id}`);
+  say(`  IRONFLOW_CREDENTIAL=$(cat ${cp.rootCredential.file}) npx ironflow --api ${cp.url}${apiTls ? ` --ca-file ${apiTls.caFile}` : ''} metal list --pool ${pool.id}`);
   say(`  … metal deploy ${machines[1]?.nodeId ?? first.nodeId} --profile demo-os-host --profile-version 1`);
   say(`  Temporal Web UI: ${webUi}/namespaces/${config.temporal.namespace}/workflows`);
   say('Ctrl-C stops everything.');

@@ -33,6 +33,12 @@ export interface QemuSiteOptions {
   dir: string;
   /** The site agent's control plane (its URL's port is relayed into its namespace at the same number). */
   controlPlaneUrl: string;
+  /**
+   * The API's CA (PEM): the agent's control_plane_ca_file, pinned for ramdisks (if.tls).
+   * Machines reach the API off loopback, so it must be https (api.tls, a certificate naming
+   * QEMU_SITE_AGENT_IP): agents refuse plain http there (core/control-plane-url.ts).
+   */
+  controlPlaneCaPems?: string[];
   /** The site agent's data dir (its identity, or where it joins with IRONFLOW_JOIN_TOKEN). */
   agentDataDir: string;
   tokenFile?: string;
@@ -98,13 +104,14 @@ export function namespacedBootSection(host: { ip: string; interface: string }, o
 }
 
 /** The site agent's config for its namespace: the caller's identity and control plane, the namespace's boot server. */
-function namespacedAgentConfig(options: QemuSiteOptions, ip: string, iface: string): string {
+function namespacedAgentConfig(options: QemuSiteOptions, ip: string, iface: string, caFile: string | undefined): string {
   return [
     `control_plane_url = ${JSON.stringify(options.controlPlaneUrl)}`,
+    ...(caFile ? [`control_plane_ca_file = ${JSON.stringify(caFile)}`] : []),
     `data_dir = ${JSON.stringify(options.agentDataDir)}`,
     ...(options.tokenFile ? [`token_file = ${JSON.stringify(options.tokenFile)}`] : []),
     '',
-    ...namespacedBootSection({ ip, interface: iface }, { filesDir: ramdiskDir(), gatewayUrl: `http://${ip}:${new URL(options.controlPlaneUrl).port}`, ...(options.cacheCaFile ? { cacheCaFile: options.cacheCaFile } : {}) }),
+    ...namespacedBootSection({ ip, interface: iface }, { filesDir: ramdiskDir(), gatewayUrl: `${new URL(options.controlPlaneUrl).protocol}//${ip}:${new URL(options.controlPlaneUrl).port}`, ...(options.cacheCaFile ? { cacheCaFile: options.cacheCaFile } : {}) }),
     '',
   ].join('\n');
 }
@@ -122,6 +129,10 @@ function agentActive(child: ChildProcess, logFile: string): Promise<void> {
 }
 
 export async function startQemuSite(options: QemuSiteOptions): Promise<QemuSite> {
+  // Machines join at the agent's bridge address, off loopback: https only, said before anything starts.
+  if (new URL(options.controlPlaneUrl).protocol !== 'https:') {
+    throw new IronflowError('INVALID_CONFIG', `QEMU machines reach the control plane at ${QEMU_SITE_AGENT_IP}, off loopback, where agents refuse plain http: start it with api.tls (IRONFLOW_API_TLS_CERT, IRONFLOW_API_TLS_KEY: a certificate naming ${QEMU_SITE_AGENT_IP} and 127.0.0.1, with its CA in the file) and give the site agent https:// and control_plane_ca_file`, { path: 'control_plane_url' });
+  }
   // Fresh machines each run: no disk, serial log or lease of a previous run's machine of the same id.
   rmSync(options.dir, { recursive: true, force: true });
   mkdirSync(options.dir, { recursive: true, mode: 0o700 });
@@ -151,7 +162,9 @@ export async function startQemuSite(options: QemuSiteOptions): Promise<QemuSite>
     relays.push(await network.forwardLoopback(agentHost.ns, [apiPort, options.gatewayPort, Number(new URL(bmc.url).port), ...(options.extraPorts ?? [])]));
     relays.push(await network.forwardToBridge(agentHost, [apiPort, options.gatewayPort]));
     const configFile = path.join(options.dir, 'site-agent.toml');
-    writeFileSync(configFile, namespacedAgentConfig(options, agentHost.ip, agentHost.interface), { mode: 0o600 });
+    const caFile = options.controlPlaneCaPems?.length ? path.join(options.dir, 'control-plane-ca.pem') : undefined;
+    if (caFile) writeFileSync(caFile, options.controlPlaneCaPems?.join('\n') ?? '', { mode: 0o600 });
+    writeFileSync(configFile, namespacedAgentConfig(options, agentHost.ip, agentHost.interface, caFile), { mode: 0o600 });
     const agentLogFile = path.join(options.dir, 'site-agent.log');
     const agentLog = createWriteStream(agentLogFile, { mode: 0o600 });
     agent = network.spawnIn(agentHost.ns, process.execPath, [path.join(repoRoot, 'bin', 'ironflow.mjs'), 'agent', 'site', '--config', configFile], {

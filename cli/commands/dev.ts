@@ -72,6 +72,7 @@ async function emulateOnQemu(config: SiteAgentConfig, input: Flags) {
   const site = await startQemuSite({
     dir: path.join(config.dataDir, 'emulator', 'qemu'),
     controlPlaneUrl: config.controlPlaneUrl,
+    controlPlaneCaPems: config.controlPlaneCaPems,
     agentDataDir: config.dataDir,
     ...(config.tokenFile ? { tokenFile: config.tokenFile } : {}),
     gatewayPort,
@@ -82,7 +83,7 @@ async function emulateOnQemu(config: SiteAgentConfig, input: Flags) {
     machines.push({ id: machine.id, bmcAddress: machine.bmc.address, username: machine.bmc.username, password: machine.bmc.password, macs: [machine.mac], productUuid: machine.productUuid, disk: machine.disk, serialLogs: machine.serialLogs });
     process.stderr.write(`${machine.id}: BMC ${machine.bmc.address}, serial logs ${machine.serialLogs}\n`);
   }
-  const banner = `${input.machines} QEMU machines (${input.firmware}) next to the site agent in a network namespace (its log: ${site.agentLogFile}); they reach the control plane at ${site.machineFacingHost} (start it with IRONFLOW_API_URL=http://${site.machineFacingHost}:<api port> and IRONFLOW_AGENT_GATEWAY_ADDRESS=${site.machineFacingHost}:${gatewayPort})`;
+  const banner = `${input.machines} QEMU machines (${input.firmware}) next to the site agent in a network namespace (its log: ${site.agentLogFile}); they reach the control plane at ${site.machineFacingHost} (start it with api.tls naming ${site.machineFacingHost}, IRONFLOW_API_URL=https://${site.machineFacingHost}:<api port> and IRONFLOW_AGENT_GATEWAY_ADDRESS=${site.machineFacingHost}:${gatewayPort})`;
   try {
     return await serveUntilInterrupted(config.dataDir, machines, banner);
   } finally {
