@@ -45,7 +45,7 @@ const payloadJsonSchema = z.object({
     .optional(),
   data: base64.optional(),
 });
-const payloadsJsonSchema = z.object({ payloads: z.array(payloadJsonSchema).max(MAX_CODEC_PAYLOADS, `at most ${MAX_CODEC_PAYLOADS} payloads a request`) });
+const payloadsJsonSchema = z.strictObject({ payloads: z.array(payloadJsonSchema).max(MAX_CODEC_PAYLOADS, `at most ${MAX_CODEC_PAYLOADS} payloads a request`) });
 type PayloadJson = z.infer<typeof payloadJsonSchema>;
 
 const fromJson = (p: PayloadJson): Payload => ({
@@ -131,8 +131,8 @@ export async function codecRoutes(app: FastifyInstance, deps: CodecRouteDeps): P
   for (const direction of ['decode', 'encode'] as const) {
     const url = `${CODEC_PATH}/${direction}`;
     app.options(url, { schema: { hide: true } }, preflight);
-    app.post(url, { bodyLimit: MAX_CODEC_BODY_BYTES, schema: { hide: true } }, async (request) => {
-      await authorizeOperator(request);
+    // The caller is checked before its body is read, let alone parsed.
+    app.post(url, { bodyLimit: MAX_CODEC_BODY_BYTES, schema: { hide: true }, onRequest: authorizeOperator }, async (request) => {
       const namespace = request.headers['x-namespace'];
       if (namespace !== undefined && namespace !== deps.config.temporal.namespace) {
         throw new IronflowError('INVALID_INPUT', `headers.x-namespace: this codec serves namespace ${deps.config.temporal.namespace}`, { path: 'headers.x-namespace' });

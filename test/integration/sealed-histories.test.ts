@@ -158,6 +158,8 @@ describe('the codec endpoint', () => {
     const anonymous = await t.anonymous.request<{ error: { code: string; message: string } }>('POST', decodePath, { payloads: sealed });
     expect(anonymous.status).toBe(401);
     expect(anonymous.body.error.message).toContain('/console/sign-in');
+    // Refused before its body is read: a body past the limit is still a 401.
+    expect((await t.anonymous.request('POST', decodePath, { payloads: [{ data: 'A'.repeat(5 * 1024 * 1024) }] })).status).toBe(401);
     expect(JSON.stringify(anonymous.body)).not.toContain(marker);
     expect((await codecEvents()).length).toBe(before); // nothing presented: no event
 
@@ -253,6 +255,7 @@ describe('the codec endpoint', () => {
     expect((await refused({ payloads: [{ metadata: { encoding: 'anNvbi9wbGFpbg==' }, data: 'not base64!' }] })).details.path).toBe('payloads[0].data');
     expect((await refused({ payloads: [{ metadata: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, ''])) }] })).details.path).toBe('payloads[0].metadata');
     expect((await refused({ nothing: [] })).details.path).toBe('payloads');
+    expect((await refused({ payloads: [], unexpected: 1 })).message).toContain('unexpected');
     const flipped = Buffer.from(sealed.data ?? '', 'base64');
     flipped[15] = (flipped[15] ?? 0) ^ 1;
     const tampered = await refused({ payloads: [{ data: '' }, { ...sealed, data: flipped.toString('base64') }] });
