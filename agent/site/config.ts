@@ -63,6 +63,9 @@ export function siteAgentConfigFrom(document: unknown, baseDir: string): SiteAge
   const renewAfter = parsed.certificate.renew_after;
   const pinHint = 'control_plane_ca_file = "<the API\'s CA, PEM>"';
   requireTlsOffLoopback(parsed.control_plane_url, 'control_plane_url', pinHint);
+  if (parsed.control_plane_ca_file && !parsed.control_plane_url.startsWith('https:')) {
+    throw new IronflowError('INVALID_CONFIG', 'control_plane_ca_file is set but control_plane_url is not https: give the API\'s https:// URL, or drop the CA file', { path: 'control_plane_ca_file' });
+  }
   // What ramdisks will join, refused now rather than when the boot server starts after the join.
   if (typeof parsed.boot?.gateway_url === 'string') requireTlsOffLoopback(parsed.boot.gateway_url, 'boot.gateway_url', `${pinHint}; ramdisks pin it as if.tls`);
   return {

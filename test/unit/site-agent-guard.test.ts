@@ -46,6 +46,9 @@ describe('site agent config', () => {
     expect(config).toMatchObject({ controlPlaneUrl: 'https://cp:8080', dataDir: '/etc/ironflow/data', boot: { proxy_dhcp: true }, renewAfterMs: 30_000 });
     expect(() => siteAgentConfigFrom({ control_plane_url: 'https://cp', data_dir: 'd', site: { bmc_networks: ['10.0.0.0/33'] } }, '/')).toThrow(/site\.bmc_networks\[0\]/);
     expect(() => siteAgentConfigFrom({ control_plane_url: 'https://cp', data_dir: 'd', extra: 1 }, '/')).toThrow(IronflowError);
+    // A CA file only makes sense for https (it would fail every request otherwise); a missing one names its key.
+    expect(() => siteAgentConfigFrom({ control_plane_url: 'http://127.0.0.1:8080', control_plane_ca_file: 'ca.pem', data_dir: 'd' }, '/')).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG', details: { path: 'control_plane_ca_file' } }));
+    expect(() => siteAgentConfigFrom({ control_plane_url: 'https://cp', control_plane_ca_file: 'missing-ca.pem', data_dir: 'd' }, '/nonexistent')).toThrow(/control_plane_ca_file \/nonexistent\/missing-ca\.pem cannot be read/);
   });
 });
 
