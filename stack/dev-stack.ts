@@ -35,6 +35,7 @@ async function main(): Promise<void> {
   }
   const host = config.temporal.address.split(':')[0];
   say(`ironflow: API          ${controlPlane.url}  (OpenAPI UI: ${controlPlane.url}/docs)`);
+  say(`ironflow: gateway      ${controlPlane.gateway.address}  (agents reach Temporal here, mTLS)`);
   say(`ironflow: Temporal UI  http://${host}:${config.temporal.uiPort}`);
   say(`ironflow: worker       task queue ${config.controlQueue}`);
   say(`ironflow: API log      ${defaultApiLog(config.dataDir).file}  (level ${process.env.IRONFLOW_LOG_LEVEL ?? 'info'}: IRONFLOW_LOG_LEVEL)`);
