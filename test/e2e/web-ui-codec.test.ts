@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codecEndpointUrl, SEALED_ENCODING } from '../../core/sealing';
 import { temporalLinks } from '../../core/temporal-links';
 import { devServerOptions, startTemporalServer, temporalServerArgs, type TemporalServer } from '../../stack/temporal-server';
-import { launchBrowser, type Page, type TestBrowser } from '../helpers/browser';
+import { launchBrowser, useWebUiCodec, type Page, type TestBrowser } from '../helpers/browser';
 import { startTestControlPlane, testConfig, type TestControlPlane } from '../helpers/control-plane';
 import { freePort } from '../helpers/ports';
 import { createNode } from '../helpers/provision';
@@ -47,16 +47,8 @@ afterAll(async () => {
   await temporal?.stop();
 });
 
-/**
- * What the Web UI's codec settings store in the browser (its "Codec Server" dialog): the
- * endpoint, and "include cross-origin credentials" so the console's session cookie goes along.
- */
-async function includeCredentialsInCodecRequests(page: Page): Promise<void> {
-  const settings = { endpoint: codecEndpointUrl({ ...t.config, api: { ...t.config.api, publicUrl: t.cp.url } }), includeCredentials: true, overrideRemoteCodecConfiguration: true };
-  await page.context().addInitScript({
-    content: `if (location.origin === ${JSON.stringify(uiOrigin)}) for (const [k, v] of Object.entries(${JSON.stringify(settings)})) localStorage.setItem(k, JSON.stringify(v));`,
-  });
-}
+/** Where the dev server's Web UI was pointed (the API's port was chosen up front). */
+const codecEndpoint = () => codecEndpointUrl(t.config);
 
 async function signIn(page: Page): Promise<void> {
   await page.goto(`${t.cp.url}/console/sign-in`);
@@ -80,14 +72,14 @@ async function textShowing(page: Page, expected: string): Promise<string> {
 describe('the Temporal Web UI with sealed histories', () => {
   it('shows a signed-in operator the decoded input, and a browser without a session only ciphertext', async () => {
     const operator = await browser.newPage();
-    await includeCredentialsInCodecRequests(operator);
+    await useWebUiCodec(operator, uiOrigin, codecEndpoint());
     await signIn(operator);
     const decoded = await textShowing(operator, marker);
     expect(decoded).toContain(marker);
     expect(decoded).not.toContain(SEALED_B64);
 
     const stranger = await browser.newPage();
-    await includeCredentialsInCodecRequests(stranger);
+    await useWebUiCodec(stranger, uiOrigin, codecEndpoint());
     const sealed = await textShowing(stranger, SEALED_B64);
     expect(sealed).toContain(SEALED_B64);
     expect(sealed).not.toContain(marker);

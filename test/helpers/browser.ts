@@ -45,3 +45,15 @@ export async function launchBrowser(): Promise<TestBrowser> {
     },
   };
 }
+
+/**
+ * What the Temporal Web UI's "Codec Server" settings store in the browser for pages of
+ * `uiOrigin`: its own codec endpoint, with cross-origin credentials included so the console's
+ * session cookie goes along (docs/sealed-histories.md). For every page of the page's context.
+ */
+export async function useWebUiCodec(page: Page, uiOrigin: string, endpoint: string): Promise<void> {
+  const settings = { endpoint, includeCredentials: true, overrideRemoteCodecConfiguration: true };
+  await page.context().addInitScript({
+    content: `if (location.origin === ${JSON.stringify(uiOrigin)}) for (const [k, v] of Object.entries(${JSON.stringify(settings)})) localStorage.setItem(k, JSON.stringify(v));`,
+  });
+}
