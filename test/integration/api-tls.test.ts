@@ -61,7 +61,7 @@ describe('the API on TLS', () => {
     expect(withEnv.code, withEnv.stderr).toBe(0);
     const without = await runCli(['status', '--check'], { ...env, IRONFLOW_CA_FILE: '' });
     expect(without.code).toBe(1);
-    expect(without.stderr).toMatch(/cannot reach the Ironflow API/);
+    expect(without.stderr).toMatch(/cannot reach the Ironflow API at https:.*\(fetch failed: self[- ]signed certificate in certificate chain\).*needs --ca-file or IRONFLOW_CA_FILE/);
     const missing = await runCli(['status'], { ...env, IRONFLOW_CA_FILE: '/nonexistent/ca.pem' });
     expect(missing.stderr).toMatch(/INVALID_CONFIG: IRONFLOW_CA_FILE \/nonexistent\/ca\.pem cannot be read/);
   });
