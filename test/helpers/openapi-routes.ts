@@ -1,7 +1,9 @@
-// The API's routes as its own OpenAPI document lists them (served at /docs/json), and for
-// each one who may call it and one valid request built from a tenant's objects. The suites
-// that must cover every route (tenant isolation, bad input) walk the document and fail on a
-// route this table does not name, so a route cannot be added without being classified here.
+// The API's routes as its own OpenAPI document lists them (served at /docs/json), plus any
+// route the server serves but hides from the document, and for each one who may call it and
+// one valid request built from a tenant's objects. The suites that must cover every route
+// (tenant isolation, bad input) walk them and fail on a route this table does not name, so a
+// route cannot be added without being classified here.
+import type { FastifyInstance } from 'fastify';
 import type { Permission } from '../../core/permissions';
 
 /** The parts of a JSON schema the suites read. */
@@ -52,6 +54,41 @@ export async function openApiRoutes(baseUrl: string): Promise<OpenApiRoute[]> {
     }
   }
   return routes;
+}
+
+/**
+ * `METHOD /path/{param}` of every route the server serves, read from its route tree: HEAD
+ * (Fastify adds one to each GET) and the API docs' own pages left out.
+ */
+export function servedRouteKeys(app: FastifyInstance): string[] {
+  const keys: string[] = [];
+  const prefixes: string[] = [];
+  for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
+    // `│   ├── /tokens (POST)`: four characters of tree per level, a segment appended to its parent's path.
+    const match = /^([│├└─\s]*)(\S.*?)(?: \(([A-Z, ]+)\))?$/.exec(line);
+    if (!match) continue;
+    const depth = (match[1] as string).length / 4;
+    const path = (prefixes[depth - 1] ?? '') + (match[2] as string);
+    prefixes.length = depth;
+    prefixes[depth] = path;
+    for (const method of match[3]?.split(', ') ?? []) {
+      if (method !== 'HEAD' && path !== '/docs' && !path.startsWith('/docs/')) keys.push(`${method} ${path.replace(/:(\w+)/g, '{$1}')}`);
+    }
+  }
+  return keys;
+}
+
+/** The document's routes, then each route the server serves that the document hides (no body schema to read for those). */
+export async function routesToCover(baseUrl: string, app: FastifyInstance): Promise<OpenApiRoute[]> {
+  const documented = await openApiRoutes(baseUrl);
+  const listed = new Set(documented.map((r) => r.key));
+  const hidden = servedRouteKeys(app)
+    .filter((key) => !listed.has(key))
+    .map((key): OpenApiRoute => {
+      const [method, path] = key.split(' ') as [string, string];
+      return { key, method, path, pathParams: [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string) };
+    });
+  return [...documented, ...hidden];
 }
 
 /** One object of every kind a tenant owns, by id. */
@@ -322,9 +359,14 @@ export const routeSpecs: Record<string, RouteSpec> = {
   'GET /console/discovery': { access: 'public', reason: CONSOLE },
   'POST /console/discovery/confirm': { access: 'public', reason: CONSOLE, request: (o) => ({ body: { csrf: 'probe', siteId: o.siteId, nodeId: o.nodeId, mac: 'b8:ce:f6:77:00:01' } }) },
   'GET /console/nodes': { access: 'public', reason: CONSOLE },
+  // The Temporal Web UI's codec (hidden from the document): sealed payloads say no tenant, so only the platform's operators.
+  'POST /console/codec/decode': { access: 'root', permission: 'compute:nodes:read', request: () => ({ body: { payloads: [] } }) },
+  'POST /console/codec/encode': { access: 'root', permission: 'compute:nodes:read', request: () => ({ body: { payloads: [] } }) },
+  'OPTIONS /console/codec/decode': { access: 'public', reason: 'a CORS preflight: it carries no credential by design (the POST it precedes is checked)' },
+  'OPTIONS /console/codec/encode': { access: 'public', reason: 'a CORS preflight: it carries no credential by design (the POST it precedes is checked)' },
 };
 
-/** The routes the document lists that the table does not classify, and table rows for routes that no longer exist. */
+/** The routes served that the table does not classify, and table rows for routes that no longer exist. */
 export function unclassified(routes: readonly OpenApiRoute[]): { missing: string[]; stale: string[] } {
   const listed = new Set(routes.map((r) => r.key));
   return { missing: [...listed].filter((key) => !(key in routeSpecs)), stale: Object.keys(routeSpecs).filter((key) => !listed.has(key)) };
