@@ -2,6 +2,7 @@
 // with a throwaway CA: what it sends, the cap on an answer's size (a hostile or broken
 // server cannot exhaust an agent's memory), and a pin with a server that sends only its leaf.
 import { mkdtempSync, readFileSync } from 'node:fs';
+import type http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -14,7 +15,7 @@ import { makeServerCertificate, type TestCertificates } from '../helpers/tls';
 let certs: TestCertificates;
 const servers: https.Server[] = [];
 
-async function serve(certFile: string, handler: https.RequestListener): Promise<string> {
+async function serve(certFile: string, handler: http.RequestListener): Promise<string> {
   const server = https.createServer({ cert: readFileSync(certFile), key: readFileSync(certs.keyFile) }, handler);
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
