@@ -46,8 +46,8 @@ export interface IronflowConfig {
     dynamicConfig: Record<string, unknown>;
     /**
      * Seal the control plane's payloads (AES-256-GCM, docs/sealed-histories.md): what Temporal
-     * stores is ciphertext (IRONFLOW_SEAL_HISTORIES). Off until agents' payloads are sealed
-     * for them by the agent gateway: an agent holds no history key.
+     * stores is ciphertext (IRONFLOW_SEAL_HISTORIES; on in temporal-dev.yaml). Agents hold no
+     * history key: the agent gateway seals and unseals their payloads for them.
      */
     sealHistories: boolean;
   };

@@ -105,7 +105,7 @@ describe('the Temporal Web UI', () => {
     expect(waitingPage).toMatch(/Step: steps\[0\] inspect\.oob · since \d{4}-\d\d-\d\dT/);
 
     // A site agent connects and runs the step (it hangs): the activity's summary names the step and the agent's queue.
-    agent = await startEmulatedAgent(t.config.temporal.address, siteAgentQueue(siteId, AGENT), {
+    agent = await startEmulatedAgent(t.config, siteAgentQueue(siteId, AGENT), {
       'inspect.oob': async () => {
         for (;;) {
           Context.current().heartbeat();

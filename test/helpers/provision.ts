@@ -3,8 +3,10 @@
 // sessions kept fresh in the database, and a ledger of side effects in a file.
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { NativeConnection, Worker } from '@temporalio/worker';
+import type { IronflowConfig } from '../../core/config';
 import type { Db } from '../../core/db';
 import type { StepInput } from '../../core/plan';
+import { sealedDataConverter } from '../../core/sealing';
 import { installWorkerRuntime } from '../../worker/runtime';
 
 export type MachineActivity = (input: StepInput) => Promise<unknown>;
@@ -14,12 +16,25 @@ export interface EmulatedAgent {
   stop(): Promise<void>;
 }
 
-/** An activity-only worker on an agent's queue, serving emulated machine-side steps. */
-export async function startEmulatedAgent(address: string, taskQueue: string, activities: Record<string, MachineActivity>): Promise<EmulatedAgent> {
+/**
+ * An activity-only worker on an agent's queue, serving emulated machine-side steps. It polls
+ * the frontend directly, so it opens and seals payloads with the control plane's history
+ * codec (`config`'s), as the agent gateway does for a real agent.
+ */
+export async function startEmulatedAgent(config: IronflowConfig, taskQueue: string, activities: Record<string, MachineActivity>): Promise<EmulatedAgent> {
   installWorkerRuntime();
-  const connection = await NativeConnection.connect({ address });
-  // Heartbeats go out at once, so a cancelled step hears of it quickly (real agents pick their own).
-  const worker = await Worker.create({ connection, taskQueue, activities, shutdownGraceTime: '1s', maxHeartbeatThrottleInterval: '200ms', defaultHeartbeatThrottleInterval: '200ms' });
+  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const worker = await Worker.create({
+    connection,
+    namespace: config.temporal.namespace,
+    taskQueue,
+    activities,
+    dataConverter: sealedDataConverter(config),
+    // Heartbeats go out at once, so a cancelled step hears of it quickly (real agents pick their own).
+    shutdownGraceTime: '1s',
+    maxHeartbeatThrottleInterval: '200ms',
+    defaultHeartbeatThrottleInterval: '200ms',
+  });
   const done = worker.run().finally(() => connection.close());
   return {
     taskQueue,

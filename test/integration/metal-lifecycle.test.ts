@@ -108,7 +108,7 @@ async function enroll(machine: Machine, extra: Record<string, unknown> = {}): Pr
   });
   expect(res.status).toBe(201);
   machines.set(res.body.nodeId, machine);
-  agents.push(await startEmulatedAgent(t.config.temporal.address, ramdiskQueue(res.body.nodeId), ramdiskSteps));
+  agents.push(await startEmulatedAgent(t.config, ramdiskQueue(res.body.nodeId), ramdiskSteps));
   return res.body;
 }
 
@@ -151,7 +151,7 @@ beforeAll(async () => {
   ledger = new Ledger(path.join(t.config.dataDir, 'machines.jsonl'));
   siteId = (await t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'lab-metal', idempotencyKey: 'metal-site' })).id;
   poolId = (await t.root.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId, class: 'metal-host', policy: { hardwareProfile: 'gpu-redfish' } })).id;
-  agents.push(await startEmulatedAgent(t.config.temporal.address, siteAgentQueue(siteId, AGENT), siteSteps));
+  agents.push(await startEmulatedAgent(t.config, siteAgentQueue(siteId, AGENT), siteSteps));
   sessions.push(keepSessions(t.cp.db, [{ nodeId: AGENT, siteId, role: 'site', taskQueue: siteAgentQueue(siteId, AGENT) }]));
   await addImageSigner(t.cp.db, { tenantId: 'root', id: 'metal-test', publicKeyPem: signer.publicKey.export({ type: 'spki', format: 'pem' }).toString() });
 });

@@ -70,7 +70,7 @@ describe('metal status', () => {
     expect(other.body.error.code).toBe('NOT_FOUND');
 
     // A site agent connects: the step goes to its queue; the BMC fails the first attempt, the retry hangs.
-    agent = await startEmulatedAgent(t.config.temporal.address, siteAgentQueue(siteId, AGENT), {
+    agent = await startEmulatedAgent(t.config, siteAgentQueue(siteId, AGENT), {
       'inspect.oob': async () => {
         inspectCalls += 1;
         if (inspectCalls === 1) throw new Error('BMC did not answer within 10 s');

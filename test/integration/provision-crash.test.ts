@@ -10,6 +10,7 @@ import { ramdiskQueue, siteAgentQueue } from '../../core/agent-queues';
 import { repoRoot, type IronflowConfig } from '../../core/config';
 import { newId } from '../../core/ids';
 import type { ProvisionResult } from '../../core/plan';
+import { sealedDataConverter } from '../../core/sealing';
 import { startProvision } from '../../profiles/launch';
 import { createProfile } from '../../profiles/store';
 import { startTemporalServer, type TemporalServer } from '../../stack/temporal-server';
@@ -129,7 +130,7 @@ describe('crash resumption', () => {
     let worker = await startWorkerProcess(config, nodeId);
     let connection = await Connection.connect({ address });
     try {
-      const started = await startProvision({ db: t.cp.db, config, temporal: new Client({ connection }) }, { tenantId: 'root', nodeId, profileId: 'crash-resume', provisionState: 'deploying' });
+      const started = await startProvision({ db: t.cp.db, config, temporal: new Client({ connection, dataConverter: sealedDataConverter(config) }) }, { tenantId: 'root', nodeId, profileId: 'crash-resume', provisionState: 'deploying' });
       await until(() => ledger.count(`${nodeId}/steps[3]`, 'start'), (n) => n === 1, 30_000, 'the wipe to start');
       await server.stop('SIGKILL');
       await connection.close();
@@ -137,7 +138,7 @@ describe('crash resumption', () => {
       // The worker process may have given up on the lost server: start it again if so.
       if (worker.exitCode !== null || worker.signalCode !== null) worker = await startWorkerProcess(config, nodeId);
       connection = await Connection.connect({ address });
-      const handle = new Client({ connection }).workflow.getHandle(started.workflowId);
+      const handle = new Client({ connection, dataConverter: sealedDataConverter(config) }).workflow.getHandle(started.workflowId);
       const result = (await handle.result()) as ProvisionResult;
       expect(result.outcome).toBe('succeeded');
       expectNoStepRanTwice(nodeId);

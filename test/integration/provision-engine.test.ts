@@ -47,7 +47,7 @@ const AGENT_B = 'node_agent_b';
 async function newMachine(): Promise<string> {
   const nodeId = newId('node');
   await createNode(t.cp.db, { nodeId, siteId: SITE });
-  agents.push(await startEmulatedAgent(t.config.temporal.address, ramdiskQueue(nodeId), machine));
+  agents.push(await startEmulatedAgent(t.config, ramdiskQueue(nodeId), machine));
   return nodeId;
 }
 
@@ -63,8 +63,8 @@ beforeAll(async () => {
   t = await startTestControlPlane();
   ledger = new Ledger(path.join(t.config.dataDir, 'ledger.jsonl'));
   // Two site agents; A holds the boot lease, so site steps go to A.
-  agents.push(await startEmulatedAgent(t.config.temporal.address, siteAgentQueue(SITE, AGENT_A), machine));
-  agents.push(await startEmulatedAgent(t.config.temporal.address, siteAgentQueue(SITE, AGENT_B), machine));
+  agents.push(await startEmulatedAgent(t.config, siteAgentQueue(SITE, AGENT_A), machine));
+  agents.push(await startEmulatedAgent(t.config, siteAgentQueue(SITE, AGENT_B), machine));
   sessions.push(
     keepSessions(t.cp.db, [
       { nodeId: AGENT_A, siteId: SITE, role: 'site', taskQueue: siteAgentQueue(SITE, AGENT_A) },
@@ -312,7 +312,7 @@ describe('provision workflows', () => {
     const S2 = 'site_routing';
     const nodeId = newId('node');
     await createNode(t.cp.db, { nodeId, siteId: S2 });
-    agents.push(await startEmulatedAgent(t.config.temporal.address, siteAgentQueue(S2, 'node_agent_d'), machine));
+    agents.push(await startEmulatedAgent(t.config, siteAgentQueue(S2, 'node_agent_d'), machine));
     const live = keepSessions(t.cp.db, [
       { nodeId: 'node_agent_c', siteId: S2, role: 'site', taskQueue: siteAgentQueue(S2, 'node_agent_c') },
       { nodeId: 'node_agent_d', siteId: S2, role: 'site', taskQueue: siteAgentQueue(S2, 'node_agent_d') },

@@ -33,7 +33,7 @@ async function newNode(): Promise<string> {
   await t.cp.db.node.create({ data: { id: nodeId, tenantId: 'root', siteId, poolId, role: 'machine', provisionState: 'deploying' } });
   // The ramdisk side of this machine: boot.kexec "boots the installed OS".
   agents.push(
-    await startEmulatedAgent(t.config.temporal.address, ramdiskQueue(nodeId), {
+    await startEmulatedAgent(t.config, ramdiskQueue(nodeId), {
       'boot.kexec': async () => {
         setTimeout(() => void installedOs.get(nodeId)?.(), 50);
         return { kexec: true };
