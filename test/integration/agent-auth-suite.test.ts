@@ -1,13 +1,13 @@
 // The agent authentication suite (issue 13): against a real control plane, every way an agent
 // request can be refused — a bad signature, a replay, a certificate of another CA, an expired
 // or a revoked certificate, a ramdisk certificate on a site agent's route, a site agent's
-// certificate on another site's machines, a site agent on a ramdisk's route — is refused with
-// its code and reason AND recorded as a security event of the right type that names who and
-// why and holds none of the request's secrets (signature, certificate, key, body, BMC
-// password). Identities are the product's: a site agent joins with a site token; a ramdisk's
+// certificate on another site's machines, a site agent on a ramdisk's route, a renewal of an
+// expired, a revoked or a copied certificate — is refused with its code and reason AND
+// recorded as a security event of the right type that names who and why and holds none of
+// the request's secrets (signature, certificate, key, body, BMC password). Identities are the product's: a site agent joins with a site token; a ramdisk's
 // and an expired certificate are issued and recorded by the node CA as a join would.
 import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import type { Event } from '../../generated/prisma-sqlite/client';
@@ -17,7 +17,7 @@ import { recordCertificate } from '../../core/joins/record-certificate';
 import { AGENT_HEADERS, signAgentRequest } from '../../core/pki/agent-request';
 import { loadOrCreateNodeCa } from '../../core/pki/node-ca';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
-import { newKeyAndCsr, workDir } from '../helpers/openssl';
+import { csrForKey, newKeyAndCsr, workDir } from '../helpers/openssl';
 
 /** Every request of this file comes from its own loopback address: the refusal limit of one source touches no other file. */
 const SOURCE = '127.0.3.1';
@@ -104,15 +104,15 @@ const lastSeq = async () => (await t.cp.db.event.findFirst({ orderBy: { seq: 'de
 function expectNoSecret(event: Event, agent: Agent, request: { body: string; headers: Record<string, string> }): void {
   const text = JSON.stringify(event);
   const secrets = [
-    request.headers[AGENT_HEADERS.signature] as string,
-    request.headers[AGENT_HEADERS.certificate] as string,
+    request.headers[AGENT_HEADERS.signature],
+    request.headers[AGENT_HEADERS.certificate],
     agent.certificate.split('\n').slice(1, -2).join(''),
     agent.keyPem.split('\n').slice(1, -2).join(''),
     BMC_PASSWORD,
     siteToken,
     siteToken.split('.')[1] as string,
   ];
-  for (const secret of secrets) expect(text, 'a security event holds a secret').not.toContain(secret);
+  for (const secret of secrets) if (secret) expect(text, 'a security event holds a secret').not.toContain(secret);
   // Bounded, whatever the request carried.
   expect(text.length).toBeLessThan(2_000);
 }
@@ -232,6 +232,28 @@ describe('agent authentication', () => {
   it("refuses a site agent on a ramdisk's route", async () => {
     const request = signed(siteAgent, '/v1/agents/user-data', { nodeId: machineA, workflowId: `node:${machineA}:deploying:1`, ref: 'sec_abc123' });
     await refused(siteAgent, '/v1/agents/user-data', request, { status: 403, code: 'PERMISSION_DENIED', reason: 'not-a-ramdisk', event: 'security.userdata.refused' });
+  });
+
+  it('refuses renewing an expired or a revoked certificate, and a copied certificate without its key', async () => {
+    /** A CSR by `agent`'s key: what a genuine renewal sends. */
+    const csrOf = (agent: Agent) => {
+      const dir = workDir();
+      writeFileSync(path.join(dir, 'agent.key'), agent.keyPem, { mode: 0o600 });
+      return csrForKey(dir, 'agent', 'renew');
+    };
+    const renew = (agent: Agent, csr: string) => ({ body: JSON.stringify({ certificate: agent.certificate, csr }), headers: {} });
+    const expired = await issued(await machine(siteA), 'ramdisk', siteA, { validitySeconds: 600, issuedAt: new Date(Date.now() - 3_600_000) });
+    await refused(expired, '/v1/join/renew', renew(expired, csrOf(expired)), { status: 401, code: 'UNAUTHENTICATED', reason: 'certificate-expired', event: 'security.agent.refused' });
+
+    const revokedNode = await machine(siteA);
+    const revoked = await issued(revokedNode, 'ramdisk', siteA);
+    await t.cp.db.nodeCertificate.updateMany({ where: { nodeId: revokedNode }, data: { revokedAt: new Date() } });
+    const event = await refused(revoked, '/v1/join/renew', renew(revoked, csrOf(revoked)), { status: 401, code: 'UNAUTHENTICATED', reason: 'certificate-revoked', event: 'security.agent.refused' });
+    expect(event.data).toMatchObject({ purpose: 'renew' });
+
+    // The site agent's certificate is public: without its key, a renewal gets nothing.
+    const thief = newKeyAndCsr(workDir(), 'thief', 'ec');
+    await refused(siteAgent, '/v1/join/renew', renew(siteAgent, thief), { status: 401, code: 'UNAUTHENTICATED', reason: 'key-mismatch', event: 'security.agent.refused' });
   });
 
   it("refuses a ramdisk's certificate for another machine's user data", async () => {
