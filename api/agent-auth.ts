@@ -8,7 +8,7 @@ import { takeAgentRequestNonce } from '../core/pki/agent-request-nonces';
 import { authenticateAgentCertificate, type AuthenticatedAgent } from '../core/pki/authenticate-agent';
 import type { NodeCa } from '../core/pki/node-ca';
 import { recordRefusal } from '../core/joins/refusal';
-import { refuseDeepJson } from './body-limits';
+import { refuseDeepJson, refuseLoneSurrogates } from './body-limits';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -28,11 +28,18 @@ export function keepRawJsonBodies(app: FastifyInstance): void {
     } catch (error) {
       return done(error as IronflowError, undefined);
     }
+    let parsed: unknown;
     try {
-      done(null, JSON.parse(text));
+      parsed = JSON.parse(text);
     } catch {
-      done(new IronflowError('INVALID_INPUT', 'body: not JSON', { path: 'body' }), undefined);
+      return done(new IronflowError('INVALID_INPUT', 'body: not JSON', { path: 'body' }), undefined);
     }
+    try {
+      refuseLoneSurrogates(parsed);
+    } catch (error) {
+      return done(error as IronflowError, undefined);
+    }
+    done(null, parsed);
   });
 }
 

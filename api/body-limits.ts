@@ -4,7 +4,7 @@
 // Each refusal is INVALID_INPUT naming `body` or `url`, never a 500.
 import { Transform, type TransformCallback } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { IronflowError } from '../core/errors';
+import { formatPath, IronflowError } from '../core/errors';
 
 const KiB = 1024;
 /** Operators' routes (profiles, images metadata…): the server-wide limit. */
@@ -59,6 +59,40 @@ export function refuseDeepJson(text: string): void {
   }
 }
 
+/** A lone surrogate: in a `u` regex a well-formed pair is one code point and does not match. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * Where a parsed JSON value holds a string (or key) that is not well-formed text: a lone
+ * surrogate, which only a `\uD800`-style escape can make. The database driver cannot encode
+ * one (every such field was a 500) and no log or event should carry one. Walked after the
+ * depth check, so the recursion is bounded.
+ */
+export function loneSurrogateAt(value: unknown, path: Array<string | number> = []): Array<string | number> | undefined {
+  if (typeof value === 'string') return LONE_SURROGATE.test(value) ? path : undefined;
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) {
+      const found = loneSurrogateAt(item, [...path, i]);
+      if (found) return found;
+    }
+  } else if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      if (LONE_SURROGATE.test(key)) return path;
+      const found = loneSurrogateAt(item, [...path, key]);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+/** The text check every JSON parser of the API runs after parsing: INVALID_INPUT naming the field. */
+export function refuseLoneSurrogates(value: unknown): void {
+  const at = loneSurrogateAt(value);
+  if (at === undefined) return;
+  const path = formatPath(at) || 'body';
+  throw new IronflowError('INVALID_INPUT', `${path}: not well-formed text (a lone surrogate escape such as \\ud800)`, { path, reason: 'lone-surrogate' });
+}
+
 /** Counts a streamed body's bytes and fails with the API's error past the limit (chunked bodies have no length to check up front). */
 class BodyLimit extends Transform {
   private received = 0;
@@ -106,6 +140,14 @@ export function registerBodyLimits(app: FastifyInstance): void {
     } catch (error) {
       return done(error as IronflowError, undefined);
     }
-    parseJson(request, text, done);
+    parseJson(request, text, (error, parsed) => {
+      if (error) return done(error, undefined);
+      try {
+        refuseLoneSurrogates(parsed);
+      } catch (refused) {
+        return done(refused as IronflowError, undefined);
+      }
+      done(null, parsed);
+    });
   });
 }
