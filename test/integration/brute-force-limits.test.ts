@@ -165,7 +165,7 @@ describe('guesses at the boot server', () => {
   it('of MACs are limited per source after the burst; another source is still served', async () => {
     const result = await guess(BOOT_REFUSAL_LIMITS.burst * 2, 25, (i) => boot(source(7), `/boot/ipxe?mac=${mac(i)}`));
     expectLimited(result, BOOT_REFUSAL_LIMITS.burst, [404], false);
-    expect(result.limited?.text).toMatch(/too many refused requests/);
+    expect(result.limited?.text).toMatch(/^RATE_LIMITED: too many refused requests/);
     // Limited on every path, the chain script included.
     expect(await rightGuessLimited(() => boot(source(7), `/boot/ipxe?mac=${mac(0)}`), () => boot(source(7), '/boot/chain.ipxe'))).toContain(429);
     expect((await boot(source(8), '/boot/chain.ipxe')).status).toBe(200);

@@ -68,7 +68,7 @@ export async function startBootHttpServer(options: {
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const source = remoteIp(req) ?? 'unknown';
     const retryAfter = refusals.retryAfterSeconds(source);
-    if (retryAfter > 0) return sendText(res, 429, `too many refused requests from ${source}; retry after ${retryAfter} s\n`, { 'retry-after': String(retryAfter) });
+    if (retryAfter > 0) return sendText(res, 429, `RATE_LIMITED: too many refused requests from ${source}; retry after ${retryAfter} s\n`, { 'retry-after': String(retryAfter) });
     res.once('finish', () => {
       if (REFUSAL_STATUSES.has(res.statusCode)) refusals.spend(source);
     });
