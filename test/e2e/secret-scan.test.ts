@@ -2,8 +2,8 @@
 // by its BMC alone reaches ready through inspection and commissioning, a signed image deploys
 // and its OS joins, undeploy wipes it back to ready), while the test collects the literal
 // secrets it created or saw minted: API bearers, the site token, every discovery and
-// provisioned token and BMC password the secret store held during the run, and every private
-// key found on disk or in the store. Then everything an attacker or an operator could read
+// provisioned token and BMC password the secret store held during the run, every private
+// key found on disk or in the store, and the secret store's and history sealing's keys. Then everything an attacker or an operator could read
 // afterwards is scanned for each literal, in clear and base64-encoded at any alignment (how a
 // Temporal payload carries JSON): every Temporal history of the run read raw with the Temporal
 // CLI (no codec), the whole event log, every log file of the control plane, the site agent,
@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CREDENTIAL_SCHEME } from '../../core/credentials';
 import { JOIN_TOKEN_SCHEME } from '../../core/join-token-scheme';
 import type { MetalNodeView } from '../../core/schemas/metal';
+import { HISTORY_KEYS_FILE, type HistoryKeyRingFile } from '../../core/sealing/key-ring';
 import { requireTool } from '../../stack/tools';
 import { startE2eSite, type E2eSite } from '../helpers/e2e-site';
 
@@ -202,6 +203,8 @@ describe('an emulated lifecycle', () => {
     const dataDirs = [site.t.config.dataDir, site.agent.dataDir];
     for (const dir of dataDirs) for (const file of keyFiles(dir)) for (const secret of privateKeyLines(`the key in ${path.basename(file)}`, readFileSync(file, 'utf8'))) remember(secret);
     remember({ name: 'the secret store key', value: readFileSync(path.join(site.t.config.dataDir, 'secret-store.key'), 'utf8').trim() });
+    const historyKeys = path.join(site.t.config.dataDir, HISTORY_KEYS_FILE);
+    if (existsSync(historyKeys)) for (const { key } of (JSON.parse(readFileSync(historyKeys, 'utf8')) as HistoryKeyRingFile).keys) remember({ name: 'a history sealing key', value: key });
     for (const secret of [...secrets.values()]) {
       const bearer = new RegExp(`^(?:${CREDENTIAL_SCHEME}|${JOIN_TOKEN_SCHEME})_.+\\.`).test(secret.value);
       if (bearer) remember({ name: `${secret.name}'s secret`, value: secret.value.slice(secret.value.lastIndexOf('.') + 1) });
