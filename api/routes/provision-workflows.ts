@@ -1,8 +1,8 @@
 // Running a profile on a machine, and reading a provision workflow's status: the
 // workflow's own `status` query, plus what Temporal knows of the running activity
 // (attempt, last heartbeat, last failure).
-import { defaultPayloadConverter } from '@temporalio/common';
 import { WorkflowNotFoundError } from '@temporalio/client';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { notFound } from '../../core/errors';
@@ -61,13 +61,17 @@ export const provisionWorkflowRoutes: FastifyPluginAsyncZod<ApiContext> = async 
       } catch {
         status = null; // no worker to answer right now
       }
-      const pendingActivities = (description.raw.pendingActivities ?? []).map((a) => ({
-        activity: a.activityType?.name ?? '',
-        attempt: a.attempt ?? 0,
-        state: String(a.state ?? ''),
-        heartbeat: a.heartbeatDetails?.payloads?.[0] ? defaultPayloadConverter.fromPayload(a.heartbeatDetails.payloads[0]) : null,
-        lastFailure: a.lastFailure?.message ?? null,
-      }));
+      // Heartbeat details come raw from describe(): decoded with the client's data converter (sealed histories).
+      const converter = ctx.temporal.options.loadedDataConverter;
+      const pendingActivities = await Promise.all(
+        (description.raw.pendingActivities ?? []).map(async (a) => ({
+          activity: a.activityType?.name ?? '',
+          attempt: a.attempt ?? 0,
+          state: String(a.state ?? ''),
+          heartbeat: a.heartbeatDetails?.payloads?.[0] ? await decodeFromPayloadsAtIndex(converter, 0, a.heartbeatDetails.payloads) : null,
+          lastFailure: a.lastFailure?.message ?? null,
+        })),
+      );
       return { workflowId: description.workflowId, runStatus: description.status.name, profile: description.memo?.profile ?? null, status, pendingActivities };
     },
   );
