@@ -37,6 +37,9 @@ const PIN_HINT = "--serving-ca-pin sha256/… (the user data's pins: userData.pi
 /** The server and pin this start uses; plain http off loopback is refused before anything is sent. */
 function checkedSettings(server: string, nodeId: string, servingCaPin: string | undefined): NodeAgentSettings {
   requireTlsOffLoopback(server, '--server', PIN_HINT);
+  if (servingCaPin && !server.startsWith('https:')) {
+    throw new IronflowError('INVALID_CONFIG', '--serving-ca-pin is given but --server is not https: the pin is for the API\'s TLS certificate; give its https:// URL (userData.controlPlaneUrl)', { path: '--serving-ca-pin' });
+  }
   return { server, nodeId, ...(servingCaPin ? { servingCaPin } : {}) };
 }
 

@@ -101,6 +101,9 @@ describe('agents refuse plain http off loopback', () => {
       expect(run.stderr).toContain('--serving-ca-pin');
       expect(run.stderr).not.toContain('never-sent');
     }
+    // A pin with plain http, even on loopback, is a mistake named as such (not a silent downgrade).
+    const pinned = await runAgent(['join', '--server', 'http://127.0.0.1:9', '--serving-ca-pin', `sha256/${'A'.repeat(43)}=`, '--token-file', tokenFile, '--node-id', 'node_01jabcdefghjkmnpqrstvwxyz0', '--data-dir', path.join(dir, 'node-pinned')]);
+    expect(pinned.stderr).toContain('INVALID_CONFIG: --serving-ca-pin is given but --server is not https');
   });
 
   it('none of them opened a connection to the plain-http address', async () => {
