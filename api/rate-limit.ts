@@ -45,8 +45,8 @@ function spends(group: Group, request: FastifyRequest, status: number): boolean 
 }
 
 /** Registers the limit on the root instance, before any other request hook. */
-export function registerRefusalRateLimit(app: FastifyInstance, limits: RefusalLimits = REFUSAL_LIMITS): void {
-  const buckets: Record<Group, RefusalBuckets> = { anonymous: new RefusalBuckets(limits), credential: new RefusalBuckets(limits) };
+export function registerRefusalRateLimit(app: FastifyInstance): void {
+  const buckets: Record<Group, RefusalBuckets> = { anonymous: new RefusalBuckets(REFUSAL_LIMITS), credential: new RefusalBuckets(REFUSAL_LIMITS) };
 
   app.addHook('onRequest', async (request, reply) => {
     const group = groupOf(request.routeOptions.url);
