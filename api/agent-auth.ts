@@ -8,7 +8,7 @@ import { takeAgentRequestNonce } from '../core/pki/agent-request-nonces';
 import { authenticateAgentCertificate, type AuthenticatedAgent } from '../core/pki/authenticate-agent';
 import type { NodeCa } from '../core/pki/node-ca';
 import { recordRefusal } from '../core/joins/refusal';
-import { refuseDeepJson, refuseLoneSurrogates } from './body-limits';
+import { refuseDeepJson, refuseUnstorableText } from './body-limits';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -35,7 +35,7 @@ export function keepRawJsonBodies(app: FastifyInstance): void {
       return done(new IronflowError('INVALID_INPUT', 'body: not JSON', { path: 'body' }), undefined);
     }
     try {
-      refuseLoneSurrogates(parsed);
+      refuseUnstorableText(parsed);
     } catch (error) {
       return done(error as IronflowError, undefined);
     }

@@ -59,26 +59,29 @@ export function refuseDeepJson(text: string): void {
   }
 }
 
-/** A lone surrogate: in a `u` regex a well-formed pair is one code point and does not match. */
-const LONE_SURROGATE = /\p{Cs}/u;
+/**
+ * Text no store takes: NUL (PostgreSQL's text and jsonb refuse it) and a lone surrogate (the
+ * database driver cannot encode one; in a `u` regex a well-formed pair is one code point and
+ * does not match). Only a `\u0000` or `\ud800`-style escape can put either in a JSON string.
+ */
+const UNSTORABLE_TEXT = /\u0000|\p{Cs}/u;
 
 /**
- * Where a parsed JSON value holds a string (or key) that is not well-formed text: a lone
- * surrogate, which only a `\uD800`-style escape can make. The database driver cannot encode
- * one (every such field was a 500) and no log or event should carry one. Walked after the
- * depth check, so the recursion is bounded.
+ * Where a parsed JSON value holds a string (or key) no store takes: every such field reaching
+ * the database was a 500 (a lone surrogate anywhere, NUL on PostgreSQL), and no log or event
+ * should carry one. Walked after the depth check, so the recursion is bounded.
  */
-export function loneSurrogateAt(value: unknown, path: Array<string | number> = []): Array<string | number> | undefined {
-  if (typeof value === 'string') return LONE_SURROGATE.test(value) ? path : undefined;
+export function unstorableTextAt(value: unknown, path: Array<string | number> = []): Array<string | number> | undefined {
+  if (typeof value === 'string') return UNSTORABLE_TEXT.test(value) ? path : undefined;
   if (Array.isArray(value)) {
     for (const [i, item] of value.entries()) {
-      const found = loneSurrogateAt(item, [...path, i]);
+      const found = unstorableTextAt(item, [...path, i]);
       if (found) return found;
     }
   } else if (value !== null && typeof value === 'object') {
     for (const [key, item] of Object.entries(value)) {
-      if (LONE_SURROGATE.test(key)) return path;
-      const found = loneSurrogateAt(item, [...path, key]);
+      if (UNSTORABLE_TEXT.test(key)) return path;
+      const found = unstorableTextAt(item, [...path, key]);
       if (found) return found;
     }
   }
@@ -86,11 +89,11 @@ export function loneSurrogateAt(value: unknown, path: Array<string | number> = [
 }
 
 /** The text check every JSON parser of the API runs after parsing: INVALID_INPUT naming the field. */
-export function refuseLoneSurrogates(value: unknown): void {
-  const at = loneSurrogateAt(value);
+export function refuseUnstorableText(value: unknown): void {
+  const at = unstorableTextAt(value);
   if (at === undefined) return;
   const path = formatPath(at) || 'body';
-  throw new IronflowError('INVALID_INPUT', `${path}: not well-formed text (a lone surrogate escape such as \\ud800)`, { path, reason: 'lone-surrogate' });
+  throw new IronflowError('INVALID_INPUT', `${path}: holds a NUL character or a lone surrogate (\\u0000, \\ud800…), which is not text`, { path, reason: 'unstorable-text' });
 }
 
 /** Counts a streamed body's bytes and fails with the API's error past the limit (chunked bodies have no length to check up front). */
@@ -143,7 +146,7 @@ export function registerBodyLimits(app: FastifyInstance): void {
     parseJson(request, text, (error, parsed) => {
       if (error) return done(error, undefined);
       try {
-        refuseLoneSurrogates(parsed);
+        refuseUnstorableText(parsed);
       } catch (refused) {
         return done(refused as IronflowError, undefined);
       }
