@@ -45,7 +45,8 @@ const payloadJsonSchema = z.object({
     .optional(),
   data: base64.optional(),
 });
-const payloadsJsonSchema = z.strictObject({ payloads: z.array(payloadJsonSchema).max(MAX_CODEC_PAYLOADS, `at most ${MAX_CODEC_PAYLOADS} payloads a request`) });
+// Protobuf JSON omits an empty list: the temporal CLI sends `{}` for a query without arguments.
+const payloadsJsonSchema = z.strictObject({ payloads: z.array(payloadJsonSchema).max(MAX_CODEC_PAYLOADS, `at most ${MAX_CODEC_PAYLOADS} payloads a request`).default([]) });
 type PayloadJson = z.infer<typeof payloadJsonSchema>;
 
 const fromJson = (p: PayloadJson): Payload => ({

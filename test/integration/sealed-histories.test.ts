@@ -1,6 +1,6 @@
 // Sealed histories against the run's real Temporal dev server: a control plane with
-// temporal.sealHistories on runs a provision workflow of control steps only (no agent holds a
-// history key yet); its raw history, read with the Temporal CLI and no codec, holds no
+// temporal.sealHistories on runs a provision workflow of control steps only (agents' steps are
+// agent-gateway-sealing.test.ts's); its raw history, read with the Temporal CLI and no codec, holds no
 // plaintext of any input or result, while the control plane's own client reads them, and so
 // does the CLI through the API's codec endpoint with an operator's credential. The endpoint
 // itself: who may decode (401, 403, events), CORS for the Web UI's origin only, bounds.
@@ -254,7 +254,7 @@ describe('the codec endpoint', () => {
     expect((await refused({ payloads: Array.from({ length: 513 }, () => ({ data: '' })) })).details.path).toBe('payloads');
     expect((await refused({ payloads: [{ metadata: { encoding: 'anNvbi9wbGFpbg==' }, data: 'not base64!' }] })).details.path).toBe('payloads[0].data');
     expect((await refused({ payloads: [{ metadata: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, ''])) }] })).details.path).toBe('payloads[0].metadata');
-    expect((await refused({ nothing: [] })).details.path).toBe('payloads');
+    expect((await refused({ nothing: [] })).message).toContain('nothing');
     expect((await refused({ payloads: [], unexpected: 1 })).message).toContain('unexpected');
     const flipped = Buffer.from(sealed.data ?? '', 'base64');
     flipped[15] = (flipped[15] ?? 0) ^ 1;
@@ -265,7 +265,8 @@ describe('the codec endpoint', () => {
     expect(unknownKey.message).toContain('hk-gone');
     expect((await refused({ payloads: [] }, { 'x-namespace': 'someone-else' })).details.path).toBe('headers.x-namespace');
     expect((await refused({ payloads: [{ data: 'A'.repeat(5 * 1024 * 1024) }] })).details.path).toBe('body');
-    // Still up.
+    // Still up. No payloads at all is protobuf JSON's empty list (the temporal CLI's query without arguments).
     expect((await t.root.request('POST', decodePath, { payloads: [] })).status).toBe(200);
+    expect(await t.root.call('POST', encodePath, {})).toEqual({ payloads: [] });
   });
 });

@@ -1,7 +1,9 @@
 // The tctl compatibility command (.tools/bin/tctl → scripts/tctl-compat.mjs) against the
 // suite's Temporal dev server: a runbook's tctl forms reach a real provision run through
 // `temporal` (signal, query, show, list, describe), and what it cannot translate is refused
-// with exit code 2 and the `temporal` command to use instead.
+// with exit code 2 and the `temporal` command to use instead. Histories are sealed: the calls
+// carry the codec an operator sets (TEMPORAL_CODEC_ENDPOINT / TEMPORAL_CODEC_AUTH, the API's
+// endpoint and a root credential; docs/signals.md), and without it a query answers ciphertext.
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -9,6 +11,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../core/ids';
 import type { ProvisionStatus } from '../../core/plan';
+import { CODEC_PATH, SEALED_ENCODING } from '../../core/sealing';
 import { toolPath } from '../../stack/tools';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
 import { createNode, until } from '../helpers/provision';
@@ -22,19 +25,21 @@ interface Run {
 const tctlBin = toolPath('tctl');
 let t: TestControlPlane;
 let address: string;
+/** What an operator exports for the CLI to read sealed payloads: the API's codec endpoint and a root credential. */
+let codec: { TEMPORAL_CODEC_ENDPOINT: string; TEMPORAL_CODEC_AUTH: string };
 
-function tctl(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  // No TEMPORAL_CLI_* from the caller's shell: each call says where it goes.
-  const { TEMPORAL_CLI_ADDRESS: _address, TEMPORAL_CLI_NAMESPACE: _namespace, ...base } = process.env;
+function tctl(args: string[], env: Record<string, string> = {}, withCodec = true): Promise<Run> {
+  // No TEMPORAL_CLI_* or TEMPORAL_CODEC_* from the caller's shell: each call says where it goes.
+  const { TEMPORAL_CLI_ADDRESS: _address, TEMPORAL_CLI_NAMESPACE: _namespace, TEMPORAL_CODEC_ENDPOINT: _endpoint, TEMPORAL_CODEC_AUTH: _auth, ...base } = process.env;
   return new Promise((resolve) => {
-    execFile(tctlBin, args, { env: { ...base, ...env }, timeout: 30_000 }, (error, stdout, stderr) =>
+    execFile(tctlBin, args, { env: { ...base, ...(withCodec ? codec : {}), ...env }, timeout: 30_000 }, (error, stdout, stderr) =>
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
     );
   });
 }
 
-async function tctlOk(args: string[], env?: Record<string, string>): Promise<string> {
-  const run = await tctl(args, env);
+async function tctlOk(args: string[], env?: Record<string, string>, withCodec?: boolean): Promise<string> {
+  const run = await tctl(args, env, withCodec);
   if (run.code !== 0) throw new Error(`tctl ${args.join(' ')} exited ${run.code}: ${run.stderr}`);
   return run.stdout;
 }
@@ -71,6 +76,7 @@ beforeAll(async () => {
   if (!existsSync(tctlBin)) throw new Error(`${tctlBin} is missing: run \`npm run setup\` (it links the tctl compatibility command)`);
   t = await startTestControlPlane();
   address = t.config.temporal.address;
+  codec = { TEMPORAL_CODEC_ENDPOINT: `${t.cp.url}${CODEC_PATH}`, TEMPORAL_CODEC_AUTH: `Bearer ${t.cp.rootCredential.bearer}` };
 });
 afterAll(async () => t?.close());
 
@@ -91,6 +97,11 @@ describe('tctl compatibility command', () => {
     const final = queryResult(await tctlOk(['workflow', 'query', '-w', workflowId, '-q', 'status', '--output', 'json'], { TEMPORAL_CLI_ADDRESS: address }));
     expect(final).toMatchObject({ phase: 'failed', abortReason: 'operator said so' });
     expect(final.history.map((h) => h.key)).toEqual(['steps[0]', 'cleanup[0]']);
+    // Without the codec, the same answer is ciphertext: the CLI shows the sealed payload as it is.
+    const sealed = await tctlOk(['--address', address, 'workflow', 'query', '-w', workflowId, '--qt', 'status', '--output', 'json'], {}, false);
+    const [payload] = (JSON.parse(sealed) as { queryResult: { payloads: Array<{ metadata: Record<string, string> }> } }).queryResult.payloads;
+    expect(Buffer.from(payload?.metadata.encoding ?? '', 'base64').toString()).toBe(SEALED_ENCODING);
+    expect(sealed).not.toContain('operator said so');
 
     // show: the history holds both signals, as text and as JSON (and in tctl's --output_filename).
     const shown = await tctlOk(['--address', address, 'workflow', 'show', '-w', workflowId]);
