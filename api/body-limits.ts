@@ -88,11 +88,11 @@ export function unstorableTextAt(value: unknown, path: Array<string | number> = 
   return undefined;
 }
 
-/** The text check every JSON parser of the API runs after parsing: INVALID_INPUT naming the field. */
-export function refuseUnstorableText(value: unknown): void {
+/** The text check every JSON parser of the API runs after parsing (and every route on its path and query): INVALID_INPUT naming the field. */
+export function refuseUnstorableText(value: unknown, where = 'body'): void {
   const at = unstorableTextAt(value);
   if (at === undefined) return;
-  const path = formatPath(at) || 'body';
+  const path = formatPath(at) || where;
   throw new IronflowError('INVALID_INPUT', `${path}: holds a NUL character or a lone surrogate (\\u0000, \\ud800…), which is not text`, { path, reason: 'unstorable-text' });
 }
 
@@ -122,6 +122,12 @@ export function registerBodyLimits(app: FastifyInstance): void {
     if (route !== undefined && isUnauthenticatedRoute(route) && request.url.length > MAX_UNAUTHENTICATED_URL_LENGTH) {
       throw new IronflowError('INVALID_INPUT', `url: longer than ${MAX_UNAUTHENTICATED_URL_LENGTH} characters; this route takes no query string`, { path: 'url', reason: 'url-too-long' });
     }
+  });
+
+  // Path ids and query values are decoded text too (`%00`): refused before a route's schema or a lookup sees them.
+  app.addHook('preValidation', async (request) => {
+    refuseUnstorableText(request.params, 'params');
+    refuseUnstorableText(request.query, 'query');
   });
 
   app.addHook('preParsing', async (request, _reply, payload) => {

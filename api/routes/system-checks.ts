@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { notFound } from '../../core/errors';
 import { newId } from '../../core/ids';
 import { systemCheckCreateSchema, systemCheckSchema, type SystemCheckView } from '../../core/schemas/system';
-import { tenantIdSchema } from '../../core/schemas/common';
+import { idOf, tenantIdSchema } from '../../core/schemas/common';
 import { authorize } from '../auth';
 import type { ApiContext } from '../context';
 
@@ -35,7 +35,7 @@ export const systemCheckRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, 
 
   app.get(
     '/v1/system/checks/:checkId',
-    { schema: { tags: ['system'], params: z.object({ checkId: z.string().max(64) }), querystring: z.object({ tenantId: tenantIdSchema }), response: { 200: systemCheckSchema } } },
+    { schema: { tags: ['system'], params: z.object({ checkId: idOf('check') }), querystring: z.object({ tenantId: tenantIdSchema }), response: { 200: systemCheckSchema } } },
     async (request) => {
       authorize(request, 'compute:events:read', request.query.tenantId);
       const row = await ctx.db.systemCheck.findFirst({ where: { id: request.params.checkId, tenantId: request.query.tenantId } });

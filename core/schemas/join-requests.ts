@@ -1,8 +1,6 @@
 // joinRequests.list / approve / reject (spec 001, the discovery attestor's approval modes).
 import { z } from 'zod';
-import { idOf } from './common';
-
-const tenantIdSchema = z.string().min(1).max(64);
+import { idOf, tenantIdSchema } from './common';
 
 export const joinRequestsQuerySchema = z
   .object({

@@ -250,6 +250,35 @@ describe('bad input on every mutating route', () => {
     expect(failures).toEqual([]);
   });
 
+  it('answers hostile path ids and query values on every read route below 500 in the API shape (NUL refused naming the parameter)', async () => {
+    const hostile = ['%00', 'a%00b', '%ED%A0%80', '..%2F..%2Fetc', '%zz', 'x'.repeat(300), '%27%3B--'];
+    const failures: string[] = [];
+    for (const [index, route] of routes.filter((r) => r.method === 'GET').entries()) {
+      const spec = routeSpecs[route.key];
+      if (!spec || spec.access === 'public') continue;
+      const valid = spec.access === 'tenant' ? spec.request(objects, 'root') : spec.request(objects);
+      // NUL is never text: refused naming the parameter, on a path or in a query.
+      const variants: Array<{ what: string; url: string; field?: string }> = [];
+      const named = (name: string, raw: string) => (raw.includes('%00') ? { field: name } : {});
+      for (const param of route.pathParams) for (const raw of hostile) variants.push({ what: `path ${param} = ${raw.slice(0, 30)}`, url: urlOf(route, valid, { [param]: raw }), ...named(param, raw) });
+      for (const name of Object.keys(valid.query ?? {})) {
+        for (const raw of hostile) {
+          const url = urlOf(route, { ...valid, query: {} }).replace(/\?$/, '');
+          const others = Object.entries(valid.query ?? {}).filter(([key]) => key !== name);
+          variants.push({ what: `query ${name} = ${raw.slice(0, 30)}`, url: `${url}?${[...others.map(([k, v]) => `${k}=${encodeURIComponent(v)}`), `${name}=${raw}`].join('&')}`, ...named(name, raw) });
+        }
+      }
+      for (const variant of variants) {
+        const answer = await send(`127.15.${index + 1}.1`, 'GET', variant.url, undefined, { authorization: `Bearer ${t.cp.rootCredential.bearer}` });
+        const problems =
+          answer.status < 400 && !variant.field ? (STACK_TRACE.test(answer.text) ? ['a stack trace'] : []) : problemsOfApiAnswer({ ...variant, statuses: variant.field ? [400] : [answer.status] }, answer);
+        if (answer.status >= 500) problems.push(`status ${answer.status}`);
+        if (problems.length > 0) failures.push(`${route.key} — ${variant.what}: ${problems.join('; ')}: ${answer.status} ${answer.text.slice(0, 200)}`);
+      }
+    }
+    expect(failures).toEqual([]);
+  });
+
   it("answers a request Node's HTTP parser refuses in the API's shape too", async () => {
     const url = new URL(t.cp.url);
     const raw = (bytes: string) =>
