@@ -134,7 +134,8 @@ export async function codecRoutes(app: FastifyInstance, deps: CodecRouteDeps): P
     app.options(url, { schema: { hide: true } }, preflight);
     // The caller is checked before its body is read, let alone parsed.
     app.post(url, { bodyLimit: MAX_CODEC_BODY_BYTES, schema: { hide: true }, onRequest: authorizeOperator }, async (request) => {
-      const namespace = request.headers['x-namespace'];
+      // The temporal CLI sends an empty X-Namespace when --namespace is left to its default.
+      const namespace = request.headers['x-namespace'] || undefined;
       if (namespace !== undefined && namespace !== deps.config.temporal.namespace) {
         throw new IronflowError('INVALID_INPUT', `headers.x-namespace: this codec serves namespace ${deps.config.temporal.namespace}`, { path: 'headers.x-namespace' });
       }

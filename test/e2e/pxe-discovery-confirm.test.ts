@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import type { Machine } from '../../agent/emulator/machine';
 import { repoRoot } from '../../core/config';
+import { CODEC_PATH } from '../../core/sealing';
 import type { MetalNodeView } from '../../core/schemas/metal';
 import { until } from '../helpers/boot-site';
 import { startE2eSite, type E2eSite } from '../helpers/e2e-site';
@@ -89,7 +90,9 @@ describe('PXE discovery and metal.confirmMac', () => {
     await candidateOf(enrolled.nodeId, mac);
 
     // Asynchronously: the control-plane worker shares this process and must answer the query.
-    const temporal = async (...args: string[]) => (await promisify(execFile)(path.join(repoRoot, '.tools/bin/temporal'), [...args, '--address', inject('temporalAddress')], { encoding: 'utf8' })).stdout;
+    // Histories are sealed: the CLI reads through the API's codec with a root credential, as an operator sets it (docs/signals.md).
+    const env = { ...process.env, TEMPORAL_CODEC_ENDPOINT: `${site.t.cp.url}${CODEC_PATH}`, TEMPORAL_CODEC_AUTH: `Bearer ${site.t.cp.rootCredential.bearer}` };
+    const temporal = async (...args: string[]) => (await promisify(execFile)(path.join(repoRoot, '.tools/bin/temporal'), [...args, '--address', inject('temporalAddress')], { encoding: 'utf8', env })).stdout;
     // First a MAC another machine has: the signal cannot answer, the status query and an event say why.
     await temporal('workflow', 'signal', '--workflow-id', `node:${enrolled.nodeId}`, '--name', 'confirmMac', '--input', JSON.stringify(first.machine.description.macs[0]));
     await until('the refused signal in the status query', async () => {

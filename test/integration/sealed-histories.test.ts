@@ -268,5 +268,7 @@ describe('the codec endpoint', () => {
     // Still up. No payloads at all is protobuf JSON's empty list (the temporal CLI's query without arguments).
     expect((await t.root.request('POST', decodePath, { payloads: [] })).status).toBe(200);
     expect(await t.root.call('POST', encodePath, {})).toEqual({ payloads: [] });
+    // An empty X-Namespace is the temporal CLI's when --namespace is left to its default.
+    expect((await t.root.request('POST', decodePath, { payloads: [] }, { 'x-namespace': '' })).status).toBe(200);
   });
 });
