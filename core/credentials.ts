@@ -11,6 +11,7 @@ import { newId } from './ids';
 import { ALL_PERMISSIONS, grants, ROOT_TENANT, type Permission } from './permissions';
 import type { CredentialCreateInput, CredentialView } from './schemas/credentials';
 import type { Db, DbOrTx } from './db';
+import { requireTenant } from './tenants';
 
 export const CREDENTIAL_SCHEME = 'ifk';
 
@@ -96,9 +97,7 @@ export async function mintCredential(db: Db, principal: Principal, input: Creden
   assertHolds(principal, input.permissions, 'grant these permissions');
   const expiresAt = futureExpiry(input.expiresAt, new Date());
   return db.$transaction(async (tx) => {
-    if (!(await tx.tenant.findUnique({ where: { id: input.tenantId } }))) {
-      throw new IronflowError('NOT_FOUND', `tenant ${input.tenantId} not found; create it first (ironflow tenants create)`, { path: 'tenantId' });
-    }
+    await requireTenant(tx, input.tenantId);
     const created = await createCredential(tx, { ...input, expiresAt, by: principal.credentialId });
     return created.view;
   });

@@ -1,7 +1,7 @@
 // tenants.create: the id is the request's own idempotency key. A repeat of the same request
 // answers the stored tenant with no new event; the same id with another name is CONFLICT
 // (a create never renames, and never takes over an existing tenant such as root).
-import type { Db } from './db';
+import type { Db, DbOrTx } from './db';
 import { isUniqueViolation } from './db';
 import { IronflowError } from './errors';
 import { appendEvent } from './events';
@@ -9,6 +9,13 @@ import { appendEvent } from './events';
 export interface TenantView {
   id: string;
   name: string;
+}
+
+/** Objects belong to an existing tenant: a root operator naming one that is not there is NOT_FOUND, with the fix. */
+export async function requireTenant(db: DbOrTx, tenantId: string): Promise<void> {
+  if (!(await db.tenant.findUnique({ where: { id: tenantId } }))) {
+    throw new IronflowError('NOT_FOUND', `tenant ${tenantId} not found; create it first (ironflow tenants create)`, { path: 'tenantId' });
+  }
 }
 
 export async function createTenant(db: Db, input: TenantView): Promise<{ tenant: TenantView; created: boolean }> {

@@ -4,6 +4,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { profileIdSchema, profileCreateSchema, profileUpdateSchema, profileValidationSchema, profileVersionQuerySchema, profileViewSchema } from '../../core/schemas/profiles';
 import { tenantIdSchema } from '../../core/schemas/common';
+import { requireTenant } from '../../core/tenants';
 import { stepRegistry } from '../../core/steps/builtin';
 import { checkProfile } from '../../profiles/check';
 import { compileProfile } from '../../profiles/compiler';
@@ -16,6 +17,7 @@ const params = z.object({ id: profileIdSchema });
 export const profileRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) => {
   app.post('/v1/profiles', { schema: { tags: ['profiles'], body: profileCreateSchema, response: { 201: profileViewSchema } } }, async (request, reply) => {
     authorize(request, 'compute:profiles:manage', request.body.tenantId);
+    await requireTenant(ctx.db, request.body.tenantId);
     return reply.status(201).send(await createProfile(ctx.db, request.body));
   });
 

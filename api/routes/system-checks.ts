@@ -6,6 +6,7 @@ import { notFound } from '../../core/errors';
 import { newId } from '../../core/ids';
 import { systemCheckCreateSchema, systemCheckSchema, type SystemCheckView } from '../../core/schemas/system';
 import { idOf, tenantIdSchema } from '../../core/schemas/common';
+import { requireTenant } from '../../core/tenants';
 import { authorize } from '../auth';
 import type { ApiContext } from '../context';
 
@@ -21,6 +22,7 @@ function view(row: { id: string; tenantId: string; workflowId: string; status: s
 export const systemCheckRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) => {
   app.post('/v1/system/checks', { schema: { tags: ['system'], body: systemCheckCreateSchema, response: { 202: systemCheckSchema } } }, async (request, reply) => {
     authorize(request, 'compute:events:read', request.body.tenantId);
+    await requireTenant(ctx.db, request.body.tenantId);
     const id = newId('check');
     const workflowId = `system-check:${id}`;
     const row = await ctx.db.systemCheck.create({ data: { id, tenantId: request.body.tenantId, workflowId, status: 'running' } });

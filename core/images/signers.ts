@@ -6,6 +6,7 @@ import { IronflowError, parseWith } from '../errors';
 import { appendEvent } from '../events';
 import { imageSignerAddSchema, imageSignerRevokeSchema, type ImageSignerView } from '../schemas/images';
 import { parseSignerPublicKey } from './verify';
+import { requireTenant } from '../tenants';
 
 function signerView(row: ImageSigner): ImageSignerView {
   return {
@@ -26,9 +27,7 @@ export async function addImageSigner(db: Db, input: { tenantId: string; id: stri
   const parsed = parseWith(imageSignerAddSchema, input);
   const key = parseSignerPublicKey(parsed.publicKeyPem);
   return db.$transaction(async (tx) => {
-    if (!(await tx.tenant.findUnique({ where: { id: parsed.tenantId } }))) {
-      throw new IronflowError('NOT_FOUND', `tenant ${parsed.tenantId} not found; create it first (ironflow tenants create)`, { path: 'tenantId' });
-    }
+    await requireTenant(tx, parsed.tenantId);
     const existing = await tx.imageSigner.findUnique({ where: { tenantId_id: { tenantId: parsed.tenantId, id: parsed.id } } });
     if (existing) {
       if (existing.revokedAt) {

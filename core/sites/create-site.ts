@@ -9,6 +9,7 @@ import { derivedId } from '../ids';
 import { requestHash } from '../request-hash';
 import type { SiteCreateInput, SiteView } from '../schemas/sites';
 import { siteView, type SiteRow } from './site-view';
+import { requireTenant } from '../tenants';
 
 export async function createSite(db: Db, callerId: string, input: SiteCreateInput): Promise<{ site: SiteView; created: boolean }> {
   const id = derivedId('site', input.tenantId, callerId, input.idempotencyKey);
@@ -24,9 +25,7 @@ export async function createSite(db: Db, callerId: string, input: SiteCreateInpu
 
   const existing = await db.site.findUnique({ where: { id } });
   if (existing) return replay(existing);
-  if (!(await db.tenant.findUnique({ where: { id: input.tenantId } }))) {
-    throw new IronflowError('NOT_FOUND', `tenant ${input.tenantId} not found; create it first (ironflow tenants create)`, { path: 'tenantId' });
-  }
+  await requireTenant(db, input.tenantId);
   try {
     const row = await db.$transaction(async (tx) => {
       const created = await tx.site.create({

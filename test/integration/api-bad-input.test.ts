@@ -326,6 +326,25 @@ describe('bad input on every mutating route', () => {
     expect(failures).toEqual([]);
   });
 
+  it('answers a root operator naming a tenant that does not exist NOT_FOUND on every mutating route, and stores nothing for it', async () => {
+    const failures: string[] = [];
+    for (const route of mutating()) {
+      const spec = routeSpecs[route.key];
+      if (spec?.access !== 'tenant') continue;
+      const request = spec.request(real, 'no-such-tenant');
+      const res = await t.root.request<{ error?: { code: string } }>(route.method, urlOf(route, request), request.body);
+      if (res.status !== 404 || res.body.error?.code !== 'NOT_FOUND') failures.push(`${route.key}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+    }
+    expect(failures).toEqual([]);
+    const stored = await Promise.all([
+      t.cp.db.event.count({ where: { tenantId: 'no-such-tenant' } }),
+      t.cp.db.systemCheck.count({ where: { tenantId: 'no-such-tenant' } }),
+      t.cp.db.profile.count({ where: { tenantId: 'no-such-tenant' } }),
+      t.cp.db.image.count({ where: { tenantId: 'no-such-tenant' } }),
+    ]);
+    expect(stored).toEqual([0, 0, 0, 0]);
+  });
+
   it("answers a request Node's HTTP parser refuses in the API's shape too", async () => {
     const url = new URL(t.cp.url);
     const raw = (bytes: string) =>
