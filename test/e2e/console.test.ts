@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONSOLE_CSP } from '../../console/security';
 import type { MetalNodeView } from '../../core/schemas/metal';
 import { startTestControlPlane } from '../helpers/control-plane';
-import { launchBrowser, type Page, type TestBrowser } from '../helpers/browser';
+import { launchBrowser, signInToConsole, type Page, type TestBrowser } from '../helpers/browser';
 import { startE2eSite, type E2eSite } from '../helpers/e2e-site';
 
 let site: E2eSite;
@@ -38,11 +38,7 @@ afterAll(async () => {
   await site?.close();
 });
 
-async function signIn(page: Page, credential: string): Promise<void> {
-  await page.goto(`${base}/console/sign-in`);
-  await page.fill('#credential', credential);
-  await Promise.all([page.waitForNavigation(), page.click('form.sign-in button[type=submit]')]);
-}
+const signIn = (page: Page, credential: string): Promise<void> => signInToConsole(page, base, credential);
 
 /** Inline code on the page: script elements without src, on* handler attributes, style elements and attributes. */
 const inlineCode = (page: Page): Promise<{ scripts: number; styles: number }> =>

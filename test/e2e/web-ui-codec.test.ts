@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codecEndpointUrl, SEALED_ENCODING } from '../../core/sealing';
 import { temporalLinks } from '../../core/temporal-links';
 import { devServerOptions, startTemporalServer, temporalServerArgs, type TemporalServer } from '../../stack/temporal-server';
-import { launchBrowser, useWebUiCodec, type Page, type TestBrowser } from '../helpers/browser';
+import { launchBrowser, signInToConsole, useWebUiCodec, type Page, type TestBrowser } from '../helpers/browser';
 import { startTestControlPlane, testConfig, type TestControlPlane } from '../helpers/control-plane';
 import { freePort } from '../helpers/ports';
 import { createNode } from '../helpers/provision';
@@ -50,12 +50,6 @@ afterAll(async () => {
 /** Where the dev server's Web UI was pointed (the API's port was chosen up front). */
 const codecEndpoint = () => codecEndpointUrl(t.config);
 
-async function signIn(page: Page): Promise<void> {
-  await page.goto(`${t.cp.url}/console/sign-in`);
-  await page.fill('#credential', t.cp.rootCredential.bearer);
-  await Promise.all([page.waitForNavigation(), page.click('form.sign-in button[type=submit]')]);
-}
-
 /** The page's text once it shows `expected` (the Web UI decodes after the first paint), else its text at 30 s. */
 async function textShowing(page: Page, expected: string): Promise<string> {
   await page.goto(historyUrl);
@@ -73,7 +67,7 @@ describe('the Temporal Web UI with sealed histories', () => {
   it('shows a signed-in operator the decoded input, and a browser without a session only ciphertext', async () => {
     const operator = await browser.newPage();
     await useWebUiCodec(operator, uiOrigin, codecEndpoint());
-    await signIn(operator);
+    await signInToConsole(operator, t.cp.url, t.cp.rootCredential.bearer);
     const decoded = await textShowing(operator, marker);
     expect(decoded).toContain(marker);
     expect(decoded).not.toContain(SEALED_B64);

@@ -4,6 +4,8 @@
 // (step key, use, the agent's queue); the node's lifecycle shows its own. A Temporal dev
 // server of this file's own runs with its Web UI; the control plane and its worker are real;
 // the site agent's BMC side is emulated hardware (an activity-only worker on its queue).
+// Histories are sealed, summaries and details too: the operator's browser is signed in to the
+// console and the Web UI decodes through the API's codec endpoint (docs/sealed-histories.md).
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,8 +13,9 @@ import { siteAgentQueue } from '../../core/agent-queues';
 import { loadConfig } from '../../core/config';
 import type { MetalNodeView } from '../../core/schemas/metal';
 import type { MetalStatusView } from '../../core/schemas/metal-status';
+import { CODEC_PATH } from '../../core/sealing';
 import { startTemporalServer, type TemporalServer } from '../../stack/temporal-server';
-import { launchBrowser, type Page, type TestBrowser } from '../helpers/browser';
+import { launchBrowser, signInToConsole, useWebUiCodec, type Page, type TestBrowser } from '../helpers/browser';
 import { startTestControlPlane, testConfig, type TestControlPlane } from '../helpers/control-plane';
 import { freePort } from '../helpers/ports';
 import { keepSessions, startEmulatedAgent, until, type EmulatedAgent } from '../helpers/provision';
@@ -97,6 +100,8 @@ describe('the Temporal Web UI', () => {
     const run = waiting.workflow;
     if (!run) throw new Error('no workflow');
     const page = await browser.newPage();
+    await useWebUiCodec(page, uiUrl, `${t.cp.url}${CODEC_PATH}`);
+    await signInToConsole(page, t.cp.url, t.cp.rootCredential.bearer);
     const metadataUrl = `${uiUrl}${run.webUiPath}/user-metadata`;
 
     // The state workflow waits for a site agent: its summary, its static details (the plan)

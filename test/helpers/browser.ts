@@ -57,3 +57,10 @@ export async function useWebUiCodec(page: Page, uiOrigin: string, endpoint: stri
     content: `if (location.origin === ${JSON.stringify(uiOrigin)}) for (const [k, v] of Object.entries(${JSON.stringify(settings)})) localStorage.setItem(k, JSON.stringify(v));`,
   });
 }
+
+/** Signs `page`'s browser in to the console at `apiUrl` with `credential`: its session cookie then goes along to the Web UI's codec requests. */
+export async function signInToConsole(page: Page, apiUrl: string, credential: string): Promise<void> {
+  await page.goto(`${apiUrl}/console/sign-in`);
+  await page.fill('#credential', credential);
+  await Promise.all([page.waitForNavigation(), page.click('form.sign-in button[type=submit]')]);
+}
