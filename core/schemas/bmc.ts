@@ -35,7 +35,11 @@ export const ipmiTargetSchema = z.object({
     .string()
     .min(1)
     .max(255)
-    .regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/, 'host or host:port, e.g. 10.0.0.5 or 10.0.0.5:623'),
+    .regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/, 'host or host:port, e.g. 10.0.0.5 or 10.0.0.5:623')
+    .refine((value) => {
+      const port = /:(\d{1,5})$/.exec(value)?.[1];
+      return port === undefined || (Number(port) >= 1 && Number(port) <= 65_535);
+    }, 'the port is 1 to 65535'),
   /** RMCP+ cipher suite; 3 (AES-128, HMAC-SHA1) is what nearly every BMC accepts. */
   cipherSuite: z.number().int().min(0).max(17).default(3),
 });

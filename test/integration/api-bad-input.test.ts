@@ -345,6 +345,19 @@ describe('bad input on every mutating route', () => {
     expect(stored).toEqual([0, 0, 0, 0]);
   });
 
+  it('refuses an IPMI address whose port is outside 1 to 65535 at bmc.address (it was enrolled)', async () => {
+    for (const address of ['10.0.0.5:0', '10.0.0.5:65536', '10.0.0.5:99999']) {
+      const res = await t.root.request<{ error: { code: string; details: { path?: string } } }>('POST', '/v1/metal/nodes', {
+        tenantId: 'root',
+        poolId: real.poolId,
+        bmc: { driver: 'ipmi', address, username: 'admin', password: 'bad-input-ipmi' },
+      });
+      expect(res.status, address).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'INVALID_INPUT', details: { path: 'bmc.address' } });
+    }
+    expect(await t.cp.db.node.count({ where: { bmcAddress: { startsWith: '10.0.0.5:' } } })).toBe(0);
+  });
+
   it("answers a request Node's HTTP parser refuses in the API's shape too", async () => {
     const url = new URL(t.cp.url);
     const raw = (bytes: string) =>
