@@ -15,6 +15,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { connectThroughGateway } from '../agent/common/gateway-connection';
 import { loadConfig } from '../core/config';
 import { buildCsr } from '../core/pki/csr-builder';
+import { sealedDataConverter } from '../core/sealing';
 import type { JoinAnswer } from '../core/schemas/join';
 import { createProfile } from '../profiles/store';
 import { startProvision } from '../profiles/launch';
@@ -86,7 +87,9 @@ async function main(): Promise<void> {
     for (let round = 0; round < workflows; round++) {
       for (const via of ['gateway', 'direct'] as const) {
         const connection = await paths[via]();
-        const worker = await Worker.create({ connection, taskQueue: joined.temporal.taskQueue, activities: { [STEP]: async () => ({ device: 'pxe' }) } });
+        // Both store sealed histories: the gateway seals for its agent, the direct worker holds the key itself.
+        const dataConverter = via === 'direct' ? sealedDataConverter(config) : undefined;
+        const worker = await Worker.create({ connection, taskQueue: joined.temporal.taskQueue, activities: { [STEP]: async () => ({ device: 'pxe' }) }, ...(dataConverter ? { dataConverter } : {}) });
         const running = worker.run();
         const nodeId = `node_gw${String(n++).padStart(4, '0')}`;
         const run = await startProvision(cp, { tenantId: 'root', nodeId, profileId: 'bench-site-steps', provisionState: 'bench' });
