@@ -1,10 +1,13 @@
-// Tenant isolation on every route of the API's own OpenAPI document, through the real API,
-// database and Temporal: tenant acme owns one object of every kind; for each route another
-// tenant's full credential gets NOT_FOUND for acme's objects (or its own, empty lists) and
-// PERMISSION_DENIED when it names acme; an acme credential lacking the route's permission
-// gets PERMISSION_DENIED; no credential gets UNAUTHENTICATED; and not one row of the
-// database changed. A route the document lists and test/helpers/openapi-routes.ts does not
-// classify fails the first test by name.
+// Tenant isolation on every route the API serves (its OpenAPI document and the routes it hides
+// from it), through the real API, database and Temporal: tenant acme owns one object of every
+// kind; for each route another tenant's full credential gets NOT_FOUND for acme's objects,
+// answered exactly as for ids nobody holds (no existence oracle), its own lists hold none of
+// them, and naming acme is PERMISSION_DENIED; an acme credential lacking the route's
+// permission gets PERMISSION_DENIED naming it (an operator's, on the platform's own routes);
+// no credential gets UNAUTHENTICATED; and not one row of any table changed (refusal events
+// aside). The public routes that act (agents', join, the console's forms) open for no API
+// credential. A route test/helpers/openapi-routes.ts does not classify fails the first test
+// by name. Passes on SQLite and on PostgreSQL (scripts/test-postgres.sh).
 import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -29,6 +32,21 @@ type ErrorBody = { error?: { code: string; message: string; details: Record<stri
 let t: TestControlPlane;
 let routes: OpenApiRoute[];
 let owned: TenantObjects;
+/** Ids of the same kinds that no tenant holds. */
+const nobodys: TenantObjects = {
+  tenantId: OTHER,
+  siteId: newId('site'),
+  siteTokenId: newId('joinToken'),
+  poolId: newId('pool'),
+  nodeId: newId('node'),
+  workflowId: `node:${newId('node')}:enrolling:1`,
+  imageId: newId('image'),
+  profileId: 'nobodys-layout',
+  credentialId: newId('credential'),
+  joinRequestId: newId('joinRequest'),
+  checkId: newId('check'),
+  discoveredSiteId: newId('site'),
+};
 /** acme's credential holding every permission (it made acme's objects). */
 let ownerAll: ApiClient;
 /** For each permission, an acme credential holding every other one. */
@@ -166,13 +184,17 @@ async function send(client: ApiClient, route: OpenApiRoute, request: RouteReques
   return { status: res.status, text, ...(typeof res.body === 'object' && res.body?.error ? { error: res.body.error } : {}) };
 }
 
+/** The object ids of a set, longest first (a workflow id holds its node's id). */
+const idsOf = (objects: TenantObjects) =>
+  Object.entries(objects)
+    .filter(([name]) => name !== 'tenantId')
+    .map(([, id]) => id)
+    .sort((a, b) => b.length - a.length);
+
 /** acme's object ids an answer names that the request itself did not. */
 function leaked(answer: Answer, request: RouteRequest): string[] {
   const asked = JSON.stringify(request);
-  return Object.entries(owned)
-    .filter(([name]) => name !== 'tenantId')
-    .map(([, id]) => id)
-    .filter((id) => answer.text.includes(id) && !asked.includes(id));
+  return idsOf(owned).filter((id) => answer.text.includes(id) && !asked.includes(id));
 }
 
 /** Problems with one answer, as lines naming who asked and what came back. */
@@ -183,6 +205,9 @@ function expectError(who: string, answer: Answer, status: number, code: string):
 
 type Classified = [string, Exclude<RouteSpec, { access: 'public' }>];
 const credentialed = Object.entries(routeSpecs).filter((entry): entry is Classified => entry[1].access !== 'public');
+type Public = [string, Extract<RouteSpec, { access: 'public' }> & { request: NonNullable<Extract<RouteSpec, { access: 'public' }>['request']> }];
+/** Public routes that act on something (agents', join, the console's forms). */
+const publicActions = Object.entries(routeSpecs).filter((entry): entry is Public => entry[1].access === 'public' && entry[1].request !== undefined);
 
 beforeAll(async () => {
   t = await startTestControlPlane();
@@ -261,7 +286,14 @@ describe.each(credentialed)('%s', (key, spec) => {
       if (spec.crossTenant !== 'own-create') {
         const asOther = spec.request(owned, OTHER);
         const own = await send(otherAll, route, asOther);
-        if (spec.crossTenant === 'not-found') problems.push(...expectError("umbrella on acme's objects", own, 404, 'NOT_FOUND'));
+        if (spec.crossTenant === 'not-found') {
+          problems.push(...expectError("umbrella on acme's objects", own, 404, 'NOT_FOUND'));
+          // No oracle: acme's objects answer exactly as ids nobody holds do, but for the id itself.
+          const asked = spec.request(nobodys, OTHER);
+          const ghost = await send(otherAll, route, asked);
+          const [ownText, ghostText] = [own.text, ghost.text].map((text, i) => idsOf(i === 0 ? owned : nobodys).reduce((out, id) => out.replaceAll(id, '<id>'), text));
+          if (ghost.status !== own.status || ownText !== ghostText) problems.push(`acme's objects answer otherwise than no one's: ${own.status} ${ownText.slice(0, 200)} vs ${ghost.status} ${ghostText.slice(0, 200)}`);
+        }
         else if (own.status !== 200) problems.push(`umbrella's own list: expected 200, got ${own.status} ${own.text.slice(0, 300)}`);
         for (const id of leaked(own, asOther)) problems.push(`umbrella: the answer shows acme's ${id}`);
         if (own.text.includes(`"tenantId":"${OWNER}"`)) problems.push(`umbrella: the answer holds a row of tenant ${OWNER}: ${own.text.slice(0, 300)}`);
@@ -271,5 +303,21 @@ describe.each(credentialed)('%s', (key, spec) => {
     const changed = changedTables(before, await snapshotDatabase());
     if (changed.length > 0) problems.push(`the database changed: ${changed.join(', ')} (acme's events ${eventsBefore} → ${await ownerEventCount()})`);
     expect(problems).toEqual([]);
+  });
+});
+
+describe.each(publicActions)('%s (public)', (key, spec) => {
+  it("is not opened by an API credential: a tenant's full bearer on acme's objects is refused and changes nothing", async () => {
+    const route = routes.find((r) => r.key === key);
+    expect(route, `${key} is in the table but not served`).toBeDefined();
+    if (!route) return;
+    const before = await snapshotDatabase();
+    const answer = await send(otherAll, route, spec.request(owned));
+    // fetch follows the console's redirect to its sign-in page: that is the refusal a browser sees.
+    const refused = answer.status >= 300 || answer.text.includes('<title>Sign in');
+    expect(refused, `${spec.reason}: ${answer.status} ${answer.text.slice(0, 300)}`).toBe(true);
+    expect(answer.status).toBeLessThan(500);
+    expect(leaked(answer, spec.request(owned))).toEqual([]);
+    expect(changedTables(before, await snapshotDatabase())).toEqual([]);
   });
 });
