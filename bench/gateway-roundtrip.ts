@@ -7,7 +7,6 @@
 //   npx tsx bench/gateway-roundtrip.ts [--workflows 10] [--steps 20]
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -22,21 +21,14 @@ import { startProvision } from '../profiles/launch';
 import { startControlPlane, type ControlPlane } from '../stack/control-plane';
 import { startTemporalServer } from '../stack/temporal-server';
 import { keepSessions } from '../test/helpers/provision';
+import { percentile } from './lib/percentile';
+import { freePort } from '../test/helpers/ports';
 
 const { values } = parseArgs({ options: { workflows: { type: 'string', default: '10' }, steps: { type: 'string', default: '20' } } });
 const workflows = Number(values.workflows);
 const steps = Number(values.steps);
 const STEP = 'management.setBootDevice';
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
 async function call<T>(cp: ControlPlane, method: string, route: string, body: unknown, bearer?: string): Promise<T> {
   const res = await fetch(`${cp.url}${route}`, { method, headers: { 'content-type': 'application/json', ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) }, body: JSON.stringify(body) });

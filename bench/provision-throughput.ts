@@ -9,26 +9,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { createServer } from 'node:net';
 import { loadConfig } from '../core/config';
 import { createProfile } from '../profiles/store';
 import { startProvision } from '../profiles/launch';
 import { startControlPlane } from '../stack/control-plane';
 import { startTemporalServer } from '../stack/temporal-server';
+import { percentile } from './lib/percentile';
+import { freePort } from '../test/helpers/ports';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '200' }, concurrency: { type: 'string', default: '50' } } });
 const runs = Number(values.runs);
 const concurrency = Number(values.concurrency);
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'ironflow-bench-'));

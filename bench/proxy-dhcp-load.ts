@@ -8,6 +8,7 @@
 // Prints one JSON line with the result.
 import dgram from 'node:dgram';
 import { pxeRequest } from '../test/helpers/pxe-request';
+import { percentile } from './lib/percentile';
 
 type RateArgs = { mode: 'rate'; macs: string[]; concurrency: number; seconds: number; timeoutMs: number };
 type BurstArgs = { mode: 'burst'; known: string[]; unknown: string[]; windowMs: number; waitMs: number };
@@ -18,7 +19,6 @@ await new Promise<void>((resolve) => socket.bind(68, '0.0.0.0', resolve));
 socket.setBroadcast(true);
 const discover = (mac: string, xid: number) => socket.send(pxeRequest({ mac, xid, messageType: 1, arch: 0 }), 67, '255.255.255.255');
 const xidOf = (message: Buffer) => (message.length >= 8 && message[0] === 2 ? message.readUInt32BE(4) : -1);
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
 if (args.mode === 'rate') {
   const pending = new Map<number, { sent: bigint; timer: NodeJS.Timeout; slot: () => void }>();
