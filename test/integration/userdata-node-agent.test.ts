@@ -6,6 +6,7 @@
 import { createHash, generateKeyPairSync } from 'node:crypto';
 import { existsSync, mkdtempSync } from 'node:fs';
 import path from 'node:path';
+import type { Payload } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startNodeAgent, type NodeAgent } from '../../agent/node/main';
 import { joinTokenFromUserData, writeJoinTokenFile } from '../../agent/node/user-data';
@@ -16,6 +17,7 @@ import { isIronflowError } from '../../core/errors';
 import { newId } from '../../core/ids';
 import { applyStateOutcome } from '../../core/metal/lifecycle-moves';
 import { buildCsr } from '../../core/pki/csr-builder';
+import { sealingCodecFor } from '../../core/sealing';
 import { startTestControlPlane, testConfig, type TestControlPlane } from '../helpers/control-plane';
 import { startEmulatedAgent, until, type EmulatedAgent } from '../helpers/provision';
 
@@ -56,16 +58,20 @@ async function userDataOf(workflowId: string): Promise<string> {
   return t.cp.secrets.get(t.cp.db, row!.id);
 }
 
-/** Every string of a history, payloads decoded (Temporal stores them as bytes). */
-function historyText(history: unknown): string {
+const isPayload = (value: object): value is Payload => 'data' in value && value.data instanceof Uint8Array && 'metadata' in value;
+
+/** Every string of a history, payloads opened with the control plane's history codec and decoded (Temporal stores them sealed, as bytes). */
+async function historyText(history: unknown): Promise<string> {
+  const codec = sealingCodecFor(t.config);
   const texts: string[] = [];
-  const walk = (value: unknown, key = ''): void => {
+  const walk = async (value: unknown, key = ''): Promise<void> => {
     if (value instanceof Uint8Array) texts.push(Buffer.from(value).toString('utf8'));
-    else if (Array.isArray(value)) value.forEach((v) => walk(v));
-    else if (value && typeof value === 'object') for (const [k, v] of Object.entries(value)) walk(v, k);
+    else if (Array.isArray(value)) for (const v of value) await walk(v);
+    else if (value && typeof value === 'object' && isPayload(value) && codec) for (const [k, v] of Object.entries((await codec.decode([value]))[0] ?? {})) await walk(v, k);
+    else if (value && typeof value === 'object') for (const [k, v] of Object.entries(value)) await walk(v, k);
     else if (typeof value === 'string') texts.push(key === 'data' ? Buffer.from(value, 'base64').toString('utf8') : value);
   };
-  walk(history);
+  await walk(history);
   return texts.join('\n');
 }
 
@@ -138,7 +144,7 @@ describe('user data and the installed OS', () => {
     expect(bearer.startsWith(`ifjt_${rendered.joinTokenId}.`)).toBe(true);
 
     // The history holds no bearer, no document: references only.
-    const history = historyText(await handle.fetchHistory());
+    const history = await historyText(await handle.fetchHistory());
     expect(history).toContain('"userDataRef"'); // the payloads were decoded
     expect(history).toContain(rendered.userDataRef);
     expect(history).not.toContain(bearer.split('.')[1]);
