@@ -8,7 +8,7 @@ import type { PayloadCodec } from '@temporalio/common';
 import type { Db } from '../core/db';
 import { IronflowError } from '../core/errors';
 import { fingerprintOf, type NodeCa } from '../core/pki/node-ca';
-import { AGENT_CALLS, type CallContext } from './agent-calls';
+import { AGENT_CALLS, type Admission, type CallContext } from './agent-calls';
 import { AgentIdentities, ACCEPTED_FOR_MS, type GatewayAgent } from './agent-identities';
 import { InFlightCalls, type OpenCall } from './in-flight-calls';
 import { RefusalEvents } from './refusal-events';
@@ -87,7 +87,13 @@ export async function startAgentGateway(options: AgentGatewayOptions): Promise<A
       const route = AGENT_CALLS[method];
       if (!route) return refuse('not-an-activity-worker-call', 'agents may only poll, heartbeat and complete activity tasks of their own queue');
       const ctx: CallContext = { agent, namespace: options.namespace, tokens, ...(options.codec ? { codec: options.codec } : {}) };
-      const admission = await route(call.request, ctx);
+      let admission: Admission;
+      try {
+        admission = await route(call.request, ctx);
+      } catch {
+        callback(status(grpc.status.INVALID_ARGUMENT, `agent gateway: ${method}: the request is not a well-formed ${method} message`));
+        return;
+      }
       if ('refuse' in admission) return refuse(admission.refuse, admission.message);
       const fingerprint = fingerprintOf(der);
       let settled = false;

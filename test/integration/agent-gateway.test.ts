@@ -5,6 +5,7 @@
 // flight; a connection without a node-CA certificate never gets a session.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
 import { Connection } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -155,6 +156,19 @@ describe('the agent gateway', () => {
 
     const recorded = await refusals(agentA.nodeId);
     for (const method of Object.keys(probes)) expect(recorded.map((r) => r.method)).toContain(method);
+  });
+
+  it('answers a malformed message INVALID_ARGUMENT and stays up', async () => {
+    const credentials = grpc.credentials.createSsl(Buffer.from(agentA.chain[agentA.chain.length - 1] as string), Buffer.from(agentA.key), Buffer.from(agentA.chain.join('')));
+    const client = new grpc.Client(agentA.temporal.address, credentials, { 'grpc.ssl_target_name_override': agentA.temporal.serverName });
+    const asBytes = (b: Buffer) => b;
+    // Bytes that are no PollActivityTaskQueueRequest: a length-delimited field cut short.
+    const code = await new Promise<number | undefined>((resolve) =>
+      client.makeUnaryRequest('/temporal.api.workflowservice.v1.WorkflowService/PollActivityTaskQueue', asBytes, asBytes, Buffer.from([0x0a, 0x7f, 0x01]), new grpc.Metadata(), { deadline: Date.now() + 5_000 }, (error) => resolve(error?.code)),
+    );
+    client.close();
+    expect(code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect(await grpcCode((await connectAs(agentA)).workflowService.getSystemInfo({}))).toBe('ok');
   });
 
   it('never gives a session to a connection without a node-CA certificate', async () => {
