@@ -4,7 +4,7 @@
 // plan even when the store holds a public row under that id (written directly, as a release
 // before this fix would have stored it). No worker runs: the started workflow's input is read
 // from its history.
-import { defaultPayloadConverter } from '@temporalio/common';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Plan } from '../../core/plan';
 import type { MetalNodeView } from '../../core/schemas/metal';
@@ -29,12 +29,12 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-/** The plan a workflow was started with: the first argument of its start event. */
+/** The plan a workflow was started with: the first argument of its start event, opened with the control plane's data converter (histories are sealed). */
 async function startedPlan(workflowId: string): Promise<Plan> {
   const history = await t.cp.temporal.workflow.getHandle(workflowId).fetchHistory();
-  const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
-  if (!payload) throw new Error(`workflow ${workflowId} has no input`);
-  return defaultPayloadConverter.fromPayload<Plan>(payload);
+  const payloads = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads;
+  if (!payloads?.length) throw new Error(`workflow ${workflowId} has no input`);
+  return decodeFromPayloadsAtIndex<Plan>(t.cp.temporal.options.loadedDataConverter, 0, payloads);
 }
 
 describe('profile hijack', () => {
