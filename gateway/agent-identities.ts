@@ -29,10 +29,10 @@ export class AgentIdentities {
   constructor(private readonly db: Db, private readonly ca: NodeCa, private readonly now: () => number = Date.now) {}
 
   /** The agent behind a client certificate (DER), or an UNAUTHENTICATED IronflowError. */
-  async check(certificateDer: Uint8Array, options: { fresh?: boolean } = {}): Promise<GatewayAgent> {
+  async check(certificateDer: Uint8Array): Promise<GatewayAgent> {
     const fingerprint = fingerprintOf(certificateDer);
     const cached = this.verdicts.get(fingerprint);
-    if (cached && cached.until > this.now() && !(options.fresh && 'agent' in cached)) {
+    if (cached && cached.until > this.now()) {
       if ('error' in cached) throw cached.error;
       if (cached.agent.notAfter.getTime() > this.now()) return cached.agent;
     }
@@ -42,6 +42,38 @@ export class AgentIdentities {
     while (this.verdicts.size > MAX_CACHED) this.verdicts.delete(this.verdicts.keys().next().value as string);
     if ('error' in verdict) throw verdict.error;
     return verdict.agent;
+  }
+
+  /**
+   * Of the identities holding calls open (by certificate fingerprint), those no longer valid,
+   * with why: revoked, expired or of a deleted node. One query per 500, not one per identity,
+   * so a fleet of idle long polls costs the database little. Their verdicts are dropped, so
+   * their next call is refused and recorded as any refusal is.
+   */
+  async invalidAmong(fingerprints: string[]): Promise<Map<string, string>> {
+    const invalid = new Map<string, string>();
+    const now = this.now();
+    const known: Array<{ fingerprint: string; agent: GatewayAgent }> = [];
+    for (const fingerprint of fingerprints) {
+      const verdict = this.verdicts.get(fingerprint);
+      if (!verdict) continue; // evicted: its next call is checked afresh
+      if ('error' in verdict) invalid.set(fingerprint, verdict.error.message);
+      else if (verdict.agent.notAfter.getTime() <= now) invalid.set(fingerprint, `certificate ${verdict.agent.serial} of node ${verdict.agent.nodeId} expired; join again with a new token`);
+      else known.push({ fingerprint, agent: verdict.agent });
+    }
+    for (let i = 0; i < known.length; i += 500) {
+      const chunk = known.slice(i, i + 500);
+      const revoked = await this.db.nodeCertificate.findMany({ where: { fingerprint: { in: chunk.map((k) => k.fingerprint) }, revokedAt: { not: null } }, select: { fingerprint: true } });
+      const deleted = await this.db.node.findMany({ where: { id: { in: chunk.map((k) => k.agent.nodeId) }, deletedAt: { not: null } }, select: { id: true } });
+      const revokedSet = new Set(revoked.map((r) => r.fingerprint));
+      const deletedSet = new Set(deleted.map((n) => n.id));
+      for (const { fingerprint, agent } of chunk) {
+        if (revokedSet.has(fingerprint)) invalid.set(fingerprint, `certificate ${agent.serial} of node ${agent.nodeId} was revoked; join again with a new token`);
+        else if (deletedSet.has(agent.nodeId)) invalid.set(fingerprint, `node ${agent.nodeId} no longer exists`);
+      }
+    }
+    for (const fingerprint of invalid.keys()) this.verdicts.delete(fingerprint);
+    return invalid;
   }
 
   private async verify(certificateDer: Uint8Array): Promise<Verdict> {

@@ -109,7 +109,7 @@ export async function startAgentGateway(options: AgentGatewayOptions): Promise<A
           settle(status(grpc.status.UNAUTHENTICATED, message));
         },
       };
-      if (!inFlight.open(fingerprint, der, open)) {
+      if (!inFlight.open(fingerprint, open)) {
         callback(status(grpc.status.RESOURCE_EXHAUSTED, 'agent gateway: too many calls open for this identity'));
         return;
       }
@@ -142,13 +142,18 @@ export async function startAgentGateway(options: AgentGatewayOptions): Promise<A
     }
   }
 
-  // Revocation and expiry reach calls already open: each identity holding one is checked again.
+  // Revocation and expiry reach calls already open: the identities holding them are checked again.
+  let sweeping = false;
   const sweep = setInterval(() => {
-    for (const { fingerprint, certificateDer } of inFlight.holders()) {
-      identities.check(certificateDer, { fresh: true }).catch((error: unknown) => {
-        inFlight.cutOff(fingerprint, error instanceof IronflowError ? error.message : 'the agent identity is no longer valid');
-      });
-    }
+    if (sweeping) return;
+    sweeping = true;
+    identities
+      .invalidAmong(inFlight.fingerprints())
+      .then((invalid) => {
+        for (const [fingerprint, why] of invalid) inFlight.cutOff(fingerprint, why);
+      })
+      .catch(() => undefined) // the database is away: calls stay open until it answers again
+      .finally(() => (sweeping = false));
   }, ACCEPTED_FOR_MS);
   sweep.unref();
 

@@ -7,38 +7,33 @@ export interface OpenCall {
   cutOff(message: string): void;
 }
 
-interface Holder {
-  certificateDer: Uint8Array;
-  calls: Set<OpenCall>;
-}
-
 export class InFlightCalls {
-  private readonly byFingerprint = new Map<string, Holder>();
+  private readonly byFingerprint = new Map<string, Set<OpenCall>>();
 
   /** False when the identity already has its maximum of calls open. */
-  open(fingerprint: string, certificateDer: Uint8Array, call: OpenCall): boolean {
-    const holder = this.byFingerprint.get(fingerprint) ?? { certificateDer, calls: new Set<OpenCall>() };
-    if (holder.calls.size >= MAX_CALLS_PER_IDENTITY) return false;
-    holder.calls.add(call);
-    this.byFingerprint.set(fingerprint, holder);
+  open(fingerprint: string, call: OpenCall): boolean {
+    const calls = this.byFingerprint.get(fingerprint) ?? new Set<OpenCall>();
+    if (calls.size >= MAX_CALLS_PER_IDENTITY) return false;
+    calls.add(call);
+    this.byFingerprint.set(fingerprint, calls);
     return true;
   }
 
   close(fingerprint: string, call: OpenCall): void {
-    const holder = this.byFingerprint.get(fingerprint);
-    if (!holder) return;
-    holder.calls.delete(call);
-    if (holder.calls.size === 0) this.byFingerprint.delete(fingerprint);
+    const calls = this.byFingerprint.get(fingerprint);
+    if (!calls) return;
+    calls.delete(call);
+    if (calls.size === 0) this.byFingerprint.delete(fingerprint);
   }
 
-  holders(): Array<{ fingerprint: string; certificateDer: Uint8Array }> {
-    return [...this.byFingerprint].map(([fingerprint, holder]) => ({ fingerprint, certificateDer: holder.certificateDer }));
+  fingerprints(): string[] {
+    return [...this.byFingerprint.keys()];
   }
 
   cutOff(fingerprint: string, message: string): void {
-    const holder = this.byFingerprint.get(fingerprint);
-    if (!holder) return;
+    const calls = this.byFingerprint.get(fingerprint);
+    if (!calls) return;
     this.byFingerprint.delete(fingerprint);
-    for (const call of holder.calls) call.cutOff(message);
+    for (const call of calls) call.cutOff(message);
   }
 }
