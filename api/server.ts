@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { ApiTlsMaterial } from '../core/api-tls';
 import { authPlugin } from './auth';
 import { DEFAULT_BODY_LIMIT, registerBodyLimits } from './body-limits';
@@ -69,6 +69,8 @@ export async function buildServer(ctx: ApiContext, options: ServerOptions = {}):
       security: [{ bearer: [] }],
     },
     transform: jsonSchemaTransform,
+    // Recursive schemas (a BMC operation's JSON result) become components the routes $ref.
+    transformObject: jsonSchemaTransformObject,
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   await app.register(authPlugin, ctx);

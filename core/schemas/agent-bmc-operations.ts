@@ -10,6 +10,12 @@ export const operationIdSchema = z
   .max(MAX_OPERATION_ID)
   .regex(/^[A-Za-z0-9][A-Za-z0-9._:@/-]*$/, 'an operation id is <workflowId>/<stepKey>/<command> in letters, digits and ._:@/-');
 
+type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+/** Any JSON value (z.json()'s own recursion has no name, so OpenAPI got a $ref to nothing): a named component. */
+const jsonValueSchema: z.ZodType<JsonValue> = z
+  .lazy(() => z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(jsonValueSchema), z.record(z.string(), jsonValueSchema)]))
+  .meta({ id: 'JsonValue' });
+
 /** The ledger's states: started = sent or about to be, outcome not recorded. */
 export const ledgerStates = ['started', 'succeeded', 'failed'] as const;
 export type LedgerState = (typeof ledgerStates)[number];
@@ -20,7 +26,7 @@ export const operationRecordSchema = z
     kind: z.string().min(1).max(512),
     bmc: z.string().min(1).max(512),
     state: z.enum(ledgerStates),
-    result: z.json().optional(),
+    result: jsonValueSchema.optional(),
     error: z.object({ code: z.string().min(1).max(64), message: z.string().max(4096), outcomeUnknown: z.boolean() }).strict().optional(),
     startedAt: z.iso.datetime(),
     finishedAt: z.iso.datetime().optional(),

@@ -239,6 +239,13 @@ async function makeRootObjects(): Promise<TenantObjects> {
 afterAll(async () => t?.close());
 
 describe('bad input on every mutating route', () => {
+  it('serves an OpenAPI document whose every $ref resolves', async () => {
+    const text = await (await fetch(new URL('/docs/json', t.cp.url))).text();
+    const document = JSON.parse(text) as { components?: { schemas?: Record<string, unknown> } };
+    const refs = [...new Set([...text.matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1] as string))];
+    expect(refs.filter((name) => !document.components?.schemas?.[name])).toEqual([]);
+  });
+
   it('has a valid request for each one in the route table', () => {
     expect(mutating().length).toBeGreaterThan(40);
     const without = mutating().filter((r) => !routeSpecs[r.key]?.request);
