@@ -51,6 +51,11 @@ function boundedDeadline(asked: grpc.Deadline): Date {
   return new Date(Math.min(askedMs, Date.now() + MAX_CALL_MS));
 }
 
+/** Our errors name their cause and fix and hold no secret; anything else is not quoted to an agent. */
+function explain(error: unknown): string {
+  return error instanceof IronflowError ? error.message : 'internal error (the control plane\'s database or Temporal may be unavailable)';
+}
+
 function status(code: grpc.status, details: string): Partial<grpc.ServiceError> {
   return { code, details, message: details };
 }
@@ -122,10 +127,10 @@ export async function startAgentGateway(options: AgentGatewayOptions): Promise<A
         const answer = admission.answer ?? (async (bytes: Uint8Array) => bytes);
         answer(response).then(
           (bytes) => settle(null, Buffer.from(bytes)),
-          () => settle(status(grpc.status.INTERNAL, 'agent gateway: the answer could not be unsealed; see the control plane log')),
+          (error: unknown) => settle(status(grpc.status.INTERNAL, `agent gateway: the step's input could not be unsealed for the agent: ${explain(error)}`)),
         );
       });
-    })().catch(() => callback(status(grpc.status.INTERNAL, 'agent gateway: internal error; see the control plane log')));
+    })().catch((error: unknown) => callback(status(grpc.status.INTERNAL, `agent gateway: ${explain(error)}`)));
   }
 
   const server = new grpc.Server({
