@@ -17,7 +17,7 @@ const fileSchema = z.object({
     dbFile: z.string().default('temporal.db'),
     searchAttributes: z.record(z.string(), z.enum(['Keyword', 'Text', 'Int', 'Double', 'Bool', 'Datetime', 'KeywordList'])).default({}),
     dynamicConfig: z.record(z.string(), z.json()).default({}),
-    sealHistories: z.boolean().default(false),
+    sealHistories: z.boolean().default(true),
   }),
   api: z.object({
     host: z.string().default('127.0.0.1'),
