@@ -2,7 +2,7 @@
 // validate (every problem with its path), render (the compiled plan).
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { profileIdSchema, profileCreateSchema, profileUpdateSchema, profileValidationSchema, profileVersionQuerySchema, profileViewSchema } from '../../core/schemas/profiles';
+import { profileIdSchema, profileCreateSchema, profileVersionSchema, profileUpdateSchema, profileValidationSchema, profileVersionQuerySchema, profileViewSchema } from '../../core/schemas/profiles';
 import { tenantIdSchema } from '../../core/schemas/common';
 import { requireTenant } from '../../core/tenants';
 import { stepRegistry } from '../../core/steps/builtin';
@@ -37,7 +37,7 @@ export const profileRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx)
 
   app.get(
     '/v1/profiles/:id/versions/:version',
-    { schema: { tags: ['profiles'], params: params.extend({ version: z.coerce.number().int().min(1) }), querystring: z.object({ tenantId: tenantIdSchema }), response: { 200: profileViewSchema } } },
+    { schema: { tags: ['profiles'], params: params.extend({ version: z.coerce.number().pipe(profileVersionSchema) }), querystring: z.object({ tenantId: tenantIdSchema }), response: { 200: profileViewSchema } } },
     async (request) => {
       authorize(request, 'compute:profiles:read', request.query.tenantId);
       return resolveProfile(ctx.db, request.query.tenantId, request.params.id, request.params.version);
@@ -51,7 +51,7 @@ export const profileRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx)
 
   app.post(
     '/v1/profiles/:id/validate',
-    { schema: { tags: ['profiles'], params, body: z.object({ tenantId: tenantIdSchema, version: z.number().int().min(1).optional() }).strict(), response: { 200: profileValidationSchema } } },
+    { schema: { tags: ['profiles'], params, body: z.object({ tenantId: tenantIdSchema, version: profileVersionSchema.optional() }).strict(), response: { 200: profileValidationSchema } } },
     async (request) => {
       authorize(request, 'compute:profiles:read', request.body.tenantId);
       const profile = await resolveProfile(ctx.db, request.body.tenantId, request.params.id, request.body.version);

@@ -6,7 +6,7 @@ import { driverConcerns } from '../metal/hardware-profiles';
 import { provisionStates } from '../provision-states';
 import { bmcDriverNames, bmcTargetSchema } from './bmc';
 import { idOf, labelCountMessage, labelCountOk, tenantIdSchema } from './common';
-import { profileIdSchema } from './profiles';
+import { profileIdSchema, profileVersionSchema } from './profiles';
 
 const label = z.string().min(1).max(64).regex(/^[a-z0-9][a-z0-9._-]*$/, 'lower-case letters, digits, dots, dashes and underscores');
 
@@ -56,7 +56,7 @@ export const metalVerbSchema = z.object(verbBase).strict();
 export type MetalVerbInput = z.infer<typeof metalVerbSchema>;
 
 export const wipeModes = ['none', 'quick', 'secure-erase', 'crypto-erase'] as const;
-export const metalDeploySchema = z.object({ ...verbBase, profileId: profileIdSchema, profileVersion: z.number().int().min(1) }).strict();
+export const metalDeploySchema = z.object({ ...verbBase, profileId: profileIdSchema, profileVersion: profileVersionSchema }).strict();
 export const metalUndeploySchema = z.object({ ...verbBase, wipe: z.enum(wipeModes).default('quick') }).strict();
 export const abortReasonSchema = z.string().min(1).max(512);
 export const metalAbortSchema = z.object({ ...verbBase, reason: abortReasonSchema.default('aborted by an operator') }).strict();

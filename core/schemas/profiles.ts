@@ -69,10 +69,13 @@ export const vmSchema = z.object({ vcpus: z.number().int().min(1).max(512), memo
 /** Fields that only one target has: naming one under the other is an error. */
 export const targetOnlyFields = { metal: ['hostConfig'], vm: ['vm'] } as const;
 
+/** A profile's version: a larger one names no stored version (and does not fit the database's integer column). */
+export const profileVersionSchema = z.number().int().min(1).max(1_000_000);
+
 export const profileDocumentSchema = z
   .object({
     id: profileIdSchema,
-    version: z.number().int().min(1).max(1_000_000),
+    version: profileVersionSchema,
     target: z.enum(['metal', 'vm']),
     description: z.string().max(1024).optional(),
     role: z.enum(['host', 'dedicated']).default('host'),
@@ -120,7 +123,7 @@ export const profileCreateSchema = z
 export const profileUpdateSchema = z
   .object({
     tenantId: tenantIdSchema,
-    version: z.number().int().min(1).optional(),
+    version: profileVersionSchema.optional(),
     document: profileDocumentInputSchema.optional(),
     visibility: profileVisibilitySchema.optional(),
     ifVersion: z.number().int().min(1).optional(),
@@ -128,7 +131,7 @@ export const profileUpdateSchema = z
   .strict()
   .refine((v) => (v.document === undefined) !== (v.visibility === undefined), { message: 'give either a replacement document or a visibility', path: ['document'] });
 
-export const profileVersionQuerySchema = z.object({ tenantId: tenantIdSchema, version: z.coerce.number().int().min(1).optional() });
+export const profileVersionQuerySchema = z.object({ tenantId: tenantIdSchema, version: z.coerce.number().pipe(profileVersionSchema).optional() });
 
 export const profileViewSchema = z.object({
   tenantId: z.string(),
@@ -147,7 +150,7 @@ export const profileRunSchema = z
   .object({
     tenantId: tenantIdSchema,
     nodeId: z.string().min(1).max(64),
-    version: z.number().int().min(1).optional(),
+    version: profileVersionSchema.optional(),
     provisionState: z.string().regex(/^[a-z-]+$/).max(32).default('deploying'),
     labels: z.record(z.string().max(63), z.string().max(63)).refine(labelCountOk, labelCountMessage).default({}),
   })

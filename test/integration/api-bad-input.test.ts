@@ -277,10 +277,11 @@ describe('bad input on every mutating route', () => {
   it.each([
     ['ids of no object (refused at the lookup)', () => objects],
     ["root's real objects (the handlers run through)", () => real],
-  ])('answers hostile text in each string field below 500 (a 4xx in the API shape, or served; NUL or a lone surrogate always refused naming the field), never with a stack trace: %s', async (_what, objectsOf) => {
+  ])('answers hostile text and numbers in each field below 500 (a 4xx in the API shape, or served; NUL or a lone surrogate always refused naming the field), never with a stack trace: %s', async (_what, objectsOf) => {
     const ids = objectsOf();
-    // Values a schema may let through (free text, ids looked up later) that storage or a lookup can choke on.
-    const hostile = ['a\u0000b', '../../../etc/passwd', '\ud800', '\u202eevil', '\'; DROP TABLE "Tenant"; --', '%00%2e%2e', 'x'.repeat(10_000)];
+    // Values a schema may let through (free text, ids looked up later, numbers past a column's width) that storage or a lookup can choke on.
+    const hostileText = ['a\u0000b', '../../../etc/passwd', '\ud800', '\u202eevil', '\'; DROP TABLE "Tenant"; --', '%00%2e%2e', 'x'.repeat(10_000)];
+    const hostileNumbers = [2_147_483_648, Number.MAX_SAFE_INTEGER, -1, 0, 1.5, 1e308];
     const failures: string[] = [];
     for (const [index, route] of mutating().entries()) {
       const spec = routeSpecs[route.key];
@@ -288,7 +289,7 @@ describe('bad input on every mutating route', () => {
       const valid = spec.access === 'tenant' ? spec.request(ids, 'root') : spec.request(ids);
       const credential: Record<string, string> = spec.access === 'public' ? {} : { authorization: `Bearer ${t.cp.rootCredential.bearer}` };
       for (const [fieldIndex, { path, schema }] of fieldsOf(route.body, valid.body ?? {}).entries()) {
-        if (schema.type !== 'string') continue;
+        const hostile: unknown[] = schema.type === 'string' ? hostileText : schema.type === 'integer' || schema.type === 'number' ? hostileNumbers : [];
         for (const value of hostile) {
           // NUL and a lone surrogate are never text: refused naming the field, whatever the field.
           const refused = value === '\ud800' || value === 'a\u0000b';
@@ -305,7 +306,7 @@ describe('bad input on every mutating route', () => {
   });
 
   it('answers hostile path ids and query values on every read route below 500 in the API shape (NUL refused naming the parameter)', async () => {
-    const hostile = ['%00', 'a%00b', '%ED%A0%80', '..%2F..%2Fetc', '%zz', 'x'.repeat(300), '%27%3B--'];
+    const hostile = ['%00', 'a%00b', '%ED%A0%80', '..%2F..%2Fetc', '%zz', 'x'.repeat(300), '%27%3B--', '2147483648', '-1', '1e308'];
     const failures: string[] = [];
     for (const [index, route] of routes.filter((r) => r.method === 'GET').entries()) {
       const spec = routeSpecs[route.key];
