@@ -55,7 +55,7 @@ describe('POST /v1/join', () => {
       expect(answer.role).toBe('site');
       expect(answer.siteId).toBe(site.id);
       expect(answer.nodeId).toMatch(/^node_[0-9a-z]{26}$/);
-      expect(answer.temporal).toEqual({ address: t.config.temporal.address, namespace: t.config.temporal.namespace, taskQueue: `site.${site.id}.${answer.nodeId}` });
+      expect(answer.temporal).toEqual({ address: t.cp.gateway.address, serverName: t.cp.gateway.serverName, namespace: t.config.temporal.namespace, taskQueue: `site.${site.id}.${answer.nodeId}` });
       const lifetime = Date.parse(answer.expiresAt) - started;
       expect(lifetime).toBeGreaterThan(24 * 3600_000 - 5_000);
       expect(lifetime).toBeLessThan(24 * 3600_000 + 5_000);
