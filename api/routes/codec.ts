@@ -139,6 +139,11 @@ export async function codecRoutes(app: FastifyInstance, deps: CodecRouteDeps): P
       if (namespace !== undefined && namespace !== deps.config.temporal.namespace) {
         throw new IronflowError('INVALID_INPUT', `headers.x-namespace: this codec serves namespace ${deps.config.temporal.namespace}`, { path: 'headers.x-namespace' });
       }
+      // Temporal's remote codec speaks JSON only (the console's form parser must not turn a form into one).
+      const isJson = /^application\/json\b/i.test(request.headers['content-type'] ?? '');
+      if (!isJson || typeof request.body !== 'object' || request.body === null) {
+        throw new IronflowError('INVALID_INPUT', 'body: send {"payloads": [...]} as application/json, as Temporal\'s remote codec does', { path: 'body' });
+      }
       const body = parseWith(payloadsJsonSchema, request.body);
       const payloads = body.payloads.map(fromJson);
       const result = direction === 'decode' ? await codec.decode(payloads) : await codec.encode(payloads);
