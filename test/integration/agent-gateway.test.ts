@@ -13,7 +13,7 @@ import { siteAgentQueue } from '../../core/agent-queues';
 import { newId } from '../../core/ids';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
 import { newKeyAndCsr, workDir } from '../helpers/openssl';
-import { createNode, keepSessions } from '../helpers/provision';
+import { createNode, keepSessions, until } from '../helpers/provision';
 
 interface Joined {
   nodeId: string;
@@ -129,9 +129,11 @@ describe('the agent gateway', () => {
     expect(started?.activityTaskStartedEventAttributes?.identity).toBe(`site:${agentA.nodeId}`);
     expect(completed?.activityTaskCompletedEventAttributes?.identity).toBe(`site:${agentA.nodeId}`);
 
-    const recorded = await refusals(agentB.nodeId);
+    // Events are written after the refusal is answered: wait for them.
+    const expected = ['PollActivityTaskQueue:wrong-task-queue', 'RecordActivityTaskHeartbeat:task-of-another-agent', 'RespondActivityTaskCompleted:task-of-another-agent'];
+    const recorded = await until(() => refusals(agentB.nodeId), (r) => expected.every((e) => r.some((x) => `${x.method}:${x.reason}` === e)), 10_000, 'refusal events of agent B');
     expect(recorded.map((r) => `${r.method}:${r.reason}`)).toEqual(
-      expect.arrayContaining(['PollActivityTaskQueue:wrong-task-queue', 'RecordActivityTaskHeartbeat:task-of-another-agent', 'RespondActivityTaskCompleted:task-of-another-agent']),
+      expect.arrayContaining(expected),
     );
   });
 
@@ -154,7 +156,7 @@ describe('the agent gateway', () => {
     // Its own queue in another namespace is refused too.
     expect(await grpcCode(a.pollActivityTaskQueue({ namespace: 'other', taskQueue: { name: agentA.temporal.taskQueue } }))).toBe(PERMISSION_DENIED);
 
-    const recorded = await refusals(agentA.nodeId);
+    const recorded = await until(() => refusals(agentA.nodeId), (r) => Object.keys(probes).every((m) => r.some((x) => x.method === m)), 10_000, 'refusal events of agent A');
     for (const method of Object.keys(probes)) expect(recorded.map((r) => r.method)).toContain(method);
   });
 
