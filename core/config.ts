@@ -87,6 +87,14 @@ function envInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number 
   return value;
 }
 
+/** `host:port` (a name, an IPv4 address or a bracketed IPv6 one), as agents dial it; anything else is refused at start, not when the first agent fails to connect. */
+function hostAndPort(raw: string, name: string): string {
+  const match = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(raw);
+  const port = Number(match?.[2]);
+  if (!match || port < 1 || port > 65535) throw new Error(`${name}=${raw.slice(0, 100)} is not host:port (e.g. 10.0.0.5:7243)`);
+  return raw;
+}
+
 function envBoolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -142,7 +150,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): IronflowConfig
     gateway: {
       host: env.IRONFLOW_GATEWAY_HOST || doc.gateway.host,
       port: envInt(env, 'IRONFLOW_GATEWAY_PORT', doc.gateway.port),
-      ...(env.IRONFLOW_AGENT_GATEWAY_ADDRESS ? { agentAddress: env.IRONFLOW_AGENT_GATEWAY_ADDRESS } : {}),
+      ...(env.IRONFLOW_AGENT_GATEWAY_ADDRESS ? { agentAddress: hostAndPort(env.IRONFLOW_AGENT_GATEWAY_ADDRESS, 'IRONFLOW_AGENT_GATEWAY_ADDRESS') } : {}),
     },
     controlQueue: env.IRONFLOW_CONTROL_QUEUE || doc.worker.controlQueue,
     databaseUrl: env.DATABASE_URL || `file:${sqliteFile}`,

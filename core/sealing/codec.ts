@@ -86,7 +86,7 @@ export class SealingCodec implements PayloadCodec {
     try {
       plain = Buffer.concat([decipher.update(sealed.subarray(NONCE_BYTES, sealed.length - TAG_BYTES)), decipher.final()]);
     } catch {
-      throw new UnsealError(index, 'tampered', `sealed payload ${index} does not open with history key ${keyId}: it was altered, or the key's bytes in ${this.ring.file} changed`, keyId);
+      throw new UnsealError(index, 'tampered', `sealed payload ${index} does not open with history key ${JSON.stringify(keyId.slice(0, 64))}: it was altered, or the key's bytes in ${this.ring.file} changed`, keyId);
     }
     return temporal.api.common.v1.Payload.decode(plain);
   }

@@ -24,4 +24,13 @@ describe('the dev stack config', () => {
   it('refuses a port that is not one, naming the variable', () => {
     expect(() => loadConfig({ IRONFLOW_API_PORT: 'eighty' })).toThrow(/IRONFLOW_API_PORT/);
   });
+
+  it("takes the agent gateway's address for agents only as host:port", () => {
+    expect(loadConfig({ IRONFLOW_AGENT_GATEWAY_ADDRESS: '10.78.0.2:7243' }).gateway.agentAddress).toBe('10.78.0.2:7243');
+    expect(loadConfig({ IRONFLOW_AGENT_GATEWAY_ADDRESS: '[fd00::2]:7243' }).gateway.agentAddress).toBe('[fd00::2]:7243');
+    expect(loadConfig({}).gateway.agentAddress).toBeUndefined();
+    for (const bad of ['10.78.0.2', 'https://10.78.0.2:7243', '10.78.0.2:0', '10.78.0.2:70000', 'host name:7243']) {
+      expect(() => loadConfig({ IRONFLOW_AGENT_GATEWAY_ADDRESS: bad })).toThrow(/IRONFLOW_AGENT_GATEWAY_ADDRESS=.* is not host:port/);
+    }
+  });
 });
