@@ -13,6 +13,7 @@ import { siteAgentQueue } from '../../core/agent-queues';
 import { newId } from '../../core/ids';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
 import { newKeyAndCsr, workDir } from '../helpers/openssl';
+import { makeServerCertificate } from '../helpers/tls';
 import { createNode, keepSessions, until } from '../helpers/provision';
 
 interface Joined {
@@ -176,6 +177,12 @@ describe('the agent gateway', () => {
   it('never gives a session to a connection without a node-CA certificate', async () => {
     const anonymous = connectAs(agentA, { withCertificate: false }).then((c) => c.workflowService.getSystemInfo({}));
     await expect(anonymous).rejects.toThrow();
+    // A certificate and key of another CA, presented by a client that trusts the gateway.
+    const foreign = makeServerCertificate(workDir(), 'not-a-node');
+    const impostor = { ...agentA, chain: [readFileSync(foreign.certFile, 'utf8'), agentA.chain[agentA.chain.length - 1] as string], key: readFileSync(foreign.keyFile, 'utf8') };
+    await expect(connectAs(impostor).then((c) => c.workflowService.getSystemInfo({}))).rejects.toThrow();
+    // The same client with the real certificate is let in, so the refusals above are about the certificate.
+    expect(await grpcCode((await connectAs(agentA)).workflowService.getSystemInfo({}))).toBe('ok');
   });
 
   it('cuts off a revoked identity within seconds, its long poll in flight included', async () => {
