@@ -4,6 +4,7 @@ import { isIronflowError } from '../core/errors';
 import type { Command } from './command';
 import { commands } from './commands';
 import { createCliContext } from './context';
+import { withCredentialHint } from './credential-source';
 import { fieldKind, kebab } from './flags';
 import { parseFlags } from './flags';
 import { render } from './output';
@@ -65,7 +66,9 @@ async function main(argv: string[]): Promise<number> {
   const global = parseFlags(globalFlags, globals);
   const ctx = createCliContext({ format: global.format, apiUrl: global.api, caFile: global.caFile });
   const input = parseFlags(found.command.flags, found.args, found.command.positionals as string[] | undefined);
-  const result = await found.command.run(ctx, input);
+  const result = await found.command.run(ctx, input).catch((err: unknown) => {
+    throw isIronflowError(err) && err.code === 'UNAUTHENTICATED' ? withCredentialHint(err, ctx.credentialFrom) : err;
+  });
   if (result !== undefined) process.stdout.write(`${render(result, ctx.format, found.command.table)}\n`);
   return 0;
 }
