@@ -6,7 +6,7 @@ import { findOwnedPool } from '../../core/pools/pool-lookup';
 import { poolView } from '../../core/pools/pool-view';
 import { updatePool } from '../../core/pools/update-pool';
 import { tenantQuerySchema } from '../../core/schemas/common';
-import { poolCreateSchema, poolDeleteSchema, poolListQuerySchema, poolListSchema, poolParamsSchema, poolSchema, poolUpdateSchema } from '../../core/schemas/pools';
+import { poolCreateSchema, poolListQuerySchema, poolListSchema, poolParamsSchema, poolSchema, poolUpdateSchema } from '../../core/schemas/pools';
 import { authorize } from '../auth';
 import type { ApiContext } from '../context';
 
@@ -36,8 +36,8 @@ export const poolRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) =>
     return updatePool(ctx.db, request.params.poolId, request.body);
   });
 
-  app.delete('/v1/pools/:poolId', { schema: { tags: ['pools'], params: poolParamsSchema, body: poolDeleteSchema } }, async (request) => {
-    authorize(request, 'compute:sites:manage', request.body.tenantId);
-    return deletePool(ctx.db, request.body.tenantId, request.params.poolId);
+  app.delete('/v1/pools/:poolId', { schema: { tags: ['pools'], params: poolParamsSchema, querystring: tenantQuerySchema } }, async (request) => {
+    authorize(request, 'compute:sites:manage', request.query.tenantId);
+    return deletePool(ctx.db, request.query.tenantId, request.params.poolId);
   });
 };

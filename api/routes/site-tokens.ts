@@ -1,7 +1,8 @@
 // siteTokens.create / revoke: join tokens of role `site` (spec 001).
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { tenantQuerySchema } from '../../core/schemas/common';
 import { siteParamsSchema } from '../../core/schemas/sites';
-import { siteTokenCreateSchema, siteTokenParamsSchema, siteTokenRevokeSchema, siteTokenSchema } from '../../core/schemas/site-tokens';
+import { siteTokenCreateSchema, siteTokenParamsSchema, siteTokenSchema } from '../../core/schemas/site-tokens';
 import { createSiteToken } from '../../core/site-tokens/create-site-token';
 import { revokeSiteToken } from '../../core/site-tokens/revoke-site-token';
 import { authorize } from '../auth';
@@ -20,10 +21,10 @@ export const siteTokenRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ct
 
   app.delete(
     '/v1/sites/:siteId/tokens/:tokenId',
-    { schema: { tags: ['site-tokens'], params: siteTokenParamsSchema, body: siteTokenRevokeSchema, response: { 200: siteTokenSchema } } },
+    { schema: { tags: ['site-tokens'], params: siteTokenParamsSchema, querystring: tenantQuerySchema, response: { 200: siteTokenSchema } } },
     async (request) => {
-      authorize(request, 'compute:sites:manage', request.body.tenantId);
-      return revokeSiteToken(ctx.db, request.body.tenantId, request.params.siteId, request.params.tokenId);
+      authorize(request, 'compute:sites:manage', request.query.tenantId);
+      return revokeSiteToken(ctx.db, request.query.tenantId, request.params.siteId, request.params.tokenId);
     },
   );
 };

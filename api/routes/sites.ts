@@ -2,7 +2,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { tenantQuerySchema } from '../../core/schemas/common';
 import { siteAgentsSchema } from '../../core/schemas/site-agents';
-import { siteCreateSchema, siteDeletedSchema, siteDeleteSchema, siteListSchema, siteParamsSchema, siteSchema, siteUpdateSchema } from '../../core/schemas/sites';
+import { siteCreateSchema, siteDeletedSchema, siteListSchema, siteParamsSchema, siteSchema, siteUpdateSchema } from '../../core/schemas/sites';
 import { createSite } from '../../core/sites/create-site';
 import { deleteSite } from '../../core/sites/delete-site';
 import { siteAgentsOf } from '../../core/sites/site-agents';
@@ -36,8 +36,8 @@ export const siteRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) =>
     return updateSite(ctx.db, request.params.siteId, request.body);
   });
 
-  app.delete('/v1/sites/:siteId', { schema: { tags: ['sites'], params: siteParamsSchema, body: siteDeleteSchema, response: { 200: siteDeletedSchema } } }, async (request) => {
-    authorize(request, 'compute:sites:manage', request.body.tenantId);
-    return deleteSite(ctx.db, request.body.tenantId, request.params.siteId);
+  app.delete('/v1/sites/:siteId', { schema: { tags: ['sites'], params: siteParamsSchema, querystring: tenantQuerySchema, response: { 200: siteDeletedSchema } } }, async (request) => {
+    authorize(request, 'compute:sites:manage', request.query.tenantId);
+    return deleteSite(ctx.db, request.query.tenantId, request.params.siteId);
   });
 };

@@ -86,7 +86,7 @@ export const poolsDeleteCommand = defineCommand({
   summary: 'Delete a pool (refused while it has live nodes): ironflow pools delete POOL --tenant T',
   flags: z.object({ poolId: idOf('pool'), tenantId: tenant }),
   positionals: ['poolId'],
-  run: (ctx, { poolId, tenantId }) => ctx.api.call('DELETE', `/v1/pools/${poolId}`, { tenantId }),
+  run: (ctx, { poolId, tenantId }) => ctx.api.call('DELETE', `/v1/pools/${poolId}?tenantId=${encodeURIComponent(tenantId)}`),
 });
 
 export const poolCommands = [poolsCreateCommand, poolsGetCommand, poolsListCommand, poolsUpdateCommand, poolsDeleteCommand];

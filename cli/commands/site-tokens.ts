@@ -58,7 +58,7 @@ export const siteTokensRevokeCommand = defineCommand({
     siteId: idOf('site'),
   }),
   positionals: ['tokenId'],
-  run: (ctx, input) => ctx.api.call('DELETE', `/v1/sites/${input.siteId}/tokens/${input.tokenId}`, { tenantId: input.tenantId }),
+  run: (ctx, input) => ctx.api.call('DELETE', `/v1/sites/${input.siteId}/tokens/${input.tokenId}?tenantId=${encodeURIComponent(input.tenantId)}`),
 });
 
 export const siteTokenCommands = [siteTokensCreateCommand, siteTokensRevokeCommand];

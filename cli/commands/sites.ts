@@ -51,7 +51,7 @@ export const sitesDeleteCommand = defineCommand({
   summary: 'Delete a site (refused while it has live pools or nodes): ironflow sites delete SITE --tenant T',
   flags: z.object({ siteId: idOf('site'), tenantId: tenant }),
   positionals: ['siteId'],
-  run: (ctx, { siteId, tenantId }) => ctx.api.call('DELETE', `/v1/sites/${siteId}`, { tenantId }),
+  run: (ctx, { siteId, tenantId }) => ctx.api.call('DELETE', `/v1/sites/${siteId}?tenantId=${encodeURIComponent(tenantId)}`),
 });
 
 export const siteCommands = [sitesCreateCommand, sitesGetCommand, sitesListCommand, sitesUpdateCommand, sitesDeleteCommand];

@@ -80,7 +80,6 @@ export const poolUpdateSchema = z
   .strict();
 export type PoolUpdateInput = z.infer<typeof poolUpdateSchema>;
 
-export const poolDeleteSchema = z.object({ tenantId: tenantIdSchema }).strict();
 export const poolListQuerySchema = z.object({ tenantId: tenantIdSchema, siteId: idOf('site').optional() });
 
 export const poolSchema = z.object({

@@ -17,7 +17,6 @@ export const siteTokenCreateSchema = z
 export type SiteTokenCreateInput = z.infer<typeof siteTokenCreateSchema>;
 
 export const siteTokenParamsSchema = z.object({ siteId: idOf('site'), tokenId: idOf('joinToken') });
-export const siteTokenRevokeSchema = z.object({ tenantId: tenantIdSchema }).strict();
 
 export const siteTokenSchema = z.object({
   id: z.string(),

@@ -52,7 +52,6 @@ export const siteUpdateSchema = siteUpdateFields.superRefine((value, ctx) => {
 });
 export type SiteUpdateInput = z.infer<typeof siteUpdateSchema>;
 
-export const siteDeleteSchema = z.object({ tenantId: tenantIdSchema }).strict();
 
 export const siteSchema = z.object({
   id: z.string(),

@@ -127,7 +127,7 @@ export type CrossTenant = 'not-found' | 'own-list' | 'own-create';
 export type RouteSpec =
   /** Called without an API credential; the reason says what authenticates it instead. */
   | { access: 'public'; reason: string; request?: (o: TenantObjects) => RouteRequest }
-  /** Acts for the tenant named in its query (reads) or body (mutations). */
+  /** Acts for the tenant named in its query (reads, deletes) or body (other mutations). */
   | { access: 'tenant'; permission: Permission; crossTenant: CrossTenant; request: (o: TenantObjects, tenantId: string) => RouteRequest }
   /** Platform operators only: the permission is checked against the root tenant. */
   | { access: 'root'; permission: Permission; request: (o: TenantObjects) => RouteRequest };
@@ -215,7 +215,7 @@ export const routeSpecs: Record<string, RouteSpec> = {
     crossTenant: 'not-found',
     request: (o, t) => ({ params: { siteId: o.siteId }, body: b(t, { region: 'probe-2' }) }),
   },
-  'DELETE /v1/sites/{siteId}': { access: 'tenant', permission: 'compute:sites:manage', crossTenant: 'not-found', request: (o, t) => ({ params: { siteId: o.siteId }, body: b(t) }) },
+  'DELETE /v1/sites/{siteId}': { access: 'tenant', permission: 'compute:sites:manage', crossTenant: 'not-found', request: (o, t) => ({ params: { siteId: o.siteId }, query: q(t) }) },
   'POST /v1/sites/{siteId}/tokens': {
     access: 'tenant',
     permission: 'compute:sites:manage',
@@ -226,7 +226,7 @@ export const routeSpecs: Record<string, RouteSpec> = {
     access: 'tenant',
     permission: 'compute:sites:manage',
     crossTenant: 'not-found',
-    request: (o, t) => ({ params: { siteId: o.siteId, tokenId: o.siteTokenId }, body: b(t) }),
+    request: (o, t) => ({ params: { siteId: o.siteId, tokenId: o.siteTokenId }, query: q(t) }),
   },
   'GET /v1/sites/{siteId}/discovered': {
     access: 'tenant',
@@ -245,7 +245,7 @@ export const routeSpecs: Record<string, RouteSpec> = {
     crossTenant: 'not-found',
     request: (o, t) => ({ params: { poolId: o.poolId }, body: b(t, { class: 'probe-renamed' }) }),
   },
-  'DELETE /v1/pools/{poolId}': { access: 'tenant', permission: 'compute:sites:manage', crossTenant: 'not-found', request: (o, t) => ({ params: { poolId: o.poolId }, body: b(t) }) },
+  'DELETE /v1/pools/{poolId}': { access: 'tenant', permission: 'compute:sites:manage', crossTenant: 'not-found', request: (o, t) => ({ params: { poolId: o.poolId }, query: q(t) }) },
 
   'POST /v1/join': { access: 'public', reason: JOIN, request: () => ({ body: { token: 'ifj_probe.secret', csr: 'not a csr' } }) },
   'POST /v1/join/renew': { access: 'public', reason: JOIN, request: () => ({ body: { certificate: 'not a certificate', csr: 'not a csr' } }) },

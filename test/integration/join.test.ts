@@ -118,7 +118,7 @@ describe('POST /v1/join', () => {
     cases.push({ token: `${real.token.split('.')[0]}.wrongsecret`, status: 401, code: 'UNAUTHENTICATED', reason: 'unknown-token' });
 
     const revoked = await mintToken();
-    await t.root.call('DELETE', `/v1/sites/${site.id}/tokens/${revoked.id}`, { tenantId: 'root' });
+    await t.root.call('DELETE', `/v1/sites/${site.id}/tokens/${revoked.id}?tenantId=root`);
     cases.push({ token: revoked.token, status: 401, code: 'UNAUTHENTICATED', reason: 'token-revoked' });
 
     const expired = await mintToken();
@@ -156,12 +156,12 @@ describe('POST /v1/join', () => {
     const token = await t.root.call<{ id: string; token: string }>('POST', `/v1/sites/${other.id}/tokens`, { tenantId: 'root', ttlSeconds: 600, maxUses: 2 });
     const joined = await join(token.token, newKeyAndCsr(dir, 'site2', 'ec'));
     expect(joined.status).toBe(201);
-    const refused = await t.root.request<ApiError>('DELETE', `/v1/sites/${other.id}`, { tenantId: 'root' });
+    const refused = await t.root.request<ApiError>('DELETE', `/v1/sites/${other.id}?tenantId=root`);
     expect(refused.body.error).toMatchObject({ code: 'INVALID_STATE', details: { nodes: 1 } });
 
     const third = await t.root.call<SiteView>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'r3', idempotencyKey: 'join-site-3' });
     const t3 = await t.root.call<{ id: string; token: string }>('POST', `/v1/sites/${third.id}/tokens`, { tenantId: 'root', ttlSeconds: 600 });
-    await t.root.call('DELETE', `/v1/sites/${third.id}`, { tenantId: 'root' });
+    await t.root.call('DELETE', `/v1/sites/${third.id}?tenantId=root`);
     const late = await join(t3.token, newKeyAndCsr(dir, 'late', 'ec'));
     expect(late.status).toBe(401);
     expect(late.body.error.details.reason).toBe('token-revoked');

@@ -96,9 +96,9 @@ describe('pools', () => {
   it('refuses a pool on a deleted site (INVALID_STATE), and deletes pools', async () => {
     const doomed = await t.root.call<SiteView>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'r1', idempotencyKey: 'doomed' });
     const pool = await t.root.call<PoolView>('POST', '/v1/pools', { tenantId: 'root', siteId: doomed.id, class: 'c' });
-    expect(await t.root.call('DELETE', `/v1/pools/${pool.id}`, { tenantId: 'root' })).toEqual({ deleted: true });
+    expect(await t.root.call('DELETE', `/v1/pools/${pool.id}?tenantId=root`)).toEqual({ deleted: true });
     expect((await t.root.request('GET', `/v1/pools/${pool.id}?tenantId=root`)).status).toBe(404);
-    await t.root.call('DELETE', `/v1/sites/${doomed.id}`, { tenantId: 'root' });
+    await t.root.call('DELETE', `/v1/sites/${doomed.id}?tenantId=root`);
     const late = await t.root.request<ApiError>('POST', '/v1/pools', { tenantId: 'root', siteId: doomed.id, class: 'c' });
     expect(late.body.error.code).toBe('INVALID_STATE');
   });

@@ -97,7 +97,7 @@ describe('siteTokens.create', () => {
 
     const doomed = await t.root.call<SiteView>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'r3', idempotencyKey: 'doomed' });
     await create(t.root, doomed.id, { tenantId: 'root', ttlSeconds: 600 }); // referenced → tombstone
-    await t.root.call('DELETE', `/v1/sites/${doomed.id}`, { tenantId: 'root' });
+    await t.root.call('DELETE', `/v1/sites/${doomed.id}?tenantId=root`);
     const late = await create(t.root, doomed.id, { tenantId: 'root', ttlSeconds: 600 });
     expect(late.status).toBe(409);
     expect(late.body.error.code).toBe('INVALID_STATE');
@@ -107,9 +107,9 @@ describe('siteTokens.create', () => {
 describe('siteTokens.revoke', () => {
   it('revokes site tokens only, and publishes security.site-token.revoked', async () => {
     const token = await t.root.call<SiteTokenView>('POST', `/v1/sites/${site.id}/tokens`, { tenantId: 'root', ttlSeconds: 600 });
-    const revoked = await t.root.call<SiteTokenView>('DELETE', `/v1/sites/${site.id}/tokens/${token.id}`, { tenantId: 'root' });
+    const revoked = await t.root.call<SiteTokenView>('DELETE', `/v1/sites/${site.id}/tokens/${token.id}?tenantId=root`);
     expect(revoked.revokedAt).not.toBeNull();
-    const again = await t.root.call<SiteTokenView>('DELETE', `/v1/sites/${site.id}/tokens/${token.id}`, { tenantId: 'root' });
+    const again = await t.root.call<SiteTokenView>('DELETE', `/v1/sites/${site.id}/tokens/${token.id}?tenantId=root`);
     expect(again.revokedAt).toBe(revoked.revokedAt);
     const events = await t.root.call<{ events: EventRow[] }>('GET', '/v1/events?tenantId=root&type=security.site-token.revoked');
     expect(events.events.filter((e) => e.subjectId === token.id)).toHaveLength(1);
@@ -117,14 +117,14 @@ describe('siteTokens.revoke', () => {
     // A node's join token (role provisioned, made by a later issue) is NOT_FOUND here.
     const nodeToken = 'jt_00000000000000000000000prv';
     await t.cp.db.joinToken.create({ data: { id: nodeToken, tenantId: 'root', siteId: site.id, role: 'provisioned', secretHash: 'x', maxUses: 1, usesLeft: 1, expiresAt: new Date(Date.now() + 600_000) } });
-    const notSite = await t.root.request<ApiError>('DELETE', `/v1/sites/${site.id}/tokens/${nodeToken}`, { tenantId: 'root' });
+    const notSite = await t.root.request<ApiError>('DELETE', `/v1/sites/${site.id}/tokens/${nodeToken}?tenantId=root`);
     expect(notSite.body.error.code).toBe('NOT_FOUND');
     expect((await t.cp.db.joinToken.findUniqueOrThrow({ where: { id: nodeToken } })).revokedAt).toBeNull();
 
     // Another tenant's token, or one named under another site, is NOT_FOUND.
     const acmeToken = await acme.call<SiteTokenView>('POST', `/v1/sites/${acmeSite.id}/tokens`, { tenantId: 'acme', ttlSeconds: 600 });
-    expect((await t.root.request<ApiError>('DELETE', `/v1/sites/${acmeSite.id}/tokens/${acmeToken.id}`, { tenantId: 'root' })).body.error.code).toBe('NOT_FOUND');
-    expect((await acme.request<ApiError>('DELETE', `/v1/sites/${site.id}/tokens/${acmeToken.id}`, { tenantId: 'acme' })).body.error.code).toBe('NOT_FOUND');
+    expect((await t.root.request<ApiError>('DELETE', `/v1/sites/${acmeSite.id}/tokens/${acmeToken.id}?tenantId=root`)).body.error.code).toBe('NOT_FOUND');
+    expect((await acme.request<ApiError>('DELETE', `/v1/sites/${site.id}/tokens/${acmeToken.id}?tenantId=acme`)).body.error.code).toBe('NOT_FOUND');
   });
 });
 

@@ -133,7 +133,7 @@ describe('sites.update', () => {
 describe('sites.delete', () => {
   it('removes a site nothing referenced', async () => {
     const site = await acme.call<SiteView>('POST', '/v1/sites', { tenantId: 'acme', kind: 'custom', region: 'r1', idempotencyKey: 'del-plain' });
-    expect(await acme.call('DELETE', `/v1/sites/${site.id}`, { tenantId: 'acme' })).toEqual({ deleted: true, tombstoned: false });
+    expect(await acme.call('DELETE', `/v1/sites/${site.id}?tenantId=acme`)).toEqual({ deleted: true, tombstoned: false });
     expect(await t.cp.db.site.findUnique({ where: { id: site.id } })).toBeNull();
     expect((await acme.request('GET', `/v1/sites/${site.id}?tenantId=acme`)).status).toBe(404);
   });
@@ -146,19 +146,19 @@ describe('sites.delete', () => {
     await t.cp.db.joinRequest.create({ data: { id: 'jr_test0000000000000000000000', tenantId: 'acme', siteId: site.id, status: 'open', expiresAt: new Date(Date.now() + 3600_000) } });
     await t.cp.db.bootLease.create({ data: { siteId: site.id, holderNodeId: null, epoch: 3 } });
 
-    const refused = await acme.request('DELETE', `/v1/sites/${site.id}`, { tenantId: 'acme' });
+    const refused = await acme.request('DELETE', `/v1/sites/${site.id}?tenantId=acme`);
     expect(refused.status).toBe(409);
     expect(errorOf(refused.body)).toMatchObject({ code: 'INVALID_STATE', details: { pools: 1, nodes: 0 } });
     expect((await t.cp.db.joinToken.findUnique({ where: { id: token.id } }))?.revokedAt).toBeNull();
 
-    await acme.call('DELETE', `/v1/pools/${pool.id}`, { tenantId: 'acme' });
-    expect(await acme.call('DELETE', `/v1/sites/${site.id}`, { tenantId: 'acme' })).toEqual({ deleted: true, tombstoned: true });
+    await acme.call('DELETE', `/v1/pools/${pool.id}?tenantId=acme`);
+    expect(await acme.call('DELETE', `/v1/sites/${site.id}?tenantId=acme`)).toEqual({ deleted: true, tombstoned: true });
     expect((await t.cp.db.joinToken.findUnique({ where: { id: token.id } }))?.revokedAt).not.toBeNull();
     expect((await t.cp.db.joinRequest.findUnique({ where: { id: 'jr_test0000000000000000000000' } }))?.status).toBe('expired');
     expect(await t.cp.db.bootLease.findUnique({ where: { siteId: site.id } })).toBeNull();
     expect((await t.cp.db.site.findUnique({ where: { id: site.id } }))?.deletedAt).not.toBeNull();
 
-    expect(await acme.call('DELETE', `/v1/sites/${site.id}`, { tenantId: 'acme' })).toEqual({ deleted: false, tombstoned: true });
+    expect(await acme.call('DELETE', `/v1/sites/${site.id}?tenantId=acme`)).toEqual({ deleted: false, tombstoned: true });
     const list = await acme.call<{ sites: SiteView[] }>('GET', '/v1/sites?tenantId=acme');
     expect(list.sites.map((s) => s.id)).not.toContain(site.id);
     // A retry of the create that made it does not resurrect it.
@@ -170,7 +170,7 @@ describe('sites.delete', () => {
 
   it("answers NOT_FOUND for another tenant's site", async () => {
     const rootSite = await t.root.call<SiteView>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'r1', idempotencyKey: 'del-foreign' });
-    const r = await acme.request('DELETE', `/v1/sites/${rootSite.id}`, { tenantId: 'acme' });
+    const r = await acme.request('DELETE', `/v1/sites/${rootSite.id}?tenantId=acme`);
     expect(errorOf(r.body).code).toBe('NOT_FOUND');
   });
 });
