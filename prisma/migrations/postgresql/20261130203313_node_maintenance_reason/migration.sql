@@ -1,0 +1,4 @@
+-- AlterTable
+ALTER TABLE "Node" ADD COLUMN     "maintenanceReason" TEXT,
+ADD COLUMN     "maintenanceSource" TEXT;
+
