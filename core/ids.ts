@@ -14,6 +14,7 @@ export const idPrefixes = {
   event: 'evt',
   secret: 'sec',
   check: 'chk',
+  bulkRun: 'blk',
 } as const;
 export type IdKind = keyof typeof idPrefixes;
 

@@ -79,15 +79,21 @@ async function decide(deps: MetalDeps, tx: Tx, node: Node, args: VerbArgs): Prom
   }
 }
 
-/** Applies one verb to one node: the transaction, then stopping a superseded workflow and waking the lifecycle. */
-export async function applyVerb(deps: MetalDeps, request: VerbRequest, args: VerbArgs): Promise<Node> {
+/**
+ * Applies one verb to one node: the transaction, then stopping a superseded workflow and waking the lifecycle.
+ * `recordInTransaction` writes the caller's own record of the move in the same transaction (a bulk
+ * run's outcome), so a retried caller never applies the verb twice nor loses that it did.
+ */
+export async function applyVerb(deps: MetalDeps, request: VerbRequest, args: VerbArgs, recordInTransaction?: (tx: Tx, moved: Node) => Promise<void>): Promise<Node> {
   let before: Node | undefined;
   const after = await deps.db.$transaction(async (tx) => {
     const node = await findMetalNode(tx, request.tenantId, request.nodeId);
     if (request.poolId && node.poolId !== request.poolId) throw notFound('metal node', `${request.nodeId} in pool ${request.poolId}`);
     checkVersion(node, request.version);
     before = node;
-    return decide(deps, tx, node, args);
+    const moved = await decide(deps, tx, node, args);
+    await recordInTransaction?.(tx, moved);
+    return moved;
   });
   if (!before || after === before) return after; // unchanged (a repeated unrescue)
   if (before.workflowId && before.workflowId !== after.workflowId) {
