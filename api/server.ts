@@ -5,12 +5,13 @@ import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { jsonSchemaTransformObject, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { ApiTlsMaterial } from '../core/api-tls';
 import { authPlugin } from './auth';
 import { DEFAULT_BODY_LIMIT, registerBodyLimits } from './body-limits';
 import type { ApiContext } from './context';
 import { answerClientError, answerFrameworkError, registerErrorHandler } from './error-handler';
+import { withErrorResponses } from './openapi-errors';
 import { openLogFile } from './log-file';
 import { registerRefusalRateLimit } from './rate-limit';
 import { routeGroups } from './routes';
@@ -68,7 +69,7 @@ export async function buildServer(ctx: ApiContext, options: ServerOptions = {}):
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
     },
-    transform: jsonSchemaTransform,
+    transform: withErrorResponses,
     // Recursive schemas (a BMC operation's JSON result) become components the routes $ref.
     transformObject: jsonSchemaTransformObject,
   });

@@ -1,5 +1,6 @@
 // Building blocks of input schemas, shared by the API, the CLI and OpenAPI.
 import { z } from 'zod';
+import { errorCodes, type ErrorCode } from '../errors';
 import { idPattern, type IdKind } from '../ids';
 
 export const tenantIdSchema = z
@@ -12,9 +13,11 @@ export const idOf = (kind: IdKind) => z.string().regex(idPattern(kind), `expecte
 
 export const idempotencyKeySchema = z.string().min(1).max(128).regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces');
 
-export const errorSchema = z.object({
-  error: z.object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()) }),
-});
+/** An error answer with one of these codes: a message naming the fix, details (details.path: the offending field). */
+export const errorSchemaOf = (codes: readonly [ErrorCode, ...ErrorCode[]]) =>
+  z.object({ error: z.object({ code: z.enum(codes), message: z.string(), details: z.record(z.string(), z.unknown()) }) });
+
+export const errorSchema = errorSchemaOf(errorCodes);
 
 /** Labels are copied into every step's input: a bounded number of them keeps workflow histories small. */
 export const MAX_LABELS = 64;

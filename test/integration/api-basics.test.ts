@@ -91,4 +91,19 @@ describe('OpenAPI', () => {
     expect(doc.body.paths['/v1/credentials']?.post?.requestBody).toBeDefined();
     expect(JSON.stringify(doc.body.paths['/v1/credentials'])).toContain('compute:sites:manage');
   });
+
+  it('documents the error answers of every route, and an answer the API gives matches them', async () => {
+    type Operation = { responses: Record<string, { content?: { 'application/json'?: { schema?: { properties?: { error?: { properties?: { code?: { enum?: string[] } } } } } } } }> };
+    const doc = await t.anonymous.request<{ paths: Record<string, Record<string, Operation>> }>('GET', '/docs/json');
+    const operations = Object.entries(doc.body.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ route: `${method.toUpperCase()} ${path}`, op })));
+    expect(operations.length).toBeGreaterThan(20);
+    const codesOf = (op: Operation, status: number) => op.responses[String(status)]?.content?.['application/json']?.schema?.properties?.error?.properties?.code?.enum ?? [];
+    const missing = operations.filter(({ op }) => !codesOf(op, 400).includes('INVALID_INPUT') || !codesOf(op, 404).includes('NOT_FOUND') || !codesOf(op, 409).includes('INVALID_STATE')).map((o) => o.route);
+    expect(missing).toEqual([]);
+    // A route's own answers stay: a credential's creation still documents its 201.
+    expect(Object.keys(doc.body.paths['/v1/credentials']?.post?.responses ?? {})).toEqual(expect.arrayContaining(['201', '400', '401', '403', '429', '500']));
+    const refused = await t.anonymous.request<{ error: { code: string } }>('GET', '/v1/sites?tenantId=root');
+    expect([refused.status, refused.body.error.code]).toEqual([401, 'UNAUTHENTICATED']);
+    expect(codesOf(doc.body.paths['/v1/sites']?.get as Operation, 401)).toEqual(['UNAUTHENTICATED']);
+  });
 });
