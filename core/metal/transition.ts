@@ -1,8 +1,9 @@
 // One provision move, inside the caller's transaction: check the version read, write the
 // move as a guarded update (`WHERE version = v`, else CONFLICT), name the state's workflow
-// (node:<id>:<state>:<n>) when the new state runs one, and publish node.provision.<state>.
+// (node:<id>:<state>:<n>) when the new state runs one, clear lastError unless the move is a
+// failure, and publish node.provision.<state>.
 import type { Node } from '../../generated/prisma-sqlite/client';
-import type { DbOrTx, Tx } from '../db';
+import { Prisma, type DbOrTx, type Tx } from '../db';
 import { IronflowError, notFound } from '../errors';
 import { appendEvent } from '../events';
 import { workflowFor, type Move, type NodeStateView } from '../provision-states';
@@ -52,6 +53,8 @@ export async function commitMove(tx: Tx, node: Node, move: Move, options: MoveOp
   const updated = await tx.node.updateMany({
     where: { id: node.id, version: node.version },
     data: {
+      // A move that is not a failure is a success: the last failure's error no longer describes the node.
+      ...(move.to === 'failed' ? {} : { lastError: Prisma.DbNull }),
       ...(options.data as object),
       provisionState: move.to,
       provisionPhase: move.phase,

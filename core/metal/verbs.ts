@@ -7,6 +7,7 @@ import type { Node } from '../../generated/prisma-sqlite/client';
 import type { Db, DbOrTx, Tx } from '../db';
 import { IronflowError, notFound } from '../errors';
 import { verbMove } from '../provision-states';
+import { clearFailureMaintenance, holdOnFailure, refuseInMaintenance } from './maintenance';
 import { checkVersion, commitMove, findMetalNode, stateOf } from './transition';
 import { wakeLifecycle } from './lifecycle-client';
 
@@ -25,6 +26,8 @@ export interface VerbRequest {
   version?: number;
   /** Bulk: the node must be in this pool. */
   poolId?: string;
+  /** Who asked (credential:<id>), for the events that record it; undefined when the lifecycle acts. */
+  actor?: string;
 }
 
 export type VerbArgs =
@@ -43,7 +46,7 @@ export async function stopStateWorkflow(temporal: Client, workflowId: string, re
   }
 }
 
-async function decide(deps: MetalDeps, tx: Tx, node: Node, args: VerbArgs): Promise<Node> {
+async function decide(deps: MetalDeps, tx: Tx, node: Node, args: VerbArgs, actor: string | undefined): Promise<Node> {
   const state = node.provisionState;
   switch (args.verb) {
     case 'unrescue': {
@@ -55,19 +58,24 @@ async function decide(deps: MetalDeps, tx: Tx, node: Node, args: VerbArgs): Prom
       const moved = await commitMove(tx, node, verbMove('unrescue', stateOf(node)), { eventType: 'node.provision.unrescuing' });
       return moved;
     }
-    case 'abort':
-      return commitMove(tx, node, verbMove('abort', stateOf(node)), {
-        data: { failedFrom: state, lastError: { code: 'ABORTED', message: args.reason }, maintenance: true },
+    case 'abort': {
+      const move = verbMove('abort', stateOf(node));
+      const hold = await holdOnFailure(tx, node, `${state} aborted: ${args.reason}`, actor);
+      return commitMove(tx, node, move, {
+        data: { failedFrom: state, lastError: { code: 'ABORTED', message: args.reason }, ...hold },
         event: { reason: args.reason, verb: 'abort' },
       });
+    }
     case 'recover': {
       const move = verbMove('recover', stateOf(node));
       // Recovering a failed deploy or release always wipes before ready.
       const wipe = move.to === 'releasing' && (node.releaseWipe === null || node.releaseWipe === 'none') ? 'quick' : node.releaseWipe;
-      return commitMove(tx, node, move, { data: { failedFrom: null, releaseWipe: wipe }, event: { verb: 'recover', failedFrom: node.failedFrom } });
+      const released = await clearFailureMaintenance(tx, node, actor);
+      return commitMove(tx, node, move, { data: { failedFrom: null, releaseWipe: wipe, ...released }, event: { verb: 'recover', failedFrom: node.failedFrom } });
     }
     case 'deploy': {
       const move = verbMove('deploy', stateOf(node));
+      refuseInMaintenance(node, 'deploy');
       const profile = await deps.resolveDeployProfile(tx, node.tenantId, args.profileId, args.profileVersion);
       if (profile.target !== 'metal') throw new IronflowError('INVALID_INPUT', `profile ${args.profileId}@${args.profileVersion} targets ${profile.target}, not metal`, { path: 'profileId' });
       return commitMove(tx, node, move, { data: { deployProfile: { id: args.profileId, version: args.profileVersion } }, event: { verb: 'deploy', profile: `${args.profileId}@${args.profileVersion}` } });
@@ -91,7 +99,7 @@ export async function applyVerb(deps: MetalDeps, request: VerbRequest, args: Ver
     if (request.poolId && node.poolId !== request.poolId) throw notFound('metal node', `${request.nodeId} in pool ${request.poolId}`);
     checkVersion(node, request.version);
     before = node;
-    const moved = await decide(deps, tx, node, args);
+    const moved = await decide(deps, tx, node, args, request.actor);
     await recordInTransaction?.(tx, moved);
     return moved;
   });
