@@ -19,7 +19,7 @@ import type { JoinAnswer } from '../core/schemas/join';
 import { createProfile } from '../profiles/store';
 import { startProvision } from '../profiles/launch';
 import { startControlPlane, type ControlPlane } from '../stack/control-plane';
-import { startTemporalServer } from '../stack/temporal-server';
+import { serverSettings, startTemporalServer } from '../stack/temporal-server';
 import { keepSessions } from '../test/helpers/provision';
 import { percentile } from './lib/percentile';
 import { freePort } from '../test/helpers/ports';
@@ -55,7 +55,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'ironflow-bench-gateway-'));
   const address = `127.0.0.1:${await freePort()}`;
   const defaults = loadConfig({});
-  const server = await startTemporalServer({ address, namespace: 'default', dbFile: path.join(dir, 'temporal.db'), searchAttributes: defaults.temporal.searchAttributes, dynamicConfig: defaults.temporal.dynamicConfig, logFile: path.join(dir, 'temporal.log') });
+  const server = await startTemporalServer({ address, namespace: 'default', dbFile: path.join(dir, 'temporal.db'), ...serverSettings(defaults.temporal), logFile: path.join(dir, 'temporal.log') });
   const config = loadConfig({ ...process.env, IRONFLOW_DATA_DIR: dir, IRONFLOW_TEMPORAL_ADDRESS: address, IRONFLOW_API_PORT: '0', IRONFLOW_GATEWAY_PORT: '0' });
   const cp = await startControlPlane(config);
   const root = cp.rootCredential.bearer;

@@ -13,7 +13,7 @@ import { loadConfig } from '../core/config';
 import { createProfile } from '../profiles/store';
 import { startProvision } from '../profiles/launch';
 import { startControlPlane } from '../stack/control-plane';
-import { startTemporalServer } from '../stack/temporal-server';
+import { serverSettings, startTemporalServer } from '../stack/temporal-server';
 import { percentile } from './lib/percentile';
 import { freePort } from '../test/helpers/ports';
 
@@ -30,8 +30,7 @@ async function main(): Promise<void> {
     address,
     namespace: 'default',
     dbFile: path.join(dir, 'temporal.db'),
-    searchAttributes: defaults.temporal.searchAttributes,
-    dynamicConfig: defaults.temporal.dynamicConfig,
+    ...serverSettings(defaults.temporal),
     logFile: path.join(dir, 'temporal.log'),
   });
   const config = loadConfig({ ...process.env, IRONFLOW_DATA_DIR: dir, IRONFLOW_TEMPORAL_ADDRESS: address, IRONFLOW_API_PORT: '0' });

@@ -17,6 +17,12 @@ const fileSchema = z.object({
     dbFile: z.string().default('temporal.db'),
     searchAttributes: z.record(z.string(), z.enum(['Keyword', 'Text', 'Int', 'Double', 'Bool', 'Datetime', 'KeywordList'])).default({}),
     dynamicConfig: z.record(z.string(), z.json()).default({}),
+    // The pragmas the dev server's SQLite plugin takes.
+    sqlitePragmas: z
+      .object({ journal_mode: z.enum(['delete', 'truncate', 'persist', 'memory', 'wal', 'off']), synchronous: z.enum(['off', 'normal', 'full', 'extra']) })
+      .partial()
+      .strict()
+      .default({}),
     sealHistories: z.boolean().default(true),
   }),
   api: z.object({
@@ -44,6 +50,8 @@ export interface IronflowConfig {
     dbFile: string;
     searchAttributes: Record<string, string>;
     dynamicConfig: Record<string, unknown>;
+    /** The dev server's SQLite store pragmas (`--sqlite-pragma`); WAL in temporal-dev.yaml. */
+    sqlitePragmas: Record<string, string>;
     /**
      * Seal the control plane's payloads (AES-256-GCM, docs/sealed-histories.md): what Temporal
      * stores is ciphertext (IRONFLOW_SEAL_HISTORIES; on in temporal-dev.yaml). Agents hold no
@@ -144,6 +152,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): IronflowConfig
       dbFile: path.resolve(dataDir, env.IRONFLOW_TEMPORAL_DB_FILE || doc.temporal.dbFile),
       searchAttributes: doc.temporal.searchAttributes,
       dynamicConfig: doc.temporal.dynamicConfig as Record<string, unknown>,
+      sqlitePragmas: doc.temporal.sqlitePragmas,
       sealHistories: envBoolean(env, 'IRONFLOW_SEAL_HISTORIES', doc.temporal.sealHistories),
     },
     api: { host, port, publicUrl, ...(tls ? { tls } : {}) },

@@ -15,6 +15,8 @@ export interface TemporalServerOptions {
   dbFile?: string; // omitted: in memory
   searchAttributes: Record<string, string>;
   dynamicConfig: Record<string, unknown>;
+  /** SQLite pragmas of a file store (temporal-dev.yaml: WAL). */
+  sqlitePragmas?: Record<string, string>;
   logFile: string;
   /** The Web UI decodes sealed payloads through this remote codec (the API's, docs/sealed-histories.md). */
   codecEndpoint?: string;
@@ -28,6 +30,11 @@ export interface TemporalServer {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
+/** What temporal-dev.yaml sets of any dev server, wherever its store and ports are. */
+export function serverSettings(temporal: IronflowConfig['temporal']): Pick<TemporalServerOptions, 'searchAttributes' | 'dynamicConfig' | 'sqlitePragmas'> {
+  return { searchAttributes: temporal.searchAttributes, dynamicConfig: temporal.dynamicConfig, sqlitePragmas: temporal.sqlitePragmas };
+}
+
 /** The dev stack's server as temporal-dev.yaml describes it: Web UI, store in the data dir. */
 export function devServerOptions(config: IronflowConfig): TemporalServerOptions {
   return {
@@ -35,8 +42,7 @@ export function devServerOptions(config: IronflowConfig): TemporalServerOptions 
     uiPort: config.temporal.uiPort,
     namespace: config.temporal.namespace,
     dbFile: config.temporal.dbFile,
-    searchAttributes: config.temporal.searchAttributes,
-    dynamicConfig: config.temporal.dynamicConfig,
+    ...serverSettings(config.temporal),
     logFile: path.join(config.dataDir, 'temporal.log'),
     ...(historiesMayBeSealed(config) ? { codecEndpoint: codecEndpointUrl(config) } : {}),
   };
@@ -46,7 +52,7 @@ export function temporalServerArgs(options: TemporalServerOptions): string[] {
   const [host, port] = options.address.split(':');
   const args = ['server', 'start-dev', '--ip', host ?? '127.0.0.1', '--port', port ?? '7233', '--log-level', 'warn'];
   args.push(...(options.uiPort ? ['--ui-port', String(options.uiPort), '--ui-ip', host ?? '127.0.0.1'] : ['--headless']));
-  if (options.dbFile) args.push('--db-filename', options.dbFile);
+  if (options.dbFile) args.push('--db-filename', options.dbFile, ...Object.entries(options.sqlitePragmas ?? {}).flatMap(([pragma, value]) => ['--sqlite-pragma', `${pragma}=${value}`]));
   if (options.uiPort && options.codecEndpoint) args.push('--ui-codec-endpoint', options.codecEndpoint);
   if (options.namespace !== 'default') args.push('--namespace', options.namespace);
   for (const [name, type] of Object.entries(options.searchAttributes)) args.push('--search-attribute', `${name}=${type}`);

@@ -8,7 +8,7 @@ import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { loadConfig } from '../core/config';
 import { migrateDatabase } from '../stack/migrate';
-import { startTemporalServer, TemporalServerExitedError, type TemporalServer } from '../stack/temporal-server';
+import { serverSettings, startTemporalServer, type TemporalServer, TemporalServerExitedError } from '../stack/temporal-server';
 import { buildWorkflowBundle } from '../worker/workflow-bundle';
 import { freePort } from './helpers/ports';
 
@@ -68,8 +68,7 @@ async function startTestTemporalServer(dir: string, attempts = 3): Promise<{ ser
         address,
         namespace: 'default',
         dbFile: path.join(dir, `temporal-${attempt}.db`),
-        searchAttributes: config.temporal.searchAttributes,
-        dynamicConfig: config.temporal.dynamicConfig,
+        ...serverSettings(config.temporal),
         logFile: path.join(dir, `temporal-${attempt}.log`),
       });
       return { server: started, address };

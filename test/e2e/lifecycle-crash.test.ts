@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import type { Machine } from '../../agent/emulator/machine';
 import type { PowerEvent } from '../../agent/emulator/redfish-bmc';
-import { startTemporalServer, type TemporalServer, type TemporalServerOptions } from '../../stack/temporal-server';
+import { serverSettings, startTemporalServer, type TemporalServer, type TemporalServerOptions } from '../../stack/temporal-server';
 import { testConfig } from '../helpers/control-plane';
 import { sha, startE2eSite, type E2eSite, type WorkerProcess } from '../helpers/e2e-site';
 import { freePort } from '../helpers/ports';
@@ -38,8 +38,7 @@ beforeAll(async () => {
     address: `127.0.0.1:${await freePort()}`,
     namespace: 'default',
     dbFile: path.join(runDir, 'crash-temporal', 'temporal.db'),
-    searchAttributes: defaults.searchAttributes,
-    dynamicConfig: defaults.dynamicConfig,
+    ...serverSettings(defaults),
     logFile: path.join(runDir, 'crash-temporal', 'temporal.log'),
   };
   temporal = await startTemporalServer(temporalOptions);

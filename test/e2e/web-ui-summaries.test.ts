@@ -14,7 +14,7 @@ import { loadConfig } from '../../core/config';
 import type { MetalNodeView } from '../../core/schemas/metal';
 import type { MetalStatusView } from '../../core/schemas/metal-status';
 import { CODEC_PATH } from '../../core/sealing';
-import { startTemporalServer, type TemporalServer } from '../../stack/temporal-server';
+import { serverSettings, startTemporalServer, type TemporalServer } from '../../stack/temporal-server';
 import { launchBrowser, signInToConsole, useWebUiCodec, type Page, type TestBrowser } from '../helpers/browser';
 import { startTestControlPlane, testConfig, type TestControlPlane } from '../helpers/control-plane';
 import { freePort } from '../helpers/ports';
@@ -39,8 +39,7 @@ beforeAll(async () => {
     uiPort,
     namespace: 'default',
     dbFile: path.join(config.dataDir, 'temporal.db'),
-    searchAttributes: loadConfig().temporal.searchAttributes,
-    dynamicConfig: loadConfig().temporal.dynamicConfig,
+    ...serverSettings(loadConfig().temporal),
     logFile: path.join(config.dataDir, 'temporal.log'),
   });
   uiUrl = `http://127.0.0.1:${uiPort}`;

@@ -13,7 +13,7 @@ import type { ProvisionResult } from '../../core/plan';
 import { sealedDataConverter } from '../../core/sealing';
 import { startProvision } from '../../profiles/launch';
 import { createProfile } from '../../profiles/store';
-import { startTemporalServer, type TemporalServer } from '../../stack/temporal-server';
+import { serverSettings, startTemporalServer, type TemporalServer } from '../../stack/temporal-server';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
 import { freePort } from '../helpers/ports';
 import { createNode, keepSessions, Ledger, until } from '../helpers/provision';
@@ -119,8 +119,7 @@ describe('crash resumption', () => {
       address,
       namespace: 'default',
       dbFile: path.join(t.config.dataDir, 'temporal-restart.db'),
-      searchAttributes: t.config.temporal.searchAttributes,
-      dynamicConfig: t.config.temporal.dynamicConfig,
+      ...serverSettings(t.config.temporal),
       logFile: path.join(t.config.dataDir, 'temporal-restart.log'),
     };
     let server: TemporalServer = await startTemporalServer(serverOptions);
