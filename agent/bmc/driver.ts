@@ -32,6 +32,12 @@ export interface PowerInterface {
   get(): Promise<PowerState>;
   /** Sends the action; the BMC may apply it later (see waitForPower). */
   set(action: PowerAction): Promise<void>;
+  /**
+   * The power state and when the system was last reset, in one read, where the BMC reports
+   * that time (Redfish LastResetTime): how a reset whose answer was lost is told apart from one
+   * never carried out (agent/bmc/reliable.ts). Absent when the driver cannot read it.
+   */
+  status?(): Promise<{ power: PowerState; lastReset: string | null }>;
 }
 
 export interface ManagementInterface {

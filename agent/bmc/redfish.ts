@@ -56,6 +56,11 @@ class RedfishDriver implements BmcDriver {
   readonly power = {
     get: (): Promise<PowerState> => this.limited(async () => powerStateOf(await this.getSystem('power.get'))),
     set: (action: PowerAction): Promise<void> => this.limited(() => this.setPower(action)),
+    status: (): Promise<{ power: PowerState; lastReset: string | null }> =>
+      this.limited(async () => {
+        const system = await this.getSystem('power.status');
+        return { power: powerStateOf(system), lastReset: typeof system.LastResetTime === 'string' && system.LastResetTime !== '' ? system.LastResetTime : null };
+      }),
   };
 
   readonly management = {

@@ -7,6 +7,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { BmcFaults, noFaults, type BmcFaultSettings, type FaultDecision } from './bmc-faults';
 
 export type EmulatedBootDevice = 'pxe' | 'disk' | 'cd';
 
@@ -23,6 +24,8 @@ export interface EmulatedMachineSpec {
   powerState?: 'On' | 'Off';
   /** Where the machine boots with no override set. */
   defaultBoot?: EmulatedBootDevice;
+  /** false: an older BMC that does not report LastResetTime (the default reports it). */
+  reportsLastResetTime?: boolean;
 }
 
 export interface BootEvent {
@@ -53,9 +56,18 @@ export class EmulatedMachine {
   inFlight = 0;
   maxInFlight = 0;
   requests = 0;
-  /** The commands it carried out, in order (`reset:PowerCycle`, `boot:Pxe/Once`): tests count side effects here. */
+  /**
+   * The commands it carried out, in order (`reset:PowerCycle`, `boot:Pxe/Once`): tests count
+   * side effects here. Injected faults are logged here too, prefixed `fault:` (`fault:503 POST
+   * Systems/m1/Actions/ComputerSystem.Reset`, `fault:lost-answer …` after a command carried out,
+   * `fault:ignored reset:PowerCycle` for one answered but not carried out).
+   */
   readonly commands: string[] = [];
   readonly defaultBoot: EmulatedBootDevice;
+  /** When the system was last reset (Redfish LastResetTime): how a caller tells whether a reset it lost the answer to happened. */
+  lastResetTime = new Date(0).toISOString();
+  /** Injected faults (none by default); see setFaults. */
+  faults: BmcFaults | undefined;
 
   constructor(readonly spec: EmulatedMachineSpec) {
     this.powerState = spec.powerState ?? 'Off';
@@ -83,6 +95,8 @@ export class RedfishBmcHost extends EventEmitter<RedfishBmcHostEvents> {
   private readonly sessions = new Map<string, { id: string; username: string; password: string }>();
   private readonly server: http.Server;
   private port = 0;
+  /** The machine whose current (synchronous) command is answered but not carried out (an injected fault). */
+  private ignoring: EmulatedMachine | undefined;
 
   private constructor(
     private readonly host: string,
@@ -121,6 +135,13 @@ export class RedfishBmcHost extends EventEmitter<RedfishBmcHostEvents> {
     return this.machines.get(id);
   }
 
+  /** Makes one machine's BMC flaky (see agent/emulator/bmc-faults.ts); null: reliable again. */
+  setFaults(id: string, settings: BmcFaultSettings | null): void {
+    const machine = this.machines.get(id);
+    if (!machine) throw new RangeError(`machine ${id} does not exist`);
+    machine.faults = settings ? new BmcFaults(settings, id) : undefined;
+  }
+
   remove(id: string): void {
     this.machines.delete(id);
   }
@@ -145,11 +166,31 @@ export class RedfishBmcHost extends EventEmitter<RedfishBmcHostEvents> {
     }
     try {
       const body = await readBody(req);
-      if (this.responseDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.responseDelayMs));
-      const answer = this.route(req.method ?? 'GET', parts, body, req.headers);
+      const method = req.method ?? 'GET';
+      const fault: FaultDecision = machine?.faults?.next(method === 'POST' || method === 'PATCH') ?? noFaults;
+      if (fault.hang) return void (await new Promise((resolve) => res.once('close', resolve)));
+      const delayMs = this.responseDelayMs + fault.delayMs;
+      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+      const request = `${method} ${parts.slice(2).join('/')}`;
+      if (machine && (fault.error === '500' || fault.error === '503')) {
+        machine.commands.push(`fault:${fault.error} ${request}`);
+        throw new HttpProblem(Number(fault.error), fault.error === '503' ? 'The service is temporarily unavailable' : 'Internal error (injected)');
+      }
+      if (machine && fault.error === 'reset') {
+        machine.commands.push(`fault:reset ${request}`);
+        return void req.socket.destroy();
+      }
+      this.ignoring = fault.ignore ? machine : undefined;
+      const answer = this.route(method, parts, body, req.headers);
+      this.ignoring = undefined;
+      if (machine && fault.error === 'lost-answer') {
+        machine.commands.push(`fault:lost-answer ${request}`);
+        return void req.socket.destroy();
+      }
       res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
       res.end(answer.body === undefined ? undefined : JSON.stringify(answer.body));
     } catch (error) {
+      this.ignoring = undefined;
       const problem = error instanceof HttpProblem ? error : new HttpProblem(500, error instanceof Error ? error.message : String(error));
       res.writeHead(problem.status, { 'content-type': 'application/json', ...(problem.status === 401 ? { 'www-authenticate': 'Basic realm="Redfish"' } : {}) });
       res.end(JSON.stringify(errorBody(problem)));
@@ -247,6 +288,7 @@ export class RedfishBmcHost extends EventEmitter<RedfishBmcHostEvents> {
     const enabled = boot.BootSourceOverrideEnabled;
     if (target !== undefined && (typeof target !== 'string' || !bootTargets.includes(target))) throw notInList(String(target), 'BootSourceOverrideTarget');
     if (enabled !== undefined && (typeof enabled !== 'string' || !bootEnabledValues.includes(enabled))) throw notInList(String(enabled), 'BootSourceOverrideEnabled');
+    if (this.ignoring === machine) return this.ignored(machine, `boot:${String(target ?? machine.bootTarget)}/${String(enabled ?? 'Once')}`);
     if (typeof target === 'string') machine.bootTarget = target;
     if (typeof enabled === 'string') machine.bootEnabled = enabled as EmulatedMachine['bootEnabled'];
     else if (typeof target === 'string' && machine.bootEnabled === 'Disabled') machine.bootEnabled = 'Once';
@@ -257,8 +299,10 @@ export class RedfishBmcHost extends EventEmitter<RedfishBmcHostEvents> {
   private reset(machine: EmulatedMachine, body: Record<string, unknown> | null): Answer {
     const type = body?.ResetType;
     if (typeof type !== 'string' || !resetTypes.includes(type)) throw notInList(String(type), 'ResetType');
+    if (this.ignoring === machine) return this.ignored(machine, `reset:${type}`);
     const wasOn = machine.powerState === 'On';
     machine.commands.push(`reset:${type}`);
+    if (type !== 'Nmi') machine.lastResetTime = nextResetTime(machine.lastResetTime);
     switch (type) {
       case 'On':
       case 'ForceOn':
@@ -277,6 +321,12 @@ export class RedfishBmcHost extends EventEmitter<RedfishBmcHostEvents> {
       case 'Nmi':
         break;
     }
+    return { status: 204 };
+  }
+
+  /** A buggy BMC: the command is answered as done and forgotten. */
+  private ignored(machine: EmulatedMachine, command: string): Answer {
+    machine.commands.push(`fault:ignored ${command}`);
     return { status: 204 };
   }
 
@@ -337,6 +387,13 @@ const ok = (body: unknown): Answer => ({ status: 200, body });
 const methodNotAllowed = (method: string) => new HttpProblem(405, `${method} is not allowed on this resource`, 'Base.1.0.OperationNotAllowed');
 const notInList = (value: string, property: string) =>
   new HttpProblem(400, `The value ${value} for the property ${property} is not in the list of acceptable values.`, 'Base.1.0.PropertyValueNotInList');
+
+/** Now, or just after the previous reset when the clock did not move (two resets in one millisecond). */
+function nextResetTime(previous: string): string {
+  const now = Date.now();
+  const last = Date.parse(previous);
+  return new Date(now > last ? now : last + 1).toISOString();
+}
 
 function safeDecode(part: string): string {
   try {
@@ -421,6 +478,7 @@ function systemOf(machine: EmulatedMachine) {
     Name: id,
     UUID: machine.spec.uuid,
     PowerState: machine.powerState,
+    ...(machine.spec.reportsLastResetTime === false ? {} : { LastResetTime: machine.lastResetTime }),
     Boot: {
       BootSourceOverrideEnabled: machine.bootEnabled,
       BootSourceOverrideTarget: machine.bootTarget,

@@ -6,13 +6,17 @@ import type { StepInput } from '../../core/plan';
 import type { BmcAccess } from '../../core/schemas/agent-bmc-access';
 import type { BmcTargetInput } from '../../core/schemas/bmc';
 import { createBmcDriver, type BmcDriver } from '../bmc';
+import { reliableDriver } from '../bmc/reliable';
 import type { ControlPlaneClient, Signer } from './control-plane-client';
+import type { AgentLog } from './log';
+import { stepDeadline } from './step-deadline';
 
 export interface BmcAccessDeps {
   client: ControlPlaneClient;
   signer: Signer;
   /** Every BMC host this agent drove: site.httpProxy refuses them. */
   drivenBmcHosts: Set<string>;
+  log?: AgentLog;
 }
 
 function hostOf(target: BmcTargetInput): string {
@@ -37,7 +41,11 @@ export async function withBmc<T>(deps: BmcAccessDeps, input: StepInput, run: (dr
   const access = await deps.client.signedPost<BmcAccess>(deps.signer, '/v1/agents/bmc-access', { nodeId: input.target.nodeId, workflowId: input.workflowId });
   const target = bmcTargetOf(access);
   deps.drivenBmcHosts.add(hostOf(target));
-  const driver = createBmcDriver(target, { username: access.username, password: access.password });
+  // Flaky BMCs are the norm: retried with backoff and read back (agent/bmc/reliable.ts) until the step's deadline.
+  const driver = reliableDriver(createBmcDriver(target, { username: access.username, password: access.password }), {
+    deadline: stepDeadline(),
+    onRetry: (retry) => deps.log?.warn('BMC call failed; trying again', { nodeId: input.target.nodeId, workflowId: input.workflowId, step: input.stepKey, ...retry }),
+  });
   try {
     return await run(driver);
   } finally {
