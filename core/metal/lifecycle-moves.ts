@@ -11,6 +11,7 @@ import { sameProductUuid } from '../product-uuid';
 import type { JsonValue } from '../plan';
 import { inspectOobOutputSchema, inventoryOutputSchema, type NodeInventory } from '../schemas/inventory';
 import { completeMove, failMove } from '../provision-states';
+import { holdOnFailure } from './maintenance';
 import { commitMove, findMetalNode, isAgentless, stateOf } from './transition';
 
 export interface StateOutcome {
@@ -76,7 +77,8 @@ function wipeVerified(node: Node, outputs: Record<string, JsonValue> | undefined
 
 async function fail(tx: Tx, node: Node, error: { code: string; message: string }): Promise<Node> {
   const move = failMove(stateOf(node));
-  return commitMove(tx, node, move, { data: { failedFrom: move.failedFrom, lastError: error, maintenance: true }, event: { error } });
+  const hold = await holdOnFailure(tx, node, `${move.failedFrom} failed: ${error.code}: ${error.message}`, undefined);
+  return commitMove(tx, node, move, { data: { failedFrom: move.failedFrom, lastError: error, ...hold }, event: { error } });
 }
 
 export async function applyStateOutcome(db: Db, outcome: StateOutcome): Promise<AppliedOutcome> {

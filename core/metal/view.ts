@@ -21,6 +21,8 @@ export function metalView(node: Node): MetalNodeView {
     provisionPhase: node.provisionPhase,
     version: node.version,
     maintenance: node.maintenance,
+    maintenanceReason: node.maintenance ? node.maintenanceReason : null,
+    maintenanceSource: node.maintenance && (node.maintenanceSource === 'operator' || node.maintenanceSource === 'failure') ? node.maintenanceSource : null,
     power: node.power,
     bmc: { driver: node.bmcDriver, address: node.bmcAddress, credentialsSet: node.bmcCredentialsRef !== null },
     macs: stringArray(node.macs),

@@ -61,6 +61,9 @@ export const metalUndeploySchema = z.object({ ...verbBase, wipe: z.enum(wipeMode
 export const abortReasonSchema = z.string().min(1).max(512);
 export const metalAbortSchema = z.object({ ...verbBase, reason: abortReasonSchema.default('aborted by an operator') }).strict();
 export const metalPowerSchema = z.object({ ...verbBase, action: z.enum(['on', 'off', 'cycle']) }).strict();
+/** metal.maintenance: the maintenance axis on or off, and why (recorded with who asked). */
+export const metalMaintenanceSchema = z.object({ ...verbBase, on: z.boolean(), reason: z.string().min(1).max(512) }).strict();
+export type MetalMaintenanceInput = z.infer<typeof metalMaintenanceSchema>;
 export const macSources = ['operator', 'inspection', 'discovered'] as const;
 export type MacSource = (typeof macSources)[number];
 
@@ -99,6 +102,10 @@ export const metalNodeSchema = z.object({
   provisionPhase: z.string().nullable(),
   version: z.number(),
   maintenance: z.boolean(),
+  /** Why maintenance is on: an operator's reason, or the failure that set it. */
+  maintenanceReason: z.string().nullable(),
+  /** Who set it: operator (cleared only by an operator) or failure (cleared by an operator or recover). */
+  maintenanceSource: z.enum(['operator', 'failure']).nullable(),
   power: z.string().nullable(),
   bmc: z.object({ driver: z.string().nullable(), address: z.string().nullable(), credentialsSet: z.boolean() }),
   macs: z.array(z.string()),

@@ -337,6 +337,7 @@ export const routeSpecs: Record<string, RouteSpec> = {
   'POST /v1/metal/nodes/{nodeId}/undeploy': metalVerb({ wipe: 'quick' }),
   'POST /v1/metal/nodes/{nodeId}/abort': metalVerb({ reason: 'isolation probe' }),
   'POST /v1/metal/nodes/{nodeId}/confirm-mac': metalVerb({ mac: 'b8:ce:f6:77:00:01' }),
+  'POST /v1/metal/nodes/{nodeId}/maintenance': metalVerb({ on: true, reason: 'isolation probe' }),
   'POST /v1/metal/nodes/{nodeId}/power': {
     access: 'tenant',
     permission: 'compute:nodes:power',
