@@ -13,6 +13,7 @@ import type { Plan, ProvisionResult, ProvisionTarget } from '../core/plan';
 import { planForState } from '../profiles/state-plan';
 import { resolveProfile } from '../profiles/store';
 import type { ActivityDeps } from './deps';
+import { withVerifiedAttestations } from './attested-outcome';
 import { withDeployHostSpec } from './deploy-host-spec';
 
 export type LifecycleNext =
@@ -59,7 +60,7 @@ export function createNodeLifecycleActivities(deps: ActivityDeps) {
     },
 
     async lifecycleApply(outcome: StateOutcome): Promise<AppliedOutcome> {
-      return applyStateOutcome(deps.db, await withDeployHostSpec(deps.db, outcome));
+      return applyStateOutcome(deps.db, await withDeployHostSpec(deps.db, await withVerifiedAttestations(deps, outcome)));
     },
 
     /** The lifecycle's abort signal: the same transition as metal.abort; an illegal one is recorded, not thrown. */

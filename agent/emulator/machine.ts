@@ -10,7 +10,8 @@ import { open, rm, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseRamdiskScript } from '../boot/ipxe/script';
 import { bootParamsFrom } from '../ramdisk/boot-params';
-import type { DcgmReport, RamdiskHardware } from '../ramdisk/hardware';
+import type { EmulatedDcgmReport } from '../common/dcgm';
+import type { RamdiskHardware } from '../ramdisk/hardware';
 import { startRamdiskAgent, type RamdiskAgent } from '../ramdisk/main';
 import { AgentLog } from '../site/log';
 import type { EmulatedBootDevice } from './redfish-bmc';
@@ -127,9 +128,11 @@ export class Machine {
       nics: d.macs.map((mac, i) => ({ mac, ...(d.ips[i] ? { ip: d.ips[i] } : {}) })),
       disks: [{ name: 'disk0', path: this.diskPath, sizeBytes: d.diskBytes, kind: 'file' }],
       gpus: Array.from({ length: d.gpus }, (_, i) => ({ model: 'Emulated GPU', uuid: `GPU-${d.uuid.slice(0, 8)}-${i}` })),
-      dcgm: async (level): Promise<DcgmReport> => ({
+      // The emulator's all-pass DCGM (but for failingDcgmTests), marked as emulated: never a real dcgmi run.
+      dcgm: async (level): Promise<EmulatedDcgmReport> => ({
         level,
-        tests: ['memory', 'pcie', 'targeted_power', ...(level >= 3 ? ['targeted_stress'] : [])].map((name) => ({ name, passed: !(d.failingDcgmTests ?? []).includes(name) })),
+        source: 'emulated',
+        tests: d.gpus === 0 ? [] : ['memory', 'pcie', 'targeted_power', ...(level >= 3 ? ['targeted_stress'] : [])].map((name) => ({ name, passed: !(d.failingDcgmTests ?? []).includes(name) })),
       }),
       writeUserData: async (userData) => {
         // A new image was just written: the previous OS's files (its agent identity) are gone.

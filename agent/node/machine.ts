@@ -1,8 +1,8 @@
 // What the node agent sees of its machine. On a real host: the OS's facts and a real
-// `dcgmi`. The machine emulator passes its own description and DCGM answer instead (the
-// agent still prefers a real dcgmi when one is installed).
+// `dcgmi`. The machine emulator passes its own description and DCGM answer instead, which
+// diag.dcgm reports as `emulated`.
 import os from 'node:os';
-import type { DcgmReport } from '../common/dcgm';
+import type { EmulatedDcgm } from '../common/dcgm';
 import { readSysfsFacts } from '../common/sysfs-facts';
 
 export interface NodeMachine {
@@ -12,8 +12,8 @@ export interface NodeMachine {
   cpus: number;
   memoryBytes: number;
   gpus: Array<{ model: string; uuid: string }>;
-  /** The machine's own DCGM answer, used when no `dcgmi` is installed (the emulator's). */
-  dcgm?: (level: number) => Promise<DcgmReport>;
+  /** The machine emulator's DCGM answer (emulated machines only). */
+  dcgm?: EmulatedDcgm;
 }
 
 /** This host, as the OS and its kernel (DMI, PCI) report it. */

@@ -48,7 +48,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
   const session = new NodeSession(identity, client, new CertificateRenewer(identity, client, {}, log), converger, log);
   await session.started();
 
-  const steps = createNodeSteps({ nodeId: identity.current.nodeId, key: identity.key, machine: options.machine ?? hostMachine(), converger, ...(options.dcgmiBinary ? { dcgmiBinary: options.dcgmiBinary } : {}) });
+  const steps = createNodeSteps({ nodeId: identity.current.nodeId, key: identity.key, certificatePem: identity.certificatePem, machine: options.machine ?? hostMachine(), converger, ...(options.dcgmiBinary ? { dcgmiBinary: options.dcgmiBinary } : {}) });
   const activities: Record<string, AgentActivity> = {};
   for (const kind of NODE_STEP_KINDS) activities[kind] = reportingFailures(steps[kind]);
   const { temporal } = identity.current;

@@ -1,5 +1,7 @@
 // What a ramdisk sees of its machine. A real ramdisk reads DMI, /sys/class/net and block
 // devices; the machine emulator hands in its description and a file as the disk.
+import type { EmulatedDcgm } from '../common/dcgm';
+
 export interface RamdiskNic {
   mac: string;
   ip?: string;
@@ -14,18 +16,13 @@ export interface RamdiskDisk {
   kind?: 'block' | 'file';
 }
 
-export interface DcgmReport {
-  level: number;
-  tests: Array<{ name: string; passed: boolean; detail?: string }>;
-}
-
 export interface RamdiskHardware {
   system: { productUuid: string | null; vendor: string; model: string; serial: string; arch: string; uefi: boolean; cpus: number; memoryBytes: number };
   nics: RamdiskNic[];
   disks: RamdiskDisk[];
   gpus: Array<{ model: string; uuid: string }>;
-  /** The machine's own DCGM answer when no `dcgmi` is installed (the emulator's). */
-  dcgm?: (level: number) => Promise<DcgmReport>;
+  /** The machine emulator's DCGM answer (emulated machines only; diag.dcgm reports it as `emulated`). */
+  dcgm?: EmulatedDcgm;
   /**
    * Puts the deploy's user data where the installed OS's first boot reads it (a config
    * drive; the emulator keeps a file beside its disk). Absent: this ramdisk cannot.

@@ -25,6 +25,8 @@ export interface StateOutcome {
   role?: 'host' | 'dedicated';
   /** A deploy's desired host state (activities/deploy-host-spec.ts fills it, not the workflow). */
   hostSpec?: Record<string, JsonValue>;
+  /** How many disk.wipe results were verified (activities/attested-outcome.ts sets it after checking each attestation; the workflow never does). */
+  verifiedWipes?: number;
 }
 
 export interface AppliedOutcome {
@@ -68,11 +70,9 @@ function identityFacts(node: Node, outputs: Obj[]): { data: Partial<Node>; misma
   return { data, ...(mismatch ? { mismatch } : {}) };
 }
 
-/** A release reached ready only if every disk.wipe result was node-signed and read back (attested: true). */
-function wipeVerified(node: Node, outputs: Record<string, JsonValue> | undefined): boolean {
-  if (node.releaseWipe === 'none') return false;
-  const wipes = Object.entries(outputs ?? {}).filter(([key, v]) => key.startsWith('steps[') && isObj(v) && 'attested' in v);
-  return wipes.length > 0 && wipes.every(([, v]) => isObj(v) && v.attested === true);
+/** A release reaches ready only with a wipe whose node-signed result was verified (core/attestations) and read back. */
+function wipeVerified(node: Node, outcome: StateOutcome): boolean {
+  return node.releaseWipe !== 'none' && (outcome.verifiedWipes ?? 0) > 0;
 }
 
 async function fail(tx: Tx, node: Node, error: { code: string; message: string }): Promise<Node> {
@@ -100,7 +100,7 @@ export async function applyStateOutcome(db: Db, outcome: StateOutcome): Promise<
     }
     let verified = false;
     if (state === 'releasing') {
-      verified = wipeVerified(node, outcome.outputs);
+      verified = wipeVerified(node, outcome);
       if (!verified && (await isAgentless(tx, node.poolId))) {
         // Agentless machines cannot attest a wipe: released, and said so.
         verified = true;

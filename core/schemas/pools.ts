@@ -38,6 +38,8 @@ export const poolPolicySchema = z
     /** 'none': the machines never run our agent; out-of-band profiles only. */
     agent: z.enum(['ironflow', 'none']).default('ironflow'),
     acceptanceChecks: z.array(acceptanceCheckSchema).max(32).default([]),
+    /** Count the machine emulator's reports (DCGM marked `emulated`) as the machines' own: test and demo pools only. */
+    allowEmulatedMachines: z.boolean().default(false),
     ...poolUnitFields,
   })
   .strict();
@@ -51,6 +53,7 @@ export const poolPolicyPatchSchema = z
     trustProvisioningNetwork: z.boolean().optional(),
     agent: z.enum(['ironflow', 'none']).optional(),
     acceptanceChecks: z.array(acceptanceCheckSchema).max(32).optional(),
+    allowEmulatedMachines: z.boolean().optional(),
     ...poolUnitFields,
   })
   .strict();

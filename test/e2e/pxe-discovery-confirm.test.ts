@@ -109,7 +109,7 @@ describe('PXE discovery and metal.confirmMac', () => {
   }, 400_000);
 
   it('a pool that trusts its provisioning network binds the candidate at once; a host claiming another machine’s UUID fails the identity backstop before anything is written', async () => {
-    const trusting = (await site.t.root.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId: site.siteId, class: 'e2e-trusting', policy: { trustProvisioningNetwork: true } })).id;
+    const trusting = (await site.t.root.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId: site.siteId, class: 'e2e-trusting', policy: { trustProvisioningNetwork: true, allowEmulatedMachines: true } })).id;
     const { machine, bmc } = await site.fleet.add({ diskBytes: 8 * 1024 * 1024, bmcReportsMacs: false });
     const honest = await enrollByUuid(machine, bmc, trusting);
     const ready = await site.settle(honest.nodeId, 'ready', 200_000);

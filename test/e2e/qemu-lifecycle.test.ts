@@ -234,11 +234,12 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
     expect(inventory.nics?.map((n) => n.mac)).toContain(MAC);
     expect(inventory.disks?.map((d) => d.sizeBytes)).toContain(DISK_BYTES);
     expect((await site.t.cp.db.nodeCertificate.findMany({ where: { nodeId } })).map((c) => c.role)).toContain('ramdisk');
-    // The commissioning wipe: node-signed and read back.
+    // The commissioning wipe: attested by the ramdisk's certificate (the lifecycle verified it to reach ready) and read back.
     const commissioning = (await site.stateWorkflows(nodeId)).find((id) => id.includes(':commissioning:')) as string;
-    const outputs = ((await site.t.cp.temporal.workflow.getHandle(commissioning).result()) as { outputs: Record<string, { attested?: boolean; disks?: unknown[] }> }).outputs;
-    const wipe = Object.values(outputs).find((o) => o && typeof o === 'object' && 'attested' in o);
-    expect(wipe?.attested, `the wipe result: ${JSON.stringify(wipe)}`).toBe(true);
+    const outputs = ((await site.t.cp.temporal.workflow.getHandle(commissioning).result()) as { outputs: Record<string, { attestation?: unknown; disks?: Array<{ readBack: boolean }> }> }).outputs;
+    const wipe = Object.values(outputs).find((o) => o && typeof o === 'object' && 'attestation' in o && 'disks' in o);
+    expect(wipe?.disks?.every((d) => d.readBack), `the wipe result: ${JSON.stringify(wipe)}`).toBe(true);
+    expect(await site.t.cp.db.event.count({ where: { subjectId: nodeId, type: 'security.attestation.refused' } })).toBe(0);
     // The ramdisk ran on this VM (its console), and commissioning powered it off through the BMC.
     expect(machine.boots.some((b) => b.serial().includes('ironflow ramdisk:')), consoles()).toBe(true);
     expect(bmc.host.get('qemu-bios')?.powerState).toBe('Off');

@@ -198,7 +198,8 @@ export async function startE2eSite(key: string, options: E2eSiteOptions = {}): P
       ? await processAgent(site)
       : await inProcessAgent(site);
   const imageBase = `https://127.0.0.1:${imagePort}`;
-  const poolId = (await site.t.root.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId: site.siteId, class: 'e2e-metal' })).id;
+  // The fleet is emulated: its DCGM reports say so, and count only in a pool that allows emulated machines.
+  const poolId = (await site.t.root.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId: site.siteId, class: 'e2e-metal', policy: { allowEmulatedMachines: true } })).id;
   const signer = generateKeyPairSync('ed25519');
   await addImageSigner(site.t.cp.db, { tenantId: 'root', id: 'e2e-platform', publicKeyPem: signer.publicKey.export({ type: 'spki', format: 'pem' }).toString() });
 

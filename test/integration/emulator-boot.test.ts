@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Fleet } from '../../agent/emulator/fleet';
 import type { Machine } from '../../agent/emulator/machine';
 import type { SiteAgent } from '../../agent/site/main';
+import { verifyAttestation } from '../../core/attestations/verify';
 import { DISCOVERY_SECRET_PURPOSE } from '../../core/boot/discovery-tokens';
 import type { ProvisionResult } from '../../core/plan';
 import type { AgentCommandInput } from '../../workflows/agent-command';
@@ -106,8 +107,11 @@ describe('an emulated machine boots into a real ramdisk', () => {
     expect(inventory.sections.nics.map((n) => n.mac)).toEqual(machine.description.macs);
     expect(inventory.sections.disks[0]?.sizeBytes).toBe(16 * 1024 * 1024);
 
-    const wipe = result.outputs['steps[2]'] as { attested: boolean; disks: Array<{ readBack: boolean }> };
-    expect(wipe.attested).toBe(true);
+    // The wipe is attested: the control plane's check passes with the ramdisk's certificate, and every disk read back.
+    const runStartedAt = (await site.t.cp.temporal.workflow.getHandle(started.workflowId).describe()).startTime;
+    const verified = await verifyAttestation(site.t.cp.db, result.outputs['steps[2]'], { context: { use: 'disk.wipe', nodeId, workflowId: started.workflowId, stepKey: 'steps[2]' }, role: 'ramdisk', runStartedAt });
+    expect(verified.serial).toBe(certificates[0]?.serial);
+    expect((verified.result.disks as Array<{ readBack: boolean }>).every((d) => d.readBack)).toBe(true);
     const disk = readFileSync(machine.diskPath);
     // quick zeroes the first and last 64 MiB: all of this 16 MiB disk, the 0xab written at 2 MiB included.
     expect(disk.length).toBe(16 * 1024 * 1024);

@@ -175,8 +175,8 @@ describe('a release outcome', () => {
     return { nodeId, workflowId };
   };
 
-  it('with no wipe result at all fails with UNVERIFIED_WIPE instead of reaching ready', async () => {
-    const cases: Array<StateOutcome['outputs']> = [undefined, {}, { 'steps[0]': { powered: 'off' } }, { 'cleanup[0]': { cleaned: true } }];
+  it('with no verified wipe (none at all, or an unsigned `attested: true`) fails with UNVERIFIED_WIPE instead of reaching ready', async () => {
+    const cases: Array<StateOutcome['outputs']> = [undefined, {}, { 'steps[0]': { powered: 'off' } }, { 'cleanup[0]': { cleaned: true } }, { 'steps[2]': { mode: 'quick', attested: true } }];
     for (const outputs of cases) {
       const node = await releasingNode();
       expect(await applyStateOutcome(t.cp.db, { ...node, outcome: 'succeeded', ...(outputs ? { outputs } : {}) }), JSON.stringify(outputs)).toEqual({ applied: true, state: 'failed' });
@@ -185,8 +185,9 @@ describe('a release outcome', () => {
     }
   });
 
-  it('with an attested wipe reaches ready (the same path, for contrast)', async () => {
+  it('with a verified wipe reaches ready (the same path, for contrast; test/integration/attestations.test.ts verifies real signatures)', async () => {
     const node = await releasingNode();
-    expect(await applyStateOutcome(t.cp.db, { ...node, outcome: 'succeeded', outputs: { 'steps[2]': { mode: 'quick', attested: true } } })).toEqual({ applied: true, state: 'ready' });
+    // verifiedWipes is what activities/attested-outcome.ts sets once the wipe's attestation verified.
+    expect(await applyStateOutcome(t.cp.db, { ...node, outcome: 'succeeded', outputs: {}, verifiedWipes: 1 })).toEqual({ applied: true, state: 'ready' });
   });
 });

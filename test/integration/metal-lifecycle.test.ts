@@ -1,13 +1,20 @@
 // The metal lifecycle through the real API, database and Temporal dev server. The machine
 // side is emulated hardware: activity-only workers on the site agent's queue (BMC, boot
 // entries) and on each machine's ramdisk queue (inventory, DCGM, wipe, image write). Our
-// own code (the lifecycle, the provision workflow, the control steps) runs for real.
+// own code (the lifecycle, the provision workflow, the control steps) runs for real. The
+// DCGM and wipe answers are attested as the real ramdisk attests them, with a ramdisk
+// certificate the node CA issued to the machine, so the lifecycle's verification runs too.
 import type { InspectOobOutput, InventoryOutput } from '../../core/schemas/inventory';
 import { createHash, generateKeyPairSync, sign } from 'node:crypto';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { attestStepResult } from '../../agent/common/attest';
+import { dcgmStepResult } from '../../agent/common/dcgm';
+import type { Signer } from '../../agent/site/control-plane-client';
 import { ramdiskQueue, siteAgentQueue } from '../../core/agent-queues';
+import { recordCertificate } from '../../core/joins/record-certificate';
+import { loadOrCreateNodeCa } from '../../core/pki/node-ca';
 import { addImageSigner } from '../../core/images/signers';
 import { imageSigningInput } from '../../core/images/signing-input';
 import type { StepInput } from '../../core/plan';
@@ -29,6 +36,7 @@ const sessions: Array<{ stop(): Promise<void> }> = [];
 interface Machine {
   productUuid: string;
   macs: string[];
+  /** Whether the wipe's disks read back as wiped (the attested result says so either way). */
   wipeAttested: boolean;
   /** A step (use) that hangs until it is cancelled. */
   hang?: string;
@@ -37,7 +45,7 @@ interface Machine {
 const machines = new Map<string, Machine>();
 let nextMachine = 0;
 
-function hardware(use: string, answer: (m: Machine, input: StepInput) => unknown): MachineActivity {
+function hardware(use: string, answer: (m: Machine, input: StepInput) => unknown | Promise<unknown>): MachineActivity {
   return async (input) => {
     const m = machines.get(input.target.nodeId);
     ledger.append({ step: `${input.target.nodeId}/${input.stepKey}`, use, event: 'start', queue: Context.current().info.taskQueue, data: input.with });
@@ -48,7 +56,7 @@ function hardware(use: string, answer: (m: Machine, input: StepInput) => unknown
         await Context.current().sleep(200); // throws when cancelled
       }
     }
-    const result = answer(m, input);
+    const result = await answer(m, input);
     ledger.append({ step: `${input.target.nodeId}/${input.stepKey}`, use, event: 'done' });
     return result;
   };
@@ -77,13 +85,34 @@ const ramdiskSteps = {
     },
     collectedAt: new Date().toISOString(),
   })),
-  'diag.dcgm': hardware('diag.dcgm', () => ({ passed: true })),
-  'disk.wipe': hardware('disk.wipe', (m, i) => ({ mode: i.with.mode, attested: m.wipeAttested })),
+  // The real ramdisk's DCGM step on a machine without GPUs, and a wipe result in the real shape, both attested.
+  'diag.dcgm': hardware('diag.dcgm', async (_m, i) => dcgmStepResult(await ramdiskSigner(i.target.nodeId), i.target.nodeId, i, { gpus: [] })),
+  'disk.wipe': hardware('disk.wipe', async (m, i) => {
+    const mode = String(i.with.mode ?? 'quick');
+    const disks = [{ name: 'sda', mode, method: 'emulated', bytes: 1 << 30, readBack: m.wipeAttested }];
+    return attestStepResult(await ramdiskSigner(i.target.nodeId), i.target.nodeId, i, { nodeId: i.target.nodeId, workflowId: i.workflowId, mode, disks, wipedAt: new Date().toISOString() });
+  }),
   'deploy.image': hardware('deploy.image', (m, i) => {
     m.disk = String(i.with.source);
     return { sha256: i.with.sha256, bytesWritten: i.with.sizeBytes };
   }),
 };
+
+/** The key and ramdisk certificate the node CA issues a machine's ramdisk when it joins (core/attestors/discovery-attestor.ts). */
+const ramdiskSigners = new Map<string, Promise<Signer>>();
+function ramdiskSigner(nodeId: string): Promise<Signer> {
+  let signer = ramdiskSigners.get(nodeId);
+  if (!signer) {
+    signer = (async () => {
+      const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+      const ca = await loadOrCreateNodeCa(t.cp.db, t.cp.secrets);
+      const issued = await t.cp.db.$transaction((tx) => recordCertificate(tx, ca, publicKey.export({ type: 'spki', format: 'der' }), { nodeId, role: 'ramdisk', siteId }, 7200, new Date()));
+      return { key: privateKey, certificatePem: () => issued.pem };
+    })();
+    ramdiskSigners.set(nodeId, signer);
+  }
+  return signer;
+}
 
 /** The emulated ramdisk's session, kept fresh as its heartbeats would (ensureRamdisk waits for it). */
 const joinedRamdisks = new Set<string>();

@@ -119,7 +119,7 @@ describe('user data and the installed OS', () => {
     installedOs.set(nodeId, async () => {
       // What cloud-init does on first boot (the token file), then the agent's own start.
       writeJoinTokenFile('cloud-init', await userDataOf(workflowId), tokenFile);
-      nodeAgents.push(await startNodeAgent({ server: t.cp.url, tokenFile, nodeId, dataDir, machine: { hostname: nodeId.replace(/_/g, '-'), productUuid: null, arch: 'x86_64', cpus: 8, memoryBytes: 2 ** 34, gpus: [], dcgm: async (level) => ({ level, tests: [{ name: 'memory', passed: true }] }) }, dcgmiBinary: path.join(dataDir, 'no-dcgmi') }));
+      nodeAgents.push(await startNodeAgent({ server: t.cp.url, tokenFile, nodeId, dataDir, machine: { hostname: nodeId.replace(/_/g, '-'), productUuid: null, arch: 'x86_64', cpus: 8, memoryBytes: 2 ** 34, gpus: [], dcgm: async (level) => ({ level, source: 'emulated', tests: [{ name: 'memory', passed: true }] }) }, dcgmiBinary: path.join(dataDir, 'no-dcgmi') }));
     });
     const doc = renderAndWait('ud-deploy');
     workflowId = await run({ ...doc, acceptance: [{ use: 'diag.dcgm', on: 'node', with: { level: 2 }, timeout: '30s' }, { use: 'inventory.refresh', on: 'node', timeout: '30s' }] }, nodeId);

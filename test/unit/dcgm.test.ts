@@ -1,5 +1,6 @@
 // runDcgmi against stand-in `dcgmi` executables (the GPU tool is hardware-side): a report
-// with no tests, or no JSON, is DRIVER_ERROR rather than a pass; a failed test is reported.
+// with no tests, or no JSON, is DRIVER_ERROR rather than a pass; a failed test is reported;
+// the report says it came from dcgmi, with the version `dcgmi --version` printed.
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,7 +12,7 @@ const dir = mkdtempSync(path.join(tmpdir(), 'dcgmi-'));
 
 function dcgmi(name: string, stdout: string): string {
   const file = path.join(dir, name);
-  writeFileSync(file, `#!/bin/sh\ncat <<'JSON'\n${stdout}\nJSON\n`);
+  writeFileSync(file, `#!/bin/sh\nif [ "$1" = --version ]; then echo 'dcgmi  version: 3.3.6'; exit 0; fi\ncat <<'JSON'\n${stdout}\nJSON\n`);
   chmodSync(file, 0o755);
   return file;
 }
@@ -29,7 +30,7 @@ describe('runDcgmi', () => {
 
   it('reads pass and fail per test', async () => {
     const json = JSON.stringify({ DCGM_GPU_DIAGNOSTIC: { test_categories: [{ tests: [{ name: 'Memory', results: [{ status: 'Pass' }] }, { name: 'PCIe', results: [{ status: 'Fail', info: 'link down' }] }] }] } });
-    expect(await runDcgmi(2, dcgmi('mixed', json))).toEqual({ level: 2, tests: [{ name: 'Memory', passed: true }, { name: 'PCIe', passed: false, detail: 'link down' }] });
+    expect(await runDcgmi(2, dcgmi('mixed', json))).toEqual({ level: 2, source: 'dcgmi', dcgmiVersion: '3.3.6', tests: [{ name: 'Memory', passed: true }, { name: 'PCIe', passed: false, detail: 'link down' }] });
   });
 
   it('refuses a report with no tests instead of passing it', async () => {

@@ -1,0 +1,63 @@
+// Before a state workflow's outcome is applied, every attested step result it relies on is
+// verified (core/attestations): each disk.wipe and diag.dcgm output of the state's plan must
+// be signed by the node's certificate over the exact result and this run's step, and say
+// what the step needs. One refusal fails the outcome with its code (the node goes to failed,
+// never ready) and is a `security.attestation.refused` event. The count of verified wipes is
+// what lets a release reach ready; it is set here only, never taken from the caller.
+import type { Client } from '@temporalio/client';
+import { isAttestedStepUse } from '../core/attestations/attestation';
+import { checkAttestedResult } from '../core/attestations/results';
+import { verifyAttestation } from '../core/attestations/verify';
+import type { Db } from '../core/db';
+import { isIronflowError } from '../core/errors';
+import { appendEvent } from '../core/events';
+import { labelsMatch } from '../core/label-expr';
+import type { StateOutcome } from '../core/metal/lifecycle-moves';
+import type { PlanStep } from '../core/plan';
+import { planForState } from '../profiles/state-plan';
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export interface AttestedOutcomeDeps {
+  db: Db;
+  temporal: Client;
+}
+
+export async function withVerifiedAttestations(deps: AttestedOutcomeDeps, outcome: StateOutcome): Promise<StateOutcome> {
+  const { verifiedWipes: _fromCaller, ...claimed } = outcome;
+  if (claimed.outcome !== 'succeeded') return claimed;
+  const node = await deps.db.node.findUnique({ where: { id: claimed.nodeId } });
+  if (!node || node.workflowId !== claimed.workflowId) return claimed; // applyStateOutcome ignores it
+  const planned = await planForState(deps.db, node);
+  if (planned.kind !== 'run') return claimed;
+  const outputs = claimed.outputs ?? {};
+  // A step that had to run and answer (not skipped by its labels, no fallback, failure not
+  // tolerated) and has no output is refused like an unsigned one: no answer is not a pass.
+  const mustAnswer = (s: PlanStep) => s.onFailure === 'fail' && !s.fallback && labelsMatch(s.when, planned.target.labels);
+  const attested = [...planned.plan.steps, ...planned.plan.acceptance].filter((s) => isAttestedStepUse(s.use) && (outputs[s.key] !== undefined || mustAnswer(s)));
+  if (attested.length === 0) return { ...claimed, verifiedWipes: 0 };
+
+  const runStartedAt = (await deps.temporal.workflow.getHandle(claimed.workflowId).describe()).startTime;
+  const pool = node.poolId ? await deps.db.pool.findUnique({ where: { id: node.poolId } }) : null;
+  const allowEmulatedMachines = isRecord(pool?.policy) && pool.policy.allowEmulatedMachines === true;
+  let verifiedWipes = 0;
+  for (const step of attested) {
+    const context = { use: step.use, nodeId: node.id, workflowId: claimed.workflowId, stepKey: step.key };
+    try {
+      const verified = await verifyAttestation(deps.db, outputs[step.key], { context, role: step.route, runStartedAt });
+      checkAttestedResult(step.use, step.key, verified.result, { with: step.with, allowEmulatedMachines });
+      if (step.use === 'disk.wipe') verifiedWipes += 1;
+    } catch (error) {
+      if (!isIronflowError(error)) throw error;
+      const { reason, serial } = error.details;
+      await appendEvent(deps.db, {
+        tenantId: node.tenantId,
+        type: 'security.attestation.refused',
+        subjectId: node.id,
+        data: { workflowId: claimed.workflowId, stepKey: step.key, use: step.use, code: error.code, reason: typeof reason === 'string' ? reason : 'refused', ...(typeof serial === 'string' ? { serial } : {}) },
+      });
+      return { ...claimed, outcome: 'failed', error: { code: error.code, message: error.message } };
+    }
+  }
+  return { ...claimed, verifiedWipes };
+}
