@@ -12,6 +12,7 @@ import { DEFAULT_BODY_LIMIT, registerBodyLimits } from './body-limits';
 import type { ApiContext } from './context';
 import { answerClientError, answerFrameworkError, registerErrorHandler } from './error-handler';
 import { withErrorResponses } from './openapi-errors';
+import { registerRequestMetrics } from './request-metrics';
 import { openLogFile } from './log-file';
 import { registerRefusalRateLimit } from './rate-limit';
 import { routeGroups } from './routes';
@@ -62,6 +63,7 @@ export async function buildServer(ctx: ApiContext, options: ServerOptions = {}):
   registerErrorHandler(app, logFile);
   registerRefusalRateLimit(app);
   registerBodyLimits(app);
+  registerRequestMetrics(app);
 
   await app.register(swagger, {
     openapi: {

@@ -34,6 +34,7 @@ const fileSchema = z.object({
   /** The agent gateway: where agents reach Temporal (gateway/). */
   gateway: z.object({ host: z.string().default('127.0.0.1'), port: z.number().int().default(7243) }).default({ host: '127.0.0.1', port: 7243 }),
   worker: z.object({ controlQueue: z.string().default('ironflow.control') }),
+  metrics: z.object({ temporalSdkAddress: z.string().optional() }).default({}),
   database: z.object({ sqliteFile: z.string().default('ironflow.db') }),
   /** Checked by core/userdata/settings.ts (it names the key and the fix). */
   userData: z.unknown().optional(),
@@ -75,6 +76,8 @@ export interface IronflowConfig {
     agentAddress?: string;
   };
   controlQueue: string;
+  /** Where the Temporal SDK's worker metrics are exported (Prometheus); GET /metrics appends them. */
+  metrics: { temporalSdkAddress?: string };
   /** DATABASE_URL when set (postgres://…), else the SQLite file in the data dir. */
   databaseUrl: string;
   /** The discovery attestor's approval mode (IRONFLOW_DISCOVERY_APPROVAL): never, unknown-machines, always. */
@@ -128,6 +131,12 @@ function discoveryApprovalFrom(raw: string | undefined): IronflowConfig['discove
   throw new Error(`IRONFLOW_DISCOVERY_APPROVAL=${raw} is not one of never, unknown-machines, always`);
 }
 
+/** `off` (or empty) exports no SDK metrics; otherwise a host:port to bind. */
+function metricsSettings(address: string | undefined): IronflowConfig['metrics'] {
+  if (!address || address === 'off') return {};
+  return { temporalSdkAddress: hostAndPort(address, 'IRONFLOW_METRICS_SDK_ADDRESS') };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): IronflowConfig {
   const file = path.join(repoRoot, 'temporal-dev.yaml');
   const parsed = fileSchema.safeParse(parse(readFileSync(file, 'utf8')) ?? {});
@@ -162,6 +171,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): IronflowConfig
       ...(env.IRONFLOW_AGENT_GATEWAY_ADDRESS ? { agentAddress: hostAndPort(env.IRONFLOW_AGENT_GATEWAY_ADDRESS, 'IRONFLOW_AGENT_GATEWAY_ADDRESS') } : {}),
     },
     controlQueue: env.IRONFLOW_CONTROL_QUEUE || doc.worker.controlQueue,
+    metrics: metricsSettings(env.IRONFLOW_METRICS_SDK_ADDRESS ?? doc.metrics.temporalSdkAddress),
     databaseUrl: env.DATABASE_URL || `file:${sqliteFile}`,
     discoveryApproval: discoveryApprovalFrom(env.IRONFLOW_DISCOVERY_APPROVAL),
     userData: userDataSettings(doc.userData, env, publicUrl),

@@ -12,6 +12,7 @@ import {
   walkRespondActivityTaskFailedRequest,
 } from '@temporalio/common/lib/internal-non-workflow';
 import type { GatewayAgent } from './agent-identities';
+import { agentStepSeconds } from '../core/metrics/registry';
 import { temporal } from '../core/temporal-proto';
 import type { TaskTokenBindings } from './task-token-bindings';
 
@@ -58,8 +59,8 @@ interface MessageClass<T> {
   encode(message: T): { finish(): Uint8Array };
 }
 
-/** A completion or heartbeat: for a task this identity polled, its payloads sealed. */
-function taskCall<T extends TokenMessage>(type: MessageClass<T>, walk: Walk<T>, ends: boolean) {
+/** A completion or heartbeat: for a task this identity polled, its payloads sealed. `ends`: the outcome a completion reports. */
+function taskCall<T extends TokenMessage>(type: MessageClass<T>, walk: Walk<T>, ends?: 'completed' | 'failed' | 'canceled') {
   return async (bytes: Uint8Array, ctx: CallContext): Promise<Admission> => {
     const request = type.decode(bytes);
     const refused = wrongNamespace(request.namespace, ctx.namespace);
@@ -75,7 +76,8 @@ function taskCall<T extends TokenMessage>(type: MessageClass<T>, walk: Walk<T>, 
     return {
       forward,
       answer: async (response) => {
-        ctx.tokens.release(request.taskToken);
+        const task = ctx.tokens.release(request.taskToken);
+        if (task) agentStepSeconds.observe({ step: task.step, role: ctx.agent.role, outcome: ends }, (Date.now() - task.boundAt) / 1000);
         return response;
       },
     };
@@ -103,17 +105,17 @@ export const AGENT_CALLS: Record<string, (bytes: Uint8Array, ctx: CallContext) =
       answer: async (responseBytes) => {
         const response = ws.PollActivityTaskQueueResponse.decode(responseBytes);
         if (response.taskToken.length === 0) return responseBytes; // the long poll ended empty
-        ctx.tokens.bind(response.taskToken, ctx.agent.label);
+        ctx.tokens.bind(response.taskToken, ctx.agent.label, response.activityType?.name ?? '');
         if (!ctx.codec) return responseBytes;
         await transformPayloads(response, walkPollActivityTaskQueueResponse as Walk<typeof response>, ctx.codec, 'decode');
         return ws.PollActivityTaskQueueResponse.encode(response).finish();
       },
     };
   },
-  RecordActivityTaskHeartbeat: taskCall(ws.RecordActivityTaskHeartbeatRequest, walkRecordActivityTaskHeartbeatRequest, false),
-  RespondActivityTaskCompleted: taskCall(ws.RespondActivityTaskCompletedRequest, walkRespondActivityTaskCompletedRequest, true),
-  RespondActivityTaskFailed: taskCall(ws.RespondActivityTaskFailedRequest, walkRespondActivityTaskFailedRequest, true),
-  RespondActivityTaskCanceled: taskCall(ws.RespondActivityTaskCanceledRequest, walkRespondActivityTaskCanceledRequest, true),
+  RecordActivityTaskHeartbeat: taskCall(ws.RecordActivityTaskHeartbeatRequest, walkRecordActivityTaskHeartbeatRequest),
+  RespondActivityTaskCompleted: taskCall(ws.RespondActivityTaskCompletedRequest, walkRespondActivityTaskCompletedRequest, 'completed'),
+  RespondActivityTaskFailed: taskCall(ws.RespondActivityTaskFailedRequest, walkRespondActivityTaskFailedRequest, 'failed'),
+  RespondActivityTaskCanceled: taskCall(ws.RespondActivityTaskCanceledRequest, walkRespondActivityTaskCanceledRequest, 'canceled'),
   // A stopping worker says so; only its own (empty) sticky queue may be named.
   ShutdownWorker: async (bytes, ctx) => {
     const request = ws.ShutdownWorkerRequest.decode(bytes);

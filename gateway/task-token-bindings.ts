@@ -7,15 +7,24 @@ export const MAX_BOUND_TASKS = 100_000;
 /** Longer than any step's start-to-close timeout. */
 const BINDING_TTL_MS = 48 * 3600_000;
 
+/** Who polled a task, which step it is, and when it was handed out (for the step's duration). */
+export interface TaskBinding {
+  identity: string;
+  step: string;
+  boundAt: number;
+  expiresAt: number;
+}
+
 export class TaskTokenBindings {
-  private readonly owners = new Map<string, { identity: string; expiresAt: number }>();
+  private readonly owners = new Map<string, TaskBinding>();
 
   constructor(private readonly now: () => number = Date.now, private readonly capacity = MAX_BOUND_TASKS) {}
 
-  bind(taskToken: Uint8Array, identity: string): void {
+  bind(taskToken: Uint8Array, identity: string, step: string): void {
     const key = Buffer.from(taskToken).toString('base64');
     this.owners.delete(key);
-    this.owners.set(key, { identity, expiresAt: this.now() + BINDING_TTL_MS });
+    const now = this.now();
+    this.owners.set(key, { identity, step, boundAt: now, expiresAt: now + BINDING_TTL_MS });
     // Insertion order is age order: the oldest binding goes first.
     while (this.owners.size > this.capacity) this.owners.delete(this.owners.keys().next().value as string);
   }
@@ -31,8 +40,12 @@ export class TaskTokenBindings {
     return owner.identity;
   }
 
-  release(taskToken: Uint8Array): void {
-    this.owners.delete(Buffer.from(taskToken).toString('base64'));
+  /** Forgets a finished task, returning what was bound to it. */
+  release(taskToken: Uint8Array): TaskBinding | undefined {
+    const key = Buffer.from(taskToken).toString('base64');
+    const binding = this.owners.get(key);
+    this.owners.delete(key);
+    return binding;
   }
 
   get size(): number {

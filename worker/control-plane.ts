@@ -14,7 +14,7 @@ export interface ControlPlaneWorker {
 }
 
 export async function startControlPlaneWorker(deps: ActivityDeps): Promise<ControlPlaneWorker> {
-  installWorkerRuntime();
+  installWorkerRuntime({ metricsAddress: deps.config.metrics.temporalSdkAddress });
   const connection = await NativeConnection.connect({ address: deps.config.temporal.address });
   const worker = await Worker.create({
     connection,

@@ -1,5 +1,6 @@
 // The Temporal worker runtime of this process, with our log level (WARN unless
-// IRONFLOW_WORKER_LOG_LEVEL says otherwise). Must run before the first worker or connection.
+// IRONFLOW_WORKER_LOG_LEVEL says otherwise) and, for the control plane, the SDK's worker
+// metrics exported for Prometheus. Must run before the first worker or connection.
 import { DefaultLogger, Runtime, type LogEntry, type LogLevel } from '@temporalio/worker';
 
 /** Agents' workers are activity-only by design: this warning says nothing to an operator. */
@@ -7,7 +8,7 @@ const EXPECTED = 'No workflows registered, not polling for workflow tasks';
 
 let installed = false;
 
-export function installWorkerRuntime(): void {
+export function installWorkerRuntime(options: { metricsAddress?: string } = {}): void {
   if (installed) return;
   installed = true;
   const level = (process.env.IRONFLOW_WORKER_LOG_LEVEL ?? 'WARN') as LogLevel;
@@ -15,5 +16,9 @@ export function installWorkerRuntime(): void {
   const logger = new DefaultLogger(level, (entry: LogEntry) => {
     if (entry.message !== EXPECTED) print.log(entry.level, entry.message, entry.meta);
   });
-  Runtime.install({ logger });
+  Runtime.install({
+    logger,
+    // Seconds and `_total` counters, like the control plane's own metrics (core/metrics/registry.ts).
+    ...(options.metricsAddress ? { telemetryOptions: { metrics: { prometheus: { bindAddress: options.metricsAddress, useSecondsForDurations: true, countersTotalSuffix: true } } } } : {}),
+  });
 }

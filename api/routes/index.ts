@@ -14,6 +14,7 @@ import { joinRequestRoutes } from './join-requests';
 import { metalRoutes } from './metal';
 import { metalMaintenanceRoutes } from './metal-maintenance';
 import { metalStatusRoutes } from './metal-status';
+import { metricsRoutes } from './metrics';
 import { poolRoutes } from './pools';
 import { profileRoutes } from './profiles';
 import { provisionWorkflowRoutes } from './provision-workflows';
@@ -23,4 +24,4 @@ import { siteRoutes } from './sites';
 import { systemCheckRoutes } from './system-checks';
 import { tenantRoutes } from './tenants';
 
-export const routeGroups = [healthRoutes, eventRoutes, tenantRoutes, credentialRoutes, systemCheckRoutes, imageRoutes, siteRoutes, siteTokenRoutes, poolRoutes, joinRoutes, joinRequestRoutes, agentSessionRoutes, agentBmcAccessRoutes, agentBmcOperationRoutes, agentBootSecretRoutes, agentUserDataRoutes, profileRoutes, provisionWorkflowRoutes, metalRoutes, metalMaintenanceRoutes, metalStatusRoutes, siteDiscoveredRoutes, consoleRoutes];
+export const routeGroups = [healthRoutes, metricsRoutes, eventRoutes, tenantRoutes, credentialRoutes, systemCheckRoutes, imageRoutes, siteRoutes, siteTokenRoutes, poolRoutes, joinRoutes, joinRequestRoutes, agentSessionRoutes, agentBmcAccessRoutes, agentBmcOperationRoutes, agentBootSecretRoutes, agentUserDataRoutes, profileRoutes, provisionWorkflowRoutes, metalRoutes, metalMaintenanceRoutes, metalStatusRoutes, siteDiscoveredRoutes, consoleRoutes];

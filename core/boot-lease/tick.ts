@@ -3,6 +3,7 @@
 import { isConnected } from '../agent-queues';
 import type { Db } from '../db';
 import { appendEvent } from '../events';
+import { bootLeaseChanges } from '../metrics/registry';
 import { decideBootLease, type LeaseChange, type LeaseState } from './decide';
 
 export interface TickResult {
@@ -12,7 +13,7 @@ export interface TickResult {
 }
 
 export async function tickSiteBoot(db: Db, siteId: string, now: Date = new Date()): Promise<TickResult> {
-  return db.$transaction(async (tx) => {
+  const result = await db.$transaction(async (tx): Promise<TickResult> => {
     const site = await tx.site.findUnique({ where: { id: siteId } });
     if (!site || site.deletedAt) {
       await tx.bootLease.deleteMany({ where: { siteId } });
@@ -43,4 +44,6 @@ export async function tickSiteBoot(db: Db, siteId: string, now: Date = new Date(
     }
     return { siteGone: false, change, lease: { holderNodeId: next.holderNodeId, epoch: next.epoch, expiresAt: next.expiresAt?.toISOString() ?? null } };
   });
+  if (result.change !== 'kept' && result.change !== 'idle') bootLeaseChanges.inc({ change: result.change });
+  return result;
 }

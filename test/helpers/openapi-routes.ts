@@ -152,6 +152,7 @@ const at = '2026-01-01T00:00:00Z';
 
 export const routeSpecs: Record<string, RouteSpec> = {
   'GET /healthz': { access: 'public', reason: 'liveness: no data' },
+  'GET /metrics': { access: 'root', permission: 'compute:events:read', request: () => ({}) },
 
   'GET /v1/events': { access: 'tenant', permission: 'compute:events:read', crossTenant: 'own-list', request: (_o, t) => ({ query: q(t) }) },
   'POST /v1/tenants': { access: 'root', permission: 'compute:tenants:manage', request: () => ({ body: { id: 'isolation-probe', name: 'Isolation probe' } }) },

@@ -1,0 +1,36 @@
+// GET /metrics: the control plane's metrics in Prometheus' text format, then the Temporal
+// SDK's worker metrics (workflows and activities by type, outcome and latency, task slots,
+// sticky cache), read from the SDK's exporter so one scrape target has both. Root operators
+// only (a credential with compute:events:read in the root tenant): the counts describe the
+// whole fleet.
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { isConnected } from '../../core/agent-queues';
+import { agentSessions, metricsRegistry } from '../../core/metrics/registry';
+import { ROOT_TENANT } from '../../core/permissions';
+import { authorize } from '../auth';
+import type { ApiContext } from '../context';
+
+/** The SDK exporter answers on loopback at once; a stuck one must not hold a scrape. */
+const SDK_SCRAPE_TIMEOUT_MS = 2000;
+
+async function sdkMetrics(address: string | undefined): Promise<string> {
+  if (!address) return '';
+  try {
+    const response = await fetch(`http://${address}/metrics`, { signal: AbortSignal.timeout(SDK_SCRAPE_TIMEOUT_MS) });
+    return response.ok ? await response.text() : `# the Temporal SDK's exporter at ${address} answered HTTP ${response.status}\n`;
+  } catch (err) {
+    return `# the Temporal SDK's exporter at ${address} did not answer: ${(err as Error).message}\n`;
+  }
+}
+
+export const metricsRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) => {
+  app.get('/metrics', { schema: { tags: ['system'] } }, async (request, reply) => {
+    authorize(request, 'compute:events:read', ROOT_TENANT);
+    const sessions = await ctx.db.agentSession.findMany({ select: { role: true, lastSeenAt: true } });
+    agentSessions.reset();
+    const now = Date.now();
+    for (const { role, lastSeenAt } of sessions) agentSessions.inc({ role, connected: String(isConnected(lastSeenAt, now)) });
+    const own = await metricsRegistry.metrics();
+    return reply.type(metricsRegistry.contentType).send(`${own}\n${await sdkMetrics(ctx.config.metrics.temporalSdkAddress)}`);
+  });
+};

@@ -1,0 +1,39 @@
+// The control plane's Prometheus metrics (prom-client), served at GET /metrics
+// (api/routes/metrics.ts) together with the Temporal SDK's own worker metrics. Labels name
+// kinds, never tenants or nodes, so a series count stays bounded however large the fleet.
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+export const metricsRegistry = new Registry();
+collectDefaultMetrics({ register: metricsRegistry });
+
+const registers = [metricsRegistry];
+
+export const apiRequestSeconds = new Histogram({
+  name: 'ironflow_api_request_duration_seconds',
+  help: 'API requests by method, route pattern and status',
+  labelNames: ['method', 'route', 'status'] as const,
+  buckets: [0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  registers,
+});
+
+export const agentStepSeconds = new Histogram({
+  name: 'ironflow_agent_step_duration_seconds',
+  help: 'Steps agents ran through the gateway, from their poll to their answer, by step, agent role and outcome',
+  labelNames: ['step', 'role', 'outcome'] as const,
+  buckets: [0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600],
+  registers,
+});
+
+export const bootLeaseChanges = new Counter({
+  name: 'ironflow_boot_lease_changes_total',
+  help: 'Boot lease changes of sites (acquired, renewed, transferred, expired…)',
+  labelNames: ['change'] as const,
+  registers,
+});
+
+export const agentSessions = new Gauge({
+  name: 'ironflow_agent_sessions',
+  help: 'Agent sessions by role, and whether the agent was seen within its heartbeat window (read from the database at each scrape)',
+  labelNames: ['role', 'connected'] as const,
+  registers,
+});

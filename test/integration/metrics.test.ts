@@ -1,0 +1,51 @@
+// GET /metrics: the control plane's Prometheus metrics and the Temporal SDK's worker metrics
+// in one scrape, after real requests and a real workflow; root operators only.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SystemCheckView } from '../../core/schemas/system';
+import { startTestControlPlane, testConfig, type TestControlPlane } from '../helpers/control-plane';
+import { freePort } from '../helpers/ports';
+
+let t: TestControlPlane;
+beforeAll(async () => {
+  t = await startTestControlPlane({ config: await testConfig({ IRONFLOW_METRICS_SDK_ADDRESS: `127.0.0.1:${await freePort()}` }) });
+});
+afterAll(async () => t?.close());
+
+const scrape = async () => {
+  const answer = await t.root.request<string>('GET', '/metrics');
+  expect(answer.status).toBe(200);
+  expect(answer.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+  return answer.body;
+};
+/** The value of one series, or undefined when it is absent. */
+const valueOf = (text: string, series: RegExp): number | undefined => {
+  const line = text.split('\n').find((l) => series.test(l));
+  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
+};
+
+describe('GET /metrics', () => {
+  it('counts API requests by route pattern and status, and a workflow the worker ran, by its type', async () => {
+    const check = await t.root.call<SystemCheckView>('POST', '/v1/system/checks', { tenantId: 'root' });
+    await t.cp.temporal.workflow.getHandle(check.workflowId).result();
+    for (let i = 0; i < 3; i++) await t.root.call('GET', `/v1/system/checks/${check.id}?tenantId=root`);
+    await t.root.request('GET', '/v1/sites/site_00000000000000000000000000?tenantId=root');
+
+    const text = await scrape();
+    // The pattern, not the URL: one series for every check id.
+    expect(valueOf(text, /^ironflow_api_request_duration_seconds_count\{method="GET",route="\/v1\/system\/checks\/:checkId",status="200"\}/)).toBe(3);
+    expect(valueOf(text, /^ironflow_api_request_duration_seconds_count\{method="GET",route="\/v1\/sites\/:siteId",status="404"\}/)).toBe(1);
+    expect(text).not.toContain(check.id);
+    expect(text).toMatch(/^process_cpu_seconds_total /m);
+    // The SDK's own, from its exporter: the workflow by type, task slots.
+    expect(valueOf(text, /^temporal_workflow_completed_total\{.*workflow_type="systemCheck"/)).toBeGreaterThanOrEqual(1);
+    expect(text).toMatch(/^temporal_worker_task_slots_available\{/m);
+  });
+
+  it('answers root operators only', async () => {
+    expect((await t.anonymous.request('GET', '/metrics')).status).toBe(401);
+    await t.root.call('POST', '/v1/tenants', { id: 'metrics-co', name: 'Metrics Co' });
+    const tenant = await t.root.call<{ credential: string }>('POST', '/v1/credentials', { tenantId: 'metrics-co', name: 'reader', permissions: ['compute:events:read'] });
+    const refused = await t.root.withCredential(tenant.credential).request<{ error: { code: string } }>('GET', '/metrics');
+    expect([refused.status, refused.body.error.code]).toEqual([403, 'PERMISSION_DENIED']);
+  });
+});
