@@ -15,6 +15,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // Test files run side by side, and so do the worker processes some spawn: a fixed SDK
+    // metrics port would be taken (test/integration/metrics.test.ts picks a free one).
+    env: { IRONFLOW_METRICS_SDK_ADDRESS: 'off' },
     projects: [
       // Two cores: two files at a time.
       { extends: true, test: { name: 'suite', include: ['test/**/*.test.ts'], exclude: vmTests, maxWorkers: 2, sequence: { groupOrder: 0 } } },

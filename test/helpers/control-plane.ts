@@ -46,8 +46,6 @@ export async function testConfig(overrides: Record<string, string> = {}): Promis
     IRONFLOW_TEMPORAL_ADDRESS: inject('temporalAddress'),
     IRONFLOW_API_PORT: '0',
     IRONFLOW_GATEWAY_PORT: '0',
-    // Test files run side by side: a fixed SDK metrics port would be taken (test/integration/metrics.test.ts picks a free one).
-    IRONFLOW_METRICS_SDK_ADDRESS: 'off',
     IRONFLOW_CONTROL_QUEUE: `ironflow.control.${randomBytes(4).toString('hex')}`,
     DATABASE_URL: await copyTemplateDatabase(dataDir),
     ...overrides,
