@@ -1,5 +1,6 @@
 // All control-plane activities, built from their dependencies.
 import type { ActivityDeps } from './deps';
+import { createMetalBulkActivities } from './metal-bulk';
 import { createMetalConfirmMacActivities } from './metal-confirm-mac';
 import { createMetalEnsureRamdiskActivities } from './metal-ensure-ramdisk';
 import { createMetalMediaActivities } from './metal-media';
@@ -23,6 +24,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createMetalConfirmMacActivities(deps),
     ...createMetalMediaActivities(deps),
     ...createUserDataActivities(deps),
+    ...createMetalBulkActivities(deps),
   };
 }
 export type ControlPlaneActivities = ReturnType<typeof createActivities>;

@@ -5,3 +5,4 @@ export { provision } from './provision';
 export { siteBoot } from './site-boot';
 export { nodeLifecycle } from './node-lifecycle';
 export { agentCommand } from './agent-command';
+export { metalBulk } from './metal-bulk';

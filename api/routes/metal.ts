@@ -1,9 +1,9 @@
-// metal.*: enroll, get, list, the verbs, power, confirm-mac (core/metal/confirm-mac.ts) and bulk. Every answer is the
+// metal.*: enroll, get, list, the verbs, power, confirm-mac (core/metal/confirm-mac.ts) and bulk (its run, read and cancel). Every answer is the
 // node's metal view (never credentials). Verbs are decided as compute:nodes:provision on the
 // node, enroll and bulk on the pool, power as compute:nodes:power.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { bulkVerb } from '../../core/metal/bulk';
+import { cancelBulk, readBulkPage, startBulk } from '../../core/metal/bulk';
 import { confirmMacAndWake } from '../../core/metal/confirm-mac';
 import { enrollNode } from '../../core/metal/enroll';
 import { wakeLifecycle } from '../../core/metal/lifecycle-client';
@@ -14,7 +14,11 @@ import { metalView } from '../../core/metal/view';
 import { tenantQuerySchema } from '../../core/schemas/common';
 import {
   metalAbortSchema,
-  metalBulkResultSchema,
+  metalBulkCancelSchema,
+  metalBulkPageSchema,
+  metalBulkParamsSchema,
+  metalBulkQuerySchema,
+  metalBulkRunSchema,
   metalBulkSchema,
   metalConfirmMacSchema,
   metalDeploySchema,
@@ -116,8 +120,22 @@ export const metalRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) =
     return metalView(node);
   });
 
-  app.post('/v1/metal/bulk', { schema: { tags, body: metalBulkSchema, response: { 200: metalBulkResultSchema } } }, async (request) => {
-    authorize(request, 'compute:nodes:provision', request.body.tenantId);
-    return bulkVerb(deps, request.body);
+  // A bulk answers at once with its run (202); the metal-bulk workflow applies it (core/metal/bulk.ts).
+  const bulkDeps = { db: ctx.db, temporal: ctx.temporal, controlQueue: ctx.config.controlQueue };
+  app.post('/v1/metal/bulk', { schema: { tags, body: metalBulkSchema, response: { 202: metalBulkRunSchema } } }, async (request, reply) => {
+    const principal = authorize(request, 'compute:nodes:provision', request.body.tenantId);
+    const { run } = await startBulk(bulkDeps, principal.credentialId, request.body);
+    return reply.status(202).send(run);
+  });
+
+  app.get('/v1/metal/bulk/:bulkId', { schema: { tags, params: metalBulkParamsSchema, querystring: metalBulkQuerySchema, response: { 200: metalBulkPageSchema } } }, async (request) => {
+    const q = request.query;
+    authorize(request, 'compute:nodes:read', q.tenantId);
+    return readBulkPage(ctx.db, { tenantId: q.tenantId, bulkId: request.params.bulkId, limit: q.limit, ...(q.outcome ? { outcome: q.outcome } : {}), ...(q.cursor !== undefined ? { cursor: q.cursor } : {}) });
+  });
+
+  app.post('/v1/metal/bulk/:bulkId/cancel', { schema: { tags, params: metalBulkParamsSchema, body: metalBulkCancelSchema, response: { 200: metalBulkRunSchema } } }, async (request) => {
+    const principal = authorize(request, 'compute:nodes:provision', request.body.tenantId);
+    return cancelBulk(bulkDeps, request.body.tenantId, request.params.bulkId, principal.credentialId);
   });
 };

@@ -10,9 +10,10 @@ import { provisionStates } from '../../core/provision-states';
 import { bmcDriverNames } from '../../core/schemas/bmc';
 import type { DiscoveredMachine } from '../../core/schemas/discovery';
 import { idOf, tenantIdSchema } from '../../core/schemas/common';
-import { abortReasonSchema, bulkVerbs, macSchema, wipeModes, type MetalNodeView } from '../../core/schemas/metal';
+import { abortReasonSchema, macSchema, wipeModes, type MetalNodeView } from '../../core/schemas/metal';
 import { profileIdSchema } from '../../core/schemas/profiles';
 import { defineCommand, type Command } from '../command';
+import { metalBulkCommands } from './metal-bulk';
 
 const tenant = tenantIdSchema.default(ROOT_TENANT);
 const version = z.number().int().min(1).optional();
@@ -158,11 +159,5 @@ export const metalCommands: Command[] = [
     positionals: ['nodeId'],
     run: (ctx, f) => ctx.api.call('POST', verbPath(f.nodeId, 'confirm-mac'), { tenantId: f.tenantId, mac: f.mac }),
   }),
-  defineCommand({
-    name: 'metal bulk',
-    summary: 'One verb on many nodes of a pool: ironflow metal bulk --pool P --verb manage|inspect|provide|undeploy|rescue|retire --node N… --reason TEXT [--wipe W]',
-    flags: z.object({ tenantId: tenant, poolId: idOf('pool'), verb: z.enum(bulkVerbs), nodeId: z.array(idOf('node')).min(1), reason: z.string().min(1).max(512), wipe: z.enum(wipeModes).optional() }),
-    run: (ctx, f) => ctx.api.call('POST', '/v1/metal/bulk', { tenantId: f.tenantId, poolId: f.poolId, verb: f.verb, nodeIds: f.nodeId, reason: f.reason, ...(f.wipe ? { wipe: f.wipe } : {}) }),
-    table: { rows: (r) => (r as { results: Array<Record<string, unknown>> }).results, columns: [{ header: 'node', value: (r) => r.nodeId }, { header: 'outcome', value: (r) => r.outcome }, { header: 'state', value: (r) => r.provisionState ?? '' }, { header: 'error', value: (r) => (r.error as { code?: string } | undefined)?.code ?? '' }] },
-  }),
+  ...metalBulkCommands,
 ];

@@ -5,7 +5,7 @@ import { normalizeMac } from '../mac';
 import { driverConcerns } from '../metal/hardware-profiles';
 import { provisionStates } from '../provision-states';
 import { bmcDriverNames, bmcTargetSchema } from './bmc';
-import { idOf, labelCountMessage, labelCountOk, tenantIdSchema } from './common';
+import { idempotencyKeySchema, idOf, labelCountMessage, labelCountOk, tenantIdSchema } from './common';
 import { profileIdSchema, profileVersionSchema } from './profiles';
 
 const label = z.string().min(1).max(64).regex(/^[a-z0-9][a-z0-9._-]*$/, 'lower-case letters, digits, dots, dashes and underscores');
@@ -70,16 +70,22 @@ export type MacSource = (typeof macSources)[number];
 export const metalConfirmMacSchema = z.object({ tenantId: tenantIdSchema, mac: macSchema }).strict();
 
 export const bulkVerbs = ['manage', 'inspect', 'provide', 'undeploy', 'rescue', 'retire'] as const;
+export const MAX_BULK_NODES = 10_000;
 export const metalBulkSchema = z
   .object({
     tenantId: tenantIdSchema,
     poolId: idOf('pool'),
     verb: z.enum(bulkVerbs),
-    nodeIds: z.array(idOf('node')).min(1).max(10_000),
+    /** Repeats are applied once (the run keeps the first place of each). */
+    nodeIds: z.array(idOf('node')).min(1).max(MAX_BULK_NODES),
     wipe: z.enum(wipeModes).optional(),
+    /** What approvers of the run's destructive batch read. */
     reason: z.string().min(1).max(512),
+    /** A retry under the same key answers the same run; another request under it is CONFLICT. */
+    idempotencyKey: idempotencyKeySchema.optional(),
   })
-  .strict();
+  .strict()
+  .refine((b) => b.wipe === undefined || b.verb === 'undeploy', { path: ['wipe'], message: 'only undeploy wipes: leave wipe out for other verbs' });
 export type MetalBulkInput = z.infer<typeof metalBulkSchema>;
 
 export const metalNodeParamsSchema = z.object({ nodeId: idOf('node') });
@@ -130,11 +136,53 @@ export const metalNodeSchema = z.object({
 export type MetalNodeView = z.infer<typeof metalNodeSchema>;
 export const metalNodeListSchema = z.object({ nodes: z.array(metalNodeSchema), nextCursor: z.string().nullable() });
 
-export const bulkOutcomeSchema = z.object({
-  nodeId: z.string(),
-  outcome: z.enum(['applied', 'refused']),
-  provisionState: z.string().nullable().optional(),
-  error: z.object({ code: z.string(), message: z.string() }).optional(),
+/**
+ * A bulk run's node: pending until the workflow decides it; accepted (the verb moved the node:
+ * its lifecycle now runs the chain), refused (the verb's own refusal: INVALID_STATE, CONFLICT…),
+ * failed (the verb could not be applied: an error that is no refusal, after retries), or
+ * cancelled (the run was cancelled before it got there).
+ */
+export const bulkOutcomes = ['pending', 'accepted', 'refused', 'failed', 'cancelled'] as const;
+export type BulkOutcome = (typeof bulkOutcomes)[number];
+export const bulkRunStatuses = ['running', 'finished', 'cancelled'] as const;
+
+export const metalBulkParamsSchema = z.object({ bulkId: idOf('bulkRun') });
+export const metalBulkCancelSchema = z.object({ tenantId: tenantIdSchema }).strict();
+export const metalBulkQuerySchema = z.object({
+  tenantId: tenantIdSchema,
+  outcome: z.enum(bulkOutcomes).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  /** The nextCursor of the page before (a place in the run). */
+  cursor: z.coerce.number().int().min(0).max(MAX_BULK_NODES).optional(),
 });
-export const metalBulkResultSchema = z.object({ verb: z.string(), applied: z.number(), refused: z.number(), results: z.array(bulkOutcomeSchema) });
-export type MetalBulkResult = z.infer<typeof metalBulkResultSchema>;
+
+export const metalBulkRunSchema = z.object({
+  bulkId: z.string(),
+  tenantId: z.string(),
+  poolId: z.string(),
+  verb: z.enum(bulkVerbs),
+  wipe: z.string().nullable(),
+  reason: z.string(),
+  /** The credential that asked. */
+  actorId: z.string(),
+  status: z.enum(bulkRunStatuses),
+  total: z.number(),
+  counts: z.record(z.enum(bulkOutcomes), z.number()),
+  workflowId: z.string(),
+  cancelRequestedAt: z.string().nullable(),
+  createdAt: z.string(),
+  finishedAt: z.string().nullable(),
+});
+export type MetalBulkRunView = z.infer<typeof metalBulkRunSchema>;
+
+export const bulkNodeOutcomeSchema = z.object({
+  seq: z.number(),
+  nodeId: z.string(),
+  outcome: z.enum(bulkOutcomes),
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  decidedAt: z.string().nullable(),
+  /** The node's state now (read when asked): where an accepted node's chain has got to. */
+  provisionState: z.string().nullable(),
+});
+export const metalBulkPageSchema = metalBulkRunSchema.extend({ outcomes: z.array(bulkNodeOutcomeSchema), nextCursor: z.string().nullable() });
+export type MetalBulkPage = z.infer<typeof metalBulkPageSchema>;
