@@ -53,12 +53,12 @@ export async function verifyAttestation(db: DbOrTx, output: JsonValue | undefine
   if (row.role !== role) throw refuse('certificate-role', `it is signed with the node's ${row.role} certificate ${row.serial}; a ${context.use} on ${role} counts only signed by the node's ${role} agent`, cert);
   const issuedAt = new Date(issuedAtText);
   if (row.revokedAt && row.revokedAt.getTime() <= issuedAt.getTime()) throw refuse('certificate-revoked', `certificate ${row.serial} was revoked at ${row.revokedAt.toISOString()}, before the result was signed`, cert);
-  if (issuedAt.getTime() < row.notBefore.getTime() || issuedAt.getTime() >= row.notAfter.getTime()) {
-    throw refuse('certificate-expired', `certificate ${row.serial} was not valid at ${issuedAtText}, when the result says it was signed`, cert);
-  }
   const now = check.now ?? new Date();
   if (issuedAt.getTime() < check.runStartedAt.getTime() - ATTESTATION_CLOCK_SKEW_MS || issuedAt.getTime() > now.getTime() + ATTESTATION_CLOCK_SKEW_MS) {
     throw refuse('attestation-stale', `it was signed at ${issuedAtText}, outside run ${context.workflowId} (started ${check.runStartedAt.toISOString()}); check the agent's clock`, cert);
+  }
+  if (issuedAt.getTime() < row.notBefore.getTime() || issuedAt.getTime() >= row.notAfter.getTime()) {
+    throw refuse('certificate-expired', `certificate ${row.serial} was not valid at ${issuedAtText}, when the result says it was signed`, cert);
   }
   if (!attestationSignatureValid(certificateDer, attestationSigningInput(context, { issuedAt: issuedAtText, certificateDer }, result), signature)) {
     throw refuse('signature-invalid', `its signature does not verify with certificate ${row.serial} over this result for node ${context.nodeId}, run ${context.workflowId}, step ${context.stepKey}`, cert);
