@@ -24,6 +24,10 @@ export interface RedfishDriverOptions {
 
 type Json = Record<string, unknown>;
 
+/** How long an accepted insert or eject may take to show on the virtual CD, and between looks. */
+const MEDIA_READ_BACK_MS = 5_000;
+const MEDIA_POLL_MS = 250;
+
 const redfishTargetOf: Record<BootDevice, string> = { pxe: 'Pxe', disk: 'Hdd', cd: 'Cd' };
 const bootDeviceOf: Record<string, BootDevice> = { Pxe: 'pxe', Hdd: 'disk', Cd: 'cd' };
 
@@ -192,12 +196,32 @@ class RedfishDriver implements BmcDriver {
     if (cd.Inserted === true && cd.Image === url) return;
     if (cd.Inserted === true) await this.call('virtualMedia.insert', 'POST', mediaActionPath(cd, 'EjectMedia'), {});
     await this.call('virtualMedia.insert', 'POST', mediaActionPath(cd, 'InsertMedia'), { Image: url, Inserted: true, WriteProtected: true });
+    await this.readBackMedia('virtualMedia.insert', cd.path, (media) => media.Inserted === true && media.Image === url);
   }
 
   private async ejectMedia(): Promise<void> {
     const cd = await this.findVirtualCd('virtualMedia.eject');
     if (cd.Inserted !== true) return;
     await this.call('virtualMedia.eject', 'POST', mediaActionPath(cd, 'EjectMedia'), {});
+    await this.readBackMedia('virtualMedia.eject', cd.path, (media) => media.Inserted !== true);
+  }
+
+  /**
+   * Some BMCs answer an insert or eject they never carry out: done only once the CD reads
+   * back so. Failing without a status, it is transient: reliableDriver sends it again (both
+   * converge: they read the CD first).
+   */
+  private async readBackMedia(operation: string, path: string, shows: (media: Json) => boolean): Promise<void> {
+    const deadline = Date.now() + MEDIA_READ_BACK_MS;
+    for (;;) {
+      const media = (await this.call(operation, 'GET', path)).body as Json;
+      if (shows(media)) return;
+      if (Date.now() + MEDIA_POLL_MS > deadline) {
+        const state = media.Inserted === true ? `inserted (${typeof media.Image === 'string' ? media.Image.split('/').pop() : 'unknown image'})` : 'empty';
+        throw driverError(this.context(operation), `the BMC accepted it but did not carry it out: the virtual CD reads back ${state}`, this.secrets());
+      }
+      await new Promise((resolve) => setTimeout(resolve, MEDIA_POLL_MS));
+    }
   }
 
   private async getSystem(operation: string): Promise<Json> {

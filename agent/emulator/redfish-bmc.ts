@@ -57,7 +57,7 @@ export class EmulatedMachine {
   maxInFlight = 0;
   requests = 0;
   /**
-   * The commands it carried out, in order (`reset:PowerCycle`, `boot:Pxe/Once`): tests count
+   * The commands it carried out, in order (`reset:PowerCycle`, `boot:Pxe/Once`, `media:insert:boot.iso`, `media:eject`): tests count
    * side effects here. Injected faults are logged here too, prefixed `fault:` (`fault:503 POST
    * Systems/m1/Actions/ComputerSystem.Reset`, `fault:lost-answer …` after a command carried out,
    * `fault:ignored reset:PowerCycle` for one answered but not carried out).
@@ -364,13 +364,19 @@ export class RedfishBmcHost extends EventEmitter<RedfishBmcHostEvents> {
     if (actions === 'Actions' && method === 'POST' && actionName === 'VirtualMedia.InsertMedia') {
       const image = body?.Image;
       if (typeof image !== 'string' || !/^https?:\/\//.test(image)) throw new HttpProblem(400, 'Image must be an http(s) URL', 'Base.1.0.PropertyValueFormatError');
+      // Logged by the image's file name only: a cache URL's path carries its grant.
+      const command = `media:insert:${mediaNameOf(image)}`;
+      if (this.ignoring === machine) return this.ignored(machine, command);
       machine.mediaImage = image;
       machine.mediaInserted = body?.Inserted !== false;
+      machine.commands.push(command);
       return { status: 204 };
     }
     if (actions === 'Actions' && method === 'POST' && actionName === 'VirtualMedia.EjectMedia') {
+      if (this.ignoring === machine) return this.ignored(machine, 'media:eject');
       machine.mediaImage = '';
       machine.mediaInserted = false;
+      machine.commands.push('media:eject');
       return { status: 204 };
     }
     throw methodNotAllowed(method);
@@ -526,6 +532,11 @@ function nicOf(machine: EmulatedMachine, id: string) {
     MACAddress: mac,
     IPv4Addresses: ip ? [{ Address: ip, AddressOrigin: 'DHCP' }] : [],
   };
+}
+
+/** The last path segment of a virtual media URL (`boot.iso`, a cached copy's digest). */
+function mediaNameOf(image: string): string {
+  return new URL(image).pathname.split('/').filter(Boolean).pop() ?? '';
 }
 
 function mediaOf(machine: EmulatedMachine, base: string) {
