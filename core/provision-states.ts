@@ -171,6 +171,15 @@ export function failMove(node: NodeStateView): Move & { failedFrom: WorkflowDriv
   return { to: 'failed', phase: null, failedFrom: state };
 }
 
+/**
+ * The adopt path (spec 004: `adopting` runs the pool's acceptance checks on the server, no
+ * provision profile): they passed → adopted; one failed → failed, failedFrom adopting.
+ */
+export function acceptanceMove(node: NodeStateView, passed: boolean): Move & { failedFrom?: 'adopting' } {
+  if (node.state !== 'adopting') throw invalidState(`acceptance checks decide a node in adopting; the node is ${node.state ?? 'not a metal node'}`, { state: node.state ?? null });
+  return passed ? { to: 'adopted', phase: null } : { to: 'failed', phase: null, failedFrom: 'adopting' };
+}
+
 /** `metal.power` is legal in every state but those whose workflow drives power (and retired: no BMC credentials). */
 export function checkPowerAllowed(state: string | null): void {
   if (state !== null && powerBlockedStates.includes(state as ProvisionState)) {

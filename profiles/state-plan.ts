@@ -9,6 +9,8 @@ import { isAgentless } from '../core/metal/transition';
 import { BUILTIN_TENANT } from '../core/permissions';
 import type { JsonObject, Plan, PlanStep, ProvisionTarget } from '../core/plan';
 import { workflowFor } from '../core/provision-states';
+import { poolPolicySchema } from '../core/schemas/pools';
+import { acceptancePlan } from './acceptance-plan';
 import { compileProfile } from './compiler';
 import { shippedProfiles } from './shipped';
 import { lockProfileVersion, resolveProfile } from './store';
@@ -36,7 +38,17 @@ function fill(steps: PlanStep[], node: Node, plan: Plan): PlanStep[] {
   return out;
 }
 
+/** adopting: the pool's acceptance checks (no provision profile; spec 004). */
+async function adoptionPlan(db: Db, node: Node): Promise<Plan> {
+  const pool = node.poolId ? await db.pool.findUnique({ where: { id: node.poolId } }) : null;
+  return acceptancePlan(pool ? poolPolicySchema.parse(pool.policy).acceptanceChecks : []);
+}
+
 export async function planForState(db: Db, node: Node): Promise<StatePlan> {
+  if (node.provisionState === 'adopting') {
+    if (!node.workflowId) return { kind: 'rest' };
+    return { kind: 'run', workflowId: node.workflowId, plan: await adoptionPlan(db, node), target: { tenantId: node.tenantId, nodeId: node.id, siteId: node.siteId, provisionState: 'adopting', labels: {} } };
+  }
   const workflow = workflowFor(node.provisionState, node.provisionPhase, await isAgentless(db, node.poolId));
   if (!workflow || !node.workflowId) return { kind: 'rest' };
   if (workflow.kind === 'unsupported') return { kind: 'unsupported', message: workflow.reason };

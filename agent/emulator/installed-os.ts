@@ -6,19 +6,25 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startInstalledOsAgent } from '../node/first-boot';
+import type { NodeMachine } from '../node/machine';
 import type { AgentLog } from '../site/log';
 import type { InstalledOsHook, Machine } from './machine';
+
+/** What the node agent sees of the emulated machine it runs on. */
+export function emulatedNodeMachine(machine: Machine, hostname: string): NodeMachine {
+  const hardware = machine.hardware();
+  const d = machine.description;
+  return { hostname, productUuid: d.uuid, arch: d.arch, cpus: hardware.system.cpus, memoryBytes: hardware.system.memoryBytes, gpus: hardware.gpus, ...(hardware.dcgm ? { dcgm: hardware.dcgm } : {}) };
+}
 
 export function nodeAgentOs(options: { log?: AgentLog } = {}): InstalledOsHook {
   return async (machine: Machine) => {
     if (!existsSync(machine.userDataPath)) return undefined; // an OS without our agent
     const userData = JSON.parse(readFileSync(machine.userDataPath, 'utf8')) as { kind: string; document: string };
-    const hardware = machine.hardware();
-    const d = machine.description;
     return startInstalledOsAgent({
       userData,
       dataDir: machine.osDir,
-      machine: (nodeId) => ({ hostname: nodeId.replace(/_/g, '-'), productUuid: d.uuid, arch: d.arch, cpus: hardware.system.cpus, memoryBytes: hardware.system.memoryBytes, gpus: hardware.gpus, ...(hardware.dcgm ? { dcgm: hardware.dcgm } : {}) }),
+      machine: (nodeId) => emulatedNodeMachine(machine, nodeId.replace(/_/g, '-')),
       dcgmiBinary: path.join(machine.osDir, 'no-dcgmi'),
       ...(options.log ? { log: options.log } : {}),
     });

@@ -65,17 +65,19 @@ export async function ensureNodeJoined(options: JoinOptions, log: AgentLog): Pro
     if (options.tokenFile) rmSync(options.tokenFile, { force: true });
     return { identity: existing, settings: checkedSettings(options.server ?? stored.server, stored.nodeId, options.servingCaPin ?? stored.servingCaPin) };
   }
-  if (!options.server || !options.tokenFile || !options.nodeId) {
-    throw new IronflowError('INVALID_CONFIG', `this node has not joined yet: give --server URL --token-file FILE --node-id ID (the user data's join), or --data-dir of a joined node`, { path: 'tokenFile' });
+  if (!options.server || !options.tokenFile) {
+    throw new IronflowError('INVALID_CONFIG', `this node has not joined yet: give --server URL --token-file FILE and --node-id ID (the user data's join; no --node-id with an adopt token), or --data-dir of a joined node`, { path: 'tokenFile' });
   }
-  const settings = checkedSettings(options.server, options.nodeId, options.servingCaPin);
+  // No --node-id: a machine adopted with its own OS (an adopt token); the control plane names the new node.
+  let settings = checkedSettings(options.server, options.nodeId ?? 'adopting', options.servingCaPin);
   if (!existsSync(options.tokenFile)) throw new IronflowError('INVALID_CONFIG', `--token-file ${options.tokenFile} does not exist; the user data writes the provisioned token there`, { path: 'tokenFile' });
   const token = readFileSync(options.tokenFile, 'utf8').trim();
   const client = new ControlPlaneClient(settings.server, undefined, { caPin: settings.servingCaPin });
   const issuedAt = new Date().toISOString();
-  const answer = await client.post<JoinAnswer>('/v1/join', { token, csr: await buildCsr(key, options.nodeId), nodeId: options.nodeId });
+  const answer = await client.post<JoinAnswer>('/v1/join', { token, csr: await buildCsr(key, options.nodeId ?? 'adopting'), ...(options.nodeId ? { nodeId: options.nodeId } : {}) });
   refuseOtherNode(options.nodeId, answer.nodeId, 'the control plane\'s answer');
   if (answer.role !== 'node') throw new IronflowError('PERMISSION_DENIED', `the token joined this agent as role ${answer.role}; an installed OS joins with its provisioned token as role node`, { reason: 'role-mismatch' });
+  settings = { ...settings, nodeId: answer.nodeId };
   const identity = identityOf(options.dataDir, key, { nodeId: answer.nodeId, role: answer.role, siteId: answer.siteId, temporal: answer.temporal, issuedAt, expiresAt: answer.expiresAt }, answer.certificateChain);
   persistIdentity(identity);
   writeFileSync(path.join(options.dataDir, SETTINGS_FILE), `${JSON.stringify(settings, null, 2)}\n`, { mode: 0o644 });

@@ -4,10 +4,11 @@
 import type { KeyObject } from 'node:crypto';
 import type { StepInput } from '../../core/plan';
 import { dcgmStepResult } from '../common/dcgm';
+import { runAcceptanceCheck } from './acceptance-checks';
 import type { HostConverger } from './host-converger';
 import type { NodeMachine } from './machine';
 
-export const NODE_STEP_KINDS = ['inventory.refresh', 'diag.dcgm'] as const;
+export const NODE_STEP_KINDS = ['inventory.refresh', 'diag.dcgm', 'acceptance.check'] as const;
 export type NodeStepKind = (typeof NODE_STEP_KINDS)[number];
 export type NodeStep = (input: StepInput) => Promise<unknown>;
 
@@ -38,6 +39,11 @@ export function createNodeSteps(deps: NodeStepDeps): Record<NodeStepKind, NodeSt
 
     async 'diag.dcgm'(input) {
       return dcgmStepResult(deps, deps.nodeId, input, deps.machine, deps.dcgmiBinary);
+    },
+
+    /** One of the pool's acceptance checks on an adopted machine (agent/node/acceptance-checks.ts). */
+    async 'acceptance.check'(input) {
+      return runAcceptanceCheck(input, deps.machine);
     },
   };
 }

@@ -12,6 +12,7 @@ import { imageRoutes } from './images';
 import { joinRoutes } from './join';
 import { joinRequestRoutes } from './join-requests';
 import { metalRoutes } from './metal';
+import { metalAdoptRoutes } from './metal-adopt';
 import { metalMaintenanceRoutes } from './metal-maintenance';
 import { metalStatusRoutes } from './metal-status';
 import { metricsRoutes } from './metrics';
@@ -24,4 +25,4 @@ import { siteRoutes } from './sites';
 import { systemCheckRoutes } from './system-checks';
 import { tenantRoutes } from './tenants';
 
-export const routeGroups = [healthRoutes, metricsRoutes, eventRoutes, tenantRoutes, credentialRoutes, systemCheckRoutes, imageRoutes, siteRoutes, siteTokenRoutes, poolRoutes, joinRoutes, joinRequestRoutes, agentSessionRoutes, agentBmcAccessRoutes, agentBmcOperationRoutes, agentBootSecretRoutes, agentUserDataRoutes, profileRoutes, provisionWorkflowRoutes, metalRoutes, metalMaintenanceRoutes, metalStatusRoutes, siteDiscoveredRoutes, consoleRoutes];
+export const routeGroups = [healthRoutes, metricsRoutes, eventRoutes, tenantRoutes, credentialRoutes, systemCheckRoutes, imageRoutes, siteRoutes, siteTokenRoutes, poolRoutes, joinRoutes, joinRequestRoutes, agentSessionRoutes, agentBmcAccessRoutes, agentBmcOperationRoutes, agentBootSecretRoutes, agentUserDataRoutes, profileRoutes, provisionWorkflowRoutes, metalRoutes, metalMaintenanceRoutes, metalAdoptRoutes, metalStatusRoutes, siteDiscoveredRoutes, consoleRoutes];

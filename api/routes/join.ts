@@ -6,6 +6,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { recordRefusal } from '../../core/joins/refusal';
 import { workflowRunsFor } from '../../core/bmc-access';
 import { temporalAgentJoinedNotifier } from '../../core/joins/agent-joined';
+import { wakeLifecycle } from '../../core/metal/lifecycle-client';
 import { joinNode } from '../../core/joins/join-node';
 import { renewCertificate } from '../../core/joins/renew-certificate';
 import { loadOrCreateNodeCa } from '../../core/pki/node-ca';
@@ -26,7 +27,7 @@ export const joinRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) =>
   app.post('/v1/join', { attachValidation: true, schema: { tags: ['join'], security: [], body: joinSchema, response: { 201: joinAnswerSchema } } }, async (request, reply) => {
     await refuseInvalid(request, 'security.join.refused');
     const workflowRuns = (workflowId: string, nodeId: string) => workflowRunsFor(ctx.temporal, workflowId, nodeId);
-    return reply.status(201).send(await joinNode({ db: ctx.db, ca, gateway, workflowRuns, discoveryApproval: ctx.config.discoveryApproval, notifyJoined }, request.body));
+    return reply.status(201).send(await joinNode({ db: ctx.db, ca, gateway, workflowRuns, discoveryApproval: ctx.config.discoveryApproval, notifyJoined, wakeLifecycle: (node) => wakeLifecycle(ctx.temporal, ctx.config.controlQueue, node) }, request.body));
   });
 
   app.post('/v1/join/renew', { attachValidation: true, schema: { tags: ['join'], security: [], body: renewSchema, response: { 201: issuedCertificateSchema } } }, async (request, reply) => {

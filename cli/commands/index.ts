@@ -8,6 +8,7 @@ import { eventsCommand } from './events';
 import { imageSignerCommands } from './image-signers';
 import { imageCommands } from './images';
 import { metalCommands } from './metal';
+import { metalAdoptTokenCommand } from './metal-adopt';
 import { metalMaintenanceCommand } from './metal-maintenance';
 import { metalStatusCommand } from './metal-status';
 import { poolCommands } from './pools';
@@ -17,4 +18,4 @@ import { profileCommands } from './profiles';
 import { statusCommand } from './status';
 import { tenantsCreateCommand } from './tenants';
 
-export const commands: Command[] = [statusCommand, eventsCommand, tenantsCreateCommand, ...credentialCommands, ...imageCommands, ...imageSignerCommands, ...siteCommands, ...siteTokenCommands, ...poolCommands, ...profileCommands, agentSiteCommand, agentRamdiskCommand, agentJoinCommand, agentNodeCommand, ...metalCommands, metalMaintenanceCommand, metalStatusCommand, devEmulateCommand];
+export const commands: Command[] = [statusCommand, eventsCommand, tenantsCreateCommand, ...credentialCommands, ...imageCommands, ...imageSignerCommands, ...siteCommands, ...siteTokenCommands, ...poolCommands, ...profileCommands, agentSiteCommand, agentRamdiskCommand, agentJoinCommand, agentNodeCommand, ...metalCommands, metalMaintenanceCommand, metalAdoptTokenCommand, metalStatusCommand, devEmulateCommand];

@@ -50,6 +50,8 @@ export interface Admission {
   /** Whether `nodeId` is a new node the join creates. */
   newNode: boolean;
   role: string;
+  /** A new metal node's provision state and its first state workflow (an adopted machine: adopting). */
+  provision?: { state: string; workflowId: string | null };
 }
 
 export interface Attestor {

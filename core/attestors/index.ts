@@ -1,12 +1,13 @@
 // The attestors the join path knows, by join-token role. Later issues add theirs here
 // (discovery, provisioned).
 import { refusal } from '../joins/refusal';
+import { adoptAttestor } from './adopt-attestor';
 import type { Attestor } from './attestor';
 import { discoveryAttestor } from './discovery-attestor';
 import { provisionedAttestor } from './provisioned-attestor';
 import { siteAttestor } from './site-attestor';
 
-const attestors = new Map<string, Attestor>([[siteAttestor.role, siteAttestor], [discoveryAttestor.role, discoveryAttestor], [provisionedAttestor.role, provisionedAttestor]]);
+const attestors = new Map<string, Attestor>([[siteAttestor.role, siteAttestor], [discoveryAttestor.role, discoveryAttestor], [provisionedAttestor.role, provisionedAttestor], [adoptAttestor.role, adoptAttestor]]);
 
 export function attestorFor(role: string): Attestor {
   const attestor = attestors.get(role);

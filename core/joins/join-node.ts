@@ -27,6 +27,8 @@ export interface JoinDeps {
   discoveryApproval?: DiscoveryApproval;
   /** Tells the workflow that minted the token that its machine's agent joined (agentJoined). */
   notifyJoined?: AgentJoinedNotifier;
+  /** Wakes a new metal node's lifecycle (an adopted machine's acceptance checks). */
+  wakeLifecycle?: (node: { id: string; tenantId: string; siteId: string; provisionState: string | null }) => Promise<void>;
 }
 
 async function findToken(db: Db, bearer: string): Promise<JoinTokenRecord> {
@@ -49,7 +51,11 @@ export async function joinNode(deps: JoinDeps, input: JoinInput): Promise<JoinAn
     const issued = await db.$transaction(async (tx) => {
       const admission = await attestor.admit({ tx, token: found, csr, now, ca, discovery: input.discovery, workflowRuns: deps.workflowRuns, discoveryApproval: deps.discoveryApproval, claimedNodeId: input.nodeId });
       if (admission.newNode) {
-        await tx.node.create({ data: { id: admission.nodeId, tenantId: admission.tenantId, siteId: admission.siteId, poolId: admission.poolId, role: admission.role } });
+        const provision = admission.provision ? { provisionState: admission.provision.state, workflowId: admission.provision.workflowId, workflowSeq: admission.provision.workflowId ? 1 : 0 } : {};
+        await tx.node.create({ data: { id: admission.nodeId, tenantId: admission.tenantId, siteId: admission.siteId, poolId: admission.poolId, role: admission.role, ...provision } });
+        if (admission.provision) {
+          await appendEvent(tx, { tenantId: admission.tenantId, type: `node.provision.${admission.provision.state}`, subjectId: admission.nodeId, data: { from: null, to: admission.provision.state, ...(admission.provision.workflowId ? { workflowId: admission.provision.workflowId } : {}), tokenId: found.id } });
+        }
       }
       const identity = { nodeId: admission.nodeId, role: admission.role, siteId: admission.siteId };
       const certificate = await recordCertificate(tx, ca, csr.spkiDer, identity, validityFor(admission.role), now);
@@ -63,6 +69,7 @@ export async function joinNode(deps: JoinDeps, input: JoinInput): Promise<JoinAn
     });
     const { admission, certificate } = issued;
     await signalAgentJoined(deps.notifyJoined, found, admission);
+    if (admission.provision?.workflowId) await deps.wakeLifecycle?.({ id: admission.nodeId, tenantId: admission.tenantId, siteId: admission.siteId, provisionState: admission.provision.state });
     return {
       nodeId: admission.nodeId,
       role: admission.role,

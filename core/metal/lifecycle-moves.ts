@@ -11,6 +11,7 @@ import { sameProductUuid } from '../product-uuid';
 import type { JsonValue } from '../plan';
 import { inspectOobOutputSchema, inventoryOutputSchema, type NodeInventory } from '../schemas/inventory';
 import { completeMove, failMove } from '../provision-states';
+import { applyAcceptance } from './adopt';
 import { holdOnFailure } from './maintenance';
 import { commitMove, findMetalNode, isAgentless, stateOf } from './transition';
 
@@ -85,6 +86,7 @@ export async function applyStateOutcome(db: Db, outcome: StateOutcome): Promise<
   return db.$transaction(async (tx) => {
     const node = await findMetalNode(tx, undefined, outcome.nodeId);
     if (node.workflowId !== outcome.workflowId) return { applied: false, state: node.provisionState };
+    if (node.provisionState === 'adopting') return { applied: true, state: (await applyAcceptance(tx, node, outcome)).provisionState };
     if (outcome.outcome === 'failed') {
       const moved = await fail(tx, node, outcome.error ?? { code: 'INTERNAL', message: 'the workflow failed' });
       return { applied: true, state: moved.provisionState };

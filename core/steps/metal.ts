@@ -74,6 +74,19 @@ export const metalSteps: StepDefinition[] = [
     defaultRetries: 3,
   },
   {
+    use: 'acceptance.check',
+    summary: 'Runs one of the pool’s acceptance checks on an adopted machine’s own OS (cpus, memory, gpus, nvidia-smi): fails naming the check',
+    queues: ['node'],
+    with: z
+      .object({
+        name: z.string().min(1).max(64),
+        params: z.record(z.string().max(64), z.union([z.string().max(1024), z.number(), z.boolean()])).optional(),
+      })
+      .strict(),
+    defaultTimeout: '10m',
+    defaultRetries: 0,
+  },
+  {
     use: 'gpu.reset',
     summary: 'Resets the machine’s GPUs from the installed OS (nvidia-smi --gpu-reset)',
     queues: ['node'],

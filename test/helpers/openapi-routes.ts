@@ -339,6 +339,12 @@ export const routeSpecs: Record<string, RouteSpec> = {
   'POST /v1/metal/nodes/{nodeId}/abort': metalVerb({ reason: 'isolation probe' }),
   'POST /v1/metal/nodes/{nodeId}/confirm-mac': metalVerb({ mac: 'b8:ce:f6:77:00:01' }),
   'POST /v1/metal/nodes/{nodeId}/maintenance': metalVerb({ on: true, reason: 'isolation probe' }),
+  'POST /v1/metal/adopt-tokens': {
+    access: 'tenant',
+    permission: 'compute:nodes:provision',
+    crossTenant: 'not-found',
+    request: (o, t) => ({ body: b(t, { poolId: o.poolId }) }),
+  },
   'POST /v1/metal/nodes/{nodeId}/power': {
     access: 'tenant',
     permission: 'compute:nodes:power',
