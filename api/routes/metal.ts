@@ -3,6 +3,7 @@
 // node, enroll and bulk on the pool, power as compute:nodes:power.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import type { Principal } from '../../core/credentials';
 import { cancelBulk, readBulkPage, startBulk } from '../../core/metal/bulk';
 import { confirmMacAndWake } from '../../core/metal/confirm-mac';
 import { enrollNode } from '../../core/metal/enroll';
@@ -46,7 +47,9 @@ export const metalRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) =
     controlQueue: ctx.config.controlQueue,
     resolveDeployProfile: async (db, tenantId, id, version) => (await resolveProfile(db, tenantId, id, version)).document as { target: string },
   };
-  const verb = async (tenantId: string, nodeId: string, version: number | undefined, args: VerbArgs) => metalView(await applyVerb(deps, { tenantId, nodeId, version }, args));
+  // The actor (credential:<id>) goes into the events a verb writes besides its move (maintenance held or cleared).
+  const verb = async (principal: Principal, tenantId: string, nodeId: string, version: number | undefined, args: VerbArgs) =>
+    metalView(await applyVerb(deps, { tenantId, nodeId, version, actor: `credential:${principal.credentialId}` }, args));
 
   app.post('/v1/metal/nodes', { schema: { tags, body: metalEnrollSchema, response: { 201: metalNodeSchema } } }, async (request, reply) => {
     authorize(request, 'compute:nodes:provision', request.body.tenantId);
@@ -81,25 +84,25 @@ export const metalRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) =
 
   for (const name of plainVerbs) {
     app.post(`/v1/metal/nodes/:nodeId/${name}`, { schema: { tags, params: metalNodeParamsSchema, body: metalVerbSchema, response: { 200: metalNodeSchema } } }, async (request) => {
-      authorize(request, 'compute:nodes:provision', request.body.tenantId);
-      return verb(request.body.tenantId, request.params.nodeId, request.body.version, { verb: name });
+      const principal = authorize(request, 'compute:nodes:provision', request.body.tenantId);
+      return verb(principal, request.body.tenantId, request.params.nodeId, request.body.version, { verb: name });
     });
   }
 
   app.post('/v1/metal/nodes/:nodeId/deploy', { schema: { tags, params: metalNodeParamsSchema, body: metalDeploySchema, response: { 200: metalNodeSchema } } }, async (request) => {
     const b = request.body;
-    authorize(request, 'compute:nodes:provision', b.tenantId);
-    return verb(b.tenantId, request.params.nodeId, b.version, { verb: 'deploy', profileId: b.profileId, profileVersion: b.profileVersion });
+    const principal = authorize(request, 'compute:nodes:provision', b.tenantId);
+    return verb(principal, b.tenantId, request.params.nodeId, b.version, { verb: 'deploy', profileId: b.profileId, profileVersion: b.profileVersion });
   });
 
   app.post('/v1/metal/nodes/:nodeId/undeploy', { schema: { tags, params: metalNodeParamsSchema, body: metalUndeploySchema, response: { 200: metalNodeSchema } } }, async (request) => {
-    authorize(request, 'compute:nodes:provision', request.body.tenantId);
-    return verb(request.body.tenantId, request.params.nodeId, request.body.version, { verb: 'release', wipe: request.body.wipe });
+    const principal = authorize(request, 'compute:nodes:provision', request.body.tenantId);
+    return verb(principal, request.body.tenantId, request.params.nodeId, request.body.version, { verb: 'release', wipe: request.body.wipe });
   });
 
   app.post('/v1/metal/nodes/:nodeId/abort', { schema: { tags, params: metalNodeParamsSchema, body: metalAbortSchema, response: { 200: metalNodeSchema } } }, async (request) => {
-    authorize(request, 'compute:nodes:provision', request.body.tenantId);
-    return verb(request.body.tenantId, request.params.nodeId, request.body.version, { verb: 'abort', reason: request.body.reason });
+    const principal = authorize(request, 'compute:nodes:provision', request.body.tenantId);
+    return verb(principal, request.body.tenantId, request.params.nodeId, request.body.version, { verb: 'abort', reason: request.body.reason });
   });
 
   app.post(

@@ -175,7 +175,7 @@ describe('maintenance and lastError', () => {
     const recovering = await verb(nodeId, 'recover');
     // recover is a successful move: the error is gone at once, and so is the failure's maintenance.
     expect(recovering).toMatchObject({ provisionState: 'enrolling', lastError: null, maintenance: false, maintenanceReason: null, failedFrom: null });
-    expect((await events(nodeId, 'node.maintenance.off'))[0]).toMatchObject({ by: 'recover' });
+    expect((await events(nodeId, 'node.maintenance.off'))[0]).toMatchObject({ by: 'recover', actor: expect.stringMatching(/^credential:/) });
     expect(await settle(nodeId, 'ready')).toMatchObject({ lastError: null, maintenance: false });
   }, 120_000);
 
