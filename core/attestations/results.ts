@@ -12,7 +12,7 @@ export const dcgmSources = ['dcgmi', 'emulated', 'no-gpus'] as const;
 
 const wipeResultSchema = z.looseObject({
   mode: z.enum(['quick', 'secure-erase', 'crypto-erase']),
-  disks: z.array(z.looseObject({ name: z.string().max(256), readBack: z.boolean() })).min(1).max(1024),
+  disks: z.array(z.looseObject({ name: z.string().max(256), mode: z.string().max(32).optional(), readBack: z.boolean() })).min(1).max(1024),
 });
 
 const dcgmResultSchema = z.looseObject({
@@ -39,6 +39,10 @@ export function checkAttestedResult(use: string, stepKey: string, result: JsonOb
     if (!wipe.success) throw refuse(use, stepKey, 'result-malformed', `it is not a wipe result (${wipe.error.issues[0]?.path.join('.')}: ${wipe.error.issues[0]?.message})`);
     const asked = typeof policy.with.mode === 'string' ? policy.with.mode : 'quick';
     if (wipe.data.mode !== asked) throw refuse(use, stepKey, 'wipe-mode-mismatch', `it reports a ${wipe.data.mode} wipe; the step asked for ${asked}`);
+    // A disk whose drive cannot do the mode may get the step's stated fallback, and nothing else.
+    const fallback = typeof policy.with.fallback === 'string' ? policy.with.fallback : undefined;
+    const otherMode = wipe.data.disks.find((d) => d.mode !== undefined && d.mode !== asked && d.mode !== fallback);
+    if (otherMode) throw refuse(use, stepKey, 'wipe-mode-mismatch', `disk ${otherMode.name} reports a ${otherMode.mode} wipe; the step asked for ${asked}${fallback ? ` (fallback ${fallback})` : ''}`);
     const failed = wipe.data.disks.filter((d) => !d.readBack).map((d) => d.name);
     if (failed.length > 0) throw refuse(use, stepKey, 'wipe-read-back-failed', `disk ${failed.join(', ')} did not read back as wiped`);
     return;

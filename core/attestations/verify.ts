@@ -6,9 +6,12 @@
 // reason a machine can read (details.reason). Messages carry ids and serials, never a key.
 import type { DbOrTx } from '../db';
 import { IronflowError, type ErrorCode } from '../errors';
+import { pathPastDepth } from '../json-depth';
 import type { JsonObject, JsonValue } from '../plan';
 import { attestationSchema, attestationSignatureValid, attestationSigningInput, certificateSha256, splitAttested, type AttestationContext } from './attestation';
 
+/** Results are shallow; a deeper one is refused before anything walks it (canonical JSON recurses). */
+const MAX_RESULT_DEPTH = 32;
 /** How far an attestation's time may lie outside the run (agents' clocks drift). */
 export const ATTESTATION_CLOCK_SKEW_MS = 5 * 60_000;
 
@@ -37,6 +40,7 @@ export async function verifyAttestation(db: DbOrTx, output: JsonValue | undefine
     new IronflowError(attestationRefusalCode(context.use), `the ${context.use} result of ${context.stepKey} is not counted: ${message}`, { ...details, reason, stepKey: context.stepKey, use: context.use });
 
   if (!isObject(output)) throw refuse('attestation-missing', 'it is not a result object');
+  if (pathPastDepth(output, MAX_RESULT_DEPTH)) throw refuse('result-malformed', `it nests deeper than ${MAX_RESULT_DEPTH} levels`);
   const { result, attestation } = splitAttested(output);
   if (attestation === undefined) {
     throw refuse('attestation-missing', `it carries no attestation; only a result signed with node ${context.nodeId}'s current certificate counts (upgrade the agent that answered, or find what answered in its place)`);

@@ -33,6 +33,10 @@ describe('checkAttestedResult', () => {
   it('counts a wipe in the mode asked for with every disk read back', () => {
     expect(refusal('disk.wipe', { mode: 'quick', disks }, { mode: 'quick' })).toBeUndefined();
     expect(refusal('disk.wipe', { mode: 'quick', disks }, {})).toBeUndefined(); // quick is the default
+    // A disk that cannot crypto-erase got the step's stated fallback.
+    const mixed = [{ name: 'nvme0n1', mode: 'crypto-erase', readBack: true }, { name: 'disk1', mode: 'secure-erase', fallbackFrom: 'crypto-erase', readBack: true }];
+    expect(refusal('disk.wipe', { mode: 'crypto-erase', disks: mixed }, { mode: 'crypto-erase', fallback: 'secure-erase' })).toBeUndefined();
+    expect(refusal('disk.wipe', { mode: 'crypto-erase', disks: mixed }, { mode: 'crypto-erase' })).toEqual({ code: 'UNVERIFIED_WIPE', reason: 'wipe-mode-mismatch' });
   });
 
   it('refuses another mode, a disk that did not read back, no disks, and a result of another shape with UNVERIFIED_WIPE', () => {
