@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the real peers the tests start or check against, skipping what is there:
 #   ipmitool + ipmi_sim (Debian: ipmitool, openipmi)   — test/integration/bmc-ipmi.test.ts
-#   sushy-emulator + bcrypt (PyPI: sushy-tools)          — test/integration/bmc-redfish-sushy.test.ts
+#   sushy-emulator + bcrypt (PyPI: sushy-tools)          — test/integration/bmc-redfish-sushy.test.ts, bmc-virtual-media.test.ts
 #   cloud-init, ignition-validate (Debian: cloud-init, ignition) — test/unit/userdata.test.ts
 #   qemu-system-x86, ipxe-qemu, ovmf, ipxe, dnsmasq-base, linux-image-amd64, busybox-static
 #     (Debian)                                           — test/e2e/boot-real-firmware.test.ts
