@@ -149,7 +149,8 @@ export function registerBodyLimits(app: FastifyInstance): void {
     } catch (error) {
       return done(error as IronflowError, undefined);
     }
-    parseJson(request, text, (error, parsed) => {
+    // The default parser answers through the callback (errors included); its return value carries nothing.
+    void parseJson(request, text, (error, parsed) => {
       if (error) return done(error, undefined);
       try {
         refuseUnstorableText(parsed);
