@@ -15,6 +15,7 @@ export const idPrefixes = {
   secret: 'sec',
   check: 'chk',
   bulkRun: 'blk',
+  quorumBatch: 'bat',
 } as const;
 export type IdKind = keyof typeof idPrefixes;
 

@@ -1,0 +1,86 @@
+// The destructive-batch quorum (docs/quorum.md): a tenant's policy (tenant admins), its
+// batches (read by approvers, approved with their own signatures), and the agents' reports
+// of commands they refused. The signature is the authority, not the credential that carries
+// it: any reader of the tenant may hand in an approver's signature.
+import { WorkflowNotFoundError } from '@temporalio/client';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { loadOrCreateNodeCa } from '../../core/pki/node-ca';
+import { QUORUM_BATCH_SIGNAL } from '../../core/quorum/batch-signal';
+import { approveBatch, batchView, findBatch, listBatches, nodeIdsOf } from '../../core/quorum/batch-store';
+import { findQuorumPolicy, quorumPolicyView, removeQuorumPolicy, setQuorumPolicy } from '../../core/quorum/policy-store';
+import { recordAgentRefusal } from '../../core/quorum/refusal-report';
+import { notFound } from '../../core/errors';
+import { tenantQuerySchema } from '../../core/schemas/common';
+import {
+  batchApprovalSchema,
+  batchDetailSchema,
+  batchListQuerySchema,
+  batchListSchema,
+  batchParamsSchema,
+  batchViewSchema,
+  quorumPolicySchema,
+  quorumPolicySetSchema,
+  quorumRefusalReportSchema,
+} from '../../core/schemas/quorum';
+import { authenticateAgentRequest, keepRawJsonBodies } from '../agent-auth';
+import { authorize } from '../auth';
+import type { ApiContext } from '../context';
+
+const tags = ['quorum'];
+
+export const quorumRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) => {
+  const ca = await loadOrCreateNodeCa(ctx.db, ctx.secrets, ctx.config.dataDir);
+  keepRawJsonBodies(app);
+
+  app.put('/v1/quorum/policy', { schema: { tags, body: quorumPolicySetSchema, response: { 200: quorumPolicySchema } } }, async (request) => {
+    const principal = authorize(request, 'compute:credentials:manage', request.body.tenantId);
+    return setQuorumPolicy(ctx.db, request.body, principal.credentialId);
+  });
+
+  app.get('/v1/quorum/policy', { schema: { tags, querystring: tenantQuerySchema, response: { 200: quorumPolicySchema } } }, async (request) => {
+    authorize(request, 'compute:nodes:read', request.query.tenantId);
+    const row = await findQuorumPolicy(ctx.db, request.query.tenantId);
+    if (!row) throw notFound('quorum policy of tenant', request.query.tenantId);
+    return quorumPolicyView(row);
+  });
+
+  app.delete('/v1/quorum/policy', { schema: { tags, querystring: tenantQuerySchema, response: { 204: z.null() } } }, async (request, reply) => {
+    const principal = authorize(request, 'compute:credentials:manage', request.query.tenantId);
+    await removeQuorumPolicy(ctx.db, request.query.tenantId, principal.credentialId);
+    return reply.status(204).send(null);
+  });
+
+  app.get('/v1/quorum/batches', { schema: { tags, querystring: batchListQuerySchema, response: { 200: batchListSchema } } }, async (request) => {
+    const q = request.query;
+    authorize(request, 'compute:nodes:read', q.tenantId);
+    return listBatches(ctx.db, { tenantId: q.tenantId, limit: q.limit, ...(q.status ? { status: q.status } : {}), ...(q.cursor ? { cursor: q.cursor } : {}) });
+  });
+
+  app.get('/v1/quorum/batches/:batchId', { schema: { tags, params: batchParamsSchema, querystring: tenantQuerySchema, response: { 200: batchDetailSchema } } }, async (request) => {
+    authorize(request, 'compute:nodes:read', request.query.tenantId);
+    const row = await findBatch(ctx.db, request.query.tenantId, request.params.batchId);
+    return { ...(await batchView(ctx.db, row)), nodeIds: nodeIdsOf(row) };
+  });
+
+  app.post('/v1/quorum/batches/:batchId/approvals', { schema: { tags, params: batchParamsSchema, body: batchApprovalSchema, response: { 200: batchViewSchema } } }, async (request) => {
+    const b = request.body;
+    const principal = authorize(request, 'compute:nodes:read', b.tenantId);
+    const row = await approveBatch(ctx.db, { tenantId: b.tenantId, batchId: request.params.batchId, approverId: b.approverId, signature: b.signature }, principal.credentialId);
+    if (row.kind !== 'bulk') {
+      // The workflow the batch serves stops waiting now (it also looks again on its own).
+      await ctx.temporal.workflow
+        .getHandle(row.subject)
+        .signal(QUORUM_BATCH_SIGNAL)
+        .catch((err: unknown) => {
+          if (!(err instanceof WorkflowNotFoundError)) request.log.warn({ batchId: row.id, error: (err as Error).message }, 'could not signal the batch’s workflow; it looks again on its own');
+        });
+    }
+    return batchView(ctx.db, row);
+  });
+
+  app.post('/v1/agents/quorum-refusals', { schema: { tags: ['agents'], security: [], body: quorumRefusalReportSchema, response: { 200: z.object({ recorded: z.literal(true) }) } } }, async (request) => {
+    const agent = await authenticateAgentRequest(ctx.db, ca, request, 'quorum-refusal');
+    return recordAgentRefusal(ctx.db, agent, request.body);
+  });
+};

@@ -1,0 +1,44 @@
+// Which commands the destructive-batch quorum covers (spec 001 "The site agent", spec 004):
+// every BMC command but a query, site.httpProxy, wipes and deploys. The agents check these
+// kinds before running them; the control plane maps a plan's steps onto the kinds they send,
+// so a workflow's batch names exactly what it may do.
+
+/** Command kinds an agent runs only inside an approved batch (when its site pins a quorum policy). */
+export const DESTRUCTIVE_KINDS = [
+  'bmc.boot',
+  'bmc.power',
+  'bmc.rotate',
+  'bmc.firmware',
+  'bmc.storage',
+  'site.httpProxy',
+  // The engine's names of BMC commands (power, boot device, virtual media).
+  'power.setPower',
+  'management.setBootDevice',
+  'media.insert',
+  'media.eject',
+  // Ramdisk.
+  'disk.wipe',
+  'deploy.image',
+] as const;
+export type DestructiveKind = (typeof DESTRUCTIVE_KINDS)[number];
+
+export const isDestructiveKind = (kind: string): kind is DestructiveKind => (DESTRUCTIVE_KINDS as readonly string[]).includes(kind);
+
+/** Control steps that send destructive commands through an agent (relays), by the kinds they send. */
+const RELAYED: Record<string, readonly DestructiveKind[]> = {
+  'metal.ensureRamdisk': ['management.setBootDevice', 'power.setPower'],
+  'deploy.deploy': ['deploy.image'],
+};
+
+/** The destructive kinds a plan step sends: its own `use`, or what its relay sends. */
+export function destructiveKindsOfStep(use: string): DestructiveKind[] {
+  if (isDestructiveKind(use)) return [use];
+  return [...(RELAYED[use] ?? [])];
+}
+
+/** Every destructive kind a list of step uses sends, sorted and once each. */
+export function destructiveKindsOf(uses: Iterable<string>): DestructiveKind[] {
+  const kinds = new Set<DestructiveKind>();
+  for (const use of uses) for (const kind of destructiveKindsOfStep(use)) kinds.add(kind);
+  return [...kinds].sort();
+}
