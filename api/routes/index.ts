@@ -19,10 +19,11 @@ import { metricsRoutes } from './metrics';
 import { poolRoutes } from './pools';
 import { profileRoutes } from './profiles';
 import { provisionWorkflowRoutes } from './provision-workflows';
+import { quorumRoutes } from './quorum';
 import { siteDiscoveredRoutes } from './site-discovered';
 import { siteTokenRoutes } from './site-tokens';
 import { siteRoutes } from './sites';
 import { systemCheckRoutes } from './system-checks';
 import { tenantRoutes } from './tenants';
 
-export const routeGroups = [healthRoutes, metricsRoutes, eventRoutes, tenantRoutes, credentialRoutes, systemCheckRoutes, imageRoutes, siteRoutes, siteTokenRoutes, poolRoutes, joinRoutes, joinRequestRoutes, agentSessionRoutes, agentBmcAccessRoutes, agentBmcOperationRoutes, agentBootSecretRoutes, agentUserDataRoutes, profileRoutes, provisionWorkflowRoutes, metalRoutes, metalMaintenanceRoutes, metalAdoptRoutes, metalStatusRoutes, siteDiscoveredRoutes, consoleRoutes];
+export const routeGroups = [healthRoutes, metricsRoutes, eventRoutes, tenantRoutes, credentialRoutes, systemCheckRoutes, imageRoutes, siteRoutes, siteTokenRoutes, poolRoutes, joinRoutes, joinRequestRoutes, agentSessionRoutes, agentBmcAccessRoutes, agentBmcOperationRoutes, agentBootSecretRoutes, agentUserDataRoutes, profileRoutes, provisionWorkflowRoutes, metalRoutes, metalMaintenanceRoutes, metalAdoptRoutes, metalStatusRoutes, quorumRoutes, siteDiscoveredRoutes, consoleRoutes];
