@@ -11,6 +11,7 @@ import type { JsonObject, Plan, PlanStep, ProvisionTarget } from '../core/plan';
 import { workflowFor } from '../core/provision-states';
 import { poolPolicySchema } from '../core/schemas/pools';
 import { acceptancePlan } from './acceptance-plan';
+import { adoptedRetirePlan } from './adopted-retire-plan';
 import { compileProfile } from './compiler';
 import { shippedProfiles } from './shipped';
 import { lockProfileVersion, resolveProfile } from './store';
@@ -59,6 +60,8 @@ export async function planForState(db: Db, node: Node): Promise<StatePlan> {
     const view = await resolveProfile(db, node.tenantId, ref.id, ref.version);
     plan = compileProfile(view.document, view.tenantId);
     await lockProfileVersion(db, view);
+  } else if (node.provisionState === 'retiring' && node.bmcAddress === null) {
+    plan = adoptedRetirePlan(); // an adopted machine: no BMC to power off, nothing we imaged to erase
   } else {
     const { id, version } = workflow.profile;
     const shipped = shippedProfiles().find((p) => p.id === id && p.version === version);

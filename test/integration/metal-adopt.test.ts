@@ -75,6 +75,14 @@ describe('adopting a machine that already runs its OS', () => {
     expect(await scheduledActivities(`node:${nodeId}:adopting:1`)).toEqual(['acceptance.check', 'acceptance.check']);
     expect(await eventTypes(nodeId)).toEqual(expect.arrayContaining(['node.joined', 'node.provision.adopting', 'node.provision.workflow', 'node.provision.adopted']));
     expect(machine.state).toBe('off'); // no BMC, no reimage: nothing touched the machine but its agent
+
+    // Retiring an adopted machine revokes its identity; there is no BMC to power off and nothing of ours to erase.
+    expect((await api().call<MetalNodeView>('POST', `/v1/metal/nodes/${nodeId}/retire`, { tenantId: 'root' })).provisionState).toBe('retiring');
+    await settle(nodeId, 'retired');
+    expect(await scheduledActivities(`node:${nodeId}:retiring:2`)).toEqual(['metal.revokeIdentity']);
+    expect(await site.t.cp.db.nodeCertificate.count({ where: { nodeId, revokedAt: null } })).toBe(0);
+    const revoked = await until('node.identity.revoked', () => site.t.cp.db.event.findFirst({ where: { subjectId: nodeId, type: 'node.identity.revoked' } }));
+    expect(revoked.data).toMatchObject({ certificates: 1, credentialsForgotten: false });
   }, 90_000);
 
   it('moves to failed naming the check that failed (failedFrom adopting, maintenance on); an unknown check is named too', async () => {
