@@ -70,8 +70,8 @@ async function decide(deps: MetalDeps, tx: Tx, node: Node, args: VerbArgs, actor
       const move = verbMove('recover', stateOf(node));
       // Recovering a failed deploy or release always wipes before ready.
       const wipe = move.to === 'releasing' && (node.releaseWipe === null || node.releaseWipe === 'none') ? 'quick' : node.releaseWipe;
-      const released = await clearFailureMaintenance(tx, node, actor);
-      return commitMove(tx, node, move, { data: { failedFrom: null, releaseWipe: wipe, ...released }, event: { verb: 'recover', failedFrom: node.failedFrom } });
+      const cleared = await clearFailureMaintenance(tx, node, actor);
+      return commitMove(tx, node, move, { data: { failedFrom: null, releaseWipe: wipe, ...cleared }, event: { verb: 'recover', failedFrom: node.failedFrom } });
     }
     case 'deploy': {
       const move = verbMove('deploy', stateOf(node));
