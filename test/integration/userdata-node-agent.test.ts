@@ -12,9 +12,11 @@ import { startNodeAgent, type NodeAgent } from '../../agent/node/main';
 import { joinTokenFromUserData, writeJoinTokenFile } from '../../agent/node/user-data';
 import { withDeployHostSpec } from '../../activities/deploy-host-spec';
 import { ramdiskQueue } from '../../core/agent-queues';
+import { verifyAttestation } from '../../core/attestations/verify';
 import { loadConfig } from '../../core/config';
 import { isIronflowError } from '../../core/errors';
 import { newId } from '../../core/ids';
+import type { JsonObject } from '../../core/plan';
 import { applyStateOutcome } from '../../core/metal/lifecycle-moves';
 import { buildCsr } from '../../core/pki/csr-builder';
 import { sealingCodecFor } from '../../core/sealing';
@@ -159,7 +161,10 @@ describe('user data and the installed OS', () => {
     expect(certs).toHaveLength(1);
     expect(await t.cp.db.node.count({ where: { id: nodeId } })).toBe(1);
     // Its worker served the acceptance steps on node.<id>, and its session is live.
-    expect(result.outputs['acceptance[0]']).toMatchObject({ nodeId, level: 2, passed: true, source: 'machine' });
+    expect(result.outputs['acceptance[0]']).toMatchObject({ nodeId, level: 2, passed: true, source: 'emulated' });
+    // Attested by the node agent's own certificate (role node), as the control plane checks it.
+    const attested = await verifyAttestation(t.cp.db, result.outputs['acceptance[0]'] as JsonObject, { context: { use: 'diag.dcgm', nodeId, workflowId, stepKey: 'acceptance[0]' }, role: 'node', runStartedAt: (await handle.describe()).startTime });
+    expect((await t.cp.db.nodeCertificate.findUniqueOrThrow({ where: { serial: attested.serial } })).role).toBe('node');
     expect((result.outputs['acceptance[1]'] as { sections: { system: { hostname: string } } }).sections.system.hostname).toBe(nodeId.replace(/_/g, '-'));
     const session = await until(() => t.cp.db.agentSession.findUnique({ where: { nodeId } }), (s) => s?.role === 'node');
     expect(session?.taskQueue).toBe(`node.${nodeId}`);
