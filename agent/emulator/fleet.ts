@@ -26,6 +26,7 @@ export interface NewMachine {
   arch?: MachineDescription['arch'];
   uefi?: boolean;
   diskBytes?: number;
+  disk?: MachineDescription['disk'];
   gpus?: number;
   failingDcgmTests?: string[];
   /** false: the BMC names no NICs (as IPMI cannot), so only PXE discovery learns the MAC. */
@@ -71,6 +72,7 @@ export class Fleet {
       diskBytes: spec.diskBytes ?? 64 * 1024 * 1024,
       gpus: spec.gpus ?? 0,
       ...(spec.failingDcgmTests ? { failingDcgmTests: spec.failingDcgmTests } : {}),
+      ...(spec.disk ? { disk: spec.disk } : {}),
       ...(spec.firmwareUuid ? { firmwareUuid: spec.firmwareUuid } : {}),
     };
     const password = randomBytes(12).toString('base64url');

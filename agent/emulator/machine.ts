@@ -14,6 +14,7 @@ import type { EmulatedDcgmReport } from '../common/dcgm';
 import type { RamdiskHardware } from '../ramdisk/hardware';
 import { startRamdiskAgent, type RamdiskAgent } from '../ramdisk/main';
 import { AgentLog } from '../site/log';
+import { DEFAULT_EMULATED_DISK, EmulatedDisk, type EmulatedDiskSpec } from './emulated-disk';
 import type { EmulatedBootDevice } from './redfish-bmc';
 
 export interface MachineDescription {
@@ -25,6 +26,8 @@ export interface MachineDescription {
   arch: 'x86_64' | 'aarch64';
   uefi: boolean;
   diskBytes: number;
+  /** The drive: its transport and the erase modes its firmware offers (agent/emulator/emulated-disk.ts); DEFAULT_EMULATED_DISK when absent. */
+  disk?: EmulatedDiskSpec;
   gpus: number;
   /** DCGM tests that fail on this machine (none by default). */
   failingDcgmTests?: string[];
@@ -72,6 +75,8 @@ export class Machine {
   /** Grows with every power or boot event: an older boot's loop stops when it changes. */
   private generation = 0;
   private readonly log: AgentLog;
+  /** The drive behind diskPath, as the ramdisk sees it (sysfs, drive tools). */
+  readonly disk: EmulatedDisk;
 
   constructor(
     readonly description: MachineDescription,
@@ -81,12 +86,18 @@ export class Machine {
     this.userDataPath = path.join(options.dataDir, `${description.id}.userdata.json`);
     this.osDir = path.join(options.dataDir, `${description.id}.os`);
     this.log = options.log ?? new AgentLog(() => undefined);
+    this.disk = new EmulatedDisk(description.disk ?? DEFAULT_EMULATED_DISK, this.diskPath, description.diskBytes, path.join(options.dataDir, `${description.id}.sys`), async () => {
+      // The user data and the OS's files live on the disk: an erase of the drive takes them too.
+      await rm(this.userDataPath, { force: true });
+      await rm(this.osDir, { recursive: true, force: true });
+    });
   }
 
   /** Creates the disk file (sparse): a fresh machine has an empty disk. */
   async createDisk(): Promise<void> {
     await writeFile(this.diskPath, '', { flag: 'a' });
     await truncate(this.diskPath, this.description.diskBytes);
+    this.disk.writeSysfs();
   }
 
   /** The BMC powered it off. */
@@ -126,7 +137,9 @@ export class Machine {
     return {
       system: { productUuid: d.uuid, vendor: 'Ironflow', model: 'Emulated Machine', serial: d.id, arch: d.arch, uefi: d.uefi, cpus: 4, memoryBytes: 8 * 1024 ** 3 },
       nics: d.macs.map((mac, i) => ({ mac, ...(d.ips[i] ? { ip: d.ips[i] } : {}) })),
-      disks: [{ name: 'disk0', path: this.diskPath, sizeBytes: d.diskBytes, kind: 'file' }],
+      disks: [{ name: this.disk.name, path: this.diskPath, sizeBytes: d.diskBytes }],
+      sysfsRoot: this.disk.sysfsRoot,
+      diskTools: this.disk.tools,
       gpus: Array.from({ length: d.gpus }, (_, i) => ({ model: 'Emulated GPU', uuid: `GPU-${d.uuid.slice(0, 8)}-${i}` })),
       // The emulator's all-pass DCGM (but for failingDcgmTests), marked as emulated: never a real dcgmi run.
       dcgm: async (level): Promise<EmulatedDcgmReport> => ({

@@ -1,41 +1,187 @@
-// How each wipe mode erases one disk (spec 004 release wipes; Ironic's erase_devices):
+// How each wipe mode erases one disk (spec 004 release and retire wipes; Ironic's erase_devices;
+// docs/wiping.md):
 // - quick: discard the whole device where it supports discard, then zero the first and last
 //   64 MiB (partition tables, the GPT backup, RAID/LVM superblocks) and the first MiB of every
 //   partition, each zeroed range read back;
-// - secure-erase / crypto-erase: the device's own command — NVMe Format with Secure Erase
-//   Settings 1 (user data) or 2 (cryptographic) when the controller says it supports it, ATA
-//   Security Erase (enhanced for crypto) when the drive supports it and is not frozen — and
-//   UNSUPPORTED naming the device and the reason otherwise, never a pretend success. The
-//   machine emulator's disks are files: its emulated device does secure-erase as a full
-//   overwrite and has no crypto-erase.
-import { execFile } from 'node:child_process';
+// - secure-erase / crypto-erase: the drive's own command, chosen from what the drive says it
+//   can do (agent/ramdisk/erase/capabilities.ts): NVMe Format with Secure Erase Settings 1 or 2,
+//   ATA Security Erase or Sanitize CRYPTO SCRAMBLE, `blkdiscard --secure` for other devices
+//   that discard. A drive that cannot is UNSUPPORTED naming the device, its model and the mode,
+//   never a pretend success; with a fallback mode (the retire's pool policy) that disk gets the
+//   fallback instead, and the result says so. Every disk's way is decided before any is
+//   touched. After the drive's erase, sampled blocks must read zero or differ from what they
+//   held before (a crypto erase leaves noise, not zeros).
+// The ramdisk learns a disk's kind from sysfs and its drive's abilities from its tools, on a
+// real machine and an emulated one alike (RamdiskHardware.sysfsRoot, .diskTools).
 import { readdirSync, readFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { IronflowError } from '../../core/errors';
-import type { RamdiskDisk } from './hardware';
+import { ataCapabilities, ataErase, ATA_ERASE_PASSWORD, nvmeCapabilities, nvmeErase, sanitizeState, type DeviceEraseMode, type EraseDecision, type EraseProcedure } from './erase/capabilities';
+import { installedDiskTools } from './erase/installed-tools';
+import type { DiskTools, RamdiskDisk, RamdiskHardware } from './hardware';
 
 export type WipeMode = 'quick' | 'secure-erase' | 'crypto-erase';
+export type FallbackMode = 'quick' | 'secure-erase';
 
 const MIB = 1024 * 1024;
 const QUICK_EDGE_BYTES = 64 * MIB;
-const COMMAND_TIMEOUT_MS = 6 * 3_600_000;
+const IDENTIFY_TIMEOUT_MS = 30_000;
+const DISCARD_TIMEOUT_MS = 2 * 3_600_000;
+const HEARTBEAT_MS = 10_000;
+const SANITIZE_POLL_MS = 2_000;
+const SAMPLE_BLOCK = 4096;
+const SAMPLE_SPOTS = 6;
+const SAMPLE_SPOT_BYTES = 64 * 1024;
 
 // A type alias (not an interface) so it fits the JSON the result is signed as.
 export type DiskWipeResult = {
   name: string;
+  /** The device erase's model, when the drive names one. */
+  model: string | null;
+  /** The mode this disk got: the one asked for, or the fallback (then fallbackFrom says why). */
   mode: WipeMode;
   /** How it was erased: the commands and ranges, for the signed result. */
   method: string;
   bytes: number;
   readBack: boolean;
+  fallbackFrom?: { mode: WipeMode; reason: string };
 };
 
-type Progress = (done: number) => void;
+export type EraseProgress = (details: { bytesWiped?: number; elapsedSeconds?: number }) => void;
+type DiskView = Pick<RamdiskHardware, 'disks' | 'sysfsRoot' | 'diskTools'>;
+
+export interface ErasePlan {
+  disk: RamdiskDisk;
+  model: string | null;
+  mode: WipeMode;
+  procedure?: EraseProcedure;
+  /** The device may still refuse (secure discard: the kernel does not publish it); tried first. */
+  tentative?: boolean;
+  fallbackFrom?: { mode: WipeMode; reason: string };
+  /** For a tentative plan: what runs if the device refuses. */
+  onRefusal?: ErasePlan;
+  /** The fix the refusal names when there is no fallback. */
+  refusal?: string;
+}
+
+function readSysfs(file: string): string | null {
+  try {
+    return readFileSync(file, 'utf8').slice(0, 4096).trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+const blockDir = (view: DiskView, disk: RamdiskDisk) => path.join(view.sysfsRoot ?? '/', 'sys/block', disk.name);
+const toolsOf = (view: DiskView): DiskTools => view.diskTools ?? installedDiskTools;
+
+interface Device {
+  transport: 'nvme' | 'ata' | 'other';
+  model: string | null;
+  discards: boolean;
+}
+
+/** What the kernel says the disk is: NVMe by name, ATA by its SCSI vendor string (libata says "ATA"). */
+function deviceOf(view: DiskView, disk: RamdiskDisk): Device {
+  const dir = blockDir(view, disk);
+  const transport = disk.name.startsWith('nvme') ? 'nvme' : readSysfs(path.join(dir, 'device/vendor')) === 'ATA' ? 'ata' : 'other';
+  return { transport, model: readSysfs(path.join(dir, 'device/model')), discards: Number(readSysfs(path.join(dir, 'queue/discard_max_bytes')) ?? 0) > 0 };
+}
+
+/** Byte offsets where the disk's partitions start (from the kernel's view of the table). */
+function partitionStarts(view: DiskView, disk: RamdiskDisk): number[] {
+  const dir = blockDir(view, disk);
+  try {
+    return readdirSync(dir)
+      .filter((entry) => entry.startsWith(disk.name))
+      .slice(0, 256)
+      .map((entry) => Number(readSysfs(path.join(dir, entry, 'start'))) * 512)
+      .filter((start) => Number.isFinite(start) && start > 0);
+  } catch {
+    return [];
+  }
+}
+
+/** What kind of device a kernel name is, for messages. */
+function transportOf(name: string): string {
+  if (name.startsWith('vd')) return 'a virtio disk';
+  if (name.startsWith('xvd')) return 'a Xen virtual disk';
+  if (name.startsWith('mmcblk')) return 'an MMC/SD device';
+  if (name.startsWith('sd')) return 'a SCSI or SAS disk';
+  return `a ${name} device`;
+}
+
+type DeviceDecision = (EraseDecision & { tentative?: boolean; model: string | null });
+
+/** Asks the drive what it can do for this mode. */
+async function decide(view: DiskView, disk: RamdiskDisk, mode: DeviceEraseMode): Promise<DeviceDecision> {
+  const device = deviceOf(view, disk);
+  const tools = toolsOf(view);
+  if (device.transport === 'nvme') {
+    const caps = nvmeCapabilities(await tools('nvme', ['id-ctrl', disk.path, '--output-format=json'], { timeoutMs: IDENTIFY_TIMEOUT_MS }));
+    if (!caps) return { unsupported: 'nvme id-ctrl did not answer an Identify Controller', model: device.model };
+    return { ...nvmeErase(caps, disk.path, mode), model: caps.model ?? device.model };
+  }
+  if (device.transport === 'ata') {
+    const caps = ataCapabilities(await tools('hdparm', ['-I', disk.path], { timeoutMs: IDENTIFY_TIMEOUT_MS }));
+    if (!caps) return { unsupported: 'hdparm -I did not answer an ATA identify', model: device.model };
+    return { ...ataErase(caps, disk.path, mode), model: caps.model ?? device.model };
+  }
+  if (mode === 'secure-erase' && device.discards) {
+    // Secure discard (eMMC and some SCSI devices): the kernel refuses it with EOPNOTSUPP where the device cannot.
+    return { procedure: { commands: [{ command: 'blkdiscard', args: ['--secure', disk.path] }], timeoutMs: DISCARD_TIMEOUT_MS }, tentative: true, model: device.model };
+  }
+  const has = mode === 'secure-erase' ? 'no secure-erase command of its own and no secure discard' : 'no crypto-erase command of its own';
+  return { unsupported: `it is ${transportOf(disk.name)}, which has ${has} (only NVMe and ATA drives have one)`, model: device.model };
+}
+
+const NO_FALLBACK_FIX = "no fallback was allowed: for a retire, set the pool's policy.retireWipe.fallback (secure-erase or quick); for an undeploy, choose another --wipe mode";
+
+function deviceName(disk: RamdiskDisk, model: string | null): string {
+  return `disk ${disk.name} (${disk.path}${model ? `, ${model}` : ''})`;
+}
+
+function unsupported(disk: RamdiskDisk, model: string | null, mode: WipeMode, message: string): IronflowError {
+  return new IronflowError('UNSUPPORTED', `${deviceName(disk, model)} cannot ${message}`, { path: 'with.mode', disk: disk.name, device: disk.path, ...(model ? { model } : {}), mode, reason: `no-${mode}` });
+}
+
+async function planDisk(view: DiskView, disk: RamdiskDisk, mode: WipeMode, fallback: FallbackMode | undefined): Promise<ErasePlan> {
+  if (mode === 'quick') return { disk, model: deviceOf(view, disk).model, mode };
+  const decision = await decide(view, disk, mode);
+  const { model } = decision;
+  if ('procedure' in decision) {
+    const plan: ErasePlan = { disk, model, mode, procedure: decision.procedure, ...(decision.tentative ? { tentative: true } : {}) };
+    if (!decision.tentative) return plan;
+    if (!fallback) return { ...plan, refusal: `${mode}: the device refused secure discard; ${NO_FALLBACK_FIX}` };
+    return { ...plan, onRefusal: await fallbackPlan(view, disk, model, mode, fallback, 'the device refused secure discard') };
+  }
+  if (!fallback) throw unsupported(disk, model, mode, `${mode}: ${decision.unsupported}; ${NO_FALLBACK_FIX}`);
+  return fallbackPlan(view, disk, model, mode, fallback, decision.unsupported);
+}
+
+async function fallbackPlan(view: DiskView, disk: RamdiskDisk, model: string | null, mode: WipeMode, fallback: FallbackMode, reason: string): Promise<ErasePlan> {
+  const fallbackFrom = { mode, reason };
+  if (fallback === 'quick') return { disk, model, mode: 'quick', fallbackFrom };
+  const second = await decide(view, disk, fallback);
+  if ('procedure' in second && !second.tentative) return { disk, model, mode: fallback, procedure: second.procedure, fallbackFrom };
+  const why = 'procedure' in second ? 'the device would have to be tried (secure discard)' : second.unsupported;
+  throw unsupported(disk, model, mode, `${mode} (${reason}) nor its fallback ${fallback} (${why}): set the pool's policy.retireWipe.fallback to quick, or replace the drive`);
+}
+
+/**
+ * Decides how every disk is erased before any is touched: one disk that cannot be erased as
+ * asked (and has no allowed fallback) fails the wipe, not half of it. Disks whose device may
+ * still refuse come first, so a refusal also happens before any other disk is touched.
+ */
+export async function planErase(view: DiskView, mode: WipeMode, fallback?: FallbackMode): Promise<ErasePlan[]> {
+  const plans: ErasePlan[] = [];
+  for (const disk of view.disks) plans.push(await planDisk(view, disk, mode, fallback));
+  return [...plans.filter((p) => p.tentative), ...plans.filter((p) => !p.tentative)];
+}
 
 /** Zeroes [start, end) and reads it back; answers whether every byte read back zero. */
-export async function zeroRange(file: string, start: number, end: number, progress: Progress): Promise<boolean> {
+export async function zeroRange(file: string, start: number, end: number, progress: (done: number) => void): Promise<boolean> {
   const handle = await open(file, 'r+');
   try {
     const zeros = Buffer.alloc(Math.min(MIB, Math.max(0, end - start)));
@@ -53,132 +199,114 @@ export async function zeroRange(file: string, start: number, end: number, progre
   }
 }
 
-const sysfsBlock = (disk: RamdiskDisk) => path.join('/sys/block', disk.name);
-
-function readSysfs(file: string): string | null {
-  try {
-    return readFileSync(file, 'utf8').trim();
-  } catch {
-    return null;
-  }
-}
-
-/** Byte offsets where the disk's partitions start (from the kernel's view of the table). */
-function partitionStarts(disk: RamdiskDisk): number[] {
-  try {
-    return readdirSync(sysfsBlock(disk))
-      .filter((entry) => entry.startsWith(disk.name))
-      .map((entry) => Number(readSysfs(path.join(sysfsBlock(disk), entry, 'start'))) * 512)
-      .filter((start) => Number.isFinite(start) && start > 0);
-  } catch {
-    return [];
-  }
-}
-
-async function run(command: string, args: string[]): Promise<string> {
-  try {
-    const { stdout } = await promisify(execFile)(command, args, { timeout: COMMAND_TIMEOUT_MS, maxBuffer: 4 * MIB });
-    return stdout;
-  } catch (error) {
-    throw new IronflowError('DRIVER_ERROR', `${command} ${args.join(' ')} failed: ${(error as Error).message}`, { reason: 'erase-command' });
-  }
-}
-
-async function quickWipe(disk: RamdiskDisk, progress: Progress): Promise<DiskWipeResult> {
+async function quickWipe(view: DiskView, plan: ErasePlan, progress: EraseProgress): Promise<DiskWipeResult> {
+  const { disk } = plan;
   const steps: string[] = [];
-  if (disk.kind !== 'file' && Number(readSysfs(path.join(sysfsBlock(disk), 'queue/discard_max_bytes')) ?? 0) > 0) {
-    await run('blkdiscard', [disk.path]);
+  if (deviceOf(view, disk).discards) {
+    await toolsOf(view)('blkdiscard', [disk.path], { timeoutMs: DISCARD_TIMEOUT_MS });
     steps.push('discard');
   }
   const head = Math.min(QUICK_EDGE_BYTES, disk.sizeBytes);
   const tailStart = Math.max(head, disk.sizeBytes - QUICK_EDGE_BYTES);
   const ranges: Array<[number, number]> = [[0, head]];
   if (tailStart < disk.sizeBytes) ranges.push([tailStart, disk.sizeBytes]);
-  for (const start of partitionStarts(disk)) if (start >= head && start + MIB <= tailStart) ranges.push([start, start + MIB]);
+  for (const start of partitionStarts(view, disk)) if (start >= head && start + MIB <= tailStart) ranges.push([start, start + MIB]);
   let readBack = true;
   let bytes = 0;
   for (const [start, end] of ranges) {
-    readBack = (await zeroRange(disk.path, start, end, (done) => progress(bytes + done))) && readBack;
+    readBack = (await zeroRange(disk.path, start, end, (done) => progress({ bytesWiped: bytes + done }))) && readBack;
     bytes += end - start;
   }
   steps.push(`zeroed ${ranges.length} ranges`);
-  return { name: disk.name, mode: 'quick', method: steps.join(', '), bytes, readBack };
+  return resultOf(plan, steps.join(', '), bytes, readBack);
 }
 
-/** What kind of device a kernel name is, for messages. */
-function transportOf(name: string): string {
-  if (name.startsWith('vd')) return 'a virtio disk';
-  if (name.startsWith('xvd')) return 'a Xen virtual disk';
-  if (name.startsWith('mmcblk')) return 'an MMC/SD device';
-  if (name.startsWith('sd')) return 'a SCSI or SAS disk';
-  return `a ${name} device`;
+function resultOf(plan: ErasePlan, method: string, bytes: number, readBack: boolean): DiskWipeResult {
+  return { name: plan.disk.name, model: plan.model, mode: plan.mode, method, bytes, readBack, ...(plan.fallbackFrom ? { fallbackFrom: plan.fallbackFrom } : {}) };
 }
 
-/** What the device itself offers; the reason when it offers nothing for this mode. */
-async function deviceErase(disk: RamdiskDisk, mode: 'secure-erase' | 'crypto-erase'): Promise<{ command: string; args: string[] } | { unsupported: string }> {
-  if (disk.name.startsWith('nvme')) {
-    const controller = JSON.parse(await run('nvme', ['id-ctrl', disk.path, '--output-format=json'])) as { fna?: number };
-    // FNA bit 2: cryptographic erase is supported as part of Format NVM.
-    if (mode === 'crypto-erase' && ((controller.fna ?? 0) & 0x4) === 0) return { unsupported: 'the NVMe controller does not support cryptographic erase (FNA bit 2)' };
-    return { command: 'nvme', args: ['format', disk.path, `--ses=${mode === 'crypto-erase' ? 2 : 1}`, '--force'] };
+/** Where the read-back looks: the first and last MiB and a few spots between. */
+function sampleRanges(size: number): Array<[number, number]> {
+  const edge = Math.min(MIB, size);
+  const ranges: Array<[number, number]> = [[0, edge], [Math.max(0, size - edge), size]];
+  for (let i = 1; i <= SAMPLE_SPOTS; i++) {
+    const at = Math.floor((size * i) / (SAMPLE_SPOTS + 1) / SAMPLE_BLOCK) * SAMPLE_BLOCK;
+    ranges.push([at, Math.min(size, at + SAMPLE_SPOT_BYTES)]);
   }
-  if (readSysfs(path.join(sysfsBlock(disk), 'device/vendor')) === 'ATA') {
-    const identify = await run('hdparm', ['-I', disk.path]);
-    const security = identify.slice(identify.indexOf('Security:'));
-    if (!/\n\s+supported\n/.test(security)) return { unsupported: 'the ATA drive does not support the security feature set' };
-    if (!/not\s+frozen/.test(security)) return { unsupported: 'the ATA drive is security-frozen (power-cycle it hot, or suspend and resume, to unfreeze)' };
-    if (mode === 'crypto-erase' && !/supported: enhanced erase/.test(security)) return { unsupported: 'the ATA drive does not support enhanced (cryptographic) erase' };
-    return { command: 'hdparm', args: [mode === 'crypto-erase' ? '--security-erase-enhanced' : '--security-erase', 'ironflow', disk.path] };
-  }
-  return { unsupported: `it is ${transportOf(disk.name)}, which has no ${mode} command of its own (only NVMe and ATA drives have one)` };
+  return ranges;
 }
 
-export interface ErasePlan {
-  disk: RamdiskDisk;
-  mode: WipeMode;
-  command?: { command: string; args: string[] };
-}
-
-/** Decides how every disk is erased before any is touched: one unsupported disk fails the wipe, not half of it. */
-export async function planErase(disks: RamdiskDisk[], mode: WipeMode): Promise<ErasePlan[]> {
-  const plans: ErasePlan[] = [];
-  for (const disk of disks) {
-    if (mode === 'quick') {
-      plans.push({ disk, mode });
-    } else if (disk.kind === 'file') {
-      if (mode === 'crypto-erase') throw new IronflowError('UNSUPPORTED', `disk ${disk.name} (an emulated device) has no crypto-erase: use quick or secure-erase`, { path: 'with.mode', disk: disk.name, reason: 'no-crypto-erase' });
-      plans.push({ disk, mode });
-    } else {
-      const erase = await deviceErase(disk, mode);
-      if ('unsupported' in erase) throw new IronflowError('UNSUPPORTED', `disk ${disk.name} cannot ${mode}: ${erase.unsupported}`, { path: 'with.mode', disk: disk.name, reason: `no-${mode}` });
-      plans.push({ disk, mode, command: erase });
-    }
-  }
-  return plans;
-}
-
-async function commandWipe(plan: ErasePlan, progress: Progress): Promise<DiskWipeResult> {
-  const { disk, mode, command } = plan;
-  if (!command) return { name: disk.name, mode, method: 'emulated device: full overwrite', bytes: disk.sizeBytes, readBack: await zeroRange(disk.path, 0, disk.sizeBytes, progress) };
-  if (command.command === 'hdparm') await run('hdparm', ['--user-master', 'u', '--security-set-pass', 'ironflow', disk.path]);
-  await run(command.command, command.args);
-  // The device erased itself; its first MiB must now read back as zeros (NVMe and ATA erase both zero it).
-  const readBack = await verifyZero(disk.path, Math.min(MIB, disk.sizeBytes));
-  progress(disk.sizeBytes);
-  return { name: disk.name, mode, method: `${command.command} ${command.args.join(' ')}`, bytes: disk.sizeBytes, readBack };
-}
-
-async function verifyZero(file: string, length: number): Promise<boolean> {
+async function readRanges(file: string, ranges: Array<[number, number]>): Promise<Buffer[]> {
   const handle = await open(file, 'r');
   try {
-    const buffer = Buffer.alloc(length);
-    const { bytesRead } = await handle.read(buffer, 0, length, 0);
-    return bytesRead === length && buffer.every((b) => b === 0);
+    const out: Buffer[] = [];
+    for (const [start, end] of ranges) {
+      const buffer = Buffer.alloc(end - start);
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, start);
+      out.push(buffer.subarray(0, bytesRead));
+    }
+    return out;
   } finally {
     await handle.close();
   }
 }
 
-export async function eraseDisk(plan: ErasePlan, progress: Progress): Promise<DiskWipeResult> {
-  return plan.mode === 'quick' ? quickWipe(plan.disk, progress) : commandWipe(plan, progress);
+/** Every sampled 4 KiB block reads zero or no longer holds what it held before the erase. */
+export function erasedSamples(before: Buffer[], after: Buffer[]): boolean {
+  return before.every((old, i) => {
+    const now = after[i];
+    if (!now || now.length !== old.length) return false;
+    for (let at = 0; at < now.length; at += SAMPLE_BLOCK) {
+      const block = now.subarray(at, at + SAMPLE_BLOCK);
+      if (block.some((b) => b !== 0) && block.equals(old.subarray(at, at + SAMPLE_BLOCK))) return false;
+    }
+    return true;
+  });
+}
+
+const shown = (args: string[]) => args.map((a) => (a === ATA_ERASE_PASSWORD ? '<password>' : a)).join(' ');
+
+async function deviceWipe(view: DiskView, plan: ErasePlan, procedure: EraseProcedure, progress: EraseProgress): Promise<DiskWipeResult> {
+  const { disk } = plan;
+  const tools = toolsOf(view);
+  const ranges = sampleRanges(disk.sizeBytes);
+  const before = await readRanges(disk.path, ranges);
+  const started = Date.now();
+  const remaining = () => Math.max(1_000, procedure.timeoutMs - (Date.now() - started));
+  // The drive reports nothing while it erases: the step heartbeats so the control plane knows the ramdisk is alive.
+  const timer = setInterval(() => progress({ elapsedSeconds: Math.round((Date.now() - started) / 1000) }), HEARTBEAT_MS);
+  try {
+    for (const { command, args } of procedure.commands) await tools(command, args, { timeoutMs: remaining() });
+    if (procedure.pollSanitize) await awaitSanitize(tools, disk, started, procedure.timeoutMs);
+  } finally {
+    clearInterval(timer);
+  }
+  const readBack = erasedSamples(before, await readRanges(disk.path, ranges));
+  progress({ bytesWiped: disk.sizeBytes });
+  const last = procedure.commands[procedure.commands.length - 1] as { command: string; args: string[] };
+  return resultOf(plan, `${last.command} ${shown(last.args)}`, disk.sizeBytes, readBack);
+}
+
+async function awaitSanitize(tools: DiskTools, disk: RamdiskDisk, started: number, timeoutMs: number): Promise<void> {
+  for (;;) {
+    const state = sanitizeState(await tools('hdparm', ['--sanitize-status', disk.path], { timeoutMs: IDENTIFY_TIMEOUT_MS }));
+    if (state === 'done') return;
+    if (state === 'failed') throw new IronflowError('DRIVER_ERROR', `disk ${disk.name} (${disk.path}): the drive reports its sanitize operation failed`, { disk: disk.name, reason: 'sanitize-failed' });
+    if (Date.now() - started > timeoutMs) throw new IronflowError('DRIVER_ERROR', `disk ${disk.name} (${disk.path}): sanitize did not finish within ${Math.round(timeoutMs / 1000)} s`, { disk: disk.name, reason: 'erase-command-timeout' });
+    await new Promise((r) => setTimeout(r, SANITIZE_POLL_MS));
+  }
+}
+
+/** A device that refuses a tentative erase (secure discard) says so through the kernel's EOPNOTSUPP. */
+const refusedByDevice = (error: unknown) => error instanceof IronflowError && /not supported/i.test(error.message);
+
+export async function eraseDisk(view: DiskView, plan: ErasePlan, progress: EraseProgress): Promise<DiskWipeResult> {
+  if (!plan.procedure) return quickWipe(view, plan, progress);
+  try {
+    return await deviceWipe(view, plan, plan.procedure, progress);
+  } catch (error) {
+    if (!plan.tentative || !refusedByDevice(error)) throw error;
+    if (plan.onRefusal) return eraseDisk(view, plan.onRefusal, progress);
+    throw unsupported(plan.disk, plan.model, plan.mode, plan.refusal ?? plan.mode);
+  }
 }

@@ -1,6 +1,9 @@
 // What a ramdisk sees of its machine. A real ramdisk reads DMI, /sys/class/net and block
-// devices; the machine emulator hands in its description and a file as the disk.
+// devices; the machine emulator hands in its description and a file as the disk, with a
+// sysfs tree and disk tools of its emulated drive (agent/emulator/emulated-disk.ts), so the
+// ramdisk learns what a disk can do the same way on both.
 import type { EmulatedDcgm } from '../common/dcgm';
+import type { DiskToolName } from './erase/capabilities';
 
 export interface RamdiskNic {
   mac: string;
@@ -12,15 +15,20 @@ export interface RamdiskDisk {
   /** A block device, or the emulator's disk file. */
   path: string;
   sizeBytes: number;
-  /** 'file': the emulator's disk (an emulated device: no discard, secure-erase by overwrite, no crypto-erase). */
-  kind?: 'block' | 'file';
 }
+
+/** Runs a drive tool (nvme-cli, hdparm, blkdiscard) and answers its stdout; throws with its stderr when it fails or outlives timeoutMs. */
+export type DiskTools = (command: DiskToolName, args: string[], options: { timeoutMs: number }) => Promise<string>;
 
 export interface RamdiskHardware {
   system: { productUuid: string | null; vendor: string; model: string; serial: string; arch: string; uefi: boolean; cpus: number; memoryBytes: number };
   nics: RamdiskNic[];
   disks: RamdiskDisk[];
   gpus: Array<{ model: string; uuid: string }>;
+  /** Where /sys is ('/' on a machine, the default); disks are /sys/block/<name> under it. */
+  sysfsRoot?: string;
+  /** The drive tools; the installed binaries when absent. */
+  diskTools?: DiskTools;
   /** The machine emulator's DCGM answer (emulated machines only; diag.dcgm reports it as `emulated`). */
   dcgm?: EmulatedDcgm;
   /**

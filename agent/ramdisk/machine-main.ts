@@ -28,8 +28,9 @@ export function machineHardware(root = '/'): RamdiskHardware {
   return {
     system: facts.system,
     nics: facts.nics.map((nic) => ({ mac: nic.mac, ...(addresses.has(nic.mac) ? { ip: addresses.get(nic.mac) as string } : {}) })),
-    disks: facts.disks.map(({ name, path, sizeBytes }) => ({ name, path, sizeBytes, kind: 'block' as const })),
+    disks: facts.disks.map(({ name, path, sizeBytes }) => ({ name, path, sizeBytes })),
     gpus: facts.gpus,
+    sysfsRoot: root,
     // The image goes to the first disk (deploy.image); its config drive after it.
     ...(facts.disks[0] ? { writeUserData: async (userData) => void (await writeConfigDrive(facts.disks[0] as { path: string; sizeBytes: number }, userData)) } : {}),
     kexec: async () => {

@@ -1,60 +1,111 @@
-// disk.wipe's erase of each disk (agent/ramdisk/disk-erase.ts) on disk files, the machine
-// emulator's devices: quick zeroes the edges and leaves the middle, secure-erase overwrites
-// everything, crypto-erase is refused; a real device without an erase command is refused
-// with its name and reason before any disk of the machine is touched.
+// disk.wipe's erase of each disk (agent/ramdisk/disk-erase.ts) against emulated drives
+// (agent/emulator/emulated-disk.ts: a disk file, its sysfs entry and the answers its firmware
+// gives to nvme-cli and hdparm): quick zeroes the edges and leaves the middle; secure-erase
+// and crypto-erase run the drive's own command where the drive offers it (zeros, or noise
+// for crypto), and a drive that cannot is UNSUPPORTED naming the device, model and mode
+// before any disk is touched, unless a fallback was allowed.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { eraseDisk, planErase } from '../../agent/ramdisk/disk-erase';
-import type { RamdiskDisk } from '../../agent/ramdisk/hardware';
+import { erasedSamples, eraseDisk, planErase, type FallbackMode, type WipeMode } from '../../agent/ramdisk/disk-erase';
+import { EmulatedDisk, type EmulatedDiskSpec } from '../../agent/emulator/emulated-disk';
+import type { DiskTools, RamdiskDisk } from '../../agent/ramdisk/hardware';
 
 const MIB = 1024 * 1024;
-const dir = mkdtempSync(path.join(os.tmpdir(), 'disk-erase-'));
-
-function fileDisk(name: string, sizeMib: number): RamdiskDisk {
-  const file = path.join(dir, name);
-  writeFileSync(file, randomBytes(sizeMib * MIB));
-  return { name, path: file, sizeBytes: sizeMib * MIB, kind: 'file' };
-}
-
 const zero = (bytes: Buffer) => bytes.every((b) => b === 0);
 
-describe('disk erase', () => {
+/** A machine with these drives (each a file of random bytes), as its ramdisk sees it. */
+function machine(drives: Array<{ spec: EmulatedDiskSpec; sizeMib: number }>) {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'disk-erase-'));
+  const sysfsRoot = path.join(dir, 'sysfs');
+  const emulated = drives.map(({ spec, sizeMib }, i) => {
+    const file = path.join(dir, `disk${i}`);
+    writeFileSync(file, randomBytes(sizeMib * MIB));
+    const disk = new EmulatedDisk(spec, file, sizeMib * MIB, sysfsRoot, async () => undefined);
+    disk.writeSysfs();
+    return { disk, file, sizeBytes: sizeMib * MIB, original: readFileSync(file) };
+  });
+  const disks: RamdiskDisk[] = emulated.map(({ disk, file, sizeBytes }) => ({ name: disk.name, path: file, sizeBytes }));
+  const diskTools: DiskTools = (command, args, options) => (emulated.find(({ file }) => args.includes(file))?.disk.tools ?? emulated[0]!.disk.tools)(command, args, options);
+  return { view: { disks, sysfsRoot, diskTools }, emulated };
+}
+
+async function wipe(view: ReturnType<typeof machine>['view'], mode: WipeMode, fallback?: FallbackMode) {
+  const results = [];
+  for (const plan of await planErase(view, mode, fallback)) results.push(await eraseDisk(view, plan, () => undefined));
+  return results;
+}
+
+describe('disk erase on emulated drives', () => {
   it('quick: the first and last 64 MiB read back zero; the middle keeps its bytes', async () => {
-    const disk = fileDisk('big', 160);
-    const [plan] = await planErase([disk], 'quick');
-    const result = await eraseDisk(plan as NonNullable<typeof plan>, () => undefined);
-    const bytes = readFileSync(disk.path);
-    expect(result).toMatchObject({ name: 'big', mode: 'quick', bytes: 128 * MIB, readBack: true, method: 'zeroed 2 ranges' });
-    expect(zero(bytes.subarray(0, 64 * MIB))).toBe(true);
-    expect(zero(bytes.subarray(96 * MIB))).toBe(true);
-    expect(zero(bytes.subarray(64 * MIB, 96 * MIB))).toBe(false);
+    const { view, emulated } = machine([{ spec: { transport: 'nvme', erase: [] }, sizeMib: 136 }]);
+    expect(await wipe(view, 'quick')).toMatchObject([{ name: 'nvme0n1', mode: 'quick', bytes: 128 * MIB, readBack: true, method: 'zeroed 2 ranges' }]);
+    const bytes = readFileSync(emulated[0]!.file);
+    expect(zero(bytes.subarray(0, 64 * MIB)) && zero(bytes.subarray(72 * MIB))).toBe(true);
+    expect(bytes.subarray(64 * MIB, 72 * MIB).equals(emulated[0]!.original.subarray(64 * MIB, 72 * MIB))).toBe(true);
   });
 
-  it('quick on a disk smaller than the edges zeroes all of it once', async () => {
-    const disk = fileDisk('small', 16);
-    const [plan] = await planErase([disk], 'quick');
-    expect(await eraseDisk(plan as NonNullable<typeof plan>, () => undefined)).toMatchObject({ bytes: 16 * MIB, readBack: true, method: 'zeroed 1 ranges' });
-    expect(zero(readFileSync(disk.path))).toBe(true);
+  it('secure-erase on an NVMe drive with Format: nvme format --ses=1, every byte zero', async () => {
+    const { view, emulated } = machine([{ spec: { transport: 'nvme', erase: ['secure-erase'] }, sizeMib: 8 }]);
+    expect(await wipe(view, 'secure-erase')).toEqual([{ name: 'nvme0n1', model: 'Ironflow Emulated NVMe', mode: 'secure-erase', method: `nvme format ${emulated[0]!.file} --ses=1 --force`, bytes: 8 * MIB, readBack: true }]);
+    expect(zero(readFileSync(emulated[0]!.file))).toBe(true);
+    expect(emulated[0]!.disk.erases).toEqual(['secure-erase']);
   });
 
-  it('secure-erase on an emulated device overwrites every byte; crypto-erase is UNSUPPORTED naming the disk', async () => {
-    const disk = fileDisk('emulated', 8);
-    const [plan] = await planErase([disk], 'secure-erase');
-    expect(await eraseDisk(plan as NonNullable<typeof plan>, () => undefined)).toMatchObject({ method: 'emulated device: full overwrite', bytes: 8 * MIB, readBack: true });
-    expect(zero(readFileSync(disk.path))).toBe(true);
-    await expect(planErase([disk], 'crypto-erase')).rejects.toMatchObject({ code: 'UNSUPPORTED', details: { disk: 'emulated', reason: 'no-crypto-erase' } });
+  it('crypto-erase on an NVMe SED: nvme format --ses=2; the bytes are noise, neither the old ones nor zeros', async () => {
+    const { view, emulated } = machine([{ spec: { transport: 'nvme', erase: ['crypto-erase', 'secure-erase'] }, sizeMib: 8 }]);
+    expect(await wipe(view, 'crypto-erase')).toMatchObject([{ mode: 'crypto-erase', model: 'Ironflow Emulated NVMe SED', method: `nvme format ${emulated[0]!.file} --ses=2 --force`, readBack: true }]);
+    const after = readFileSync(emulated[0]!.file);
+    expect(zero(after)).toBe(false);
+    expect(erasedSamples([emulated[0]!.original], [after])).toBe(true);
   });
 
-  it('a device with no erase command of its own (virtio) is UNSUPPORTED, and no disk was touched', async () => {
-    const first = fileDisk('first', 4);
-    const before = readFileSync(first.path);
-    const virtio: RamdiskDisk = { name: 'vda', path: path.join(dir, 'vda'), sizeBytes: 4 * MIB, kind: 'block' };
-    const refusal = planErase([first, virtio], 'secure-erase');
-    await expect(refusal).rejects.toMatchObject({ code: 'UNSUPPORTED', details: { disk: 'vda', reason: 'no-secure-erase' } });
-    await expect(refusal).rejects.toThrow('disk vda cannot secure-erase: it is a virtio disk, which has no secure-erase command of its own');
-    expect(readFileSync(first.path).equals(before)).toBe(true);
+  it('crypto-erase where the drive cannot is UNSUPPORTED naming the device, model, mode and the fix; nothing is touched', async () => {
+    const { view, emulated } = machine([
+      { spec: { transport: 'nvme', erase: ['crypto-erase'] }, sizeMib: 4 },
+      { spec: { transport: 'sata', erase: ['secure-erase'] }, sizeMib: 4 },
+    ]);
+    const refusal = planErase(view, 'crypto-erase');
+    await expect(refusal).rejects.toMatchObject({ code: 'UNSUPPORTED', details: { disk: 'sda', device: emulated[1]!.file, model: 'Ironflow Emulated SATA SSD', mode: 'crypto-erase', reason: 'no-crypto-erase' } });
+    await expect(refusal).rejects.toThrow(/^disk sda \(.*disk1, Ironflow Emulated SATA SSD\) cannot crypto-erase: the ATA drive does not support Sanitize CRYPTO SCRAMBLE .*set the pool's policy.retireWipe.fallback/);
+    for (const { file, original } of emulated) expect(readFileSync(file).equals(original)).toBe(true);
+  });
+
+  it('with a fallback, a drive without crypto-erase gets it and the result says why; the capable drive gets crypto-erase', async () => {
+    const { view, emulated } = machine([
+      { spec: { transport: 'nvme', erase: ['crypto-erase'] }, sizeMib: 4 },
+      { spec: { transport: 'sata', erase: ['secure-erase'] }, sizeMib: 4 },
+    ]);
+    const results = await wipe(view, 'crypto-erase', 'secure-erase');
+    expect(results).toMatchObject([
+      { name: 'nvme0n1', mode: 'crypto-erase', readBack: true },
+      { name: 'sda', mode: 'secure-erase', method: `hdparm --user-master u --security-erase <password> ${emulated[1]!.file}`, readBack: true, fallbackFrom: { mode: 'crypto-erase', reason: expect.stringContaining('CRYPTO SCRAMBLE') } },
+    ]);
+    expect(results[0]).not.toHaveProperty('fallbackFrom');
+    expect(zero(readFileSync(emulated[1]!.file))).toBe(true);
+  });
+
+  it('a SATA SED crypto-erases by Sanitize CRYPTO SCRAMBLE; a frozen drive cannot secure-erase and says why', async () => {
+    const sed = machine([{ spec: { transport: 'sata', erase: ['crypto-erase', 'secure-erase'] }, sizeMib: 4 }]);
+    expect(await wipe(sed.view, 'crypto-erase')).toMatchObject([{ name: 'sda', mode: 'crypto-erase', method: `hdparm --yes-i-know-what-i-am-doing --sanitize-crypto-scramble ${sed.emulated[0]!.file}`, readBack: true }]);
+    const frozen = machine([{ spec: { transport: 'sata', erase: ['secure-erase'], frozen: true }, sizeMib: 4 }]);
+    await expect(planErase(frozen.view, 'secure-erase')).rejects.toThrow(/cannot secure-erase: the ATA drive is security-frozen/);
+  });
+
+  it('a virtio disk has no erase command: UNSUPPORTED without a fallback, quick with one', async () => {
+    const { view, emulated } = machine([{ spec: { transport: 'virtio', erase: [] }, sizeMib: 4 }]);
+    await expect(planErase(view, 'secure-erase')).rejects.toThrow(/disk vda .* cannot secure-erase: it is a virtio disk, which has no secure-erase command of its own and no secure discard/);
+    await expect(planErase(view, 'crypto-erase', 'secure-erase')).rejects.toThrow(/cannot crypto-erase \(.*\) nor its fallback secure-erase \(.*\): set the pool's policy.retireWipe.fallback to quick/);
+    expect(await wipe(view, 'crypto-erase', 'quick')).toMatchObject([{ name: 'vda', mode: 'quick', readBack: true, fallbackFrom: { mode: 'crypto-erase' } }]);
+    expect(zero(readFileSync(emulated[0]!.file))).toBe(true);
+  });
+
+  it('the read-back refuses a block that still holds its old bytes', () => {
+    const old = randomBytes(8192);
+    const changed = Buffer.concat([randomBytes(4096), old.subarray(4096)]);
+    expect(erasedSamples([old], [changed])).toBe(false);
+    expect(erasedSamples([old], [Buffer.concat([randomBytes(4096), Buffer.alloc(4096)])])).toBe(true);
   });
 });

@@ -1,24 +1,25 @@
 // disk.wipe on the machine's disks, each erased as agent/ramdisk/disk-erase.ts says for the
-// mode (every disk's way decided before any is touched). The result is attested (signed with
-// this ramdisk's certificate key for this node, run and step: agent/common/attest.ts); the
-// control plane counts it only when the signature verifies and every disk read back.
+// mode (every disk's way decided before any is touched; `fallback`, when the plan allows one,
+// is what a disk whose drive cannot do the mode gets instead). The result is attested (signed
+// with this ramdisk's certificate key for this node, run and step: agent/common/attest.ts);
+// the control plane counts it only when the signature verifies and every disk read back.
 import { z } from 'zod';
 import { parseWith } from '../../../core/errors';
 import { attestStepResult } from '../../common/attest';
 import { eraseDisk, planErase } from '../disk-erase';
 import type { RamdiskStep, RamdiskStepDeps } from './deps';
 
-const wipeWith = z.object({ mode: z.enum(['quick', 'secure-erase', 'crypto-erase']).default('quick') }).strict();
+const wipeWith = z.object({ mode: z.enum(['quick', 'secure-erase', 'crypto-erase']).default('quick'), fallback: z.enum(['quick', 'secure-erase']).optional() }).strict();
 
 export function diskWipeStep(deps: RamdiskStepDeps): RamdiskStep {
   return async (input) => {
-    const { mode } = parseWith(wipeWith, input.with);
+    const { mode, fallback } = parseWith(wipeWith, input.with);
     const disks = [];
-    for (const plan of await planErase(deps.hardware.disks, mode)) {
-      disks.push(await eraseDisk(plan, (done) => deps.heartbeat({ disk: plan.disk.name, bytesWiped: done })));
+    for (const plan of await planErase(deps.hardware, mode, fallback)) {
+      disks.push(await eraseDisk(deps.hardware, plan, (details) => deps.heartbeat({ disk: plan.disk.name, ...details })));
     }
     const result = { nodeId: deps.nodeId, workflowId: input.workflowId, mode, disks, wipedAt: new Date().toISOString() };
-    deps.log.info('disks wiped', { nodeId: deps.nodeId, mode, disks: disks.length, readBack: disks.every((d) => d.readBack) });
+    deps.log.info('disks wiped', { nodeId: deps.nodeId, mode, disks: disks.length, fallbacks: disks.filter((d) => d.fallbackFrom).length, readBack: disks.every((d) => d.readBack) });
     return attestStepResult(deps, deps.nodeId, input, result);
   };
 }
