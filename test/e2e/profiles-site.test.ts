@@ -191,14 +191,14 @@ describe('site-side shipped profiles against the real site agent', () => {
     expect((await verb(nodeId, 'rescue')).provisionState).toBe('rescue');
     const rescued = await site.settle(nodeId, 'rescue', 90_000);
     expect(rescued).toMatchObject({ provisionPhase: 'booted', lastError: null, maintenance: false });
+    // Its boot entries and discovery tokens went once the ramdisk joined (not 2 h later).
+    await nothingLeft(nodeId);
     expect(await activitiesOf(nodeId, 'rescue')).toEqual(expect.arrayContaining(['metal.ensureRamdisk', 'boot.cleanUp']));
     expect(machine.state).toBe('ramdisk');
     expect(await site.t.cp.db.nodeCertificate.count({ where: { nodeId, role: 'ramdisk' } })).toBe(ramdiskCertificates + 1);
     const rescueCommands = carriedOut(bmc, from);
     expect(rescueCommands.filter((c) => c.startsWith('boot:'))).toEqual(['boot:Pxe/Once']);
     expect(rescueCommands.filter((c) => c.startsWith('reset:'))).toHaveLength(1);
-    // Its boot entries and discovery tokens went once the ramdisk joined (not 2 h later).
-    await nothingLeft(nodeId);
     await eventsUntil(nodeId, since, ['node.provision.rescue']);
 
     // Unrescue: disk persistently, one power cycle, the installed OS's node agent rejoins.

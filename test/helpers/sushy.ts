@@ -1,7 +1,7 @@
 // sushy-tools' Redfish emulator (PyPI), started per test with its fake driver on a free
 // port, with basic auth (bcrypt htpasswd) and optionally TLS with a throwaway CA.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { JsonClient } from '../../agent/bmc/http-json';
@@ -25,13 +25,28 @@ export interface RunningSushy {
   close(): Promise<void>;
 }
 
+const INSTALL_SUSHY = 'bash scripts/test-deps.sh (or python3 -m pip install sushy-tools==2.2.0)';
+
+/** A missing peer fails the test with the command that installs it (never a skip). */
+function requireSushy(): void {
+  const onPath = (process.env.PATH ?? '').split(path.delimiter).some((dir) => dir !== '' && existsSync(path.join(dir, 'sushy-emulator')));
+  if (!onPath) throw new Error(`sushy-emulator is not on PATH: ${INSTALL_SUSHY}`);
+}
+
 export async function startSushy(options: { systems: SushySystem[]; tls?: boolean; username?: string; password?: string }): Promise<RunningSushy> {
+  requireSushy();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'ironflow-sushy-'));
   const username = options.username ?? 'admin';
   const password = options.password ?? 'sushy-pw-1';
-  const htpasswd = execFileSync('python3', ['-c', 'import bcrypt,sys; print(sys.argv[1] + ":" + bcrypt.hashpw(sys.argv[2].encode(), bcrypt.gensalt(rounds=4)).decode())', username, password], {
-    encoding: 'utf8',
-  });
+  let htpasswd: string;
+  try {
+    htpasswd = execFileSync('python3', ['-c', 'import bcrypt,sys; print(sys.argv[1] + ":" + bcrypt.hashpw(sys.argv[2].encode(), bcrypt.gensalt(rounds=4)).decode())', username, password], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+  } catch (error) {
+    throw new Error(`python3 with bcrypt (which sushy-tools brings) is missing: ${INSTALL_SUSHY}; ${(error as Error).message.slice(0, 300)}`);
+  }
   writeFileSync(path.join(dir, 'htpasswd'), htpasswd);
   const port = await freePort();
   const certificates = options.tls ? makeServerCertificate(dir) : undefined;
