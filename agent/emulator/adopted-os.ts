@@ -6,7 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { startNodeAgent, type NodeAgent } from '../node/main';
 import type { AgentLog } from '../site/log';
-import { emulatedNodeMachine } from './installed-os';
+import { emulatedNodeMachine, osRoot } from './installed-os';
 import type { Machine } from './machine';
 
 export async function adoptRunningMachine(machine: Machine, options: { server: string; token: string; servingCaPin?: string; log?: AgentLog }): Promise<NodeAgent> {
@@ -17,7 +17,8 @@ export async function adoptRunningMachine(machine: Machine, options: { server: s
     server: options.server,
     tokenFile,
     dataDir: machine.osDir,
-    machine: emulatedNodeMachine(machine, machine.description.id),
+    root: osRoot(machine),
+    machine: await emulatedNodeMachine(machine, machine.description.id),
     ...(options.servingCaPin ? { servingCaPin: options.servingCaPin } : {}),
     ...(options.log ? { log: options.log } : {}),
   });

@@ -14,8 +14,10 @@ export interface FirstBootOptions {
   userData: { kind: string; document: string };
   /** The OS's own data dir for the agent (its identity survives reboots there). */
   dataDir: string;
-  /** The machine's facts, given the node id the user data names (default: this host's). */
-  machine?: (nodeId: string) => NodeMachine;
+  /** The OS's root directory (default `/`: this host). */
+  root?: string;
+  /** The machine's facts, given the node id the user data names (default: read from the host under root). */
+  machine?: (nodeId: string) => Promise<NodeMachine>;
   dcgmiBinary?: string;
   log?: AgentLog;
 }
@@ -33,7 +35,8 @@ export async function startInstalledOsAgent(options: FirstBootOptions): Promise<
     nodeId,
     dataDir: options.dataDir,
     ...(firstBoot ? { tokenFile } : {}),
-    ...(options.machine ? { machine: options.machine(nodeId) } : {}),
+    ...(options.root ? { root: options.root } : {}),
+    ...(options.machine ? { machine: await options.machine(nodeId) } : {}),
     ...(options.dcgmiBinary ? { dcgmiBinary: options.dcgmiBinary } : {}),
     ...(options.log ? { log: options.log } : {}),
   });

@@ -11,9 +11,12 @@ import type { AgentIdentity } from '../site/identity';
 import { AgentLog } from '../site/log';
 import { CertificateRenewer } from '../site/renew';
 import { reportingFailures } from '../site/step-failure';
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { HostConverger } from './host-converger';
+import { HostRoot } from './host-root';
 import { DEFAULT_NODE_DATA_DIR, ensureNodeJoined } from './join';
-import { hostMachine, type NodeMachine } from './machine';
+import { readHostMachine, type NodeMachine } from './machine';
 import { NodeSession } from './session';
 import { createNodeSteps, NODE_STEP_KINDS } from './steps';
 
@@ -26,7 +29,12 @@ export interface NodeAgentOptions {
   /** The node this OS was installed for: any other identity is refused. */
   nodeId?: string;
   dataDir?: string;
+  /** The host the agent manages: `/` (default) on a machine, a directory for the emulator's installed OS. */
+  root?: string;
+  /** The machine's facts (default: read from the host under root). */
   machine?: NodeMachine;
+  /** How often the converger applies an unchanged host spec again (drift). */
+  hostRecheckMs?: number;
   log?: AgentLog;
   dcgmiBinary?: string;
 }
@@ -44,11 +52,13 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
   const dataDir = options.dataDir ?? DEFAULT_NODE_DATA_DIR;
   const { identity, settings } = await ensureNodeJoined({ dataDir, server: options.server, servingCaPin: options.servingCaPin, tokenFile: options.tokenFile, nodeId: options.nodeId }, log);
   const client = new ControlPlaneClient(settings.server, undefined, { caPin: settings.servingCaPin });
-  const converger = new HostConverger(dataDir, log);
-  const session = new NodeSession(identity, client, new CertificateRenewer(identity, client, {}, log), converger, log);
+  const root = new HostRoot(options.root ?? '/');
+  const converger = new HostConverger(dataDir, root, log, options.hostRecheckMs ? { recheckMs: options.hostRecheckMs } : {});
+  const session = new NodeSession(identity, client, new CertificateRenewer(identity, client, {}, log), converger, log, bootIdOf(root));
   await session.started();
 
-  const steps = createNodeSteps({ nodeId: identity.current.nodeId, key: identity.key, certificatePem: identity.certificatePem, machine: options.machine ?? hostMachine(), converger, ...(options.dcgmiBinary ? { dcgmiBinary: options.dcgmiBinary } : {}) });
+  const machine = options.machine ?? (await readHostMachine(root));
+  const steps = createNodeSteps({ nodeId: identity.current.nodeId, key: identity.key, certificatePem: identity.certificatePem, machine, converger, root, ...(options.dcgmiBinary ? { dcgmiBinary: options.dcgmiBinary } : {}) });
   const activities: Record<string, AgentActivity> = {};
   for (const kind of NODE_STEP_KINDS) activities[kind] = reportingFailures(steps[kind]);
   const { temporal } = identity.current;
@@ -71,6 +81,17 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
       log.info('node agent stopped', { nodeId: identity.current.nodeId });
     },
   };
+}
+
+/** The kernel's id of this boot (a new one per boot), or a new id when the host has none to read. */
+function bootIdOf(root: HostRoot): string {
+  try {
+    const id = readFileSync(root.path('/proc/sys/kernel/random/boot_id'), 'utf8').trim().slice(0, 64);
+    if (id) return id;
+  } catch {
+    // no /proc in the root: this start stands for a boot
+  }
+  return randomUUID();
 }
 
 /** `ironflow agent join`: joins (or finds the identity) and exits. */

@@ -1,5 +1,8 @@
 // The node agent's session: a signed heartbeat at the interval the control plane asks for,
 // certificate renewal when due, and the host section of each answer handed to the converger.
+// Its first answered heartbeat says `opened` with the host's boot id: the agent is back
+// (after a reboot, say), which the control plane tells the node's running workflows as the
+// same agentJoined a join delivers (an `await: rejoin` step ends on it).
 import type { SessionAnswer } from '../../core/schemas/agent-sessions';
 import type { ControlPlaneClient } from '../site/control-plane-client';
 import type { AgentIdentity } from '../site/identity';
@@ -12,6 +15,7 @@ export class NodeSession {
   private stopped = false;
   private failing = false;
   private beating: Promise<void>;
+  private opened = false;
   lastAnswer: SessionAnswer | undefined;
 
   constructor(
@@ -20,6 +24,7 @@ export class NodeSession {
     private readonly renewer: CertificateRenewer,
     private readonly converger: HostConverger,
     private readonly log: AgentLog,
+    private readonly bootId: string,
   ) {
     this.beating = this.beat();
   }
@@ -39,12 +44,14 @@ export class NodeSession {
     if (this.stopped) return;
     let interval = 1_000;
     try {
-      const answer = await this.client.signedPost<SessionAnswer>(this.identity, '/v1/agents/session', { agentVersion: 'ironflow-node/0.1' });
+      const opening = this.opened ? {} : { opened: true, bootId: this.bootId };
+      const answer = await this.client.signedPost<SessionAnswer>(this.identity, '/v1/agents/session', { agentVersion: 'ironflow-node/0.1', ...opening });
       this.lastAnswer = answer;
+      this.opened = true;
       interval = answer.heartbeatIntervalMs;
       if (this.failing) this.log.info('control plane answers again');
       this.failing = false;
-      this.converger.converge(answer.host?.spec);
+      this.converger.offer(answer.host?.spec);
       await this.renewer.renewIfDue(answer.certificate.renewAfter).catch((error: unknown) => {
         this.log.warn('certificate renewal failed; retrying with the next heartbeat', { error: (error as Error).message });
       });

@@ -1,14 +1,17 @@
 // The node agent's step kinds on node.<nodeId>: inventory.refresh (the machine's facts and
-// the host state the converger reports) and diag.dcgm (attested, with the source that
-// produced it: agent/common/dcgm.ts; DRIVER_ERROR when a test failed).
+// the host state the converger reports), diag.dcgm (attested, with the source that
+// produced it: agent/common/dcgm.ts; DRIVER_ERROR when a test failed), acceptance.check and
+// gpu.reset (the host's nvidia-smi: agent/node/nvidia-smi.ts).
 import type { KeyObject } from 'node:crypto';
 import type { StepInput } from '../../core/plan';
 import { dcgmStepResult } from '../common/dcgm';
 import { runAcceptanceCheck } from './acceptance-checks';
 import type { HostConverger } from './host-converger';
+import type { HostRoot } from './host-root';
 import type { NodeMachine } from './machine';
+import { resetGpus } from './nvidia-smi';
 
-export const NODE_STEP_KINDS = ['inventory.refresh', 'diag.dcgm', 'acceptance.check'] as const;
+export const NODE_STEP_KINDS = ['inventory.refresh', 'diag.dcgm', 'acceptance.check', 'gpu.reset'] as const;
 export type NodeStepKind = (typeof NODE_STEP_KINDS)[number];
 export type NodeStep = (input: StepInput) => Promise<unknown>;
 
@@ -19,6 +22,8 @@ export interface NodeStepDeps {
   certificatePem: () => string;
   machine: NodeMachine;
   converger: HostConverger;
+  /** The host the agent manages (where gpu.reset finds nvidia-smi). */
+  root: HostRoot;
   /** Where dcgmi is looked up on a real host (default: dcgmi on the PATH). */
   dcgmiBinary?: string;
 }
@@ -44,6 +49,11 @@ export function createNodeSteps(deps: NodeStepDeps): Record<NodeStepKind, NodeSt
     /** One of the pool's acceptance checks on an adopted machine (agent/node/acceptance-checks.ts). */
     async 'acceptance.check'(input) {
       return runAcceptanceCheck(input, deps.machine);
+    },
+
+    /** Every GPU nvidia-smi sees, reset; UNSUPPORTED naming the host without it. */
+    async 'gpu.reset'() {
+      return resetGpus(deps.root, deps.machine.hostname);
     },
   };
 }
