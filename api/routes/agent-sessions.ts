@@ -6,6 +6,7 @@ import { leaseViewFor } from '../../core/boot-lease/decide';
 import { siteCacheImages, type CacheImage } from '../../core/images/prewarm';
 import { pinnedSiteImages, recordSiteCacheReport } from '../../core/images/site-cache-report';
 import { appendEvent } from '../../core/events';
+import { signalNodeAgentBack } from '../../core/joins/agent-joined';
 import { agentTaskQueue } from '../../core/joins/certificate-policy';
 import { recordDiscoveryReport } from '../../core/metal/discovery-store';
 import { loadOrCreateNodeCa } from '../../core/pki/node-ca';
@@ -41,6 +42,11 @@ export const agentSessionRoutes: FastifyPluginAsyncZod<ApiContext> = async (app,
       create: { nodeId: agent.nodeId, siteId: agent.siteId ?? '', role: agent.role, lastSeenAt: now, taskQueue, ...siteStatus },
       update: { lastSeenAt: now, taskQueue, role: agent.role, ...siteStatus, ...(previous && !isConnected(previous.lastSeenAt, now.getTime()) ? { connectedAt: now } : {}) },
     });
+    if (agent.role === 'node' && request.body.opened) {
+      // A node agent back (after a reboot): the same agentJoined a join delivers, to the node's running workflows.
+      const workflowIds = await signalNodeAgentBack(ctx.temporal, agent.nodeId).catch(() => []);
+      await appendEvent(ctx.db, { tenantId: agent.tenantId, type: 'node.agent.reconnected', subjectId: agent.nodeId, data: { role: agent.role, ...(request.body.bootId ? { bootId: request.body.bootId } : {}), workflowIds } });
+    }
     const isSiteAgent = agent.role === 'site' && agent.siteId !== null;
     if (isSiteAgent && (!previous || !isConnected(previous.lastSeenAt, now.getTime()))) {
       await ensureSiteBootController(ctx.temporal, ctx.config.controlQueue, agent.siteId as string);

@@ -23,6 +23,10 @@ export const heartbeatSchema = z
     /** A site agent's cache inventory; absent when the agent has no cache. */
     images: z.array(cacheImageReportSchema).max(1024).optional(),
     siteStatus: siteSectionStatusSchema.optional(),
+    /** The agent's first heartbeat since it started (a node agent after a reboot): its running workflows hear it is back. */
+    opened: z.boolean().optional(),
+    /** The host's boot id (/proc/sys/kernel/random/boot_id) with `opened`: tells a reboot from an agent restart in the event. */
+    bootId: z.string().max(64).optional(),
     /** A site agent's PXE clients without a boot entry (spec 001); ignored from other roles. */
     discovered: discoveryReportSchema.optional(),
   })
