@@ -28,7 +28,14 @@ export async function withVerifiedAttestations(deps: AttestedOutcomeDeps, outcom
   if (claimed.outcome !== 'succeeded') return claimed;
   const node = await deps.db.node.findUnique({ where: { id: claimed.nodeId } });
   if (!node || node.workflowId !== claimed.workflowId) return claimed; // applyStateOutcome ignores it
-  const planned = await planForState(deps.db, node);
+  let planned;
+  try {
+    planned = await planForState(deps.db, node);
+  } catch (error) {
+    // Without the plan nothing can be checked, so nothing is counted (lifecycleNext fails a state the same way).
+    if (!isIronflowError(error)) throw error;
+    return { ...claimed, outcome: 'failed', error: { code: error.code, message: error.message } };
+  }
   if (planned.kind !== 'run') return claimed;
   const outputs = claimed.outputs ?? {};
   // A step that had to run and answer (not skipped by its labels, no fallback, failure not
