@@ -11,6 +11,7 @@ import type { JsonObject, Plan, PlanStep, ProvisionTarget } from '../core/plan';
 import { workflowFor } from '../core/provision-states';
 import { poolPolicySchema } from '../core/schemas/pools';
 import { acceptancePlan } from './acceptance-plan';
+import { retireWipeWith } from './retire-wipe';
 import { adoptedRetirePlan } from './adopted-retire-plan';
 import { compileProfile } from './compiler';
 import { shippedProfiles } from './shipped';
@@ -21,7 +22,7 @@ export type StatePlan =
   | { kind: 'unsupported'; message: string }
   | { kind: 'run'; workflowId: string; plan: Plan; target: ProvisionTarget };
 
-function fill(steps: PlanStep[], node: Node, plan: Plan): PlanStep[] {
+function fill(steps: PlanStep[], node: Node, plan: Plan, retireWipe?: JsonObject): PlanStep[] {
   const out: PlanStep[] = [];
   for (const step of steps) {
     let w: JsonObject = step.with;
@@ -33,8 +34,12 @@ function fill(steps: PlanStep[], node: Node, plan: Plan): PlanStep[] {
       if (node.releaseWipe === 'none') continue;
       w = { ...w, mode: node.releaseWipe };
     }
+    if (step.use === 'disk.wipe' && retireWipe) {
+      const { fallback: _profiles, ...rest } = w;
+      w = { ...rest, ...retireWipe };
+    }
     if (step.use === 'deploy.deploy' && w.image === undefined && plan.image) w = { ...w, image: plan.image };
-    out.push({ ...step, with: w, ...(step.fallback ? { fallback: fill([step.fallback], node, plan)[0] } : {}) });
+    out.push({ ...step, with: w, ...(step.fallback ? { fallback: fill([step.fallback], node, plan, retireWipe)[0] } : {}) });
   }
   return out;
 }
@@ -68,7 +73,8 @@ export async function planForState(db: Db, node: Node): Promise<StatePlan> {
     if (!shipped) throw new IronflowError('INTERNAL', `shipped profile ${id}@${version} is missing`, {});
     plan = compileProfile(shipped, BUILTIN_TENANT);
   }
-  plan = { ...plan, steps: fill(plan.steps, node, plan), acceptance: fill(plan.acceptance, node, plan) };
+  const retireWipe = node.provisionState === 'retiring' ? await retireWipeWith(db, node) : undefined;
+  plan = { ...plan, steps: fill(plan.steps, node, plan, retireWipe), acceptance: fill(plan.acceptance, node, plan, retireWipe) };
   const labels = node.labels && typeof node.labels === 'object' ? (node.labels as Record<string, string>) : {};
   return {
     kind: 'run',

@@ -28,6 +28,22 @@ export const acceptanceCheckSchema = z
   })
   .strict();
 
+/**
+ * What metal-retire's wipe does (docs/wiping.md): `mode` on every disk; a disk whose drive
+ * cannot gets `fallback` instead, or, with 'fail', the retire fails naming the disk.
+ */
+export const retireWipeSchema = z
+  .object({
+    mode: z.enum(['crypto-erase', 'secure-erase', 'quick']).default('crypto-erase'),
+    fallback: z.enum(['secure-erase', 'quick', 'fail']).default('fail'),
+  })
+  .strict()
+  .refine((w) => w.fallback === 'fail' || w.mode === 'crypto-erase' || (w.mode === 'secure-erase' && w.fallback === 'quick'), {
+    path: ['fallback'],
+    message: 'a fallback must be a weaker wipe than the mode (crypto-erase → secure-erase or quick, secure-erase → quick), or fail',
+  });
+export type RetireWipe = z.infer<typeof retireWipeSchema>;
+
 export const poolPolicySchema = z
   .object({
     hardwareProfile: labelSchema.optional(),
@@ -40,6 +56,7 @@ export const poolPolicySchema = z
     acceptanceChecks: z.array(acceptanceCheckSchema).max(32).default([]),
     /** Count the machine emulator's reports (DCGM marked `emulated`) as the machines' own: test and demo pools only. */
     allowEmulatedMachines: z.boolean().default(false),
+    retireWipe: retireWipeSchema.default({ mode: 'crypto-erase', fallback: 'fail' }),
     ...poolUnitFields,
   })
   .strict();
@@ -54,6 +71,7 @@ export const poolPolicyPatchSchema = z
     agent: z.enum(['ironflow', 'none']).optional(),
     acceptanceChecks: z.array(acceptanceCheckSchema).max(32).optional(),
     allowEmulatedMachines: z.boolean().optional(),
+    retireWipe: retireWipeSchema.optional(),
     ...poolUnitFields,
   })
   .strict();

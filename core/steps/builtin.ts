@@ -77,7 +77,8 @@ export const builtinSteps: StepDefinition[] = [
     use: 'disk.wipe',
     summary: 'Wipes the machine’s disks and reports a node-signed result',
     queues: ['ramdisk'],
-    with: z.object({ mode: z.enum(['quick', 'secure-erase', 'crypto-erase']).default('quick') }).strict(),
+    // fallback: what a disk whose drive cannot do `mode` gets instead (a retire's pool policy.retireWipe); absent: such a disk fails the step UNSUPPORTED.
+    with: z.object({ mode: z.enum(['quick', 'secure-erase', 'crypto-erase']).default('quick'), fallback: z.enum(['quick', 'secure-erase']).optional() }).strict(),
     defaultTimeout: '2h',
     defaultRetries: 1,
     heartbeat: '30s',
