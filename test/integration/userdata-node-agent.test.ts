@@ -4,7 +4,7 @@
 // joining as the same node and ending a boot.kexec `await: rejoin` wait, the attestor's
 // refusals, and host config units landing in Node.hostSpec and reaching the agent.
 import { createHash, generateKeyPairSync } from 'node:crypto';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Payload } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -121,7 +121,7 @@ describe('user data and the installed OS', () => {
     installedOs.set(nodeId, async () => {
       // What cloud-init does on first boot (the token file), then the agent's own start.
       writeJoinTokenFile('cloud-init', await userDataOf(workflowId), tokenFile);
-      nodeAgents.push(await startNodeAgent({ server: t.cp.url, tokenFile, nodeId, dataDir, machine: { hostname: nodeId.replace(/_/g, '-'), productUuid: null, arch: 'x86_64', cpus: 8, memoryBytes: 2 ** 34, gpus: [], dcgm: async (level) => ({ level, source: 'emulated', tests: [{ name: 'memory', passed: true }] }) }, dcgmiBinary: path.join(dataDir, 'no-dcgmi') }));
+      nodeAgents.push(await startNodeAgent({ server: t.cp.url, tokenFile, nodeId, dataDir, root: path.join(dataDir, 'root'), machine: { hostname: nodeId.replace(/_/g, '-'), productUuid: null, arch: 'x86_64', cpus: 8, memoryBytes: 2 ** 34, gpus: [], dcgm: async (level) => ({ level, source: 'emulated', tests: [{ name: 'memory', passed: true }] }) }, dcgmiBinary: path.join(dataDir, 'no-dcgmi') }));
     });
     const doc = renderAndWait('ud-deploy');
     workflowId = await run({ ...doc, acceptance: [{ use: 'diag.dcgm', on: 'node', with: { level: 2 }, timeout: '30s' }, { use: 'inventory.refresh', on: 'node', timeout: '30s' }] }, nodeId);
@@ -235,9 +235,12 @@ describe('user data and the installed OS', () => {
     expect(spec.units[0]!.settings).toEqual({ size: '1G', count: 64, perNumaNode: false });
     expect(spec.skipped).toEqual(['cpu']);
 
-    // The session's host section reaches the agent's converger: known units converge, the unknown one fails.
+    // The session's host section reaches the agent's converger, which applies it under its root (a directory here):
+    // the known units' files are written (gpu-sharing by MPS is a systemd unit, pending where systemd does not run the root), the unknown one fails.
     const state = await until(async () => agent.converger.state(), (s) => s?.profile === 'ud-host@1', 20_000, 'the host spec at the agent');
-    expect(state!.units.map((u) => `${u.name}:${u.state}`)).toEqual(['hugepages:converged', 'kernel-modules:converged', 'iommu:converged', 'gpu-sharing:converged', 'nvidia-driver:failed']);
+    expect(state!.units.map((u) => `${u.name}:${u.state}`)).toEqual(['hugepages:converged', 'kernel-modules:converged', 'iommu:converged', 'gpu-sharing:pending', 'nvidia-driver:failed']);
+    expect(state!.root).toBe(agent.converger.root.dir);
+    expect(readFileSync(agent.converger.root.path('/etc/default/grub.d/90-ironflow-hugepages.cfg'), 'utf8')).toContain('hugepages=64');
   });
 
   it('checks the user data settings at start: INVALID_CONFIG naming the key and the fix', () => {
