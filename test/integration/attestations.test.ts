@@ -4,8 +4,9 @@
 // from the REAL ramdisk steps (disk.wipe on the emulated machine's disk file, diag.dcgm on its
 // emulated GPUs). The outcome goes through the lifecycle's own activity (lifecycleApply):
 // a signed result passes; a tampered one, another node's key, a result replayed into another
-// run, a revoked certificate and an unsigned `{ attested: true }` are each refused with the
-// spec's code and a `security.attestation.refused` event, and the node fails, never ready.
+// run, a revoked certificate, the wrong agent's certificate and an unsigned `{ attested: true }`
+// are each refused with the spec's code and a `security.attestation.refused` event, and the
+// node fails, never ready.
 // An emulated DCGM report counts only in a pool whose policy allows emulated machines.
 import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -235,6 +236,14 @@ describe('attested DCGM reports', () => {
     const event = await refused(c, { 'steps[2]': report, 'steps[3]': await wipe(c, 'steps[3]') }, { code: 'PERMISSION_DENIED', reason: 'emulated-machine', from: 'commissioning' });
     expect(event.data).toMatchObject({ use: 'diag.dcgm', stepKey: 'steps[2]' });
     expect((await site.t.cp.db.node.findUniqueOrThrow({ where: { id: c.nodeId } })).lastError).toMatchObject({ message: expect.stringMatching(/allowEmulatedMachines/) });
+  });
+
+  it("a DCGM run the node agent had to answer (a deploy's acceptance on node) is refused when the ramdisk's certificate signed it", async () => {
+    const document = { id: 'attest-accept', version: 1, target: 'metal', steps: [{ use: 'metal.ensureRamdisk' }], acceptance: [{ use: 'diag.dcgm', on: 'node', with: { level: 1 } }] };
+    await site.t.root.call('POST', '/v1/profiles', { tenantId: 'root', document });
+    await site.t.cp.db.node.update({ where: { id: c.nodeId }, data: { provisionState: 'deploying', workflowId: c.workflowId, deployProfile: { id: 'attest-accept', version: 1 }, failedFrom: null, maintenance: false } });
+    const report = (await dcgmStep(c.deps)(input(c, 'diag.dcgm', 'acceptance[0]', { level: 1 }))) as JsonObject;
+    await refused(c, { 'acceptance[0]': report }, { code: 'PERMISSION_DENIED', reason: 'certificate-role', from: 'deploying' });
   });
 
   it('an unsigned DCGM pass is refused with PERMISSION_DENIED even where emulated machines are allowed; a signed emulated report then commissions', async () => {
