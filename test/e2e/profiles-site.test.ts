@@ -18,6 +18,7 @@ import type { EmulatedMachine } from '../../agent/emulator/redfish-bmc';
 import { addImageSigner } from '../../core/images/signers';
 import { imageSigningInput } from '../../core/images/signing-input';
 import type { MetalNodeView } from '../../core/schemas/metal';
+import { stepRegistry } from '../../core/steps/builtin';
 import { until } from '../helpers/boot-site';
 import { sha, startE2eSite, type E2eSite, type Machine } from '../helpers/e2e-site';
 
@@ -44,8 +45,8 @@ const eventsUntil = (nodeId: string, since: number, types: string[]) =>
     const events = await eventsOf(nodeId, since);
     return types.every((t) => events.some((e) => e.type === t)) ? events : undefined;
   }, 30_000);
-/** The steps a workflow scheduled (its routing activity, siteAgentFor, aside). */
-const stepsOf = async (workflowId: string) => (await site.scheduledActivities(workflowId)).filter((a) => a !== 'siteAgentFor');
+/** The steps a workflow scheduled (the workflow's own activities, such as routing to a site agent, aside). */
+const stepsOf = async (workflowId: string) => (await site.scheduledActivities(workflowId)).filter((a) => stepRegistry.get(a) !== undefined);
 /** The steps of the node's state workflow that ran `state` last. */
 const activitiesOf = async (nodeId: string, state: string) => {
   const seqOf = (id: string) => Number(id.split(':').at(-1));
