@@ -7,6 +7,7 @@ import { createMetalMediaActivities } from './metal-media';
 import { createMetalStepActivities } from './metal-steps';
 import { createNodeLifecycleActivities } from './node-lifecycle';
 import { createProvisionStepActivities } from './provision-steps';
+import { createQuorumActivities } from './quorum';
 import { createSiteBootActivities } from './site-boot';
 import { createSiteRoutingActivities } from './site-routing';
 import { createSystemCheckActivities } from './system-check';
@@ -25,6 +26,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createMetalMediaActivities(deps),
     ...createUserDataActivities(deps),
     ...createMetalBulkActivities(deps),
+    ...createQuorumActivities(deps),
   };
 }
 export type ControlPlaneActivities = ReturnType<typeof createActivities>;

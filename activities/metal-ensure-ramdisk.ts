@@ -113,7 +113,7 @@ export function createMetalEnsureRamdiskActivities(deps: ActivityDeps) {
             return await runAgentCommand(deps.temporal, deps.config.controlQueue, `${input.workflowId}/${stepKey}/${attempt}/${activity}`, {
               taskQueue: agent.taskQueue,
               activity,
-              input: { workflowId: input.workflowId, stepKey, use: activity, with: withInput, target: input.target },
+              input: { workflowId: input.workflowId, stepKey, use: activity, with: withInput, target: input.target, ...(input.quorum ? { quorum: input.quorum } : {}) },
               timeoutMs: COMMAND_TIMEOUT_MS,
               heartbeatTimeoutMs: SITE_STEP_HEARTBEAT_TIMEOUT_MS,
             });

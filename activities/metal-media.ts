@@ -58,7 +58,7 @@ export function createMetalMediaActivities(deps: ActivityDeps) {
           runAgentCommand(deps.temporal, deps.config.controlQueue, `${input.workflowId}/${input.stepKey}/${attempt}/${activity}`, {
             taskQueue: agent.taskQueue,
             activity,
-            input: { workflowId: input.workflowId, stepKey: input.stepKey, use: activity, with: withInput, target: input.target },
+            input: { workflowId: input.workflowId, stepKey: input.stepKey, use: activity, with: withInput, target: input.target, ...(input.quorum ? { quorum: input.quorum } : {}) },
             timeoutMs: COMMAND_TIMEOUT_MS,
             heartbeatTimeoutMs: SITE_STEP_HEARTBEAT_TIMEOUT_MS,
           });

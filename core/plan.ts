@@ -1,6 +1,7 @@
 // The plan: what the compiler makes of a profile version, and the argument of the
 // `provision` workflow, so a workflow history shows exactly what ran. Pure data.
 import type { QueueKind } from './agent-queues';
+import type { QuorumBundle } from './quorum/documents';
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
@@ -88,6 +89,8 @@ export interface StepInput {
   confirmedMac?: string;
   /** For a control step's second half: what the machine answered to its relay (see StepRelay). */
   relayResult?: JsonValue;
+  /** The run's approved destructive-batch quorum bundle (docs/quorum.md): agents check it before a destructive command. */
+  quorum?: QuorumBundle;
 }
 
 /**

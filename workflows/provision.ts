@@ -26,6 +26,7 @@ import { isStepRelay, type JsonValue, type Plan, type PlanStep, type ProvisionRe
 import { activitySummary, provisionDetails } from '../core/workflow-summaries';
 import { installConfirmMacHandlers, noteRejectedSignal } from './confirm-mac-handlers';
 import { abortSignal, abortUpdate, agentJoinedSignal, statusQuery, stepProgressSignal } from './provision-handles';
+import { quorumGate } from './quorum-gate';
 
 const routing = proxyActivities<SiteRoutingActivities>({ startToCloseTimeout: '20 seconds', retry: { maximumAttempts: 10, maximumInterval: '5 seconds' } });
 
@@ -107,6 +108,8 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
     waitReported = false;
     showDetails();
   };
+  // The destructive-batch quorum: destructive steps wait for the run's approved batch, which every step's input then carries.
+  const gate = quorumGate(plan, target, workflowId, waitFor);
 
   const abortProblem = (reason: unknown): string | undefined => {
     if (typeof reason !== 'string' || reason.trim() === '' || reason.length > MAX_REASON) return `a reason is 1 to ${MAX_REASON} characters`;
@@ -156,6 +159,7 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
     with: step.with,
     target,
     ...(status.confirmedMac && step.await === 'confirmMac' ? { confirmedMac: status.confirmedMac } : {}),
+    ...(gate.bundle() ? { quorum: gate.bundle() } : {}),
     ...extra,
   });
 
@@ -253,6 +257,7 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
   async function runStep(step: PlanStep): Promise<void> {
     if (!labelsMatch(step.when, target.labels)) return void record(step, 'skipped');
     try {
+      if (!(await gate.before(step, status.phase === 'cleanup'))) return void record(step, 'skipped');
       const output = await execute(step);
       if (output !== undefined) outputs[step.key] = output as JsonValue;
       record(step, 'succeeded');
@@ -285,6 +290,7 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
   let failure: unknown;
   try {
     await main.run(async () => {
+      await gate.start();
       for (const step of plan.steps) await runStep(step);
       status.phase = 'acceptance';
       showDetails();

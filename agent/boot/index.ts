@@ -45,6 +45,8 @@ export async function startSiteBootServer(options: {
   session: () => SessionState;
   log: AgentLog;
   secrets?: BootSecrets;
+  /** The site agent's [quorum] pinned_policies: ramdisks get them as if.quorum. */
+  quorumPins?: readonly string[];
 }): Promise<SiteBootServer> {
   const config = bootServerConfigFrom(options.section, { url: options.controlPlaneUrl, caPems: options.controlPlaneCaPems }, options.dataDir);
   const { identity, log } = options;
@@ -69,6 +71,7 @@ export async function startSiteBootServer(options: {
     cacheGrants: cache.grants,
     sanbootReady: (sha256) => cache.store.has(sha256) && options.session().cacheImages.some((image) => image.sha256 === sha256 && image.format === 'iso'),
     discovered: { clients: discovered, onlyKnown: config.proxyDhcp },
+    ...(options.quorumPins?.length ? { quorumPins: options.quorumPins } : {}),
   });
   routes.push(cacheRoute({ store: cache.store, grants: cache.grants, holdsLease: () => state().active && state().epoch > 0, log }));
   routes.push(filesRoute({ filesDir: config.filesDir, tftpRoot: config.tftpRoot }));

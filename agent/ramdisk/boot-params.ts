@@ -21,6 +21,8 @@ export const bootParamsSchema = z
     assertion: z.string().min(1).max(4096),
     /** The site agent's image cache under this boot's grant (…/cache/t/<grant>): deploy.image tries it first. */
     cache: z.url({ protocol: /^https?$/ }).max(256).optional(),
+    /** The site agent's pinned quorum policies (sha256 hex, comma-separated): disk.wipe and deploy.image run only in a batch approved under one. */
+    quorum: z.string().regex(/^[0-9a-f]{64}(,[0-9a-f]{64}){0,3}$/).optional(),
   })
   .strip();
 export type BootParams = z.infer<typeof bootParamsSchema>;

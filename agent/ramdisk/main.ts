@@ -18,6 +18,7 @@ import { deployImageStep } from './steps/deploy-image';
 import { diskWipeStep } from './steps/disk-wipe';
 import { inventoryStep } from './steps/inventory';
 import { dcgmStep, kexecStep } from './steps/machine';
+import { requireApprovedBatch } from '../common/quorum-check';
 
 export const RAMDISK_STEP_KINDS = ['inventory.refresh', 'disk.wipe', 'deploy.image', 'boot.kexec', 'diag.dcgm'] as const;
 
@@ -53,10 +54,12 @@ export async function startRamdiskAgent(options: RamdiskAgentOptions): Promise<R
   const session = new RamdiskHeartbeat(client, signer, log);
   await session.started();
   const deps: RamdiskStepDeps = { nodeId: identity.answer.nodeId, key: identity.key, certificatePem: identity.certificatePem, hardware: options.hardware, client, log, heartbeat, ...(options.trustedCaPems ? { trustedCaPems: options.trustedCaPems } : {}), ...(options.params.cache ? { cacheUrl: options.params.cache } : {}) };
+  // Wipes and deploys check their batch against the pins the site agent's boot script gave (if.quorum); the command's node is this ramdisk's own.
+  const quorum = { pins: options.params.quorum?.split(',') ?? [], client, signer, log, nodeIdOf: () => identity.answer.nodeId };
   const steps: Record<(typeof RAMDISK_STEP_KINDS)[number], RamdiskStep> = {
     'inventory.refresh': inventoryStep(deps),
-    'disk.wipe': diskWipeStep(deps),
-    'deploy.image': deployImageStep(deps),
+    'disk.wipe': requireApprovedBatch('disk.wipe', diskWipeStep(deps), quorum),
+    'deploy.image': requireApprovedBatch('deploy.image', deployImageStep(deps), quorum),
     'boot.kexec': kexecStep(deps),
     'diag.dcgm': dcgmStep(deps),
   };

@@ -32,6 +32,11 @@ export const siteAgentConfigSchema = z
       .default({ bmc_networks: [] }),
     /** The boot server's settings (proxy DHCP, TFTP, HTTP); kept for it, read by it. */
     boot: z.record(z.string(), z.unknown()).optional(),
+    /** The destructive-batch quorum (docs/quorum.md): sha256 of each tenant quorum policy this site enforces. */
+    quorum: z
+      .object({ pinned_policies: z.array(z.string().regex(/^[0-9a-f]{64}$/, 'a policy sha256 (hex), as `ironflow batches policy` shows it')).max(4).default([]) })
+      .strict()
+      .default({ pinned_policies: [] }),
     certificate: z
       .object({
         /**
@@ -55,6 +60,8 @@ export interface SiteAgentConfig {
   boot?: Record<string, unknown>;
   /** Renew at most this long after issuance (the control plane's renewAfter otherwise). */
   renewAfterMs?: number;
+  /** [quorum] pinned_policies: destructive commands run only in batches approved under one of these. */
+  quorumPins: string[];
 }
 
 /** Checks a parsed document; `baseDir` resolves relative paths. */
@@ -74,6 +81,7 @@ export function siteAgentConfigFrom(document: unknown, baseDir: string): SiteAge
     dataDir: path.resolve(baseDir, parsed.data_dir),
     ...(parsed.token_file ? { tokenFile: path.resolve(baseDir, parsed.token_file) } : {}),
     bmcNetworks: parsed.site.bmc_networks.map((c) => parseCidr(c) as Cidr),
+    quorumPins: parsed.quorum.pinned_policies,
     ...(parsed.boot ? { boot: parsed.boot } : {}),
     ...(renewAfter ? { renewAfterMs: durationMs(renewAfter) } : {}),
   };

@@ -46,7 +46,7 @@ export async function startSiteAgent(config: SiteAgentConfig, options: { env?: N
   try {
     await session.firstAnswer();
     if (config.boot) {
-      bootServer = await startSiteBootServer({ section: config.boot, controlPlaneUrl: config.controlPlaneUrl, controlPlaneCaPems: config.controlPlaneCaPems, dataDir: config.dataDir, client, identity, entries: bootEntries, session: () => session.state(), log });
+      bootServer = await startSiteBootServer({ section: config.boot, controlPlaneUrl: config.controlPlaneUrl, controlPlaneCaPems: config.controlPlaneCaPems, dataDir: config.dataDir, client, identity, entries: bootEntries, session: () => session.state(), log, quorumPins: config.quorumPins });
       // The cache pulls what each answer names (pre-warm and pinned images); heartbeats report it.
       const cache = bootServer.cache;
       session.reportCacheWith(() => cache.report(bootEntries.list()));
@@ -66,6 +66,7 @@ export async function startSiteAgent(config: SiteAgentConfig, options: { env?: N
       session: () => session.state(),
       drivenBmcHosts: new Set(),
       ...(bootServer ? { cachedMediaUrl: cachedMediaUrlOf(bootServer) } : {}),
+      quorumPins: config.quorumPins,
     });
     const startWorker = () => startSiteWorker({ temporal: identity.current.temporal, credentials: { chain: identity.chain, key: identity.key }, steps });
     worker = await startWorker();

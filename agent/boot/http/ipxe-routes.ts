@@ -43,6 +43,8 @@ export interface IpxeRouteDeps {
   sanbootReady?: (sha256: string) => boolean;
   /** Where script fetches from MACs without an entry are listed; `onlyKnown` while proxy DHCP runs (anyone can fetch a URL). */
   discovered?: { clients: DiscoveredPxeClients; onlyKnown: boolean };
+  /** The site's pinned quorum policies (if.quorum): the ramdisk checks wipes and deploys against them. */
+  quorumPins?: readonly string[];
 }
 
 export type MachineQuery = { mac: string | undefined; uuid: string | null; ip: string | null };
@@ -98,6 +100,7 @@ export function ipxeRoutes(deps: IpxeRouteDeps): BootHttpRoute[] {
         ['token', token],
         ['assertion', assertion],
         ...cache,
+        ...(deps.quorumPins?.length ? ([['quorum', deps.quorumPins.join(',')]] as Array<[string, string]>) : []),
       ],
       cmdline: config.cmdline,
     });

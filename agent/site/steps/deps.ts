@@ -25,6 +25,8 @@ export interface SiteStepDeps {
   drivenBmcHosts: Set<string>;
   /** A cache URL under a one-digest grant for a verified cached copy (media.insert), or undefined. */
   cachedMediaUrl?: (sha256: string) => string | undefined;
+  /** [quorum] pinned_policies: destructive kinds run only in an approved batch (agent/common/quorum-check.ts). */
+  quorumPins?: readonly string[];
 }
 
 export type SiteStep = (input: StepInput) => Promise<unknown>;

@@ -1,5 +1,7 @@
 // Every site step kind's activity, keyed by kind: the type makes the list in
 // step-kinds.ts and the implementations one and the same set.
+import { isDestructiveKind } from '../../../core/quorum/destructive';
+import { requireApprovedBatch } from '../../common/quorum-check';
 import type { SiteStepKind } from '../step-kinds';
 import { inventoryStep, logsStep, rebootStep } from './agent-host';
 import { bmcQueryStep } from './bmc-query';
@@ -13,7 +15,7 @@ import { mediaEjectStep, mediaInsertStep } from './media';
 import { powerStep } from './power';
 
 export function createSiteSteps(deps: SiteStepDeps): Record<SiteStepKind, SiteStep> {
-  return {
+  const steps: Record<SiteStepKind, SiteStep> = {
     'bmc.query': bmcQueryStep(deps),
     'bmc.boot': bootDeviceStep(deps),
     'bmc.power': powerStep(deps),
@@ -32,4 +34,8 @@ export function createSiteSteps(deps: SiteStepDeps): Record<SiteStepKind, SiteSt
     'media.insert': mediaInsertStep(deps),
     'media.eject': mediaEjectStep(deps),
   };
+  // Every destructive kind (BMC commands but queries, site.httpProxy) checks its batch first.
+  const quorum = { pins: deps.quorumPins ?? [], client: deps.client, signer: deps.signer, log: deps.log, nodeIdOf: (input: { target: { nodeId: string } }) => input.target.nodeId };
+  for (const kind of Object.keys(steps) as SiteStepKind[]) if (isDestructiveKind(kind)) steps[kind] = requireApprovedBatch(kind, steps[kind], quorum);
+  return steps;
 }

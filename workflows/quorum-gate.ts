@@ -1,0 +1,65 @@
+// The provision workflow's quorum gate (docs/quorum.md). A run whose plan sends destructive
+// commands asks for its batch when it starts (so approvers can sign while harmless steps run),
+// and before its first destructive step waits for the batch's approval, saying so in its
+// status ("awaiting approval of batch bat_… (1/2)"), until the batch expires. From then on
+// every step's input carries the bundle the agents check. Cleanup never waits: a destructive
+// cleanup step of a run never approved did nothing destructive to undo, and is skipped.
+import { ApplicationFailure, condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import type { QuorumActivities, QuorumBatchState } from '../activities/quorum';
+import type { Plan, PlanStep, ProvisionTarget } from '../core/plan';
+import { QUORUM_BATCH_SIGNAL } from '../core/quorum/batch-signal';
+import { destructiveKindsOf, destructiveKindsOfStep } from '../core/quorum/destructive';
+import type { QuorumBundle } from '../core/quorum/documents';
+
+const acts = proxyActivities<QuorumActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { maximumAttempts: 10, maximumInterval: '5 seconds', nonRetryableErrorTypes: ['PERMISSION_DENIED', 'NOT_FOUND', 'INVALID_INPUT'] },
+});
+
+export const quorumBatchSignal = defineSignal<[]>(QUORUM_BATCH_SIGNAL);
+
+/** How often a waiting run looks again without a signal (an approval signals it at once). */
+const LOOK_AGAIN_MS = 15_000;
+
+const stepUses = (steps: readonly PlanStep[]): string[] => steps.flatMap((s) => [s.use, ...(s.fallback ? [s.fallback.use] : [])]);
+
+export interface QuorumGate {
+  /** Asks for the run's batch (nothing when the plan sends no destructive command or the tenant has no quorum). */
+  start(): Promise<void>;
+  /** Before a step: waits for approval when the step is destructive; false when a cleanup step must be skipped. */
+  before(step: PlanStep, cleanup: boolean): Promise<boolean>;
+  /** The approved bundle, for every step's input. */
+  bundle(): QuorumBundle | undefined;
+}
+
+export function quorumGate(plan: Plan, target: ProvisionTarget, workflowId: string, waitFor: (what: string | null) => void): QuorumGate {
+  let signals = 0;
+  setHandler(quorumBatchSignal, () => void (signals += 1));
+  const commands = destructiveKindsOf(stepUses([...plan.steps, ...plan.acceptance, ...plan.cleanup]));
+  let state: QuorumBatchState | null = null;
+
+  const describe = (s: QuorumBatchState) => `approval of batch ${s.batchId} (${s.approvals}/${s.required})`;
+
+  return {
+    async start() {
+      if (commands.length === 0) return;
+      state = await acts.quorumRequestBatch({ tenantId: target.tenantId, nodeId: target.nodeId, workflowId, provisionState: target.provisionState, profileRef: plan.profile.ref, commands });
+    },
+    async before(step, cleanup) {
+      if (!state || state.bundle || destructiveKindsOfStep(step.use).length === 0) return true;
+      if (cleanup) return false;
+      for (;;) {
+        if (state.status === 'approved' && state.bundle) return true;
+        if (state.status === 'expired') {
+          throw ApplicationFailure.nonRetryable(`batch ${state.batchId} expired at ${state.expiresAt} with ${state.approvals} of ${state.required} approvals; nothing destructive was sent`, 'PERMISSION_DENIED', { reason: 'quorum-expired', batchId: state.batchId });
+        }
+        waitFor(describe(state));
+        const seen = signals;
+        const left = Date.parse(state.expiresAt) - Date.now();
+        await condition(() => signals !== seen, Math.max(1000, Math.min(LOOK_AGAIN_MS, left)));
+        state = await acts.quorumBatchState({ batchId: state.batchId, tenantId: target.tenantId, nodeId: target.nodeId });
+      }
+    },
+    bundle: () => state?.bundle,
+  };
+}
