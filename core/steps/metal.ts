@@ -75,7 +75,7 @@ export const metalSteps: StepDefinition[] = [
   },
   {
     use: 'acceptance.check',
-    summary: 'Runs one of the pool’s acceptance checks on an adopted machine’s own OS (cpus, memory, gpus, nvidia-smi): fails naming the check',
+    summary: 'Runs one of the pool’s acceptance checks on an adopted machine’s own OS (cpus, memory, gpus): fails naming the check',
     queues: ['node'],
     with: z
       .object({
