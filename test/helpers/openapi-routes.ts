@@ -107,6 +107,8 @@ export interface TenantObjects {
   checkId: string;
   /** A site whose agent reported PXE clients (the discovered list is not empty). */
   discoveredSiteId: string;
+  /** A metal bulk run of the tenant's pool (ended). */
+  bulkId: string;
 }
 
 export interface RouteRequest {
@@ -356,6 +358,18 @@ export const routeSpecs: Record<string, RouteSpec> = {
     permission: 'compute:nodes:provision',
     crossTenant: 'not-found',
     request: (o, t) => ({ body: b(t, { poolId: o.poolId, verb: 'retire', nodeIds: [o.nodeId], reason: 'isolation probe' }) }),
+  },
+  'GET /v1/metal/bulk/{bulkId}': {
+    access: 'tenant',
+    permission: 'compute:nodes:read',
+    crossTenant: 'not-found',
+    request: (o, t) => ({ params: { bulkId: o.bulkId }, query: q(t) }),
+  },
+  'POST /v1/metal/bulk/{bulkId}/cancel': {
+    access: 'tenant',
+    permission: 'compute:nodes:provision',
+    crossTenant: 'not-found',
+    request: (o, t) => ({ params: { bulkId: o.bulkId }, body: b(t) }),
   },
 
   'GET /console/assets/console.js': { access: 'public', reason: 'a static script of the console' },

@@ -43,6 +43,7 @@ const objects: TenantObjects = {
   joinRequestId: newId('joinRequest'),
   checkId: newId('check'),
   discoveredSiteId: newId('site'),
+  bulkId: newId('bulkRun'),
 };
 
 interface Answer {
@@ -221,6 +222,7 @@ async function makeRootObjects(): Promise<TenantObjects> {
   const check = await r.call<{ id: string }>('POST', '/v1/system/checks', { tenantId: 'root' });
   const joinRequestId = newId('joinRequest');
   await t.cp.db.joinRequest.create({ data: { id: joinRequestId, tenantId: 'root', siteId: site.id, status: 'open', expiresAt: new Date(Date.now() + 3_600_000) } });
+  const bulk = await r.call<{ bulkId: string }>('POST', '/v1/metal/bulk', { tenantId: 'root', poolId: pool.id, verb: 'provide', nodeIds: [node.nodeId], reason: 'bad input' });
   return {
     tenantId: 'root',
     siteId: site.id,
@@ -234,6 +236,7 @@ async function makeRootObjects(): Promise<TenantObjects> {
     joinRequestId,
     checkId: check.id,
     discoveredSiteId: site.id,
+    bulkId: bulk.bulkId,
   };
 }
 afterAll(async () => t?.close());

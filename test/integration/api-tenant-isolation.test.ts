@@ -46,6 +46,7 @@ const nobodys: TenantObjects = {
   joinRequestId: newId('joinRequest'),
   checkId: newId('check'),
   discoveredSiteId: newId('site'),
+  bulkId: newId('bulkRun'),
 };
 /** acme's credential holding every permission (it made acme's objects). */
 let ownerAll: ApiClient;
@@ -121,6 +122,9 @@ async function makeOwnerObjects(client: ApiClient): Promise<TenantObjects> {
     20_000,
     "the node's wait for a site agent",
   );
+  // A bulk run the node's state refuses (it is enrolling), ended before the probes start.
+  const bulk = await client.call<{ bulkId: string }>('POST', '/v1/metal/bulk', { tenantId: OWNER, poolId: pool.id, verb: 'provide', nodeIds: [enrolled.nodeId], reason: 'isolation' });
+  await until(() => client.call<{ status: string }>('GET', `/v1/metal/bulk/${bulk.bulkId}?tenantId=${OWNER}`), (b) => b.status !== 'running', 20_000, 'the bulk run');
   return {
     tenantId: OWNER,
     siteId: site.id,
@@ -134,6 +138,7 @@ async function makeOwnerObjects(client: ApiClient): Promise<TenantObjects> {
     joinRequestId,
     checkId: check.id,
     discoveredSiteId: discoveredSite.id,
+    bulkId: bulk.bulkId,
   };
 }
 
