@@ -196,7 +196,7 @@ class RedfishDriver implements BmcDriver {
     if (cd.Inserted === true && cd.Image === url) return;
     if (cd.Inserted === true) await this.call('virtualMedia.insert', 'POST', mediaActionPath(cd, 'EjectMedia'), {});
     await this.call('virtualMedia.insert', 'POST', mediaActionPath(cd, 'InsertMedia'), { Image: url, Inserted: true, WriteProtected: true });
-    await this.readBackMedia('virtualMedia.insert', cd.path, (media) => media.Inserted === true && media.Image === url);
+    await this.readBackMedia('virtualMedia.insert', cd.path, (media) => media.Inserted === true && showsImage(media.Image, url));
   }
 
   private async ejectMedia(): Promise<void> {
@@ -327,6 +327,13 @@ function linkOf(value: unknown): string | undefined {
 function membersOf(collection: Json): string[] {
   const members = collection?.Members;
   return Array.isArray(members) ? members.map(linkOf).filter((v): v is string => v !== undefined) : [];
+}
+
+/** Whether the CD's Image names url: some BMCs report only the file name, some none at all. */
+function showsImage(image: unknown, url: string): boolean {
+  if (typeof image !== 'string' || image === '') return true;
+  const fileOf = (value: string) => value.split('?')[0]?.split('/').pop() ?? '';
+  return image === url || fileOf(image) === fileOf(url);
 }
 
 function mediaActionPath(media: Json & { path: string }, action: 'InsertMedia' | 'EjectMedia'): string {
