@@ -15,6 +15,7 @@ import type { Node } from '../generated/prisma-sqlite/client';
 import { isConnected, ramdiskQueue } from '../core/agent-queues';
 import { BOOT_ENTRY_TTL_MS, bootArchitectureFor, type BootEntry } from '../core/boot/boot-entry';
 import { discoveryTokenRef } from '../core/boot/discovery-tokens';
+import { waitedFor } from '../core/deadlines';
 import { IronflowError } from '../core/errors';
 import { agentCommandSummary } from '../core/workflow-summaries';
 import { appendEvent } from '../core/events';
@@ -24,6 +25,7 @@ import type { JsonObject, StepInput } from '../core/plan';
 import { sameProductUuid } from '../core/product-uuid';
 import { inventoryOutputSchema } from '../core/schemas/inventory';
 import { poolPolicySchema } from '../core/schemas/pools';
+import { stepDeadline } from '../core/step-deadline';
 import type { AgentCommandInput } from '../workflows/agent-command';
 import { stepProgressSignal } from '../workflows/provision-handles';
 import type { ActivityDeps } from './deps';
@@ -95,6 +97,8 @@ export function createMetalEnsureRamdiskActivities(deps: ActivityDeps) {
         const { nodeId } = input.target;
         const context = Context.current();
         const attempt = context.info.attempt;
+        // The waits below end here, saying what they waited for (not at Temporal's bare timeout).
+        const deadline = stepDeadline();
         if (await ramdiskAnswers(input, attempt)) return { booted: false, alreadyConnected: true, macs: [], agentNodeId: null };
         const node = await deps.db.node.findUnique({ where: { id: nodeId } });
         if (!node || node.deletedAt) throw new IronflowError('NOT_FOUND', `node ${nodeId} not found`, { nodeId });
@@ -122,6 +126,7 @@ export function createMetalEnsureRamdiskActivities(deps: ActivityDeps) {
           }
         };
         /** Power-cycles into a one-time PXE boot; answers when the power command was sent. */
+        let cycledAt = new Date();
         const pxeCycle = async (round?: string): Promise<Date> => {
           context.heartbeat({ phase: 'boot device' });
           await command('management.setBootDevice', { device: 'pxe', persistent: false }, round);
@@ -131,6 +136,7 @@ export function createMetalEnsureRamdiskActivities(deps: ActivityDeps) {
           context.heartbeat({ phase: 'power cycle' });
           const sentAt = new Date();
           await command('power.setPower', { action: 'cycle' }, round);
+          cycledAt = sentAt;
           // node.power is the last requested power: the cycle leaves it on.
           await deps.db.node.update({ where: { id: nodeId }, data: { power: 'on' } });
           return sentAt;
@@ -142,7 +148,7 @@ export function createMetalEnsureRamdiskActivities(deps: ActivityDeps) {
           if (!isUsableProductUuid(node.productUuid)) {
             throw new IronflowError('INVALID_STATE', `node ${nodeId} has no known PXE MAC and no usable product UUID to discover one by: enroll it with --mac or --product-uuid, or confirm its MAC (ironflow metal confirm-mac)`, { nodeId, reason: 'no-known-mac' });
           }
-          const learned = await learnPxeMac(node, agent.agentNodeId, await pxeCycle('discovery'), waitReporter(input));
+          const learned = await learnPxeMac(node, agent.agentNodeId, await pxeCycle('discovery'), waitReporter(input, deadline), deadline);
           macs = learned.macs;
           discovered = learned.source === 'discovered';
         }
@@ -159,9 +165,17 @@ export function createMetalEnsureRamdiskActivities(deps: ActivityDeps) {
         await pxeCycle();
         await appendEvent(deps.db, { tenantId: node.tenantId, type: 'node.boot.ramdisk', subjectId: nodeId, data: { workflowId: input.workflowId, agentNodeId: agent.agentNodeId, macs } });
 
-        const joinWait = `the ramdisk to join after power cycle ${attempt}`;
-        await waitReporter(input)(joinWait);
+        const joinWait = `the ramdisk of node ${nodeId} to join after power cycle ${attempt} (PXE MACs ${macs.join(', ')})`;
+        await waitReporter(input, deadline)(joinWait);
         while (!(await ramdiskConnected(nodeId))) {
+          if (Date.now() >= deadline) {
+            // Not retried: a retry reuses this attempt's power cycle (its operation id) and would only wait again.
+            throw new IronflowError('DRIVER_ERROR', `${waitedFor(Date.now() - cycledAt.getTime(), joinWait)}: it never joined; check the machine's console (did it PXE-boot from the site agent?) and the site agent's boot log`, {
+              nodeId,
+              reason: 'join-deadline',
+              macs,
+            });
+          }
           context.heartbeat({ phase: joinWait, macs });
           await context.sleep(POLL_MS); // throws when the step is cancelled
         }
@@ -171,14 +185,15 @@ export function createMetalEnsureRamdiskActivities(deps: ActivityDeps) {
     },
   };
 
-  /** Tells the workflow (status query, Web UI) what the step waits for, when that changes. */
-  function waitReporter(input: StepInput) {
+  /** Tells the workflow (status query, Web UI) what the step waits for and until when (the step's deadline), when that changes. */
+  function waitReporter(input: StepInput, deadline: number) {
     let last: string | null = null;
+    const until = new Date(deadline).toISOString();
     return async (waitingFor: string) => {
-      Context.current().heartbeat({ phase: 'pxe discovery', waitingFor });
+      Context.current().heartbeat({ phase: 'pxe discovery', waitingFor, until });
       if (waitingFor === last) return;
       last = waitingFor;
-      await deps.temporal.workflow.getHandle(input.workflowId).signal(stepProgressSignal, { key: input.stepKey, progress: { waitingFor, since: new Date().toISOString() } });
+      await deps.temporal.workflow.getHandle(input.workflowId).signal(stepProgressSignal, { key: input.stepKey, progress: { waitingFor, since: new Date().toISOString(), until } });
     };
   }
 
@@ -187,8 +202,9 @@ export function createMetalEnsureRamdiskActivities(deps: ActivityDeps) {
    * itself on a pool with policy.trustProvisioningNetwork. Meanwhile a new candidate is
    * published once, and the wait names its reason.
    */
-  async function learnPxeMac(node: Node, agentNodeId: string, powerCommandAt: Date, report: (waitingFor: string) => Promise<void>): Promise<{ macs: string[]; source: string | null }> {
+  async function learnPxeMac(node: Node, agentNodeId: string, powerCommandAt: Date, report: (waitingFor: string) => Promise<void>, deadline: number): Promise<{ macs: string[]; source: string | null }> {
     const context = Context.current();
+    let waiting = 'not-seen';
     const pool = node.poolId ? await deps.db.pool.findUnique({ where: { id: node.poolId } }) : null;
     const trusted = pool ? poolPolicySchema.parse(pool.policy).trustProvisioningNetwork : false;
     for (;;) {
@@ -196,7 +212,12 @@ export function createMetalEnsureRamdiskActivities(deps: ActivityDeps) {
       const known = macsOf(current);
       if (known.length > 0) return { macs: known, source: current.macSource };
       const found = await findPxeCandidate(deps.db, { nodeId: node.id, siteId: node.siteId, productUuid: node.productUuid as string, powerCommandAt });
-      if (found.kind === 'none') await report(found.reason);
+      if (Date.now() >= deadline) {
+        const operator = waiting === 'metal.confirmMac';
+        const what = operator ? `an operator to confirm node ${node.id}'s PXE MAC (metal.confirmMac)` : `node ${node.id}'s PXE boot to be seen by a site agent after its power cycle (${waiting})`;
+        throw new IronflowError(operator ? 'INVALID_STATE' : 'DRIVER_ERROR', waitedFor(Date.now() - powerCommandAt.getTime(), what), { nodeId: node.id, reason: 'discovery-deadline' });
+      }
+      if (found.kind === 'none') await report((waiting = found.reason));
       else if (trusted || current.discoveredMac !== found.mac) {
         const data = trusted ? { macs: [found.mac], macSource: 'discovered', discoveredMac: null } : { discoveredMac: found.mac };
         // Guarded: an operator's metal.confirmMac in between wins.
@@ -209,7 +230,7 @@ export function createMetalEnsureRamdiskActivities(deps: ActivityDeps) {
         });
         if (bound && trusted) return { macs: [found.mac], source: 'discovered' };
         continue;
-      } else await report('metal.confirmMac');
+      } else await report((waiting = 'metal.confirmMac'));
       context.heartbeat({ phase: 'pxe discovery', agentNodeId });
       await context.sleep(DISCOVERY_POLL_MS); // throws when the step is cancelled
     }

@@ -1,7 +1,7 @@
-// A site step's own deadline: its attempt's start-to-close time, less a margin to report the
-// failure itself, so a step that waits on a BMC ends with a message saying what it waited for
-// instead of Temporal's bare timeout. Outside an activity (a tool, a test calling a step), a
-// fixed budget.
+// A step's own deadline: its attempt's start-to-close time, less a margin to report the
+// failure itself, so a step that waits (on a BMC, for a join) ends with a message saying what
+// it waited for instead of Temporal's bare timeout. Outside an activity (a tool, a test calling
+// a step), a fixed budget.
 import { Context } from '@temporalio/activity';
 
 const OUTSIDE_ACTIVITY_MS = 120_000;

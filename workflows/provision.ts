@@ -20,6 +20,7 @@ import {
 import { TimeoutType } from '@temporalio/common';
 import type { SiteRoutingActivities } from '../activities/site-routing';
 import { nodeAgentQueue, ramdiskQueue } from '../core/agent-queues';
+import { formatDuration, waitedFor, waitingUntil } from '../core/deadlines';
 import { errorCodes } from '../core/errors';
 import { labelsMatch } from '../core/label-expr';
 import { isStepRelay, type JsonValue, type Plan, type PlanStep, type ProvisionResult, type ProvisionStatus, type ProvisionTarget, type SiteAgentChoice, type StepInput, type StepRecord } from '../core/plan';
@@ -73,6 +74,25 @@ function reportedWait(progress: unknown): { what: string; since?: string } | nul
   if (typeof waitingFor !== 'string' || waitingFor.trim() === '') return null;
   const what = waitingFor.slice(0, MAX_REPORTED_WAIT);
   return typeof since === 'string' && !Number.isNaN(Date.parse(since)) ? { what, since: new Date(since).toISOString() } : { what };
+}
+
+const timeoutTexts: Record<string, string> = {
+  START_TO_CLOSE: 'the step’s timeout ran out',
+  SCHEDULE_TO_CLOSE: 'the step’s timeout ran out',
+  SCHEDULE_TO_START: 'no agent picked the step up',
+  HEARTBEAT: 'its agent stopped heartbeating',
+};
+
+/**
+ * Temporal's own timeout says nothing of what the step waited for: the failure (and the node's
+ * lastError) names the wait, the node and how long, e.g. "waited 20m for the ramdisk of node X
+ * to join … : the step’s timeout ran out".
+ */
+function explainTimeout(err: unknown, step: PlanStep, nodeId: string, waiting: string | null, taskQueue: string | undefined, waitedMs: number): unknown {
+  if (!(err instanceof ActivityFailure) || !(err.cause instanceof TimeoutFailure)) return err;
+  const what = waiting ? waiting.replace(/ \(until [^)]*\)$/, '') : `${step.use} on ${taskQueue ?? 'its queue'} to answer for node ${nodeId}`;
+  const why = timeoutTexts[String(err.cause.timeoutType)] ?? 'a timeout ran out';
+  return ApplicationFailure.nonRetryable(`${waitedFor(waitedMs, what)}: ${why} (${step.key} ${step.use}, timeout ${formatDuration(step.timeoutMs)} per attempt)`, 'DRIVER_ERROR', { nodeId, step: step.key, reason: 'step-deadline' });
 }
 
 const message = (err: unknown): string => {
@@ -170,7 +190,9 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
       const agent: SiteAgentChoice | null = await routing.siteAgentFor({ nodeId: target.nodeId, avoid });
       const left = deadline - Date.now();
       if (!agent) {
-        if (left <= 0) throw ApplicationFailure.nonRetryable(`no site agent of site ${target.siteId} is connected (waited ${step.timeoutMs} ms for ${step.use})`, 'NO_SITE_AGENT');
+        if (left <= 0) {
+          throw ApplicationFailure.nonRetryable(`${waitedFor(step.timeoutMs, `a connected site agent of site ${target.siteId} to run ${step.use} for node ${target.nodeId}`)}: none is connected`, 'NO_SITE_AGENT');
+        }
         // Name the agents this step was sent to and that never picked it up: the ones to bring back.
         waitFor(`a connected site agent of site ${target.siteId}${avoid.length ? ` (not picked up by ${avoid.join(', ')})` : ''}`, waitingSince ?? undefined);
         await sleep(Math.min(NO_AGENT_POLL_MS, left));
@@ -221,9 +243,9 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
     upsertMemo({ step: step.key, use: step.use });
     showDetails();
     if (step.await === 'confirmMac' && status.confirmedMac === null) {
-      waitFor('confirmMac (an operator confirms the machine’s MAC)');
+      waitFor(waitingUntil(`confirmMac (an operator confirms node ${target.nodeId}’s MAC)`, deadline));
       if (!(await condition(() => status.confirmedMac !== null, step.timeoutMs))) {
-        throw ApplicationFailure.nonRetryable(`no MAC was confirmed within ${step.timeoutMs} ms`, 'INVALID_STATE');
+        throw ApplicationFailure.nonRetryable(`${waitedFor(step.timeoutMs, `an operator to confirm node ${target.nodeId}’s MAC (confirmMac)`)}: no MAC was confirmed`, 'INVALID_STATE');
       }
       waitFor(null);
     }
@@ -241,10 +263,15 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
       if (step.route === 'control' && isStepRelay(result)) result = await relay(step, result, deadline);
     }
     if (step.await === 'rejoin') {
-      waitFor('agentJoined (the machine’s next agent joins)');
+      waitFor(waitingUntil(`agentJoined (the next agent of node ${target.nodeId} joins after ${step.use})`, deadline));
       const left = Math.max(0, deadline - Date.now());
       if (!(await condition(() => joins > joinsBefore, left))) {
-        throw ApplicationFailure.nonRetryable(`the machine did not rejoin within ${step.timeoutMs} ms of ${step.use}`, 'DRIVER_ERROR');
+        const what = `the next agent of node ${target.nodeId} to join after ${step.use} (agentJoined)`;
+        throw ApplicationFailure.nonRetryable(`${waitedFor(Date.now() - started, what)}: the machine did not rejoin within ${step.timeoutMs} ms of ${step.use}`, 'DRIVER_ERROR', {
+          nodeId: target.nodeId,
+          step: step.key,
+          reason: 'join-deadline',
+        });
       }
       waitFor(null);
     }
@@ -256,12 +283,15 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
 
   async function runStep(step: PlanStep): Promise<void> {
     if (!labelsMatch(step.when, target.labels)) return void record(step, 'skipped');
+    const started = Date.now();
+    const explained = (err: unknown, which: PlanStep) => explainTimeout(err, which, target.nodeId, status.waitingFor, status.step?.taskQueue, Date.now() - started);
     try {
       if (!(await gate.before(step, status.phase === 'cleanup'))) return void record(step, 'skipped');
       const output = await execute(step);
       if (output !== undefined) outputs[step.key] = output as JsonValue;
       record(step, 'succeeded');
-    } catch (err) {
+    } catch (thrown) {
+      const err = explained(thrown, step);
       if (isCancellation(err)) {
         record(step, 'cancelled');
         throw err;
@@ -273,7 +303,8 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
           await execute(step.fallback);
           record(step.fallback, 'fallback');
           return;
-        } catch (fallbackErr) {
+        } catch (fallbackThrown) {
+          const fallbackErr = explained(fallbackThrown, step.fallback);
           if (isCancellation(fallbackErr)) throw fallbackErr;
           failure = fallbackErr;
           record(step.fallback, 'failed', fallbackErr);

@@ -9,7 +9,7 @@ import { createBmcDriver, type BmcDriver } from '../bmc';
 import { reliableDriver } from '../bmc/reliable';
 import type { ControlPlaneClient, Signer } from './control-plane-client';
 import type { AgentLog } from './log';
-import { stepDeadline } from './step-deadline';
+import { stepDeadline } from '../../core/step-deadline';
 
 export interface BmcAccessDeps {
   client: ControlPlaneClient;

@@ -1,0 +1,62 @@
+// Flaky BMCs are the norm: a pool of machines whose BMCs fail 20 % of requests (HTTP 500,
+// 503, connections reset before or after carrying the request out) and answer every request
+// late, and now and then accept a command they do not carry out, goes through its whole
+// lifecycle (enroll → inspect → commission → ready) on the real site agent, control plane and
+// ramdisk agents. Every machine reaches ready; no BMC operation is recorded failed (so none the
+// BMC carried out is reported failed); and each power cycle the ledger holds was carried out at
+// the BMC exactly once (the BMC's own command log), however many answers were lost.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Machine } from '../../agent/emulator/machine';
+import type { MetalNodeView } from '../../core/schemas/metal';
+import { startE2eSite, type E2eSite } from '../helpers/e2e-site';
+
+let site: E2eSite;
+
+beforeAll(async () => {
+  site = await startE2eSite('e2e-flaky-bmcs');
+}, 120_000);
+
+afterAll(async () => {
+  await site?.close();
+});
+
+/**
+ * The issue's 20 % of requests failing, and one command in ten accepted and forgotten. The
+ * latency is scaled from the issue's 5 s to 2 s: one machine's enroll → ready is about twenty
+ * BMC requests one after the other (and more with the retries), which at 5 s each is over two
+ * and a half minutes for the lifecycle alone, past this file's CI budget; the retry and
+ * read-back logic is the same at any latency (agent/bmc/reliable.ts scales with the step's
+ * deadline, not with the BMC's speed), and 5 s machines then only take longer to reach ready.
+ */
+const faults = { errorRate: 0.2, latencyMs: 2_000, ignoreRate: 0.1 };
+const MACHINES = 4;
+
+describe('flaky BMCs', () => {
+  it(`${MACHINES} machines behind BMCs failing 20 % of requests, 2 s late, reach ready; every cycle is carried out once`, async () => {
+    const nodes: Array<{ nodeId: string; machine: Machine }> = [];
+    for (let i = 0; i < MACHINES; i++) {
+      const { machine, bmc } = await site.fleet.add({ diskBytes: 8 * 1024 * 1024 });
+      site.fleet.bmc.setFaults(machine.description.id, { ...faults, seed: 14_000 + i });
+      const enrolled = await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId: site.poolId, bmc: { driver: 'redfish', address: bmc.address, username: bmc.username, password: bmc.password } });
+      nodes.push({ nodeId: enrolled.nodeId, machine });
+    }
+    const ready = await Promise.all(nodes.map((n) => site.settle(n.nodeId, 'ready', 150_000)));
+
+    let injected = 0;
+    for (const [i, { nodeId, machine }] of nodes.entries()) {
+      expect(ready[i]).toMatchObject({ provisionState: 'ready', macs: machine.description.macs, power: 'off', lastError: null });
+      const bmc = site.fleet.bmc.get(machine.description.id)!;
+      expect(bmc.powerState).toBe('Off');
+      const operations = await site.t.cp.db.bmcOperation.findMany({ where: { nodeId } });
+      // Nothing recorded failed or unknown: every command the BMC lost the answer to was read back as done.
+      expect(operations.map((o) => ({ command: o.command, state: o.state })).filter((o) => o.state !== 'succeeded')).toEqual([]);
+      const cycles = operations.filter((o) => o.command === 'power.set(cycle)').length;
+      expect(cycles).toBeGreaterThanOrEqual(1);
+      // At the BMC: each cycle operation carried out exactly once.
+      expect(bmc.commands.filter((c) => c === 'reset:PowerCycle')).toHaveLength(cycles);
+      injected += bmc.commands.filter((c) => c.startsWith('fault:')).length;
+    }
+    // The faults did happen (the seeds make them happen on every run).
+    expect(injected).toBeGreaterThan(0);
+  }, 180_000);
+});
