@@ -34,7 +34,7 @@ describe('checkAttestedResult', () => {
     expect(refusal('disk.wipe', { mode: 'quick', disks }, { mode: 'quick' })).toBeUndefined();
     expect(refusal('disk.wipe', { mode: 'quick', disks }, {})).toBeUndefined(); // quick is the default
     // A disk that cannot crypto-erase got the step's stated fallback.
-    const mixed = [{ name: 'nvme0n1', mode: 'crypto-erase', readBack: true }, { name: 'disk1', mode: 'secure-erase', fallbackFrom: 'crypto-erase', readBack: true }];
+    const mixed: JsonObject[] = [{ name: 'nvme0n1', mode: 'crypto-erase', readBack: true }, { name: 'disk1', mode: 'secure-erase', fallbackFrom: 'crypto-erase', readBack: true }];
     expect(refusal('disk.wipe', { mode: 'crypto-erase', disks: mixed }, { mode: 'crypto-erase', fallback: 'secure-erase' })).toBeUndefined();
     expect(refusal('disk.wipe', { mode: 'crypto-erase', disks: mixed }, { mode: 'crypto-erase' })).toEqual({ code: 'UNVERIFIED_WIPE', reason: 'wipe-mode-mismatch' });
   });
