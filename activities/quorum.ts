@@ -31,7 +31,7 @@ export interface QuorumBatchState {
 }
 
 /** How many recent bulk batches a run looks through for one that covers its node. */
-const BULK_LOOKBACK = 20;
+const BULK_LOOKBACK = 5;
 
 export function createQuorumActivities(deps: ActivityDeps) {
   async function stateOf(batchId: string, tenantId: string, nodeId: string): Promise<QuorumBatchState> {

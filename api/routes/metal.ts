@@ -32,6 +32,8 @@ import {
   metalUndeploySchema,
   metalVerbSchema,
 } from '../../core/schemas/metal';
+import { requestBatch } from '../../core/quorum/batch-store';
+import { bulkVerbChain } from '../../profiles/bulk-chain';
 import { startProvision } from '../../profiles/launch';
 import { resolveProfile } from '../../profiles/store';
 import { authorize } from '../auth';
@@ -124,7 +126,16 @@ export const metalRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) =
   });
 
   // A bulk answers at once with its run (202); the metal-bulk workflow applies it (core/metal/bulk.ts).
-  const bulkDeps = { db: ctx.db, temporal: ctx.temporal, controlQueue: ctx.config.controlQueue };
+  const bulkDeps = {
+    db: ctx.db,
+    temporal: ctx.temporal,
+    controlQueue: ctx.config.controlQueue,
+    // One quorum batch for the run: its nodes, the verb's whole chain, the run's reason (nothing when the tenant has no quorum).
+    requestQuorumBatch: async (run: { id: string; tenantId: string; verb: string; reason: string }, nodeIds: string[]) => {
+      const chain = bulkVerbChain(run.verb === 'undeploy' ? 'release' : (run.verb as Parameters<typeof bulkVerbChain>[0]));
+      await requestBatch(ctx.db, { tenantId: run.tenantId, kind: 'bulk', subject: run.id, reason: `metal bulk ${run.verb} of ${nodeIds.length} nodes: ${run.reason}`, commands: chain.commands, states: chain.states, nodeIds });
+    },
+  };
   app.post('/v1/metal/bulk', { schema: { tags, body: metalBulkSchema, response: { 202: metalBulkRunSchema } } }, async (request, reply) => {
     const principal = authorize(request, 'compute:nodes:provision', request.body.tenantId);
     const { run } = await startBulk(bulkDeps, principal.credentialId, request.body);

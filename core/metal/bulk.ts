@@ -21,6 +21,8 @@ export interface BulkDeps {
   db: Db;
   temporal: Client;
   controlQueue: string;
+  /** Asks for the run's destructive-batch quorum batch (docs/quorum.md) before any node moves; the nodes' workflows wait for it. */
+  requestQuorumBatch?: (run: MetalBulkRun, nodeIds: string[]) => Promise<void>;
 }
 
 /** Ids per `IN (…)` list and rows per insert: within SQLite's bound-parameter limit (999 in the build Prisma's adapter reports). */
@@ -149,6 +151,7 @@ export async function startBulk(deps: BulkDeps, actorId: string, input: MetalBul
     return replay(winner);
   }
   try {
+    await deps.requestQuorumBatch?.(run, nodeIds);
     await startWorkflow(deps, run);
   } catch (err) {
     // Nothing runs it: the run is not left behind as if it would (a retry records it anew).
