@@ -2,7 +2,7 @@
 // Temporal (the agent gateway, whose certificate chains to the same node CA). The token's
 // attestor admits it inside the transaction that creates the node and records the
 // certificate, so a token use is consumed exactly when a join succeeds.
-import { attestorFor, type JoinTokenRecord } from '../attestors';
+import { attestorFor, type Admission, type JoinTokenRecord } from '../attestors';
 import type { DiscoveryApproval } from '../attestors/attestor';
 import { parseBearer, secretMatches } from '../bearer';
 import type { Db } from '../db';
@@ -39,6 +39,19 @@ async function findToken(db: Db, bearer: string): Promise<JoinTokenRecord> {
   return token;
 }
 
+/**
+ * Best effort, after the join committed: the agent has its identity either way. A wake that
+ * fails (Temporal unreachable) is an event; any later verb on the node (retire) wakes it.
+ */
+async function wakeNewNode(deps: JoinDeps, admission: Admission): Promise<void> {
+  const node = { id: admission.nodeId, tenantId: admission.tenantId, siteId: admission.siteId, provisionState: admission.provision?.state ?? null };
+  try {
+    await deps.wakeLifecycle?.(node);
+  } catch (error) {
+    await appendEvent(deps.db, { tenantId: node.tenantId, type: 'node.lifecycle.wake-failed', subjectId: node.id, data: { state: node.provisionState, message: (error as Error).message.slice(0, 256) } }).catch(() => undefined);
+  }
+}
+
 export async function joinNode(deps: JoinDeps, input: JoinInput): Promise<JoinAnswer> {
   const { db, ca } = deps;
   let token: JoinTokenRecord | undefined;
@@ -69,7 +82,7 @@ export async function joinNode(deps: JoinDeps, input: JoinInput): Promise<JoinAn
     });
     const { admission, certificate } = issued;
     await signalAgentJoined(deps.notifyJoined, found, admission);
-    if (admission.provision?.workflowId) await deps.wakeLifecycle?.({ id: admission.nodeId, tenantId: admission.tenantId, siteId: admission.siteId, provisionState: admission.provision.state });
+    if (admission.provision?.workflowId) await wakeNewNode(deps, admission);
     return {
       nodeId: admission.nodeId,
       role: admission.role,
