@@ -1,0 +1,15 @@
+// A figure of `npm run bench`: it measures Ironflow and its peer in the same run and returns
+// the markdown table (medians, the ratio) and the charts to draw beside it.
+import type { Chart } from '../lib/plot';
+
+export interface FigureResult {
+  table: string;
+  charts: Array<{ file: string; chart: Chart }>;
+}
+
+export interface Figure {
+  /** Its section in bench/README.md: `<!-- bench:<id> -->` … `<!-- /bench:<id> -->`. */
+  id: string;
+  title: string;
+  measure(options: { quick: boolean; progress: (done: number, total: number, text: string) => void }): Promise<FigureResult>;
+}

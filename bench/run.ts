@@ -1,0 +1,42 @@
+// `npm run bench [-- --quick] [-- --only engine]`: runs each figure against its peer in the
+// same run (sides alternating, medians, the ratio), writes its table into bench/README.md
+// between its markers with the date and the machine's load, and draws its PNG charts in
+// bench/plots/. Progress on stderr: a bar on a terminal, plain lines otherwise.
+import { cpus, loadavg } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { mkdirSync } from 'node:fs';
+import { createProgress } from '../cli/progress';
+import { engineFigure } from './figures/engine';
+import type { Figure } from './figures/figure';
+import { writeChartPng } from './lib/plot';
+import { writeSection } from './lib/readme-section';
+
+const figures: Figure[] = [engineFigure];
+
+const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, only: { type: 'string', multiple: true } } });
+const benchDir = path.dirname(fileURLToPath(import.meta.url));
+const plotsDir = path.join(benchDir, 'plots');
+
+async function main(): Promise<void> {
+  const chosen = values.only?.length ? figures.filter((f) => values.only?.includes(f.id)) : figures;
+  if (chosen.length === 0) throw new Error(`no figure named ${values.only?.join(', ')}; figures: ${figures.map((f) => f.id).join(', ')}`);
+  mkdirSync(plotsDir, { recursive: true });
+  for (const figure of chosen) {
+    const progress = createProgress();
+    const load = loadavg()[0]?.toFixed(1);
+    const result = await figure.measure({ quick: values.quick, progress: (done, total, text) => progress.update(done, total, text) });
+    progress.end();
+    for (const { file, chart } of result.charts) await writeChartPng(chart, path.join(plotsDir, file));
+    const heading = `Measured ${new Date().toISOString().slice(0, 10)} by \`npm run bench${values.quick ? ' -- --quick' : ''}\` on ${cpus().length} cores (load ${load} at the start).`;
+    const plots = result.charts.map(({ file, chart }) => `![${chart.title}](plots/${file})`).join('\n');
+    writeSection(path.join(benchDir, 'README.md'), figure.id, [heading, '', result.table, '', plots].join('\n'));
+    process.stderr.write(`bench: ${figure.title}: written to bench/README.md\n`);
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});
