@@ -40,7 +40,7 @@ describe('pools', () => {
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ tenantId: 'acme', siteId: acmeSite.id, class: 'gpu-h100', version: 1, policy });
     const plain = await acme.call<PoolView>('POST', '/v1/pools', { tenantId: 'acme', siteId: acmeSite.id, class: 'general' });
-    expect(plain.policy).toEqual({ prewarmImages: [], trustProvisioningNetwork: false, agent: 'ironflow', acceptanceChecks: [] });
+    expect(plain.policy).toEqual({ prewarmImages: [], trustProvisioningNetwork: false, agent: 'ironflow', acceptanceChecks: [], stepTimeouts: {}, allowEmulatedMachines: false, retireWipe: { mode: 'crypto-erase', fallback: 'fail' } });
 
     expect(await acme.call('GET', `/v1/pools/${created.body.id}?tenantId=acme`)).toEqual(created.body);
     const list = await acme.call<{ pools: PoolView[] }>('GET', `/v1/pools?tenantId=acme&siteId=${acmeSite.id}`);
@@ -57,6 +57,8 @@ describe('pools', () => {
       [{ prewarmImages: ['no-version'] }, 'policy.prewarmImages[0]'],
       [{ trustProvisioningNetwork: 'yes' }, 'policy.trustProvisioningNetwork'],
       [{ acceptanceChecks: [{ name: 'ok', timeoutSeconds: 0 }] }, 'policy.acceptanceChecks[0].timeoutSeconds'],
+      [{ retireWipe: { mode: 'shred' } }, 'policy.retireWipe.mode'],
+      [{ retireWipe: { mode: 'quick', fallback: 'secure-erase' } }, 'policy.retireWipe.fallback'],
       [{ surprise: true }, 'policy'],
     ];
     for (const [bad, p] of cases) {
