@@ -102,6 +102,7 @@ export const metalStatusRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, 
         provisionPhase: node.provisionPhase,
         power: node.power,
         maintenance: node.maintenance,
+        maintenanceReason: node.maintenance ? node.maintenanceReason : null,
         workflow,
         step: step && {
           key: step.key,

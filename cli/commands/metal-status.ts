@@ -13,7 +13,7 @@ function facts(s: MetalStatusView): Array<[string, unknown]> {
   return [
     ['state', s.provisionPhase ? `${s.state} (${s.provisionPhase})` : s.state],
     ['power', s.power],
-    ['maintenance', s.maintenance],
+    ['maintenance', s.maintenance && s.maintenanceReason ? `true (${s.maintenanceReason})` : s.maintenance],
     ['workflow', s.workflow ? `${s.workflow.workflowId} ${s.workflow.runStatus}${s.workflow.phase ? ` (${s.workflow.phase})` : ''}` : null],
     ['step', step ? `${step.key} ${step.use}` : null],
     ['attempt', step ? `${step.attempt}${step.activityAttempt !== null ? ` (activity attempt ${step.activityAttempt})` : ''}` : null],

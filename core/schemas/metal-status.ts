@@ -17,6 +17,8 @@ export const metalStatusSchema = z.object({
   provisionPhase: z.string().nullable(),
   power: z.string().nullable(),
   maintenance: z.boolean(),
+  /** Why (an operator's reason, or the failure that set it); null when maintenance is off. */
+  maintenanceReason: z.string().nullable(),
   /** The state's workflow as Temporal describes it; null when the node rests. */
   workflow: z
     .object({

@@ -102,7 +102,7 @@ describe('metal status', () => {
     const aborted = await t.root.request<MetalNodeView>('POST', `/v1/metal/nodes/${nodeId}/abort`, { tenantId: 'root', reason: 'status test stop' });
     expect(aborted.status).toBe(200);
     const ended = await until(() => statusOf(nodeId), (s) => s.workflow === null, 20_000, 'the workflow to end');
-    expect(ended).toMatchObject({ state: 'failed', failedFrom: 'enrolling', maintenance: true, step: null, waitingFor: null, error: { code: 'ABORTED', message: 'status test stop' } });
+    expect(ended).toMatchObject({ state: 'failed', failedFrom: 'enrolling', maintenance: true, maintenanceReason: 'enrolling aborted: status test stop', step: null, waitingFor: null, error: { code: 'ABORTED', message: 'status test stop' } });
     // The aborted run itself ends after its cleanup (the node left it at once).
     const handle = t.cp.temporal.workflow.getHandle(workflowId);
     await expect(handle.result()).rejects.toThrow();
