@@ -2,6 +2,7 @@
 import type { Command } from '../command';
 import { agentRamdiskCommand, agentSiteCommand } from './agent';
 import { agentJoinCommand, agentNodeCommand } from './agent-node';
+import { batchCommands } from './batches';
 import { credentialCommands } from './credentials';
 import { devEmulateCommand } from './dev';
 import { eventsCommand } from './events';
@@ -18,4 +19,4 @@ import { profileCommands } from './profiles';
 import { statusCommand } from './status';
 import { tenantsCreateCommand } from './tenants';
 
-export const commands: Command[] = [statusCommand, eventsCommand, tenantsCreateCommand, ...credentialCommands, ...imageCommands, ...imageSignerCommands, ...siteCommands, ...siteTokenCommands, ...poolCommands, ...profileCommands, agentSiteCommand, agentRamdiskCommand, agentJoinCommand, agentNodeCommand, ...metalCommands, metalMaintenanceCommand, metalAdoptTokenCommand, metalStatusCommand, devEmulateCommand];
+export const commands: Command[] = [statusCommand, eventsCommand, tenantsCreateCommand, ...credentialCommands, ...imageCommands, ...imageSignerCommands, ...siteCommands, ...siteTokenCommands, ...poolCommands, ...profileCommands, agentSiteCommand, agentRamdiskCommand, agentJoinCommand, agentNodeCommand, ...metalCommands, metalMaintenanceCommand, metalAdoptTokenCommand, metalStatusCommand, ...batchCommands, devEmulateCommand];
