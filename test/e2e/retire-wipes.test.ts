@@ -6,7 +6,8 @@
 // without crypto-erase fails naming the drive and the fix under the default policy, stays
 // failed (no workflow starts by itself), and after the operator allows a fallback, recover
 // retires it with that fallback; undeploy --wipe secure-erase wipes a capable drive to ready,
-// undeploy --wipe crypto-erase on a drive without it fails UNSUPPORTED naming the drive.
+// undeploy --wipe crypto-erase on a drive without it fails UNSUPPORTED naming the drive;
+// an agentless pool retires by metal-retire-oob, which cannot wipe and says so in the docs.
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,7 +24,7 @@ let site: E2eSite;
 let strictPoolId: string;
 const osImage = randomBytes(2 * MIB + 77);
 type Enrolled = { nodeId: string; machine: Machine };
-let machines: Promise<{ sed: Enrolled; formatOnly: Enrolled; deployA: Enrolled; deployB: Enrolled }>;
+let machines: Promise<{ sed: Enrolled; formatOnly: Enrolled; deployA: Enrolled; deployB: Enrolled; agentless: Enrolled }>;
 
 const SED: EmulatedDiskSpec = { transport: 'nvme', erase: ['crypto-erase', 'secure-erase'] };
 const FORMAT_ONLY: EmulatedDiskSpec = { transport: 'nvme', erase: ['secure-erase'] };
@@ -77,13 +78,20 @@ async function expectRetired(nodeId: string, machine: Machine): Promise<void> {
 beforeAll(async () => {
   site = await startE2eSite('e2e-retire-wipes');
   strictPoolId = (await site.t.root.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId: site.siteId, class: 'e2e-retire-strict', policy: { allowEmulatedMachines: true } })).id;
+  const agentlessPoolId = (await site.t.root.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId: site.siteId, class: 'e2e-retire-oob', policy: { agent: 'none', allowEmulatedMachines: true } })).id;
   await site.registerImage('e2e-wipes-os@1', osImage);
   await site.deployProfile('e2e-wipes-host', 'e2e-wipes-os@1');
   // All four machines enroll to ready at once; each test waits for the ones it needs.
   machines = (async () => {
-    const [sed, formatOnly, deployA, deployB] = await Promise.all([enroll(site.poolId, SED), enroll(strictPoolId, FORMAT_ONLY), enroll(site.poolId, FORMAT_ONLY), enroll(site.poolId, FORMAT_ONLY)]);
-    await Promise.all([sed, formatOnly, deployA, deployB].map((m) => site.settle(m.nodeId, 'ready', 150_000)));
-    return { sed, formatOnly, deployA, deployB };
+    const [sed, formatOnly, deployA, deployB, agentless] = await Promise.all([
+      enroll(site.poolId, SED),
+      enroll(strictPoolId, FORMAT_ONLY),
+      enroll(site.poolId, FORMAT_ONLY),
+      enroll(site.poolId, FORMAT_ONLY),
+      enroll(agentlessPoolId, SED),
+    ]);
+    await Promise.all([sed, formatOnly, deployA, deployB, agentless].map((m) => site.settle(m.nodeId, 'ready', 150_000)));
+    return { sed, formatOnly, deployA, deployB, agentless };
   })();
   machines.catch(() => undefined); // awaited by each test
 }, 120_000);
@@ -163,4 +171,20 @@ describe('retire and release wipes on emulated drives, real agents', () => {
     expect(sha(readFileSync(deployB.machine.diskPath).subarray(0, osImage.length))).toBe(sha(osImage));
     expect(site.bootEntries().filter((e) => e.nodeId === deployB.nodeId)).toEqual([]);
   }, 300_000);
+
+  it('metal-retire-oob on an agentless pool: off, identity revoked, credentials forgotten; nothing runs on the machine, so nothing is wiped', async () => {
+    const { agentless } = await machines;
+    const before = fillDisk(agentless.machine);
+    await site.verb(agentless.nodeId, 'retire');
+    const retired = await site.settle(agentless.nodeId, 'retired', 60_000);
+    expect(retired).toMatchObject({ power: 'off', lastError: null });
+    expect(await row(agentless.nodeId)).toMatchObject({ bmcCredentialsRef: null });
+    expect(bmcOf(agentless.machine)?.powerState).toBe('Off');
+    expect(agentless.machine.bootCount).toBe(0);
+    expect(agentless.machine.disk.erases).toEqual([]);
+    expect(readFileSync(agentless.machine.diskPath).equals(before)).toBe(true);
+    expect(await site.liveTokens(agentless.nodeId)).toBe(0);
+    expect(site.bootEntries().filter((e) => e.nodeId === agentless.nodeId)).toEqual([]);
+    await eventTypes(agentless.nodeId, ['node.identity.revoked', 'node.provision.retired']);
+  }, 120_000);
 });
