@@ -56,14 +56,22 @@ afterAll(async () => {
 });
 
 describe('remediation profiles against the real agents', () => {
-  it('the installed OS’s node agent reads its machine from its root: DMI product UUID and the GPUs', async () => {
+  it('the installed OS’s node agent reads its machine from its root: inventory.refresh on the node answers the DMI product UUID (checked against the enrolled one) and the GPUs', async () => {
     const { nodeId, machine } = nodes.gpu;
-    const facts = await site.t.cp.db.agentSession.findUniqueOrThrow({ where: { nodeId } });
-    expect(facts.role).toBe('node');
-    // The installed OS's root: the emulated kernel's DMI and PCI, the GPU tool on its PATH.
-    expect(readFileSync(path.join(osRoot(machine), 'sys/class/dmi/id/product_uuid'), 'utf8').trim()).toBe(machine.description.uuid);
-    expect(existsSync(path.join(osRoot(machine), 'usr/bin/nvidia-smi'))).toBe(true);
-    expect(existsSync(path.join(osRoot(nodes.plain.machine), 'usr/bin/nvidia-smi'))).toBe(false);
+    const inventory = (uuid: string) => ({ id: `e2e-node-inventory-${uuid.slice(0, 8)}`, version: 1, target: 'metal', steps: [{ use: 'inventory.refresh', on: 'node', with: { expect: { productUuid: uuid } } }], cleanup: [] });
+    await site.t.root.call('POST', '/v1/profiles', { tenantId: 'root', document: inventory(machine.description.uuid) });
+    const run = await runProfile(inventory(machine.description.uuid).id, nodeId);
+    expect(run.status).toBe('COMPLETED');
+    const result = (await site.t.cp.temporal.workflow.getHandle(run.workflowId).result()) as { outputs: Record<string, { sections: { system: { productUuid: string | null; cpus: number }; gpus: unknown[] } }> };
+    expect(result.outputs['steps[0]']?.sections.system).toMatchObject({ productUuid: machine.description.uuid, cpus: 4 });
+    expect(result.outputs['steps[0]']?.sections.gpus).toEqual(machine.hardware().gpus.map((g) => ({ model: 'Emulated GPU', uuid: g.uuid })));
+
+    // Another machine's UUID: the node agent refuses, as the ramdisk does.
+    const other = nodes.plain.machine.description.uuid;
+    await site.t.root.call('POST', '/v1/profiles', { tenantId: 'root', document: inventory(other) });
+    const wrong = await runProfile(inventory(other).id, nodeId);
+    expect(wrong.status).toBe('FAILED');
+    expect(wrong.failure).toContain('product UUID is not the enrolled one');
   });
 
   it('remediate-reboot: one power cycle at the BMC, the node agent’s session opens again after the reboot (no new join), the run completes and the node stays deployed', async () => {
