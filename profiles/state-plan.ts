@@ -14,6 +14,7 @@ import { acceptancePlan } from './acceptance-plan';
 import { retireWipeWith } from './retire-wipe';
 import { adoptedRetirePlan } from './adopted-retire-plan';
 import { compileProfile } from './compiler';
+import { poolStepTimeouts, withStepTimeouts } from './pool-step-timeouts';
 import { shippedProfiles } from './shipped';
 import { lockProfileVersion, resolveProfile } from './store';
 
@@ -71,7 +72,7 @@ export async function planForState(db: Db, node: Node): Promise<StatePlan> {
     const { id, version } = workflow.profile;
     const shipped = shippedProfiles().find((p) => p.id === id && p.version === version);
     if (!shipped) throw new IronflowError('INTERNAL', `shipped profile ${id}@${version} is missing`, {});
-    plan = compileProfile(shipped, BUILTIN_TENANT);
+    plan = compileProfile(withStepTimeouts(shipped, await poolStepTimeouts(db, node)), BUILTIN_TENANT);
   }
   const retireWipe = node.provisionState === 'retiring' ? await retireWipeWith(db, node) : undefined;
   plan = { ...plan, steps: fill(plan.steps, node, plan, retireWipe), acceptance: fill(plan.acceptance, node, plan, retireWipe) };

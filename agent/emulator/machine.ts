@@ -60,6 +60,8 @@ const BOOT_RETRY_SECONDS = 30;
 
 export class Machine {
   state: MachineState = 'off';
+  /** A machine whose firmware hangs in POST: powered on, it never boots anything (no PXE request, no disk). */
+  hangsInFirmware = false;
   /** The ramdisk agent now running, if any. */
   ramdisk: RamdiskAgent | undefined;
   bootCount = 0;
@@ -116,6 +118,7 @@ export class Machine {
     const generation = ++this.generation;
     this.bootCount += 1;
     await this.stopSoftware();
+    if (this.hangsInFirmware) return void (this.state = 'firmware');
     while (generation === this.generation) {
       try {
         if (device === 'pxe') await this.networkBoot(generation);

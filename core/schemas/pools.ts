@@ -2,6 +2,7 @@
 // stored now, validated strictly.
 import { z } from 'zod';
 import { builtinUnitSettings } from '../host-config/units';
+import { durationPattern } from '../duration';
 import { idempotencyKeySchema, idOf, tenantIdSchema } from './common';
 
 /** A pool's host config unit: replaces the profile's unit of that concern (null: no override). */
@@ -44,6 +45,11 @@ export const retireWipeSchema = z
   });
 export type RetireWipe = z.infer<typeof retireWipeSchema>;
 
+/** `{ "<step use>": "<duration>" }`: the state workflows' step timeouts for this pool's machines (profiles/pool-step-timeouts.ts). */
+const stepTimeoutsSchema = z
+  .record(z.string().max(64).regex(/^[a-z][a-zA-Z0-9]*(\.[a-z][a-zA-Z0-9]*)+$/, 'a step name, e.g. metal.ensureRamdisk'), z.string().regex(durationPattern, "a duration, e.g. '30s', '15m', '2h'"))
+  .refine((timeouts) => Object.keys(timeouts).length <= 32, 'at most 32 step timeouts');
+
 export const poolPolicySchema = z
   .object({
     hardwareProfile: labelSchema.optional(),
@@ -54,6 +60,7 @@ export const poolPolicySchema = z
     /** 'none': the machines never run our agent; out-of-band profiles only. */
     agent: z.enum(['ironflow', 'none']).default('ironflow'),
     acceptanceChecks: z.array(acceptanceCheckSchema).max(32).default([]),
+    stepTimeouts: stepTimeoutsSchema.default({}),
     /** Count the machine emulator's reports (DCGM marked `emulated`) as the machines' own: test and demo pools only. */
     allowEmulatedMachines: z.boolean().default(false),
     retireWipe: retireWipeSchema.default({ mode: 'crypto-erase', fallback: 'fail' }),
@@ -70,6 +77,7 @@ export const poolPolicyPatchSchema = z
     trustProvisioningNetwork: z.boolean().optional(),
     agent: z.enum(['ironflow', 'none']).optional(),
     acceptanceChecks: z.array(acceptanceCheckSchema).max(32).optional(),
+    stepTimeouts: stepTimeoutsSchema.optional(),
     allowEmulatedMachines: z.boolean().optional(),
     retireWipe: retireWipeSchema.optional(),
     ...poolUnitFields,
