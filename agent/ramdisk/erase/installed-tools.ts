@@ -17,7 +17,7 @@ export const installedDiskTools: DiskTools = (command, args, { timeoutMs }) =>
       const said = String(stderr).trim().slice(0, MAX_STDERR_CHARS) || error.message.slice(0, MAX_STDERR_CHARS);
       const timedOut = error.killed === true;
       reject(
-        new IronflowError('DRIVER_ERROR', `${command} ${args.join(' ')} ${timedOut ? `did not finish within ${Math.round(timeoutMs / 1000)} s` : `failed: ${said}`}`, {
+        new IronflowError('DRIVER_ERROR', `${command} ${args.join(' ')} ${timedOut ? `did not finish within ${timeoutMs < 10_000 ? `${timeoutMs} ms` : `${Math.round(timeoutMs / 1000)} s`} (killed)` : `failed: ${said}`}`, {
           reason: timedOut ? 'erase-command-timeout' : 'erase-command',
           command,
         }),
