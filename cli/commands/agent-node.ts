@@ -29,7 +29,7 @@ export const agentJoinCommand = defineCommand({
 
 export const agentNodeCommand = defineCommand({
   name: 'agent node',
-  summary: 'Run the node agent in the foreground: ironflow agent node [--data-dir D] [--server URL --token-file FILE --node-id ID to join first]',
+  summary: 'Run the node agent in the foreground: ironflow agent node [--data-dir D] [--server URL --token-file FILE --node-id ID to join first; no --node-id with a pool adopt token]',
   flags: z.object(joinFlags),
   run: async (_ctx, input) => {
     await runNodeAgent(input);
