@@ -18,6 +18,8 @@ import { startE2eSite, type E2eSite } from '../helpers/e2e-site';
 let site: E2eSite;
 const nodes: Record<'gpu' | 'plain', { nodeId: string; machine: Machine }> = {} as never;
 
+const hostConfig = { hugepages: { size: '2M', count: 64 }, 'kernel-modules': { load: ['vfio_pci'] }, cpu: { governor: 'performance' } };
+
 const bootId = (machine: Machine) => readFileSync(path.join(osRoot(machine), 'proc/sys/kernel/random/boot_id'), 'utf8').trim();
 
 /** Runs a shipped profile on a node (POST /v1/profiles/:id/runs) and waits until its workflow ends. */
@@ -46,7 +48,10 @@ beforeAll(async () => {
   }
   await Promise.all(Object.values(nodes).map((n) => site.settle(n.nodeId, 'ready', 150_000)));
   await site.registerImage('e2e-remediation-os@1', randomBytes(512 * 1024 + 3));
-  await site.deployProfile('e2e-remediation-host', 'e2e-remediation-os@1');
+  // The helper's deploy profile (userdata.render … boot.kexec awaiting the join), with host config for the node agent to apply.
+  await site.deployProfile('e2e-remediation-base', 'e2e-remediation-os@1');
+  const base = await site.t.root.call<{ document: Record<string, unknown> }>('GET', '/v1/profiles/e2e-remediation-base?tenantId=root');
+  await site.t.root.call('POST', '/v1/profiles', { tenantId: 'root', document: { ...base.document, id: 'e2e-remediation-host', version: 1, hostConfig } });
   for (const n of Object.values(nodes)) await site.verb(n.nodeId, 'deploy', { profileId: 'e2e-remediation-host', profileVersion: 1 });
   await Promise.all(Object.values(nodes).map((n) => site.settle(n.nodeId, 'deployed', 150_000)));
 }, 300_000);
@@ -72,6 +77,21 @@ describe('remediation profiles against the real agents', () => {
     const wrong = await runProfile(inventory(other).id, nodeId);
     expect(wrong.status).toBe('FAILED');
     expect(wrong.failure).toContain('product UUID is not the enrolled one');
+  });
+
+  it('the node agent applies the deploy’s host config under its OS root: files and sysctl drop-in written, the systemd unit pending (systemd does not run it)', async () => {
+    const { nodeId, machine } = nodes.plain;
+    const root = osRoot(machine);
+    const state = await until('the host state at the node agent', () => {
+      const file = path.join(machine.osDir, 'host-state.json');
+      const parsed = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { profile: string; units: Array<{ name: string; state: string }> }) : undefined;
+      return parsed?.profile === 'e2e-remediation-host@1' ? parsed : undefined;
+    }, 30_000);
+    expect(state.units.map((u) => `${u.name}:${u.state}`)).toEqual(['hugepages:converged', 'kernel-modules:converged', 'cpu:pending']);
+    expect(readFileSync(path.join(root, 'etc/sysctl.d/90-ironflow-hugepages.conf'), 'utf8')).toMatch(/^vm\.nr_hugepages = 64$/m);
+    expect(readFileSync(path.join(root, 'etc/modules-load.d/90-ironflow.conf'), 'utf8')).toMatch(/^vfio_pci$/m);
+    expect(existsSync(path.join(root, 'etc/systemd/system/ironflow-cpu-governor.service'))).toBe(true);
+    expect((await site.t.cp.db.node.findUniqueOrThrow({ where: { id: nodeId } })).hostSpec).toMatchObject({ profile: 'e2e-remediation-host@1' });
   });
 
   it('remediate-reboot: one power cycle at the BMC, the node agent’s session opens again after the reboot (no new join), the run completes and the node stays deployed', async () => {
