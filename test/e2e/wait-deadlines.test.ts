@@ -36,6 +36,15 @@ async function enroll(breakIt: (machine: Machine) => void): Promise<{ nodeId: st
 }
 
 describe('every wait has a deadline', () => {
+  it("a pool's stepTimeouts are step names and durations, refused otherwise naming the field", async () => {
+    for (const stepTimeouts of [{ 'metal.ensureRamdisk': '5 minutes' }, { 'Not A Step': '5m' }, Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`step.n${i}`, '1m']))]) {
+      const refused = await site.t.root.request<{ error: { code: string; details: { path?: string } } }>('PATCH', `/v1/pools/${site.poolId}`, { tenantId: 'root', policy: { stepTimeouts } });
+      expect(refused.status, JSON.stringify(stepTimeouts)).toBe(400);
+      expect(refused.body.error.code).toBe('INVALID_INPUT');
+      expect(refused.body.error.details.path).toMatch(/^policy\.stepTimeouts/);
+    }
+  });
+
   it('a ramdisk that never joins and a BMC that stops answering each end in failed, naming the wait, within the stated time', async () => {
     // A: its firmware hangs in POST, so after metal's power cycle no ramdisk ever joins.
     const hung = await enroll((machine) => void (machine.hangsInFirmware = true));
