@@ -28,6 +28,7 @@ const MIB = 1024 * 1024;
 const QUICK_EDGE_BYTES = 64 * MIB;
 const IDENTIFY_TIMEOUT_MS = 30_000;
 const DISCARD_TIMEOUT_MS = 2 * 3_600_000;
+/** Well inside disk.wipe's 30 s heartbeat deadline. */
 const HEARTBEAT_MS = 10_000;
 const SANITIZE_POLL_MS = 2_000;
 const SAMPLE_BLOCK = 4096;
@@ -266,7 +267,7 @@ export function erasedSamples(before: Buffer[], after: Buffer[]): boolean {
 
 const shown = (args: string[]) => args.map((a) => (a === ATA_ERASE_PASSWORD ? '<password>' : a)).join(' ');
 
-async function deviceWipe(view: DiskView, plan: ErasePlan, procedure: EraseProcedure, progress: EraseProgress): Promise<DiskWipeResult> {
+async function deviceWipe(view: DiskView, plan: ErasePlan, procedure: EraseProcedure, progress: EraseProgress, heartbeatMs: number): Promise<DiskWipeResult> {
   const { disk } = plan;
   const tools = toolsOf(view);
   const ranges = sampleRanges(disk.sizeBytes);
@@ -274,7 +275,7 @@ async function deviceWipe(view: DiskView, plan: ErasePlan, procedure: EraseProce
   const started = Date.now();
   const remaining = () => Math.max(1_000, procedure.timeoutMs - (Date.now() - started));
   // The drive reports nothing while it erases: the step heartbeats so the control plane knows the ramdisk is alive.
-  const timer = setInterval(() => progress({ elapsedSeconds: Math.round((Date.now() - started) / 1000) }), HEARTBEAT_MS);
+  const timer = setInterval(() => progress({ elapsedSeconds: Math.round((Date.now() - started) / 1000) }), heartbeatMs);
   try {
     for (const { command, args } of procedure.commands) await tools(command, args, { timeoutMs: remaining() });
     if (procedure.pollSanitize) await awaitSanitize(tools, disk, started, procedure.timeoutMs);
@@ -300,13 +301,13 @@ async function awaitSanitize(tools: DiskTools, disk: RamdiskDisk, started: numbe
 /** A device that refuses a tentative erase (secure discard) says so through the kernel's EOPNOTSUPP. */
 const refusedByDevice = (error: unknown) => error instanceof IronflowError && /not supported/i.test(error.message);
 
-export async function eraseDisk(view: DiskView, plan: ErasePlan, progress: EraseProgress): Promise<DiskWipeResult> {
+export async function eraseDisk(view: DiskView, plan: ErasePlan, progress: EraseProgress, options: { heartbeatMs?: number } = {}): Promise<DiskWipeResult> {
   if (!plan.procedure) return quickWipe(view, plan, progress);
   try {
-    return await deviceWipe(view, plan, plan.procedure, progress);
+    return await deviceWipe(view, plan, plan.procedure, progress, options.heartbeatMs ?? HEARTBEAT_MS);
   } catch (error) {
     if (!plan.tentative || !refusedByDevice(error)) throw error;
-    if (plan.onRefusal) return eraseDisk(view, plan.onRefusal, progress);
+    if (plan.onRefusal) return eraseDisk(view, plan.onRefusal, progress, options);
     throw unsupported(plan.disk, plan.model, plan.mode, plan.refusal ?? plan.mode);
   }
 }

@@ -102,6 +102,20 @@ describe('disk erase on emulated drives', () => {
     expect(zero(readFileSync(emulated[0]!.file))).toBe(true);
   });
 
+  it('heartbeats while the drive erases (a drive that takes its time)', async () => {
+    const { view } = machine([{ spec: { transport: 'nvme', erase: ['crypto-erase'] }, sizeMib: 4 }]);
+    const slow: DiskTools = async (command, args, options) => {
+      if (args[0] === 'format') await new Promise((r) => setTimeout(r, 400));
+      return view.diskTools(command, args, options);
+    };
+    const slowView = { ...view, diskTools: slow };
+    const beats: Array<{ bytesWiped?: number; elapsedSeconds?: number }> = [];
+    const [plan] = await planErase(slowView, 'crypto-erase');
+    await eraseDisk(slowView, plan!, (details) => beats.push(details), { heartbeatMs: 50 });
+    expect(beats.filter((b) => b.elapsedSeconds !== undefined).length).toBeGreaterThanOrEqual(3);
+    expect(beats.at(-1)).toEqual({ bytesWiped: 4 * MIB });
+  });
+
   it('the read-back refuses a block that still holds its old bytes', () => {
     const old = randomBytes(8192);
     const changed = Buffer.concat([randomBytes(4096), old.subarray(4096)]);
