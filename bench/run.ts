@@ -8,12 +8,13 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { mkdirSync } from 'node:fs';
 import { createProgress } from '../cli/progress';
+import { apiFigure } from './figures/api';
 import { engineFigure } from './figures/engine';
 import type { Figure } from './figures/figure';
 import { writeChartPng } from './lib/plot';
 import { writeSection } from './lib/readme-section';
 
-const figures: Figure[] = [engineFigure];
+const figures: Figure[] = [engineFigure, apiFigure];
 
 const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, only: { type: 'string', multiple: true } } });
 const benchDir = path.dirname(fileURLToPath(import.meta.url));

@@ -1,0 +1,125 @@
+// The API figure: latency at fixed request rates (autocannon, coordinated omission
+// corrected) for reads, on SQLite and on PostgreSQL, the API in a process of its own
+// (bench/api/serve.ts) and the load generator in another. Goal (issue 16): p99 ≤ 20 ms at
+// 500 reads/s. There is no peer on this machine to put beside it (Ironic's API needs its
+// conductor, Keystone and a message bus); the goal is the line to meet.
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import type { Figure } from './figure';
+
+const run = promisify(execFile);
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+const autocannonBin = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
+
+interface Served {
+  url: string;
+  bearer: string;
+  poolId: string;
+  nodeId: string;
+}
+
+/** Starts bench/api/serve.ts on the database and resolves with what it printed once ready. */
+async function serve(databaseUrl: string | undefined): Promise<{ served: Served; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'bench/api/serve.ts')], {
+    cwd: repoRoot,
+    env: { ...process.env, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const line = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout }).once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`bench/api/serve.ts exited with ${code} before it was ready`)));
+  });
+  return {
+    served: JSON.parse(line) as Served,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+interface Load {
+  p50: number;
+  p99: number;
+  rate: number;
+  errors: number;
+}
+
+async function load(served: Served, route: string, rate: number, seconds: number): Promise<Load> {
+  // A route that refuses would measure the refusal: fail loudly instead.
+  const probe = await fetch(`${served.url}${route}`, { headers: { authorization: `Bearer ${served.bearer}` } });
+  if (!probe.ok) throw new Error(`GET ${route} answered ${probe.status}: ${(await probe.text()).slice(0, 300)}`);
+  const { stdout } = await run(process.execPath, [autocannonBin, '-j', '-R', String(rate), '-d', String(seconds), '-c', '20', '-H', `authorization=Bearer ${served.bearer}`, `${served.url}${route}`], { maxBuffer: 16 << 20 });
+  const result = JSON.parse(stdout) as { latency: { p50: number; p99: number }; requests: { average: number }; non2xx: number; errors: number };
+  return { p50: result.latency.p50, p99: result.latency.p99, rate: result.requests.average, errors: result.non2xx + result.errors };
+}
+
+/** A throw-away PostgreSQL (scripts/postgres.sh, as the PostgreSQL test pass uses). */
+async function startPostgres(): Promise<{ url: string; stop(): Promise<void> }> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'ironflow-bench-pg-'));
+  await run('chmod', ['755', dir]);
+  const port = '55434';
+  const { stdout } = await run('bash', [path.join(repoRoot, 'scripts/postgres.sh'), path.join(dir, 'data'), port]);
+  const bin = (await run('bash', ['-c', 'ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1'])).stdout.trim();
+  return {
+    url: stdout.trim(),
+    stop: async () => {
+      await run('runuser', ['-u', 'postgres', '--', `${bin}/pg_ctl`, '-D', path.join(dir, 'data'), '-m', 'fast', 'stop']).catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const apiFigure: Figure = {
+  id: 'api',
+  title: 'API latency at fixed request rates',
+  async measure({ quick, progress }) {
+    const rates = quick ? [100, 500] : [100, 250, 500, 1000];
+    const seconds = quick ? 5 : 15;
+    const routes = (s: Served) => [
+      { name: 'one node', path: `/v1/metal/nodes/${s.nodeId}?tenantId=root` },
+      { name: 'a page of 50 nodes', path: `/v1/metal/nodes?tenantId=root&poolId=${s.poolId}&limit=50` },
+    ];
+    const databases = ['SQLite', 'PostgreSQL'] as const;
+    const total = databases.length * rates.length * 2;
+    let done = 0;
+    const rows: string[] = [];
+    const series = new Map<string, Array<[number, number]>>();
+    for (const database of databases) {
+      const postgres = database === 'PostgreSQL' ? await startPostgres() : undefined;
+      const api = await serve(postgres?.url);
+      try {
+        for (const route of routes(api.served)) {
+          for (const rate of rates) {
+            progress(done++, total, `api: ${database}, ${route.name}, ${rate} requests/s`);
+            const result = await load(api.served, route.path, rate, seconds);
+            rows.push(`| ${database} | ${route.name} | ${rate}/s | ${result.rate.toFixed(0)}/s | ${result.p50} ms | ${result.p99} ms | ${result.errors} |`);
+            const key = `${database}, ${route.name}`;
+            series.set(key, [...(series.get(key) ?? []), [rate, result.p99]]);
+          }
+        }
+      } finally {
+        await api.stop();
+        await postgres?.stop();
+      }
+    }
+    progress(total, total, 'api: done');
+    return {
+      table: [
+        `${seconds} s at each rate, 20 connections; the goal is p99 ≤ 20 ms at 500 reads/s.`,
+        '',
+        '| database | read | asked | served | p50 | p99 | errors |',
+        '| --- | --- | --- | --- | --- | --- | --- |',
+        ...rows,
+      ].join('\n'),
+      charts: [{ file: 'api-latency.png', chart: { title: 'API read latency (p99) against request rate', xLabel: 'requests per second', yLabel: 'ms', series: [...series].map(([name, points]) => ({ name, points })) } }],
+    };
+  },
+};
