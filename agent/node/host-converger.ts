@@ -111,7 +111,7 @@ export class HostConverger {
     if (this.running) return;
     const changed = JSON.stringify(spec ?? null) !== this.lastSpecKey;
     if (!changed && Date.now() - this.lastPassAt < this.recheckMs) return;
-    void this.converge(spec);
+    this.converge(spec).catch((error: unknown) => this.log.error('host converger pass failed; retried at the next recheck', { error: (error as Error).message }));
   }
 
   /** Applies the spec now (after a pass that runs) and answers the state it leaves. */

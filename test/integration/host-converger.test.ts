@@ -11,6 +11,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { gpuResetLog, layOutEmulatedOsRoot } from '../../agent/emulator/installed-os';
 import { Machine, type MachineDescription } from '../../agent/emulator/machine';
+import { applyAction } from '../../agent/node/host-actions';
 import { HostConverger, type HostState } from '../../agent/node/host-converger';
 import { HostRoot } from '../../agent/node/host-root';
 import { readHostMachine } from '../../agent/node/machine';
@@ -100,6 +101,23 @@ describe('the host converger on a root directory', () => {
     const state = await converger.converge(next);
     expect(byName(state).hugepages).toMatchObject({ state: 'converged', changed: true, drifted: [], rebootRequired: true });
     expect(readFileSync(file('/etc/default/grub.d/90-ironflow-hugepages.cfg'), 'utf8')).toContain('default_hugepagesz=1G hugepagesz=1G hugepages=16');
+  });
+
+  it('packages on the real host ask its package manager and install nothing that is there (read-only here: dpkg is installed)', async () => {
+    const host = new HostRoot('/');
+    expect(host.packageManager(), 'this test host has apt and dpkg-query (Debian: apt-get install -y apt)').toBe('apt');
+    expect(await applyAction(host, { kind: 'packages', names: ['dpkg'] }, {})).toMatchObject({ changed: false, drifted: [] });
+    // A directory root is another OS's tree: apt would act on this host, so it is not done there.
+    expect((await applyAction(root, { kind: 'packages', names: ['dpkg'] }, {})).unsupported).toMatch(/no package manager/);
+  });
+
+  it('is bounded: a unit whose file would pass 64 KiB fails without writing it', async () => {
+    const labels = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`example.com/label-${i}-${'x'.repeat(200)}`, 'v']));
+    const big = { ...spec, units: [{ name: 'kubernetes', source: 'pool', known: true, settings: { role: 'worker', labels, taints: [] } }] };
+    const scratch = new HostConverger(temp('host-data-'), new HostRoot(temp('host-root-')), quiet());
+    const state = await scratch.converge(big);
+    expect(byName(state).kubernetes).toMatchObject({ state: 'failed', reason: expect.stringMatching(/more than 65536 bytes is refused/) });
+    expect(existsSync(scratch.root.path('/etc/default/kubelet'))).toBe(false);
   });
 
   it('refuses host paths that leave the root', () => {
