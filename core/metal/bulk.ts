@@ -25,7 +25,7 @@ export interface BulkDeps {
   requestQuorumBatch?: (run: MetalBulkRun, nodeIds: string[]) => Promise<void>;
 }
 
-/** Ids per `IN (…)` list and rows per insert: within SQLite's bound-parameter limit (999 in the build Prisma's adapter reports). */
+/** Ids per `IN (…)` list: within SQLite's bound-parameter limit (999 in the build Prisma's adapter reports). */
 const CHUNK = 500;
 /** How many offending ids a refusal names (the count says how many more). */
 const NAMED_IDS = 10;
@@ -35,9 +35,12 @@ const chunks = <T>(items: T[]): T[][] => Array.from({ length: Math.ceil(items.le
 /** Refuses the request unless every id is a live metal node of the tenant's pool (another tenant's node reads as no node). */
 async function checkMembers(db: Db, input: MetalBulkInput, nodeIds: string[]): Promise<void> {
   const members = new Set<string>();
-  for (const chunk of chunks(nodeIds)) {
-    const rows = await db.node.findMany({ where: { id: { in: chunk }, tenantId: input.tenantId, poolId: input.poolId, deletedAt: null, provisionState: { not: null } }, select: { id: true } });
-    for (const row of rows) members.add(row.id);
+  const ofPool = { tenantId: input.tenantId, poolId: input.poolId, deletedAt: null, provisionState: { not: null } };
+  if (nodeIds.length > CHUNK) {
+    // Many ids: one read of the pool's node ids (by its index) beats many IN lists.
+    for (const row of await db.node.findMany({ where: ofPool, select: { id: true } })) members.add(row.id);
+  } else {
+    for (const row of await db.node.findMany({ where: { id: { in: nodeIds }, ...ofPool }, select: { id: true } })) members.add(row.id);
   }
   const missing = nodeIds.flatMap((id) => (members.has(id) ? [] : [{ id, at: input.nodeIds.indexOf(id) }]));
   if (missing.length === 0) return;
@@ -133,15 +136,8 @@ export async function startBulk(deps: BulkDeps, actorId: string, input: MetalBul
           total: nodeIds.length,
         },
       });
-      for (const [c, chunk] of chunks(nodeIds).entries()) {
-        await tx.metalBulkOutcome.createMany({ data: chunk.map((nodeId, i) => ({ bulkId: id, seq: c * CHUNK + i, nodeId, outcome: 'pending' })) });
-      }
-      await appendEvent(tx, {
-        tenantId: input.tenantId,
-        type: 'metal.bulk.started',
-        subjectId: id,
-        data: { poolId: input.poolId, verb: input.verb, wipe: created.wipe, nodes: nodeIds.length, reason: input.reason, actorId },
-      });
+      // Prisma splits the insert into statements within the database's parameter limit (not so an IN list).
+      await tx.metalBulkOutcome.createMany({ data: nodeIds.map((nodeId, seq) => ({ bulkId: id, seq, nodeId, outcome: 'pending' })) });
       return created;
     });
   } catch (err) {
@@ -158,6 +154,12 @@ export async function startBulk(deps: BulkDeps, actorId: string, input: MetalBul
     await deps.db.$transaction([deps.db.metalBulkOutcome.deleteMany({ where: { bulkId: id } }), deps.db.metalBulkRun.delete({ where: { id } })]);
     throw err;
   }
+  await appendEvent(deps.db, {
+    tenantId: input.tenantId,
+    type: 'metal.bulk.started',
+    subjectId: id,
+    data: { poolId: input.poolId, verb: input.verb, wipe: run.wipe, nodes: nodeIds.length, reason: input.reason, actorId, workflowId: run.workflowId },
+  });
   return { run: await bulkRunView(deps.db, run), created: true };
 }
 
@@ -213,7 +215,7 @@ export async function cancelBulk(deps: BulkDeps, tenantId: string, bulkId: strin
   if (run.status !== 'running') throw new IronflowError('INVALID_STATE', `bulk run ${bulkId} is already ${run.status}; nothing to cancel`, { status: run.status });
   if (!run.cancelRequestedAt) {
     await deps.db.$transaction(async (tx) => {
-      await tx.metalBulkRun.updateMany({ where: { id: bulkId, cancelRequestedAt: null }, data: { cancelRequestedAt: new Date() } });
+      await tx.metalBulkRun.updateMany({ where: { id: bulkId, status: 'running', cancelRequestedAt: null }, data: { cancelRequestedAt: new Date() } });
       await appendEvent(tx, { tenantId, type: 'metal.bulk.cancel-requested', subjectId: bulkId, data: { actorId } });
     });
   }

@@ -63,12 +63,18 @@ describe('metal bulk', () => {
     const ready = nodeIds.filter((_, i) => isReady(i));
     expect(run.counts).toEqual({ pending: 0, accepted: ready.length, refused: NODES - ready.length, failed: 0, cancelled: 0 });
 
-    // Accepted: the verb's move, as a single retire makes it (the node's state workflow named).
+    // Accepted: the verb's move, as a single retire makes it (its event, the state workflow it
+    // names); the page shows each node's state now (its retire chain runs on: retiring or retired).
     const accepted = await page(res.body.bulkId, { outcome: 'accepted', limit: '1000' });
     expect(accepted.outcomes.map((o) => o.nodeId).sort()).toEqual([...ready].sort());
-    expect(accepted.outcomes.every((o) => o.provisionState === 'retiring' && o.error === null && o.decidedAt !== null)).toBe(true);
-    const moved = await t.cp.db.node.findMany({ where: { id: { in: ready } } });
-    expect(moved.every((n) => n.provisionState === 'retiring' && n.workflowId === `node:${n.id}:retiring:1`)).toBe(true);
+    for (const o of accepted.outcomes) {
+      expect(o.error).toBeNull();
+      expect(o.decidedAt).not.toBeNull();
+      expect(['retiring', 'retired']).toContain(o.provisionState);
+    }
+    const moves = await t.cp.db.event.findMany({ where: { subjectId: { in: ready }, type: 'node.provision.retiring' } });
+    expect(moves.map((e) => e.subjectId).sort()).toEqual([...ready].sort());
+    for (const e of moves) expect(e.data).toMatchObject({ from: 'ready', to: 'retiring', verb: 'retire', workflowId: `node:${e.subjectId}:retiring:1` });
     expect(await t.cp.db.node.count({ where: { poolId, provisionState: 'deployed' } })).toBe(NODES - ready.length);
 
     // Refused: the verb's own refusal per node, every one of them across pages.
@@ -190,7 +196,7 @@ describe('metal bulk', () => {
     expect(lines.some((l) => /^\S+ {2}\[#{30}\] 100% 5\/5 finished/.test(l)), shown.stderr).toBe(true);
     expect(shown.stderr).toContain(`${run.bulkId} provide · finished · 5 nodes`);
     expect(shown.stdout).toMatch(/^NODE +OUTCOME +CODE +STATE +MESSAGE/);
-    expect(shown.stdout.trim().split('\n')).toHaveLength(6); // the header, then the five refused (four deployed, one retiring)
+    expect(shown.stdout.trim().split('\n')).toHaveLength(6); // the header, then the five refused (four deployed, one retired by the first run)
     const cancelled = await runCli(['metal', 'bulk', 'cancel', run.bulkId], env);
     expect(cancelled.code).toBe(1);
     expect(cancelled.stderr).toContain('INVALID_STATE');
