@@ -56,7 +56,12 @@ export class EmulatedDisk {
   ) {
     this.name = NAMES[spec.transport];
     const crypto = this.offers('crypto-erase') ? ' SED' : '';
-    this.model = spec.transport === 'nvme' ? `Ironflow Emulated NVMe${crypto}` : spec.transport === 'sata' ? `Ironflow Emulated SATA SSD${crypto}` : 'Ironflow Emulated Virtio Disk';
+    this.model =
+      spec.transport === 'nvme'
+        ? `Ironflow Emulated NVMe${crypto}`
+        : spec.transport === 'sata'
+          ? `Ironflow Emulated SATA SSD${crypto}`
+          : 'Ironflow Emulated Virtio Disk';
   }
 
   private offers(mode: EmulatedEraseMode): boolean {
@@ -95,12 +100,23 @@ export class EmulatedDisk {
     if (sub === 'id-ctrl') {
       // Identify Controller as nvme-cli prints it: OACS bit 1 Format NVM, FNA bit 2 crypto erase, SANICAP bit 0 crypto.
       const format = this.offers('secure-erase') || this.offers('crypto-erase');
-      return JSON.stringify({ vid: 6966, ssvid: 6966, sn: 'EMU0000001', mn: this.model, fr: '1.0', oacs: format ? 0x6 : 0x4, fna: this.offers('crypto-erase') ? 0x4 : 0, sanicap: this.offers('crypto-erase') ? 0x1 : 0, nn: 1 });
+      return JSON.stringify({
+        vid: 6966,
+        ssvid: 6966,
+        sn: 'EMU0000001',
+        mn: this.model,
+        fr: '1.0',
+        oacs: format ? 0x6 : 0x4,
+        fna: this.offers('crypto-erase') ? 0x4 : 0,
+        sanicap: this.offers('crypto-erase') ? 0x1 : 0,
+        nn: 1,
+      });
     }
     if (sub === 'format') {
       const ses = args.find((a) => a.startsWith('--ses='))?.slice('--ses='.length);
       const mode = ses === '2' ? 'crypto-erase' : ses === '1' ? 'secure-erase' : undefined;
-      if (!mode || !this.offers(mode)) throw toolError('nvme', args, 'NVMe status: INVALID_FIELD: A reserved coded value or an unsupported value in a defined field(0x2)');
+      if (!mode || !this.offers(mode))
+        throw toolError('nvme', args, 'NVMe status: INVALID_FIELD: A reserved coded value or an unsupported value in a defined field(0x2)');
       await this.erase(mode);
       return 'Success formatting namespace:1\n';
     }
@@ -167,7 +183,8 @@ export class EmulatedDisk {
     } else {
       const handle = await open(this.file, 'r+');
       try {
-        for (let at = 0; at < this.sizeBytes; at += MIB) await handle.write(randomBytes(Math.min(MIB, this.sizeBytes - at)), 0, Math.min(MIB, this.sizeBytes - at), at);
+        for (let at = 0; at < this.sizeBytes; at += MIB)
+          await handle.write(randomBytes(Math.min(MIB, this.sizeBytes - at)), 0, Math.min(MIB, this.sizeBytes - at), at);
         await handle.sync();
       } finally {
         await handle.close();

@@ -17,7 +17,17 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { IronflowError } from '../../core/errors';
-import { ataCapabilities, ataErase, ATA_ERASE_PASSWORD, nvmeCapabilities, nvmeErase, sanitizeState, type DeviceEraseMode, type EraseDecision, type EraseProcedure } from './erase/capabilities';
+import {
+  ataCapabilities,
+  ataErase,
+  ATA_ERASE_PASSWORD,
+  nvmeCapabilities,
+  nvmeErase,
+  sanitizeState,
+  type DeviceEraseMode,
+  type EraseDecision,
+  type EraseProcedure,
+} from './erase/capabilities';
 import { installedDiskTools } from './erase/installed-tools';
 import type { DiskTools, RamdiskDisk, RamdiskHardware } from './hardware';
 
@@ -113,7 +123,7 @@ function transportOf(name: string): string {
   return `a ${name} device`;
 }
 
-type DeviceDecision = (EraseDecision & { tentative?: boolean; model: string | null });
+type DeviceDecision = EraseDecision & { tentative?: boolean; model: string | null };
 
 /** Asks the drive what it can do for this mode. */
 async function decide(view: DiskView, disk: RamdiskDisk, mode: DeviceEraseMode): Promise<DeviceDecision> {
@@ -131,20 +141,32 @@ async function decide(view: DiskView, disk: RamdiskDisk, mode: DeviceEraseMode):
   }
   if (mode === 'secure-erase' && device.discards) {
     // Secure discard (eMMC and some SCSI devices): the kernel refuses it with EOPNOTSUPP where the device cannot.
-    return { procedure: { commands: [{ command: 'blkdiscard', args: ['--secure', disk.path] }], timeoutMs: DISCARD_TIMEOUT_MS }, tentative: true, model: device.model };
+    return {
+      procedure: { commands: [{ command: 'blkdiscard', args: ['--secure', disk.path] }], timeoutMs: DISCARD_TIMEOUT_MS },
+      tentative: true,
+      model: device.model,
+    };
   }
   const has = mode === 'secure-erase' ? 'no secure-erase command of its own and no secure discard' : 'no crypto-erase command of its own';
   return { unsupported: `it is ${transportOf(disk.name)}, which has ${has} (only NVMe and ATA drives have one)`, model: device.model };
 }
 
-const NO_FALLBACK_FIX = "no fallback was allowed: for a retire, set the pool's policy.retireWipe.fallback (secure-erase or quick); for an undeploy, choose another --wipe mode";
+const NO_FALLBACK_FIX =
+  "no fallback was allowed: for a retire, set the pool's policy.retireWipe.fallback (secure-erase or quick); for an undeploy, choose another --wipe mode";
 
 function deviceName(disk: RamdiskDisk, model: string | null): string {
   return `disk ${disk.name} (${disk.path}${model ? `, ${model}` : ''})`;
 }
 
 function unsupported(disk: RamdiskDisk, model: string | null, mode: WipeMode, message: string): IronflowError {
-  return new IronflowError('UNSUPPORTED', `${deviceName(disk, model)} cannot ${message}`, { path: 'with.mode', disk: disk.name, device: disk.path, ...(model ? { model } : {}), mode, reason: `no-${mode}` });
+  return new IronflowError('UNSUPPORTED', `${deviceName(disk, model)} cannot ${message}`, {
+    path: 'with.mode',
+    disk: disk.name,
+    device: disk.path,
+    ...(model ? { model } : {}),
+    mode,
+    reason: `no-${mode}`,
+  });
 }
 
 async function planDisk(view: DiskView, disk: RamdiskDisk, mode: WipeMode, fallback: FallbackMode | undefined): Promise<ErasePlan> {
@@ -161,13 +183,25 @@ async function planDisk(view: DiskView, disk: RamdiskDisk, mode: WipeMode, fallb
   return fallbackPlan(view, disk, model, mode, fallback, decision.unsupported);
 }
 
-async function fallbackPlan(view: DiskView, disk: RamdiskDisk, model: string | null, mode: WipeMode, fallback: FallbackMode, reason: string): Promise<ErasePlan> {
+async function fallbackPlan(
+  view: DiskView,
+  disk: RamdiskDisk,
+  model: string | null,
+  mode: WipeMode,
+  fallback: FallbackMode,
+  reason: string,
+): Promise<ErasePlan> {
   const fallbackFrom = { mode, reason };
   if (fallback === 'quick') return { disk, model, mode: 'quick', fallbackFrom };
   const second = await decide(view, disk, fallback);
   if ('procedure' in second && !second.tentative) return { disk, model, mode: fallback, procedure: second.procedure, fallbackFrom };
   const why = 'procedure' in second ? 'the device would have to be tried (secure discard)' : second.unsupported;
-  throw unsupported(disk, model, mode, `${mode} (${reason}) nor its fallback ${fallback} (${why}): set the pool's policy.retireWipe.fallback to quick, or replace the drive`);
+  throw unsupported(
+    disk,
+    model,
+    mode,
+    `${mode} (${reason}) nor its fallback ${fallback} (${why}): set the pool's policy.retireWipe.fallback to quick, or replace the drive`,
+  );
 }
 
 /**
@@ -223,13 +257,24 @@ async function quickWipe(view: DiskView, plan: ErasePlan, progress: EraseProgres
 }
 
 function resultOf(plan: ErasePlan, method: string, bytes: number, readBack: boolean): DiskWipeResult {
-  return { name: plan.disk.name, model: plan.model, mode: plan.mode, method, bytes, readBack, ...(plan.fallbackFrom ? { fallbackFrom: plan.fallbackFrom } : {}) };
+  return {
+    name: plan.disk.name,
+    model: plan.model,
+    mode: plan.mode,
+    method,
+    bytes,
+    readBack,
+    ...(plan.fallbackFrom ? { fallbackFrom: plan.fallbackFrom } : {}),
+  };
 }
 
 /** Where the read-back looks: the first and last MiB and a few spots between. */
 function sampleRanges(size: number): Array<[number, number]> {
   const edge = Math.min(MIB, size);
-  const ranges: Array<[number, number]> = [[0, edge], [Math.max(0, size - edge), size]];
+  const ranges: Array<[number, number]> = [
+    [0, edge],
+    [Math.max(0, size - edge), size],
+  ];
   for (let i = 1; i <= SAMPLE_SPOTS; i++) {
     const at = Math.floor((size * i) / (SAMPLE_SPOTS + 1) / SAMPLE_BLOCK) * SAMPLE_BLOCK;
     ranges.push([at, Math.min(size, at + SAMPLE_SPOT_BYTES)]);
@@ -292,8 +337,16 @@ async function awaitSanitize(tools: DiskTools, disk: RamdiskDisk, started: numbe
   for (;;) {
     const state = sanitizeState(await tools('hdparm', ['--sanitize-status', disk.path], { timeoutMs: IDENTIFY_TIMEOUT_MS }));
     if (state === 'done') return;
-    if (state === 'failed') throw new IronflowError('DRIVER_ERROR', `disk ${disk.name} (${disk.path}): the drive reports its sanitize operation failed`, { disk: disk.name, reason: 'sanitize-failed' });
-    if (Date.now() - started > timeoutMs) throw new IronflowError('DRIVER_ERROR', `disk ${disk.name} (${disk.path}): sanitize did not finish within ${Math.round(timeoutMs / 1000)} s`, { disk: disk.name, reason: 'erase-command-timeout' });
+    if (state === 'failed')
+      throw new IronflowError('DRIVER_ERROR', `disk ${disk.name} (${disk.path}): the drive reports its sanitize operation failed`, {
+        disk: disk.name,
+        reason: 'sanitize-failed',
+      });
+    if (Date.now() - started > timeoutMs)
+      throw new IronflowError('DRIVER_ERROR', `disk ${disk.name} (${disk.path}): sanitize did not finish within ${Math.round(timeoutMs / 1000)} s`, {
+        disk: disk.name,
+        reason: 'erase-command-timeout',
+      });
     await new Promise((r) => setTimeout(r, SANITIZE_POLL_MS));
   }
 }

@@ -31,7 +31,11 @@ const FORMAT_ONLY: EmulatedDiskSpec = { transport: 'nvme', erase: ['secure-erase
 
 async function enroll(poolId: string, disk: EmulatedDiskSpec): Promise<Enrolled> {
   const { machine, bmc } = await site.fleet.add({ diskBytes: 8 * MIB, disk });
-  const node = await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId, bmc: { driver: 'redfish', address: bmc.address, username: bmc.username, password: bmc.password } });
+  const node = await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', {
+    tenantId: 'root',
+    poolId,
+    bmc: { driver: 'redfish', address: bmc.address, username: bmc.username, password: bmc.password },
+  });
   return { nodeId: node.nodeId, machine };
 }
 
@@ -57,10 +61,14 @@ const isZero = (machine: Machine) => readFileSync(machine.diskPath).every((b) =>
 const bmcOf = (machine: Machine) => site.fleet.bmc.get(machine.description.id);
 const row = (nodeId: string) => site.t.cp.db.node.findUniqueOrThrow({ where: { id: nodeId } });
 const eventTypes = (nodeId: string, types: string[]) =>
-  until(`events ${types.join(', ')} of ${nodeId}`, async () => {
-    const seen = (await site.t.cp.db.event.findMany({ where: { subjectId: nodeId } })).map((e) => e.type);
-    return types.every((t) => seen.includes(t)) ? seen : undefined;
-  }, 30_000);
+  until(
+    `events ${types.join(', ')} of ${nodeId}`,
+    async () => {
+      const seen = (await site.t.cp.db.event.findMany({ where: { subjectId: nodeId } })).map((e) => e.type);
+      return types.every((t) => seen.includes(t)) ? seen : undefined;
+    },
+    30_000,
+  );
 
 async function expectRetired(nodeId: string, machine: Machine): Promise<void> {
   const node = await row(nodeId);
@@ -77,8 +85,22 @@ async function expectRetired(nodeId: string, machine: Machine): Promise<void> {
 
 beforeAll(async () => {
   site = await startE2eSite('e2e-retire-wipes');
-  strictPoolId = (await site.t.root.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId: site.siteId, class: 'e2e-retire-strict', policy: { allowEmulatedMachines: true } })).id;
-  const agentlessPoolId = (await site.t.root.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId: site.siteId, class: 'e2e-retire-oob', policy: { agent: 'none', allowEmulatedMachines: true } })).id;
+  strictPoolId = (
+    await site.t.root.call<{ id: string }>('POST', '/v1/pools', {
+      tenantId: 'root',
+      siteId: site.siteId,
+      class: 'e2e-retire-strict',
+      policy: { allowEmulatedMachines: true },
+    })
+  ).id;
+  const agentlessPoolId = (
+    await site.t.root.call<{ id: string }>('POST', '/v1/pools', {
+      tenantId: 'root',
+      siteId: site.siteId,
+      class: 'e2e-retire-oob',
+      policy: { agent: 'none', allowEmulatedMachines: true },
+    })
+  ).id;
   await site.registerImage('e2e-wipes-os@1', osImage);
   await site.deployProfile('e2e-wipes-host', 'e2e-wipes-os@1');
   // All four machines enroll to ready at once; each test waits for the ones it needs.
@@ -134,7 +156,10 @@ describe('retire and release wipes on emulated drives, real agents', () => {
     expect(await site.get(formatOnly.nodeId)).toMatchObject({ provisionState: 'failed', workflowId: null });
 
     // The operator allows a fallback; recover (failedFrom retiring → retiring, spec 004) retires with it.
-    await site.t.root.call('PATCH', `/v1/pools/${strictPoolId}`, { tenantId: 'root', policy: { retireWipe: { mode: 'crypto-erase', fallback: 'secure-erase' } } });
+    await site.t.root.call('PATCH', `/v1/pools/${strictPoolId}`, {
+      tenantId: 'root',
+      policy: { retireWipe: { mode: 'crypto-erase', fallback: 'secure-erase' } },
+    });
     expect((await site.verb(formatOnly.nodeId, 'recover')).provisionState).toBe('retiring');
     await site.settle(formatOnly.nodeId, 'retired', 120_000);
     expect(formatOnly.machine.disk.erases).toEqual(['secure-erase']);
@@ -144,7 +169,10 @@ describe('retire and release wipes on emulated drives, real agents', () => {
   }, 200_000);
 
   it('a policy whose fallback is not weaker than its mode is refused', async () => {
-    const refused = await site.t.root.request('PATCH', `/v1/pools/${strictPoolId}`, { tenantId: 'root', policy: { retireWipe: { mode: 'quick', fallback: 'secure-erase' } } });
+    const refused = await site.t.root.request('PATCH', `/v1/pools/${strictPoolId}`, {
+      tenantId: 'root',
+      policy: { retireWipe: { mode: 'quick', fallback: 'secure-erase' } },
+    });
     expect(refused.status).toBe(400);
     expect(JSON.stringify(refused.body)).toContain('retireWipe');
   });

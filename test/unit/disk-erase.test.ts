@@ -28,7 +28,8 @@ function machine(drives: Array<{ spec: EmulatedDiskSpec; sizeMib: number }>) {
     return { disk, file, sizeBytes: sizeMib * MIB, original: readFileSync(file) };
   });
   const disks: RamdiskDisk[] = emulated.map(({ disk, file, sizeBytes }) => ({ name: disk.name, path: file, sizeBytes }));
-  const diskTools: DiskTools = (command, args, options) => (emulated.find(({ file }) => args.includes(file))?.disk.tools ?? emulated[0]!.disk.tools)(command, args, options);
+  const diskTools: DiskTools = (command, args, options) =>
+    (emulated.find(({ file }) => args.includes(file))?.disk.tools ?? emulated[0]!.disk.tools)(command, args, options);
   return { view: { disks, sysfsRoot, diskTools }, emulated };
 }
 
@@ -49,14 +50,25 @@ describe('disk erase on emulated drives', () => {
 
   it('secure-erase on an NVMe drive with Format: nvme format --ses=1, every byte zero', async () => {
     const { view, emulated } = machine([{ spec: { transport: 'nvme', erase: ['secure-erase'] }, sizeMib: 8 }]);
-    expect(await wipe(view, 'secure-erase')).toEqual([{ name: 'nvme0n1', model: 'Ironflow Emulated NVMe', mode: 'secure-erase', method: `nvme format ${emulated[0]!.file} --ses=1 --force`, bytes: 8 * MIB, readBack: true }]);
+    expect(await wipe(view, 'secure-erase')).toEqual([
+      {
+        name: 'nvme0n1',
+        model: 'Ironflow Emulated NVMe',
+        mode: 'secure-erase',
+        method: `nvme format ${emulated[0]!.file} --ses=1 --force`,
+        bytes: 8 * MIB,
+        readBack: true,
+      },
+    ]);
     expect(zero(readFileSync(emulated[0]!.file))).toBe(true);
     expect(emulated[0]!.disk.erases).toEqual(['secure-erase']);
   });
 
   it('crypto-erase on an NVMe SED: nvme format --ses=2; the bytes are noise, neither the old ones nor zeros', async () => {
     const { view, emulated } = machine([{ spec: { transport: 'nvme', erase: ['crypto-erase', 'secure-erase'] }, sizeMib: 8 }]);
-    expect(await wipe(view, 'crypto-erase')).toMatchObject([{ mode: 'crypto-erase', model: 'Ironflow Emulated NVMe SED', method: `nvme format ${emulated[0]!.file} --ses=2 --force`, readBack: true }]);
+    expect(await wipe(view, 'crypto-erase')).toMatchObject([
+      { mode: 'crypto-erase', model: 'Ironflow Emulated NVMe SED', method: `nvme format ${emulated[0]!.file} --ses=2 --force`, readBack: true },
+    ]);
     const after = readFileSync(emulated[0]!.file);
     expect(zero(after)).toBe(false);
     expect(erasedSamples([emulated[0]!.original], [after])).toBe(true);
@@ -68,8 +80,13 @@ describe('disk erase on emulated drives', () => {
       { spec: { transport: 'sata', erase: ['secure-erase'] }, sizeMib: 4 },
     ]);
     const refusal = planErase(view, 'crypto-erase');
-    await expect(refusal).rejects.toMatchObject({ code: 'UNSUPPORTED', details: { disk: 'sda', device: emulated[1]!.file, model: 'Ironflow Emulated SATA SSD', mode: 'crypto-erase', reason: 'no-crypto-erase' } });
-    await expect(refusal).rejects.toThrow(/^disk sda \(.*disk1, Ironflow Emulated SATA SSD\) cannot crypto-erase: the ATA drive does not support Sanitize CRYPTO SCRAMBLE .*set the pool's policy.retireWipe.fallback/);
+    await expect(refusal).rejects.toMatchObject({
+      code: 'UNSUPPORTED',
+      details: { disk: 'sda', device: emulated[1]!.file, model: 'Ironflow Emulated SATA SSD', mode: 'crypto-erase', reason: 'no-crypto-erase' },
+    });
+    await expect(refusal).rejects.toThrow(
+      /^disk sda \(.*disk1, Ironflow Emulated SATA SSD\) cannot crypto-erase: the ATA drive does not support Sanitize CRYPTO SCRAMBLE .*set the pool's policy.retireWipe.fallback/,
+    );
     for (const { file, original } of emulated) expect(readFileSync(file).equals(original)).toBe(true);
   });
 
@@ -81,7 +98,13 @@ describe('disk erase on emulated drives', () => {
     const results = await wipe(view, 'crypto-erase', 'secure-erase');
     expect(results).toMatchObject([
       { name: 'nvme0n1', mode: 'crypto-erase', readBack: true },
-      { name: 'sda', mode: 'secure-erase', method: `hdparm --user-master u --security-erase <password> ${emulated[1]!.file}`, readBack: true, fallbackFrom: { mode: 'crypto-erase', reason: expect.stringContaining('CRYPTO SCRAMBLE') } },
+      {
+        name: 'sda',
+        mode: 'secure-erase',
+        method: `hdparm --user-master u --security-erase <password> ${emulated[1]!.file}`,
+        readBack: true,
+        fallbackFrom: { mode: 'crypto-erase', reason: expect.stringContaining('CRYPTO SCRAMBLE') },
+      },
     ]);
     expect(results[0]).not.toHaveProperty('fallbackFrom');
     expect(zero(readFileSync(emulated[1]!.file))).toBe(true);
@@ -89,15 +112,21 @@ describe('disk erase on emulated drives', () => {
 
   it('a SATA SED crypto-erases by Sanitize CRYPTO SCRAMBLE; a frozen drive cannot secure-erase and says why', async () => {
     const sed = machine([{ spec: { transport: 'sata', erase: ['crypto-erase', 'secure-erase'] }, sizeMib: 4 }]);
-    expect(await wipe(sed.view, 'crypto-erase')).toMatchObject([{ name: 'sda', mode: 'crypto-erase', method: `hdparm --yes-i-know-what-i-am-doing --sanitize-crypto-scramble ${sed.emulated[0]!.file}`, readBack: true }]);
+    expect(await wipe(sed.view, 'crypto-erase')).toMatchObject([
+      { name: 'sda', mode: 'crypto-erase', method: `hdparm --yes-i-know-what-i-am-doing --sanitize-crypto-scramble ${sed.emulated[0]!.file}`, readBack: true },
+    ]);
     const frozen = machine([{ spec: { transport: 'sata', erase: ['secure-erase'], frozen: true }, sizeMib: 4 }]);
     await expect(planErase(frozen.view, 'secure-erase')).rejects.toThrow(/cannot secure-erase: the ATA drive is security-frozen/);
   });
 
   it('a virtio disk has no erase command: UNSUPPORTED without a fallback, quick with one', async () => {
     const { view, emulated } = machine([{ spec: { transport: 'virtio', erase: [] }, sizeMib: 4 }]);
-    await expect(planErase(view, 'secure-erase')).rejects.toThrow(/disk vda .* cannot secure-erase: it is a virtio disk, which has no secure-erase command of its own and no secure discard/);
-    await expect(planErase(view, 'crypto-erase', 'secure-erase')).rejects.toThrow(/cannot crypto-erase \(.*\) nor its fallback secure-erase \(.*\): set the pool's policy.retireWipe.fallback to quick/);
+    await expect(planErase(view, 'secure-erase')).rejects.toThrow(
+      /disk vda .* cannot secure-erase: it is a virtio disk, which has no secure-erase command of its own and no secure discard/,
+    );
+    await expect(planErase(view, 'crypto-erase', 'secure-erase')).rejects.toThrow(
+      /cannot crypto-erase \(.*\) nor its fallback secure-erase \(.*\): set the pool's policy.retireWipe.fallback to quick/,
+    );
     expect(await wipe(view, 'crypto-erase', 'quick')).toMatchObject([{ name: 'vda', mode: 'quick', readBack: true, fallbackFrom: { mode: 'crypto-erase' } }]);
     expect(zero(readFileSync(emulated[0]!.file))).toBe(true);
   });

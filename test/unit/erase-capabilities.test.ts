@@ -13,13 +13,19 @@ describe('NVMe erase capabilities (nvme id-ctrl)', () => {
   it('a WDC SN730 formats with cryptographic erase (FNA bit 2) and user data erase', () => {
     const caps = nvmeCapabilities(sn730);
     expect(caps).toEqual({ model: 'WDC PC SN730 SDBQNTY-256G-1001', format: true, cryptoFormat: true, sanitizeCrypto: true, sanitizeBlockErase: true });
-    expect(nvmeErase(caps!, '/dev/nvme0n1', 'crypto-erase')).toMatchObject({ procedure: { commands: [{ command: 'nvme', args: ['format', '/dev/nvme0n1', '--ses=2', '--force'] }] } });
-    expect(nvmeErase(caps!, '/dev/nvme0n1', 'secure-erase')).toMatchObject({ procedure: { commands: [{ command: 'nvme', args: ['format', '/dev/nvme0n1', '--ses=1', '--force'] }] } });
+    expect(nvmeErase(caps!, '/dev/nvme0n1', 'crypto-erase')).toMatchObject({
+      procedure: { commands: [{ command: 'nvme', args: ['format', '/dev/nvme0n1', '--ses=2', '--force'] }] },
+    });
+    expect(nvmeErase(caps!, '/dev/nvme0n1', 'secure-erase')).toMatchObject({
+      procedure: { commands: [{ command: 'nvme', args: ['format', '/dev/nvme0n1', '--ses=1', '--force'] }] },
+    });
   });
 
   it('without FNA bit 2 crypto-erase is unsupported, naming the bit and the Sanitize it could use; secure-erase still formats', () => {
     const caps = nvmeCapabilities(withField(sn730, 'fna', 0))!;
-    expect(nvmeErase(caps, '/dev/nvme0n1', 'crypto-erase')).toEqual({ unsupported: expect.stringMatching(/does not support cryptographic erase in Format NVM \(FNA bit 2 clear\); it offers Sanitize crypto erase/) });
+    expect(nvmeErase(caps, '/dev/nvme0n1', 'crypto-erase')).toEqual({
+      unsupported: expect.stringMatching(/does not support cryptographic erase in Format NVM \(FNA bit 2 clear\); it offers Sanitize crypto erase/),
+    });
     expect(nvmeErase(caps, '/dev/nvme0n1', 'secure-erase')).toHaveProperty('procedure');
   });
 
@@ -35,11 +41,29 @@ describe('NVMe erase capabilities (nvme id-ctrl)', () => {
 });
 
 describe('ATA erase capabilities (hdparm -I)', () => {
-  it('an Intel 330 (security supported, not frozen, no Sanitize): secure-erase by Security Erase with the drive\'s estimate; no crypto-erase', () => {
+  it("an Intel 330 (security supported, not frozen, no Sanitize): secure-erase by Security Erase with the drive's estimate; no crypto-erase", () => {
     const caps = ataCapabilities(fixture('intel-ssdsc2ct240a4.hdparm-I.txt'))!;
-    expect(caps).toMatchObject({ model: 'INTEL SSDSC2CT240A4', security: true, enabled: false, locked: false, frozen: false, enhancedErase: true, eraseMinutes: 4, enhancedEraseMinutes: 2, sanitizeCrypto: false });
+    expect(caps).toMatchObject({
+      model: 'INTEL SSDSC2CT240A4',
+      security: true,
+      enabled: false,
+      locked: false,
+      frozen: false,
+      enhancedErase: true,
+      eraseMinutes: 4,
+      enhancedEraseMinutes: 2,
+      sanitizeCrypto: false,
+    });
     const secure = ataErase(caps, '/dev/sda', 'secure-erase');
-    expect(secure).toMatchObject({ procedure: { commands: [{ args: ['--user-master', 'u', '--security-set-pass', 'ironflow', '/dev/sda'] }, { args: ['--user-master', 'u', '--security-erase', 'ironflow', '/dev/sda'] }], timeoutMs: 18 * 60_000 } });
+    expect(secure).toMatchObject({
+      procedure: {
+        commands: [
+          { args: ['--user-master', 'u', '--security-set-pass', 'ironflow', '/dev/sda'] },
+          { args: ['--user-master', 'u', '--security-erase', 'ironflow', '/dev/sda'] },
+        ],
+        timeoutMs: 18 * 60_000,
+      },
+    });
     expect(ataErase(caps, '/dev/sda', 'crypto-erase')).toEqual({ unsupported: expect.stringContaining('does not support Sanitize CRYPTO SCRAMBLE') });
   });
 
@@ -47,7 +71,9 @@ describe('ATA erase capabilities (hdparm -I)', () => {
     const caps = ataCapabilities(fixture('micron-5300.hdparm-I.txt'))!;
     expect(caps).toMatchObject({ model: 'Micron_5300_MTFDDAK1T9TDS', security: true, frozen: true, sanitizeCrypto: true });
     expect(ataErase(caps, '/dev/sda', 'secure-erase')).toEqual({ unsupported: expect.stringContaining('security-frozen') });
-    expect(ataErase(caps, '/dev/sda', 'crypto-erase')).toMatchObject({ procedure: { commands: [{ command: 'hdparm', args: ['--yes-i-know-what-i-am-doing', '--sanitize-crypto-scramble', '/dev/sda'] }], pollSanitize: true } });
+    expect(ataErase(caps, '/dev/sda', 'crypto-erase')).toMatchObject({
+      procedure: { commands: [{ command: 'hdparm', args: ['--yes-i-know-what-i-am-doing', '--sanitize-crypto-scramble', '/dev/sda'] }], pollSanitize: true },
+    });
   });
 
   it('reads the sanitize status hdparm prints', () => {

@@ -43,13 +43,20 @@ describe('installed drive tools', () => {
   });
 
   it('a failing tool is named with its stderr', async () => {
-    await expect(installedDiskTools('hdparm', ['-I', '/dev/sda'], { timeoutMs: 5_000 })).rejects.toMatchObject({ code: 'DRIVER_ERROR', message: 'hdparm -I /dev/sda failed: SG_IO: bad/missing sense data', details: { reason: 'erase-command' } });
+    await expect(installedDiskTools('hdparm', ['-I', '/dev/sda'], { timeoutMs: 5_000 })).rejects.toMatchObject({
+      code: 'DRIVER_ERROR',
+      message: 'hdparm -I /dev/sda failed: SG_IO: bad/missing sense data',
+      details: { reason: 'erase-command' },
+    });
   });
 
   it('a missing tool says the ramdisk lacks it', async () => {
     process.env.PATH = path.join(bin, 'nowhere');
     try {
-      await expect(installedDiskTools('nvme', ['id-ctrl', '/dev/nvme0n1'], { timeoutMs: 5_000 })).rejects.toMatchObject({ details: { reason: 'erase-tool-missing' }, message: expect.stringContaining('nvme is not installed on this ramdisk') });
+      await expect(installedDiskTools('nvme', ['id-ctrl', '/dev/nvme0n1'], { timeoutMs: 5_000 })).rejects.toMatchObject({
+        details: { reason: 'erase-tool-missing' },
+        message: expect.stringContaining('nvme is not installed on this ramdisk'),
+      });
     } finally {
       process.env.PATH = bin;
     }

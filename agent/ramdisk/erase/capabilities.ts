@@ -76,7 +76,12 @@ export function nvmeErase(caps: NvmeCapabilities, devicePath: string, mode: Devi
     return { unsupported: `the NVMe controller does not support cryptographic erase in Format NVM (FNA bit 2 clear)${sanitize}` };
   }
   // Secure Erase Settings: 1 user data erase, 2 cryptographic erase.
-  return { procedure: { commands: [{ command: 'nvme', args: ['format', devicePath, `--ses=${mode === 'crypto-erase' ? 2 : 1}`, '--force'] }], timeoutMs: FORMAT_TIMEOUT_MS } };
+  return {
+    procedure: {
+      commands: [{ command: 'nvme', args: ['format', devicePath, `--ses=${mode === 'crypto-erase' ? 2 : 1}`, '--force'] }],
+      timeoutMs: FORMAT_TIMEOUT_MS,
+    },
+  };
 }
 
 export interface AtaCapabilities {
@@ -139,10 +144,17 @@ export function ataErase(caps: AtaCapabilities, devicePath: string, mode: Device
   if (mode === 'crypto-erase') {
     // CRYPTO SCRAMBLE is the ATA command defined as cryptographic; an enhanced Security Erase is only a vendor pattern.
     if (!caps.sanitizeCrypto) return { unsupported: 'the ATA drive does not support Sanitize CRYPTO SCRAMBLE (no CRYPTO_SCRAMBLE_EXT in its features)' };
-    return { procedure: { commands: [{ command: 'hdparm', args: ['--yes-i-know-what-i-am-doing', '--sanitize-crypto-scramble', devicePath] }], pollSanitize: true, timeoutMs: FORMAT_TIMEOUT_MS } };
+    return {
+      procedure: {
+        commands: [{ command: 'hdparm', args: ['--yes-i-know-what-i-am-doing', '--sanitize-crypto-scramble', devicePath] }],
+        pollSanitize: true,
+        timeoutMs: FORMAT_TIMEOUT_MS,
+      },
+    };
   }
   if (!caps.security) return { unsupported: 'the ATA drive does not support the Security feature set' };
-  if (caps.frozen) return { unsupported: 'the ATA drive is security-frozen by its firmware (power-cycle it without the BIOS freezing it, or suspend and resume, then retry)' };
+  if (caps.frozen)
+    return { unsupported: 'the ATA drive is security-frozen by its firmware (power-cycle it without the BIOS freezing it, or suspend and resume, then retry)' };
   if (caps.locked) return { unsupported: 'the ATA drive is security-locked with a password this ramdisk does not know' };
   return {
     procedure: {

@@ -12,15 +12,24 @@ export const installedDiskTools: DiskTools = (command, args, { timeoutMs }) =>
     execFile(command, args, { timeout: timeoutMs, maxBuffer: MAX_OUTPUT_BYTES, killSignal: 'SIGKILL' }, (error, stdout, stderr) => {
       if (!error) return resolve(stdout);
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-        return reject(new IronflowError('DRIVER_ERROR', `${command} is not installed on this ramdisk (the ramdisk image carries nvme-cli, hdparm and util-linux)`, { reason: 'erase-tool-missing', command }));
+        return reject(
+          new IronflowError('DRIVER_ERROR', `${command} is not installed on this ramdisk (the ramdisk image carries nvme-cli, hdparm and util-linux)`, {
+            reason: 'erase-tool-missing',
+            command,
+          }),
+        );
       }
       const said = String(stderr).trim().slice(0, MAX_STDERR_CHARS) || error.message.slice(0, MAX_STDERR_CHARS);
       const timedOut = error.killed === true;
       reject(
-        new IronflowError('DRIVER_ERROR', `${command} ${args.join(' ')} ${timedOut ? `did not finish within ${timeoutMs < 10_000 ? `${timeoutMs} ms` : `${Math.round(timeoutMs / 1000)} s`} (killed)` : `failed: ${said}`}`, {
-          reason: timedOut ? 'erase-command-timeout' : 'erase-command',
-          command,
-        }),
+        new IronflowError(
+          'DRIVER_ERROR',
+          `${command} ${args.join(' ')} ${timedOut ? `did not finish within ${timeoutMs < 10_000 ? `${timeoutMs} ms` : `${Math.round(timeoutMs / 1000)} s`} (killed)` : `failed: ${said}`}`,
+          {
+            reason: timedOut ? 'erase-command-timeout' : 'erase-command',
+            command,
+          },
+        ),
       );
     });
   });

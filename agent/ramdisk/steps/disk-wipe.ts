@@ -9,7 +9,9 @@ import { attestStepResult } from '../../common/attest';
 import { eraseDisk, planErase } from '../disk-erase';
 import type { RamdiskStep, RamdiskStepDeps } from './deps';
 
-const wipeWith = z.object({ mode: z.enum(['quick', 'secure-erase', 'crypto-erase']).default('quick'), fallback: z.enum(['quick', 'secure-erase']).optional() }).strict();
+const wipeWith = z
+  .object({ mode: z.enum(['quick', 'secure-erase', 'crypto-erase']).default('quick'), fallback: z.enum(['quick', 'secure-erase']).optional() })
+  .strict();
 
 export function diskWipeStep(deps: RamdiskStepDeps): RamdiskStep {
   return async (input) => {
@@ -19,7 +21,13 @@ export function diskWipeStep(deps: RamdiskStepDeps): RamdiskStep {
       disks.push(await eraseDisk(deps.hardware, plan, (details) => deps.heartbeat({ disk: plan.disk.name, ...details })));
     }
     const result = { nodeId: deps.nodeId, workflowId: input.workflowId, mode, disks, wipedAt: new Date().toISOString() };
-    deps.log.info('disks wiped', { nodeId: deps.nodeId, mode, disks: disks.length, fallbacks: disks.filter((d) => d.fallbackFrom).length, readBack: disks.every((d) => d.readBack) });
+    deps.log.info('disks wiped', {
+      nodeId: deps.nodeId,
+      mode,
+      disks: disks.length,
+      fallbacks: disks.filter((d) => d.fallbackFrom).length,
+      readBack: disks.every((d) => d.readBack),
+    });
     return attestStepResult(deps, deps.nodeId, input, result);
   };
 }
