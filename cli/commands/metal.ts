@@ -10,7 +10,7 @@ import { provisionStates } from '../../core/provision-states';
 import { bmcDriverNames } from '../../core/schemas/bmc';
 import type { DiscoveredMachine } from '../../core/schemas/discovery';
 import { idOf, tenantIdSchema } from '../../core/schemas/common';
-import { abortReasonSchema, macSchema, wipeModes, type MetalNodeView } from '../../core/schemas/metal';
+import { abortReasonSchema, macSchema, metalPowerSchema, metalUndeploySchema, type MetalNodeView } from '../../core/schemas/metal';
 import { profileIdSchema } from '../../core/schemas/profiles';
 import { defineCommand, type Command } from '../command';
 import { metalBulkCommands } from './metal-bulk';
@@ -122,7 +122,7 @@ export const metalCommands: Command[] = [
   defineCommand({
     name: 'metal undeploy',
     summary: 'Release a deployed (or rescued) node: wipe, power off, back to ready: ironflow metal undeploy NODE [--wipe none|quick|secure-erase|crypto-erase]',
-    flags: z.object({ ...nodeFlags, wipe: z.enum(wipeModes).optional() }),
+    flags: metalUndeploySchema.extend({ ...nodeFlags, wipe: metalUndeploySchema.shape.wipe.unwrap().optional() }),
     positionals: ['nodeId'],
     run: (ctx, f) => ctx.api.call('POST', verbPath(f.nodeId, 'undeploy'), { tenantId: f.tenantId, version: f.version, ...(f.wipe ? { wipe: f.wipe } : {}) }),
   }),
@@ -140,7 +140,7 @@ export const metalCommands: Command[] = [
   defineCommand({
     name: 'metal power',
     summary: 'Power a node on, off or cycle it through its BMC: ironflow metal power NODE --action on|off|cycle',
-    flags: z.object({ ...nodeFlags, action: z.enum(['on', 'off', 'cycle']) }),
+    flags: metalPowerSchema.extend(nodeFlags),
     positionals: ['nodeId'],
     run: (ctx, f) => ctx.api.call('POST', verbPath(f.nodeId, 'power'), { tenantId: f.tenantId, version: f.version, action: f.action }),
   }),
