@@ -114,7 +114,10 @@ class ReliableDriver implements BmcDriver {
         );
       }
       if (provable && (await this.resetShows(before, failure && !outcomeUnknown(failure) ? 0 : this.options.verifyWindowMs))) return;
-      await this.pauseOrGiveUp(operation, attempt, failure ?? this.notCarriedOut(operation, `its LastResetTime did not move${before.lastReset === null ? ' and the power is still off' : ''}`));
+      // Read back as not carried out: the outcome is known, so the ledger may send it again on a retry.
+      const evidence = before.lastReset !== null ? 'its LastResetTime did not move' : 'the power is still off';
+      const notDone = failure ? driverError({ driver: this.name, address: this.address, operation }, `${bmcWords(failure)} (read back as not carried out: ${evidence})`, []) : this.notCarriedOut(operation, evidence);
+      await this.pauseOrGiveUp(operation, attempt, notDone);
     }
   }
 
@@ -220,5 +223,8 @@ class ReliableDriver implements BmcDriver {
     return new IronflowError(error.code, `${error.message}${suffix}`, { ...error.details, ...extra });
   }
 }
+
+/** What the BMC (or the transport) said, without the driver's prefix. */
+const bmcWords = (error: unknown): string => (isIronflowError(error) && typeof error.details.bmcMessage === 'string' ? error.details.bmcMessage : error instanceof Error ? error.message : String(error));
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

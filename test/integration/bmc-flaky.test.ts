@@ -6,7 +6,12 @@
 // fails the call at the deadline, saying so. Timing is scaled down (ms, not s): the logic is
 // the same.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { createBmcDriver, type BmcDriver } from '../../agent/bmc';
+import { runBmcCommand } from '../../agent/bmc/commands';
+import { FileOperationLedger } from '../../agent/bmc/operations';
 import { reliableDriver, type ReliabilityOptions } from '../../agent/bmc/reliable';
 import { BmcFaults } from '../../agent/emulator/bmc-faults';
 import { RedfishBmcHost, type EmulatedMachineSpec } from '../../agent/emulator/redfish-bmc';
@@ -85,6 +90,25 @@ describe('flaky BMCs', () => {
     expect(faultsOf(id)).toEqual(['fault:lost-answer POST Systems/' + id + '/Actions/ComputerSystem.Reset']);
     expect(host.get(id)!.lastResetTime).not.toBe(before);
     await bmc.close();
+  });
+
+  it('a cycle read back as not carried out until the deadline fails with a known outcome, so the ledger sends it on the retry', async () => {
+    const { id, driver } = machine({ powerState: 'On' });
+    const ledger = new FileOperationLedger(mkdtempSync(path.join(os.tmpdir(), 'ironflow-flaky-')));
+    // Every reset's connection drops before the BMC carries it out.
+    host.setFaults(id, { errorRate: 1, errorKinds: ['reset'], commandsOnly: true });
+    const first = driver({ deadline: Date.now() + 1_000 });
+    const error = (await runBmcCommand(ledger, first, 'wf-flaky/steps.0/power.set.cycle', { kind: 'power.set', action: 'cycle' }).catch((e: unknown) => e)) as IronflowError;
+    await first.close();
+    expect(error.message).toMatch(/read back as not carried out: its LastResetTime did not move.*gave up after/);
+    expect(error.details.outcomeUnknown).toBeUndefined();
+    expect(carriedOut(id, 'reset:PowerCycle')).toBe(0);
+    // The step's retry, the BMC healthy again: sent, once.
+    host.setFaults(id, null);
+    const retry = driver();
+    expect((await runBmcCommand(ledger, retry, 'wf-flaky/steps.0/power.set.cycle', { kind: 'power.set', action: 'cycle' })).reused).toBe(false);
+    await retry.close();
+    expect(carriedOut(id, 'reset:PowerCycle')).toBe(1);
   });
 
   it('on a BMC without LastResetTime, a lost answer to a cycle of a running machine fails as unknown and is not sent again', async () => {
