@@ -55,7 +55,11 @@ function readBounded(file: string): { content: string | null; mode: number; uid:
 const runningAsRoot = (): boolean => process.getuid?.() === 0;
 
 /** Writes a file when its content, mode or (as root) owner differs; atomically, by rename. */
-export function applyFile(root: HostRoot, action: { path: string; content: string; mode: number; rebootRequired?: boolean }, appliedBefore: Record<string, string>): ActionOutcome {
+export function applyFile(
+  root: HostRoot,
+  action: { path: string; content: string; mode: number; rebootRequired?: boolean },
+  appliedBefore: Record<string, string>,
+): ActionOutcome {
   const file = root.path(action.path);
   const digest = sha256(action.content);
   const applied = { [action.path]: digest };
@@ -74,9 +78,17 @@ export function applyFile(root: HostRoot, action: { path: string; content: strin
 }
 
 /** The drop-in, then each value into the running kernel (the real host only) where it differs. */
-async function applySysctl(root: HostRoot, action: { file: string; values: Record<string, string> }, appliedBefore: Record<string, string>): Promise<ActionOutcome> {
+async function applySysctl(
+  root: HostRoot,
+  action: { file: string; values: Record<string, string> },
+  appliedBefore: Record<string, string>,
+): Promise<ActionOutcome> {
   const lines = Object.entries(action.values).map(([key, value]) => `${key} = ${value}\n`);
-  const dropIn = applyFile(root, { path: action.file, content: `# Written by the Ironflow node agent (host config); changes are restored.\n${lines.join('')}`, mode: 0o644 }, appliedBefore);
+  const dropIn = applyFile(
+    root,
+    { path: action.file, content: `# Written by the Ironflow node agent (host config); changes are restored.\n${lines.join('')}`, mode: 0o644 },
+    appliedBefore,
+  );
   if (!root.isRealHost) return dropIn;
   let changed = dropIn.changed;
   for (const [key, value] of Object.entries(action.values)) {
@@ -118,7 +130,11 @@ async function applySystemd(root: HostRoot, action: { name: string; content: str
   const systemctl = root.findTool('systemctl');
   if (!root.systemdRunning() || !systemctl) {
     const linked = linkWanted(root, action.name);
-    return { ...file, changed: file.changed || linked, pending: `systemd is not PID 1 in ${root.dir}: ${action.name} is written and enabled for the host's next boot, not started` };
+    return {
+      ...file,
+      changed: file.changed || linked,
+      pending: `systemd is not PID 1 in ${root.dir}: ${action.name} is written and enabled for the host's next boot, not started`,
+    };
   }
   let changed = file.changed;
   if (file.changed) {
@@ -153,12 +169,15 @@ async function applyPackages(root: HostRoot, names: string[]): Promise<ActionOut
   const manager = root.packageManager();
   if (!manager) return outcome({ unsupported: `no package manager (apt or dnf) in ${root.dir}: cannot install ${names.join(', ')}` });
   // apt and dnf install into the running system; a root that is another OS's directory would get this host's state.
-  if (!root.isRealHost) return outcome({ unsupported: `installing packages into ${root.dir}, which is not the running host, is not built: ${names.join(', ')}` });
+  if (!root.isRealHost)
+    return outcome({ unsupported: `installing packages into ${root.dir}, which is not the running host, is not built: ${names.join(', ')}` });
   const missing = await missingPackages(root, manager, names);
   if (missing.length === 0) return outcome();
   const install =
     manager === 'apt'
-      ? await root.run(root.findTool('apt-get') as string, ['install', '-y', '--no-install-recommends', ...missing], INSTALL_TIMEOUT_MS, { DEBIAN_FRONTEND: 'noninteractive' })
+      ? await root.run(root.findTool('apt-get') as string, ['install', '-y', '--no-install-recommends', ...missing], INSTALL_TIMEOUT_MS, {
+          DEBIAN_FRONTEND: 'noninteractive',
+        })
       : await root.run(root.findTool('dnf') as string, ['install', '-y', ...missing], INSTALL_TIMEOUT_MS);
   return install.ok ? outcome({ changed: true }) : outcome({ failed: install.error });
 }

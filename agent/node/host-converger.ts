@@ -111,7 +111,9 @@ export class HostConverger {
     if (this.running) return;
     const changed = JSON.stringify(spec ?? null) !== this.lastSpecKey;
     if (!changed && Date.now() - this.lastPassAt < this.recheckMs) return;
-    this.converge(spec).catch((error: unknown) => this.log.error('host converger pass failed; retried at the next recheck', { error: (error as Error).message }));
+    this.converge(spec).catch((error: unknown) =>
+      this.log.error('host converger pass failed; retried at the next recheck', { error: (error as Error).message }),
+    );
   }
 
   /** Applies the spec now (after a pass that runs) and answers the state it leaves. */
@@ -132,7 +134,14 @@ export class HostConverger {
     const applied: Record<string, string> = {};
     for (const [index, unit] of known.entries()) {
       if (index >= MAX_UNITS) {
-        results.push({ name: unit.name, state: 'failed', reason: `more than ${MAX_UNITS} units: not applied`, changed: false, drifted: [], rebootRequired: false });
+        results.push({
+          name: unit.name,
+          state: 'failed',
+          reason: `more than ${MAX_UNITS} units: not applied`,
+          changed: false,
+          drifted: [],
+          rebootRequired: false,
+        });
         continue;
       }
       const outcomes = await this.applyUnit(unit);
@@ -140,7 +149,14 @@ export class HostConverger {
       results.push(unitState(unit.name, outcomes));
     }
     for (const unit of unknown) {
-      results.push({ name: unit.name, state: 'failed', reason: `unknown unit ${unit.name}: this agent applies only ${this.registry.names().join(', ')}`, changed: false, drifted: [], rebootRequired: false });
+      results.push({
+        name: unit.name,
+        state: 'failed',
+        reason: `unknown unit ${unit.name}: this agent applies only ${this.registry.names().join(', ')}`,
+        changed: false,
+        drifted: [],
+        rebootRequired: false,
+      });
     }
     this.applied = applied;
     this.current = {
@@ -155,7 +171,8 @@ export class HostConverger {
     writeFileSync(this.stateFile, `${JSON.stringify(this.current, null, 2)}\n`, { mode: 0o644 });
     const drifted = results.flatMap((u) => u.drifted);
     if (drifted.length > 0) this.log.warn('host drift found and set back', { drifted });
-    if (this.current.changed || drifted.length > 0) this.log.info('host spec applied', { workflowId: this.current.workflowId, units: results.map((u) => `${u.name}:${u.state}`) });
+    if (this.current.changed || drifted.length > 0)
+      this.log.info('host spec applied', { workflowId: this.current.workflowId, units: results.map((u) => `${u.name}:${u.state}`) });
     return this.current;
   }
 

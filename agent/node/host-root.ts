@@ -73,7 +73,9 @@ export class HostRoot {
     return new Promise((resolve) => {
       execFile(binary, args, { timeout: timeoutMs, maxBuffer: MAX_COMMAND_OUTPUT, env: { ...process.env, ...env } }, (error, stdout, stderr) => {
         if (!error) return resolve({ ok: true, stdout });
-        const why = (error as NodeJS.ErrnoException & { killed?: boolean }).killed ? `timed out after ${timeoutMs} ms` : (stderr.trim() || error.message).slice(-512);
+        const why = (error as NodeJS.ErrnoException & { killed?: boolean }).killed
+          ? `timed out after ${timeoutMs} ms`
+          : (stderr.trim() || error.message).slice(-512);
         resolve({ ok: false, stdout, error: `${path.basename(binary)} ${args.join(' ')}: ${why}` });
       });
     });

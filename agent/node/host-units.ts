@@ -26,7 +26,15 @@ export const hostUnitActions: { [N in BuiltinUnitName]: (settings: Settings<N>) 
     // 2M pages can be reserved at run time; 1G pages only at boot, reliably.
     if (s.size === '1G') return [kernelArgs('hugepages', ['default_hugepagesz=1G', 'hugepagesz=1G', `hugepages=${s.count}`])];
     if (s.perNumaNode) {
-      return [{ kind: 'systemd', name: 'ironflow-hugepages.service', content: oneshot('Ironflow: 2M huge pages on every NUMA node', [`/bin/sh -c 'for f in /sys/devices/system/node/node*/hugepages/hugepages-2048kB/nr_hugepages; do echo ${s.count} > "$f"; done'`]) }];
+      return [
+        {
+          kind: 'systemd',
+          name: 'ironflow-hugepages.service',
+          content: oneshot('Ironflow: 2M huge pages on every NUMA node', [
+            `/bin/sh -c 'for f in /sys/devices/system/node/node*/hugepages/hugepages-2048kB/nr_hugepages; do echo ${s.count} > "$f"; done'`,
+          ]),
+        },
+      ];
     }
     return [{ kind: 'sysctl', file: '/etc/sysctl.d/90-ironflow-hugepages.conf', values: { 'vm.nr_hugepages': String(s.count) } }];
   },
@@ -42,12 +50,22 @@ export const hostUnitActions: { [N in BuiltinUnitName]: (settings: Settings<N>) 
     const args = [...(s.isolated ? [`isolcpus=${s.isolated}`, `nohz_full=${s.isolated}`] : []), ...(s.smt === false ? ['nosmt'] : [])];
     if (args.length > 0) actions.push(kernelArgs('cpu', args));
     if (s.governor) {
-      actions.push({ kind: 'systemd', name: 'ironflow-cpu-governor.service', content: oneshot(`Ironflow: CPU governor ${s.governor}`, [`/bin/sh -c 'for f in /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor; do echo ${s.governor} > "$f"; done'`]) });
+      actions.push({
+        kind: 'systemd',
+        name: 'ironflow-cpu-governor.service',
+        content: oneshot(`Ironflow: CPU governor ${s.governor}`, [
+          `/bin/sh -c 'for f in /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor; do echo ${s.governor} > "$f"; done'`,
+        ]),
+      });
     }
     return actions;
   },
   iommu(s) {
-    const args = { on: ['intel_iommu=on', 'amd_iommu=on'], off: ['intel_iommu=off', 'amd_iommu=off'], passthrough: ['intel_iommu=on', 'amd_iommu=on', 'iommu=pt'] }[s.mode];
+    const args = {
+      on: ['intel_iommu=on', 'amd_iommu=on'],
+      off: ['intel_iommu=off', 'amd_iommu=off'],
+      passthrough: ['intel_iommu=on', 'amd_iommu=on', 'iommu=pt'],
+    }[s.mode];
     return [kernelArgs('iommu', args)];
   },
   gpu(s) {
@@ -57,16 +75,30 @@ export const hostUnitActions: { [N in BuiltinUnitName]: (settings: Settings<N>) 
   },
   kubernetes(s) {
     const labels = Object.entries(s.labels).map(([k, v]) => `${k}=${v}`);
-    const flags = [...(labels.length ? [`--node-labels=${labels.join(',')}`] : []), ...(s.taints.length ? [`--register-with-taints=${s.taints.join(',')}`] : [])];
+    const flags = [
+      ...(labels.length ? [`--node-labels=${labels.join(',')}`] : []),
+      ...(s.taints.length ? [`--register-with-taints=${s.taints.join(',')}`] : []),
+    ];
     return [
       { kind: 'packages', names: ['kubelet'] },
       { kind: 'file', path: '/etc/default/kubelet', content: `${HEADER}KUBELET_EXTRA_ARGS="${flags.join(' ')}"\n`, mode: 0o644 },
-      { kind: 'file', path: '/etc/ironflow/kubernetes.json', content: `${JSON.stringify({ role: s.role, ...(s.version ? { version: s.version } : {}) })}\n`, mode: 0o644 },
+      {
+        kind: 'file',
+        path: '/etc/ironflow/kubernetes.json',
+        content: `${JSON.stringify({ role: s.role, ...(s.version ? { version: s.version } : {}) })}\n`,
+        mode: 0o644,
+      },
     ];
   },
   'gpu-sharing'(s) {
     if (s.strategy === 'mps') {
-      return [{ kind: 'systemd', name: 'ironflow-gpu-mps.service', content: `${HEADER}[Unit]\nDescription=Ironflow: NVIDIA MPS control daemon\n\n[Service]\nType=forking\nEnvironment=CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=${Math.floor(100 / s.replicas)}\nExecStart=/usr/bin/nvidia-cuda-mps-control -d\nExecStop=/bin/sh -c 'echo quit | /usr/bin/nvidia-cuda-mps-control'\n\n[Install]\nWantedBy=multi-user.target\n` }];
+      return [
+        {
+          kind: 'systemd',
+          name: 'ironflow-gpu-mps.service',
+          content: `${HEADER}[Unit]\nDescription=Ironflow: NVIDIA MPS control daemon\n\n[Service]\nType=forking\nEnvironment=CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=${Math.floor(100 / s.replicas)}\nExecStart=/usr/bin/nvidia-cuda-mps-control -d\nExecStop=/bin/sh -c 'echo quit | /usr/bin/nvidia-cuda-mps-control'\n\n[Install]\nWantedBy=multi-user.target\n`,
+        },
+      ];
     }
     // The NVIDIA device plugin's time-slicing config.
     const config = `${HEADER}version: v1\nsharing:\n  timeSlicing:\n    resources:\n      - name: nvidia.com/gpu\n        replicas: ${s.replicas}\n`;

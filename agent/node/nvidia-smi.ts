@@ -18,7 +18,11 @@ export interface NvidiaGpu {
 }
 
 /** nvidia-smi's 00000000:3B:00.0 as sysfs's 0000:3b:00.0. */
-export const sysfsPciAddress = (busId: string): string => busId.trim().toLowerCase().replace(/^0{4}(?=[0-9a-f]{4}:)/, '');
+export const sysfsPciAddress = (busId: string): string =>
+  busId
+    .trim()
+    .toLowerCase()
+    .replace(/^0{4}(?=[0-9a-f]{4}:)/, '');
 
 export async function queryNvidiaGpus(root: HostRoot): Promise<NvidiaGpu[] | undefined> {
   const tool = root.findTool('nvidia-smi');
@@ -38,13 +42,22 @@ export async function queryNvidiaGpus(root: HostRoot): Promise<NvidiaGpu[] | und
 /** Resets every GPU nvidia-smi sees, one by one; UNSUPPORTED naming the host where it has no nvidia-smi. */
 export async function resetGpus(root: HostRoot, hostname: string): Promise<{ tool: string; reset: Array<{ index: number; uuid: string }> }> {
   const tool = root.findTool('nvidia-smi');
-  if (!tool) throw new IronflowError('UNSUPPORTED', `gpu.reset: ${hostname} has no nvidia-smi on its PATH (no NVIDIA driver utilities, or no NVIDIA GPU)`, { reason: 'no-nvidia-smi', host: hostname });
+  if (!tool)
+    throw new IronflowError('UNSUPPORTED', `gpu.reset: ${hostname} has no nvidia-smi on its PATH (no NVIDIA driver utilities, or no NVIDIA GPU)`, {
+      reason: 'no-nvidia-smi',
+      host: hostname,
+    });
   const gpus = (await queryNvidiaGpus(root)) ?? [];
   if (gpus.length === 0) throw new IronflowError('UNSUPPORTED', `gpu.reset: nvidia-smi on ${hostname} lists no GPU`, { reason: 'no-gpus', host: hostname });
   const reset: Array<{ index: number; uuid: string }> = [];
   for (const gpu of gpus) {
     const result = await root.run(tool, ['--gpu-reset', '-i', String(gpu.index)], RESET_TIMEOUT_MS);
-    if (!result.ok) throw new IronflowError('DRIVER_ERROR', `gpu.reset: GPU ${gpu.index} (${gpu.uuid}) on ${hostname}: ${result.error}`, { reason: 'gpu-reset-failed', host: hostname, index: gpu.index });
+    if (!result.ok)
+      throw new IronflowError('DRIVER_ERROR', `gpu.reset: GPU ${gpu.index} (${gpu.uuid}) on ${hostname}: ${result.error}`, {
+        reason: 'gpu-reset-failed',
+        host: hostname,
+        index: gpu.index,
+      });
     reset.push({ index: gpu.index, uuid: gpu.uuid });
   }
   return { tool, reset };

@@ -24,12 +24,20 @@ const bootId = (machine: Machine) => readFileSync(path.join(osRoot(machine), 'pr
 
 /** Runs a shipped profile on a node (POST /v1/profiles/:id/runs) and waits until its workflow ends. */
 async function runProfile(profileId: string, nodeId: string): Promise<{ workflowId: string; status: string; failure: string }> {
-  const started = await site.t.root.call<{ workflowId: string }>('POST', `/v1/profiles/${profileId}/runs`, { tenantId: 'root', nodeId, provisionState: 'remediating' });
+  const started = await site.t.root.call<{ workflowId: string }>('POST', `/v1/profiles/${profileId}/runs`, {
+    tenantId: 'root',
+    nodeId,
+    provisionState: 'remediating',
+  });
   const handle = site.t.cp.temporal.workflow.getHandle(started.workflowId);
-  const status = await until(`${started.workflowId} to end`, async () => {
-    const name = (await handle.describe()).status.name;
-    return name === 'RUNNING' ? undefined : name;
-  }, 90_000);
+  const status = await until(
+    `${started.workflowId} to end`,
+    async () => {
+      const name = (await handle.describe()).status.name;
+      return name === 'RUNNING' ? undefined : name;
+    },
+    90_000,
+  );
   let failure = '';
   if (status === 'FAILED') {
     await handle.result().catch((error: unknown) => {
@@ -41,9 +49,16 @@ async function runProfile(profileId: string, nodeId: string): Promise<{ workflow
 
 beforeAll(async () => {
   site = await startE2eSite('e2e-remediation');
-  for (const [kind, gpus] of [['gpu', 2], ['plain', 0]] as const) {
+  for (const [kind, gpus] of [
+    ['gpu', 2],
+    ['plain', 0],
+  ] as const) {
     const { machine, bmc } = await site.fleet.add({ diskBytes: 8 * 1024 * 1024, gpus });
-    const enrolled = await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId: site.poolId, bmc: { driver: 'redfish', address: bmc.address, username: bmc.username, password: bmc.password } });
+    const enrolled = await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', {
+      tenantId: 'root',
+      poolId: site.poolId,
+      bmc: { driver: 'redfish', address: bmc.address, username: bmc.username, password: bmc.password },
+    });
     nodes[kind] = { nodeId: enrolled.nodeId, machine };
   }
   await Promise.all(Object.values(nodes).map((n) => site.settle(n.nodeId, 'ready', 150_000)));
@@ -63,11 +78,19 @@ afterAll(async () => {
 describe('remediation profiles against the real agents', () => {
   it('the installed OS’s node agent reads its machine from its root: inventory.refresh on the node answers the DMI product UUID (checked against the enrolled one) and the GPUs', async () => {
     const { nodeId, machine } = nodes.gpu;
-    const inventory = (uuid: string) => ({ id: `e2e-node-inventory-${uuid.slice(0, 8)}`, version: 1, target: 'metal', steps: [{ use: 'inventory.refresh', on: 'node', with: { expect: { productUuid: uuid } } }], cleanup: [] });
+    const inventory = (uuid: string) => ({
+      id: `e2e-node-inventory-${uuid.slice(0, 8)}`,
+      version: 1,
+      target: 'metal',
+      steps: [{ use: 'inventory.refresh', on: 'node', with: { expect: { productUuid: uuid } } }],
+      cleanup: [],
+    });
     await site.t.root.call('POST', '/v1/profiles', { tenantId: 'root', document: inventory(machine.description.uuid) });
     const run = await runProfile(inventory(machine.description.uuid).id, nodeId);
     expect(run.status).toBe('COMPLETED');
-    const result = (await site.t.cp.temporal.workflow.getHandle(run.workflowId).result()) as { outputs: Record<string, { sections: { system: { productUuid: string | null; cpus: number }; gpus: unknown[] } }> };
+    const result = (await site.t.cp.temporal.workflow.getHandle(run.workflowId).result()) as {
+      outputs: Record<string, { sections: { system: { productUuid: string | null; cpus: number }; gpus: unknown[] } }>;
+    };
     expect(result.outputs['steps[0]']?.sections.system).toMatchObject({ productUuid: machine.description.uuid, cpus: 4 });
     expect(result.outputs['steps[0]']?.sections.gpus).toEqual(machine.hardware().gpus.map((g) => ({ model: 'Emulated GPU', uuid: g.uuid })));
 
@@ -82,11 +105,17 @@ describe('remediation profiles against the real agents', () => {
   it('the node agent applies the deploy’s host config under its OS root: files and sysctl drop-in written, the systemd unit pending (systemd does not run it)', async () => {
     const { nodeId, machine } = nodes.plain;
     const root = osRoot(machine);
-    const state = await until('the host state at the node agent', () => {
-      const file = path.join(machine.osDir, 'host-state.json');
-      const parsed = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { profile: string; units: Array<{ name: string; state: string }> }) : undefined;
-      return parsed?.profile === 'e2e-remediation-host@1' ? parsed : undefined;
-    }, 30_000);
+    const state = await until(
+      'the host state at the node agent',
+      () => {
+        const file = path.join(machine.osDir, 'host-state.json');
+        const parsed = existsSync(file)
+          ? (JSON.parse(readFileSync(file, 'utf8')) as { profile: string; units: Array<{ name: string; state: string }> })
+          : undefined;
+        return parsed?.profile === 'e2e-remediation-host@1' ? parsed : undefined;
+      },
+      30_000,
+    );
     expect(state.units.map((u) => `${u.name}:${u.state}`)).toEqual(['hugepages:converged', 'kernel-modules:converged', 'cpu:pending']);
     expect(readFileSync(path.join(root, 'etc/sysctl.d/90-ironflow-hugepages.conf'), 'utf8')).toMatch(/^vm\.nr_hugepages = 64$/m);
     expect(readFileSync(path.join(root, 'etc/modules-load.d/90-ironflow.conf'), 'utf8')).toMatch(/^vfio_pci$/m);
@@ -109,10 +138,14 @@ describe('remediation profiles against the real agents', () => {
     expect(machine.state).toBe('installed-os');
     // The agent came back on a new boot with its stored identity: its session opened, no join.
     expect(bootId(machine)).not.toBe(bootBefore);
-    const reconnected = await until('node.agent.reconnected for the run', async () => {
-      const events = await site.t.cp.db.event.findMany({ where: { subjectId: nodeId, type: 'node.agent.reconnected' } });
-      return events.find((e) => (e.data as { workflowIds: string[] }).workflowIds.includes(run.workflowId));
-    }, 20_000);
+    const reconnected = await until(
+      'node.agent.reconnected for the run',
+      async () => {
+        const events = await site.t.cp.db.event.findMany({ where: { subjectId: nodeId, type: 'node.agent.reconnected' } });
+        return events.find((e) => (e.data as { workflowIds: string[] }).workflowIds.includes(run.workflowId));
+      },
+      20_000,
+    );
     expect(reconnected.data).toMatchObject({ role: 'node', bootId: bootId(machine) });
     expect(await site.t.cp.db.nodeCertificate.count({ where: { nodeId, role: 'node' } })).toBe(certificatesBefore);
     expect((await site.scheduledActivities(run.workflowId)).filter((a) => a === 'power.setPower')).toHaveLength(1);

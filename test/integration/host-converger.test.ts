@@ -27,7 +27,12 @@ const spec = {
   profile: 'gpu-host@1',
   units: [
     { name: 'hugepages', source: 'pool', known: true, settings: { size: '2M', count: 512, perNumaNode: false } },
-    { name: 'kernel-modules', source: 'profile', known: true, settings: { load: ['vfio_pci'], blacklist: ['nouveau'], options: { vfio_pci: 'ids=10de:2330' } } },
+    {
+      name: 'kernel-modules',
+      source: 'profile',
+      known: true,
+      settings: { load: ['vfio_pci'], blacklist: ['nouveau'], options: { vfio_pci: 'ids=10de:2330' } },
+    },
     { name: 'cpu', source: 'profile', known: true, settings: { governor: 'performance' } },
     { name: 'iommu', source: 'profile', known: true, settings: { mode: 'passthrough' } },
     { name: 'kubernetes', source: 'pool', known: true, settings: { role: 'worker', labels: { gpu: 'h100' }, taints: [] } },
@@ -48,7 +53,15 @@ describe('the host converger on a root directory', () => {
   it('applies each unit under the root: files, sysctl drop-in, systemd unit file; packages unsupported, systemd pending, unknown failed', async () => {
     const state = await converger.converge(spec);
     const units = byName(state);
-    expect(state?.units.map((u) => `${u.name}:${u.state}`)).toEqual(['hugepages:converged', 'kernel-modules:converged', 'cpu:pending', 'iommu:converged', 'kubernetes:unsupported', 'gpu-sharing:converged', 'nvidia-driver:failed']);
+    expect(state?.units.map((u) => `${u.name}:${u.state}`)).toEqual([
+      'hugepages:converged',
+      'kernel-modules:converged',
+      'cpu:pending',
+      'iommu:converged',
+      'kubernetes:unsupported',
+      'gpu-sharing:converged',
+      'nvidia-driver:failed',
+    ]);
     expect(state?.changed).toBe(true);
     expect(readFileSync(file('/etc/sysctl.d/90-ironflow-hugepages.conf'), 'utf8')).toMatch(/^vm\.nr_hugepages = 512$/m);
     expect(readFileSync(file('/etc/modules-load.d/90-ironflow.conf'), 'utf8')).toMatch(/^vfio_pci$/m);
@@ -58,7 +71,9 @@ describe('the host converger on a root directory', () => {
     expect(units.iommu).toMatchObject({ rebootRequired: true, changed: true });
     // systemd does not run this root: the unit file and its wants link are there, the unit is not claimed converged.
     expect(readFileSync(file('/etc/systemd/system/ironflow-cpu-governor.service'), 'utf8')).toContain('echo performance');
-    expect(readlinkSync(file('/etc/systemd/system/multi-user.target.wants/ironflow-cpu-governor.service'))).toBe('/etc/systemd/system/ironflow-cpu-governor.service');
+    expect(readlinkSync(file('/etc/systemd/system/multi-user.target.wants/ironflow-cpu-governor.service'))).toBe(
+      '/etc/systemd/system/ironflow-cpu-governor.service',
+    );
     expect(units.cpu?.reason).toMatch(/systemd is not PID 1 in .*not started/);
     expect(units.kubernetes?.reason).toMatch(/no package manager \(apt or dnf\) in .*kubelet/);
     expect(readFileSync(file('/etc/default/kubelet'), 'utf8')).toContain('--node-labels=gpu=h100');
@@ -97,7 +112,11 @@ describe('the host converger on a root directory', () => {
   });
 
   it('a new spec changes files without calling it drift; 1G huge pages go on the kernel command line (reboot required)', async () => {
-    const next = { ...spec, workflowId: 'node:node_x:deploying:5', units: [{ name: 'hugepages', source: 'pool', known: true, settings: { size: '1G', count: 16, perNumaNode: false } }] };
+    const next = {
+      ...spec,
+      workflowId: 'node:node_x:deploying:5',
+      units: [{ name: 'hugepages', source: 'pool', known: true, settings: { size: '1G', count: 16, perNumaNode: false } }],
+    };
     const state = await converger.converge(next);
     expect(byName(state).hugepages).toMatchObject({ state: 'converged', changed: true, drifted: [], rebootRequired: true });
     expect(readFileSync(file('/etc/default/grub.d/90-ironflow-hugepages.cfg'), 'utf8')).toContain('default_hugepagesz=1G hugepagesz=1G hugepages=16');
@@ -127,7 +146,16 @@ describe('the host converger on a root directory', () => {
 });
 
 describe('node facts and gpu.reset from the host under a root', () => {
-  const description = (gpus: number, n: number): MachineDescription => ({ id: `m${n}`, uuid: `6f1c0b7e-0000-4000-8000-00000000000${n}`, macs: [`52:54:00:00:10:0${n}`], ips: [], arch: 'x86_64', uefi: true, diskBytes: 1024, gpus });
+  const description = (gpus: number, n: number): MachineDescription => ({
+    id: `m${n}`,
+    uuid: `6f1c0b7e-0000-4000-8000-00000000000${n}`,
+    macs: [`52:54:00:00:10:0${n}`],
+    ips: [],
+    arch: 'x86_64',
+    uefi: true,
+    diskBytes: 1024,
+    gpus,
+  });
   const machineWith = (gpus: number, n: number) => new Machine(description(gpus, n), { dataDir: temp('facts-'), bootServerUrl: () => undefined });
 
   it('reads the DMI product UUID, CPUs, memory and GPUs (sysfs PCI, named by nvidia-smi) of an emulated machine’s OS root', async () => {
