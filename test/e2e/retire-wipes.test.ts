@@ -57,6 +57,17 @@ function survivingBlocks(machine: Machine, before: Buffer): number {
   return surviving;
 }
 
+/** The disk.wipe result of the node's last retiring workflow, as the ramdisk signed it. */
+async function wipeResult(nodeId: string): Promise<unknown> {
+  const seq = (id: string) => Number(id.split(':').at(-1));
+  const retiring = (await site.stateWorkflows(nodeId))
+    .filter((id) => id.includes(':retiring:'))
+    .sort((a, b) => seq(a) - seq(b))
+    .at(-1) as string;
+  const { outputs } = (await site.t.cp.temporal.workflow.getHandle(retiring).result()) as { outputs: Record<string, unknown> };
+  return Object.values(outputs).find((o) => typeof o === 'object' && o !== null && 'attestation' in o && 'disks' in o);
+}
+
 const isZero = (machine: Machine) => readFileSync(machine.diskPath).every((b) => b === 0);
 const bmcOf = (machine: Machine) => site.fleet.bmc.get(machine.description.id);
 const row = (nodeId: string) => site.t.cp.db.node.findUniqueOrThrow({ where: { id: nodeId } });
@@ -164,6 +175,15 @@ describe('retire and release wipes on emulated drives, real agents', () => {
     await site.settle(formatOnly.nodeId, 'retired', 120_000);
     expect(formatOnly.machine.disk.erases).toEqual(['secure-erase']);
     expect(isZero(formatOnly.machine)).toBe(true);
+    // The signed result says which mode the disk got and why (the lifecycle verified it before retiring the node).
+    expect(await wipeResult(formatOnly.nodeId)).toMatchObject({
+      mode: 'crypto-erase',
+      disks: [
+        { name: 'nvme0n1', mode: 'secure-erase', readBack: true, fallbackFrom: { mode: 'crypto-erase', reason: expect.stringContaining('FNA bit 2 clear') } },
+      ],
+      attestation: expect.anything(),
+    });
+    expect(await site.t.cp.db.event.count({ where: { subjectId: formatOnly.nodeId, type: 'security.attestation.refused' } })).toBe(0);
     await expectRetired(formatOnly.nodeId, formatOnly.machine);
     expect(await site.stateWorkflows(formatOnly.nodeId)).toHaveLength(workflows + 1);
   }, 200_000);
