@@ -29,6 +29,7 @@ export const findQuorumPolicy = (db: DbOrTx, tenantId: string): Promise<QuorumPo
 export async function setQuorumPolicy(db: Db, input: { tenantId: string; required: number; approvers: Approver[] }, actorId: string): Promise<QuorumPolicyView> {
   const document = parseWith(policyDocumentSchema, { v: 1, tenantId: input.tenantId, required: input.required, approvers: input.approvers });
   const sha256 = policyDigest(document);
+  if (!(await db.tenant.findUnique({ where: { id: input.tenantId }, select: { id: true } }))) throw notFound('tenant', input.tenantId);
   const row = await db.$transaction(async (tx) => {
     const previous = await tx.quorumPolicy.findUnique({ where: { tenantId: input.tenantId } });
     const version = (previous?.version ?? 0) + 1;

@@ -3,6 +3,7 @@
 // one valid request built from a tenant's objects. The suites that must cover every route
 // (tenant isolation, bad input) walk them and fail on a route this table does not name, so a
 // route cannot be added without being classified here.
+import { generateKeyPairSync } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Permission } from '../../core/permissions';
 
@@ -109,6 +110,8 @@ export interface TenantObjects {
   discoveredSiteId: string;
   /** A metal bulk run of the tenant's pool (ended). */
   bulkId: string;
+  /** A destructive-batch quorum batch of the tenant (it has a quorum policy). */
+  batchId: string;
 }
 
 export interface RouteRequest {
@@ -147,6 +150,8 @@ const metalVerb = (extra: Record<string, unknown> = {}): RouteSpec => ({
 });
 
 const AGENT = 'an agent route: authenticated by its node certificate and a request signature (the agent-authentication suite), never by an API credential';
+/** A quorum approver a probe names (a real Ed25519 key, so only the probe's own fault is refused). */
+export const probeApprover = { id: 'probe', name: 'Probe approver', publicKeyPem: generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }).toString() };
 const JOIN = 'join: authenticated by a join token or the current certificate in the body (test/integration/join.test.ts)';
 const CONSOLE = "the operator console: its own sign-in session, acting through the API's routes with the signed-in credential";
 const agentBody = (o: TenantObjects, rest: Record<string, unknown> = {}) => ({ body: { nodeId: o.nodeId, workflowId: o.workflowId, ...rest } });
@@ -284,6 +289,19 @@ export const routeSpecs: Record<string, RouteSpec> = {
   'POST /v1/agents/boot-secret': { access: 'public', reason: AGENT, request: (o) => agentBody(o, { ref: 'sec_probe' }) },
   'POST /v1/agents/boot-secret/release': { access: 'public', reason: AGENT, request: (o) => agentBody(o) },
   'POST /v1/agents/user-data': { access: 'public', reason: AGENT, request: (o) => agentBody(o, { ref: 'sec_probe' }) },
+  'POST /v1/agents/quorum-refusals': { access: 'public', reason: AGENT, request: (o) => agentBody(o, { kind: 'disk.wipe', reason: 'quorum-missing', message: 'probe' }) },
+
+  'PUT /v1/quorum/policy': { access: 'tenant', permission: 'compute:credentials:manage', crossTenant: 'own-create', request: (_o, t) => ({ body: b(t, { required: 1, approvers: [probeApprover] }) }) },
+  'GET /v1/quorum/policy': { access: 'tenant', permission: 'compute:nodes:read', crossTenant: 'not-found', request: (_o, t) => ({ query: q(t) }) },
+  'DELETE /v1/quorum/policy': { access: 'tenant', permission: 'compute:credentials:manage', crossTenant: 'not-found', request: (_o, t) => ({ query: q(t) }) },
+  'GET /v1/quorum/batches': { access: 'tenant', permission: 'compute:nodes:read', crossTenant: 'own-list', request: (_o, t) => ({ query: q(t) }) },
+  'GET /v1/quorum/batches/{batchId}': { access: 'tenant', permission: 'compute:nodes:read', crossTenant: 'not-found', request: (o, t) => ({ params: { batchId: o.batchId }, query: q(t) }) },
+  'POST /v1/quorum/batches/{batchId}/approvals': {
+    access: 'tenant',
+    permission: 'compute:nodes:read',
+    crossTenant: 'not-found',
+    request: (o, t) => ({ params: { batchId: o.batchId }, body: b(t, { approverId: 'probe', signature: 'AAAA' }) }),
+  },
 
   'POST /v1/profiles': {
     access: 'tenant',

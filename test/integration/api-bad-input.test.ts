@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCodes, httpStatusOf, type ErrorCode } from '../../core/errors';
 import { newId } from '../../core/ids';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
-import { routesToCover, routeSpecs, urlOf, type JsonSchema, type OpenApiRoute, type RouteRequest, type TenantObjects } from '../helpers/openapi-routes';
+import { probeApprover, routesToCover, routeSpecs, urlOf, type JsonSchema, type OpenApiRoute, type RouteRequest, type TenantObjects } from '../helpers/openapi-routes';
 
 const MUTATING = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
 const MB = 1_000_000;
@@ -44,6 +44,7 @@ const objects: TenantObjects = {
   checkId: newId('check'),
   discoveredSiteId: newId('site'),
   bulkId: newId('bulkRun'),
+  batchId: newId('quorumBatch'),
 };
 
 interface Answer {
@@ -223,6 +224,10 @@ async function makeRootObjects(): Promise<TenantObjects> {
   const joinRequestId = newId('joinRequest');
   await t.cp.db.joinRequest.create({ data: { id: joinRequestId, tenantId: 'root', siteId: site.id, status: 'open', expiresAt: new Date(Date.now() + 3_600_000) } });
   const bulk = await r.call<{ bulkId: string }>('POST', '/v1/metal/bulk', { tenantId: 'root', poolId: pool.id, verb: 'provide', nodeIds: [node.nodeId], reason: 'bad input' });
+  // A quorum policy and a batch under it (a second bulk run asks for one).
+  await r.call('PUT', '/v1/quorum/policy', { tenantId: 'root', required: 1, approvers: [probeApprover] });
+  const underQuorum = await r.call<{ bulkId: string }>('POST', '/v1/metal/bulk', { tenantId: 'root', poolId: pool.id, verb: 'provide', nodeIds: [node.nodeId], reason: 'bad input quorum' });
+  const batch = await t.cp.db.quorumBatch.findFirstOrThrow({ where: { subject: underQuorum.bulkId } });
   return {
     tenantId: 'root',
     siteId: site.id,
@@ -237,6 +242,7 @@ async function makeRootObjects(): Promise<TenantObjects> {
     checkId: check.id,
     discoveredSiteId: site.id,
     bulkId: bulk.bulkId,
+    batchId: batch.id,
   };
 }
 afterAll(async () => t?.close());

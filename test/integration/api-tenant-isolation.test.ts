@@ -20,7 +20,7 @@ import { permissions, type Permission } from '../../core/permissions';
 import { signAgentRequest } from '../../core/pki/agent-request';
 import type { MetalNodeView } from '../../core/schemas/metal';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
-import { routesToCover, routeSpecs, unclassified, urlOf, type OpenApiRoute, type RouteRequest, type RouteSpec, type TenantObjects } from '../helpers/openapi-routes';
+import { probeApprover, routesToCover, routeSpecs, unclassified, urlOf, type OpenApiRoute, type RouteRequest, type RouteSpec, type TenantObjects } from '../helpers/openapi-routes';
 import { newKeyAndCsr, workDir } from '../helpers/openssl';
 import { until } from '../helpers/provision';
 
@@ -47,6 +47,7 @@ const nobodys: TenantObjects = {
   checkId: newId('check'),
   discoveredSiteId: newId('site'),
   bulkId: newId('bulkRun'),
+  batchId: newId('quorumBatch'),
 };
 /** acme's credential holding every permission (it made acme's objects). */
 let ownerAll: ApiClient;
@@ -125,6 +126,11 @@ async function makeOwnerObjects(client: ApiClient): Promise<TenantObjects> {
   // A bulk run the node's state refuses (it is enrolling), ended before the probes start.
   const bulk = await client.call<{ bulkId: string }>('POST', '/v1/metal/bulk', { tenantId: OWNER, poolId: pool.id, verb: 'provide', nodeIds: [enrolled.nodeId], reason: 'isolation' });
   await until(() => client.call<{ status: string }>('GET', `/v1/metal/bulk/${bulk.bulkId}?tenantId=${OWNER}`), (b) => b.status !== 'running', 20_000, 'the bulk run');
+  // A quorum policy, and a bulk run under it (its batch; the run ends at once, as above).
+  await client.call('PUT', '/v1/quorum/policy', { tenantId: OWNER, required: 1, approvers: [probeApprover] });
+  const underQuorum = await client.call<{ bulkId: string }>('POST', '/v1/metal/bulk', { tenantId: OWNER, poolId: pool.id, verb: 'provide', nodeIds: [enrolled.nodeId], reason: 'isolation quorum' });
+  await until(() => client.call<{ status: string }>('GET', `/v1/metal/bulk/${underQuorum.bulkId}?tenantId=${OWNER}`), (b) => b.status !== 'running', 20_000, 'the bulk run under quorum');
+  const batch = await t.cp.db.quorumBatch.findFirstOrThrow({ where: { subject: underQuorum.bulkId } });
   return {
     tenantId: OWNER,
     siteId: site.id,
@@ -139,6 +145,7 @@ async function makeOwnerObjects(client: ApiClient): Promise<TenantObjects> {
     checkId: check.id,
     discoveredSiteId: discoveredSite.id,
     bulkId: bulk.bulkId,
+    batchId: batch.id,
   };
 }
 
