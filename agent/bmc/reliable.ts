@@ -54,6 +54,8 @@ class ReliableDriver implements BmcDriver {
   readonly bmcId: string;
   readonly virtualMedia?: VirtualMediaInterface;
   private readonly started = Date.now();
+  /** The BMC answered a call of this step (a result or an HTTP error, not a dropped connection). */
+  private answered = false;
 
   constructor(
     private readonly inner: BmcDriver,
@@ -194,12 +196,18 @@ class ReliableDriver implements BmcDriver {
 
   /** No call outlives the deadline: one the BMC never answers fails there, saying so. */
   private beforeDeadline<T>(operation: string, call: Promise<T>, changes: boolean): Promise<T> {
-    const left = this.options.deadline - Date.now();
+    const sent = Date.now();
+    const left = this.options.deadline - sent;
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
+        const waited = formatDuration(Date.now() - this.started);
+        // A BMC that answered this step before is slow or failing, not silent: say which.
+        const message = this.answered
+          ? `${this.name} BMC ${this.address}: the step's deadline came after ${waited}, ${formatDuration(Date.now() - sent)} into ${operation}: the BMC answers, but too slowly or with too many errors for the step's timeout`
+          : `${this.name} BMC ${this.address}: no answer to ${operation} within ${waited} (the step's deadline): the BMC stopped answering`;
         reject(
-          new IronflowError('DRIVER_ERROR', `${this.name} BMC ${this.address}: no answer to ${operation} within ${formatDuration(Date.now() - this.started)} (the step's deadline): the BMC stopped answering`, {
+          new IronflowError('DRIVER_ERROR', message, {
             driver: this.name,
             address: this.address,
             operation,
@@ -210,7 +218,10 @@ class ReliableDriver implements BmcDriver {
       }, Math.max(0, left));
     });
     // The abandoned call ends when the driver closes (its sockets are destroyed); its failure is nobody's.
-    call.catch(() => undefined);
+    call.then(
+      () => void (this.answered = true),
+      (error: unknown) => void (this.answered ||= isIronflowError(error) && typeof error.details.status === 'number'),
+    );
     return Promise.race([call, expired]).finally(() => clearTimeout(timer));
   }
 

@@ -136,6 +136,12 @@ describe('flaky BMCs', () => {
     expect(carriedOut(id, 'reset:PowerCycle')).toBe(0);
     host.setFaults(id, null);
     await bmc.close();
+    // One that answers, too slowly for the deadline, is told apart.
+    host.setFaults(id, { latencyMs: 400 });
+    const slow = driver({ deadline: Date.now() + 1_000 });
+    await expect(slow.power.set('cycle')).rejects.toThrow(/the step's deadline came after 1s, .* into .*: the BMC answers, but too slowly or with too many errors/);
+    host.setFaults(id, null);
+    await slow.close();
   });
 
   it('gives up on a BMC that keeps failing at the deadline, with its last error and the tries', async () => {
