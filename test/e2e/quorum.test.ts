@@ -190,4 +190,19 @@ describe('the destructive-batch quorum on the real agents', () => {
     hold.release();
     await site.settle(nodeId, 'deployed', 120_000);
   }, 180_000);
+
+  it('metal power runs in a one-leaf batch of its own: the BMC hears nothing until two approvers signed', async () => {
+    const asked = await site.t.root.call<{ powerWorkflowId: string }>('POST', `/v1/metal/nodes/${nodeId}/power`, { tenantId: 'root', action: 'off' });
+    const batch = await until('the power batch', () => site.t.cp.db.quorumBatch.findFirst({ where: { subject: asked.powerWorkflowId } }).then((b) => b ?? undefined), 30_000);
+    const shown = await site.t.root.call<BatchViewAnswer>('GET', `/v1/quorum/batches/${batch.id}?tenantId=root`);
+    expect(shown).toMatchObject({ kind: 'power', nodeCount: 1, commands: ['power.setPower'], states: ['power'] });
+    await until('the power run to wait for its batch', async () => (await status(asked.powerWorkflowId)).waitingFor?.includes(`approval of batch ${batch.id} (0/2)`), 30_000);
+    const before = bmcCommands();
+    expect(machine.state).not.toBe('off');
+    await approve(batch.id, 'alice');
+    await approve(batch.id, 'carol');
+    await site.t.cp.temporal.workflow.getHandle(asked.powerWorkflowId).result();
+    expect(bmcCommands().slice(before.length).filter((c) => c.startsWith('reset:'))).toHaveLength(1);
+    expect(machine.state).toBe('off');
+  }, 60_000);
 });
