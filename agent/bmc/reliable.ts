@@ -108,14 +108,18 @@ class ReliableDriver implements BmcDriver {
     const provable = before.lastReset !== null || before.power === 'off';
     for (let attempt = 1; ; attempt++) {
       const failure = await this.sending(operation, () => this.inner.power.set(action));
-      if (!failure && !provable) return; // the BMC's word is all there is
-      if (failure && !provable && outcomeUnknown(failure)) {
-        throw this.withMessage(
-          failure,
-          `; it may have been carried out, and this BMC reports no LastResetTime and the machine was on, so that cannot be told: not sent again (check the machine's console)`,
-        );
+      if (!provable) {
+        if (!failure) return; // the BMC's word is all there is
+        if (outcomeUnknown(failure)) {
+          throw this.withMessage(
+            failure,
+            `; it may have been carried out, and this BMC reports no LastResetTime and the machine was on, so that cannot be told: not sent again (check the machine's console)`,
+          );
+        }
+        await this.pauseOrGiveUp(operation, attempt, failure); // the BMC refused it: sent again
+        continue;
       }
-      if (provable && (await this.resetShows(before, failure && !outcomeUnknown(failure) ? 0 : this.options.verifyWindowMs))) return;
+      if (await this.resetShows(before, failure && !outcomeUnknown(failure) ? 0 : this.options.verifyWindowMs)) return;
       // Read back as not carried out: the outcome is known, so the ledger may send it again on a retry.
       const evidence = before.lastReset !== null ? 'its LastResetTime did not move' : 'the power is still off';
       const notDone = failure ? driverError({ driver: this.name, address: this.address, operation }, `${bmcWords(failure)} (read back as not carried out: ${evidence})`, []) : this.notCarriedOut(operation, evidence);

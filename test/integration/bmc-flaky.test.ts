@@ -123,6 +123,14 @@ describe('flaky BMCs', () => {
     expect(error.message).toMatch(/cannot be told: not sent again/);
     expect(carriedOut(id, 'reset:PowerCycle')).toBe(1);
     await bmc.close();
+    // A refusal (the BMC answered 503: not carried out) is sent again, until the deadline.
+    host.setFaults(id, { errorRate: 1, errorKinds: ['503'], commandsOnly: true });
+    const refusing = driver({ deadline: Date.now() + 500 });
+    await expect(refusing.power.set('cycle')).rejects.toThrow(/HTTP 503.*gave up after \d+ tries/);
+    host.setFaults(id, null);
+    await refusing.close();
+    expect(carriedOut(id, 'reset:PowerCycle')).toBe(1);
+    expect(faultsOf(id).filter((f) => f.startsWith('fault:503 POST')).length).toBeGreaterThan(1);
   });
 
   it('a BMC that stops answering fails the call at the deadline, naming what it waited for', async () => {
