@@ -12,7 +12,7 @@ import { batchDigest, type BatchDocument, type BatchKind, type QuorumBundle } fr
 import type { DestructiveKind } from './destructive';
 import { merkleProof, merkleRoot } from './merkle';
 import { findQuorumPolicy, policyOf } from './policy-store';
-import { checkSignatures, QuorumRefusal } from './verify';
+import { checkSignatures, QuorumRefusal, verifyQuorumBundle } from './verify';
 
 /** How long a batch waits for approval and then allows its commands (a workflow's whole run). */
 export const DEFAULT_BATCH_TTL_MS = 24 * 3600_000;
@@ -202,7 +202,10 @@ export async function batchBundle(db: Db, row: QuorumBatch, nodeId: string): Pro
   const approvals = await db.quorumApproval.findMany({ where: { batchId: row.id }, orderBy: { approverId: 'asc' } });
   const nodeIds = nodeIdsOf(row);
   if (!nodeIds.includes(nodeId)) throw new QuorumRefusal('quorum-out-of-scope', `batch ${row.id} does not cover node ${nodeId}`, { batchId: row.id, nodeId });
-  return { policy: policyOf(policyRow), document, signatures: approvals.map((a) => ({ approverId: a.approverId, signature: a.signature })), proof: merkleProof(nodeIds, nodeId) };
+  const bundle: QuorumBundle = { policy: policyOf(policyRow), document, signatures: approvals.map((a) => ({ approverId: a.approverId, signature: a.signature })), proof: merkleProof(nodeIds, nodeId) };
+  // The agents' own check, here too: rows edited behind the API (an approval, the policy) are caught before anything is sent.
+  verifyQuorumBundle(bundle, { pins: [policyRow.sha256], nodeId, kind: document.commands[0] as string });
+  return bundle;
 }
 
 export async function listBatches(db: Db, query: { tenantId: string; status?: BatchStatus; limit: number; cursor?: string }): Promise<{ batches: BatchView[]; nextCursor: string | null }> {

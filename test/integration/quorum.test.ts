@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import type { ApiClient } from '../../cli/api-client';
 import { newId } from '../../core/ids';
-import { requestBatch } from '../../core/quorum/batch-store';
+import { batchBundle, requestBatch } from '../../core/quorum/batch-store';
 import { batchDigest, signBatch } from '../../core/quorum/documents';
 import { merkleProof, merkleProofValid } from '../../core/quorum/merkle';
 import type { BatchViewAnswer } from '../../core/schemas/quorum';
@@ -108,6 +108,12 @@ describe('approvals', () => {
     const refused = await until(() => events('quorum.approval.refused'), (e) => e.filter((x) => x.subjectId === batch.id).length === 4);
     expect(refused.map((e) => e.data.reason)).toEqual(['quorum-signatures', 'quorum-signatures', 'quorum-signatures', 'quorum-duplicate']);
     await until(() => events('quorum.batch.approved'), (e) => e.some((x) => x.subjectId === batch.id && x.data.approvals === 2));
+
+    // The bundle sent to agents is checked here too: an approval row edited behind the API stops it.
+    const row = await t.cp.db.quorumBatch.findUniqueOrThrow({ where: { id: batch.id } });
+    expect((await batchBundle(t.cp.db, row, nodeIds[0] as string)).signatures).toHaveLength(2);
+    await t.cp.db.quorumApproval.update({ where: { batchId_approverId: { batchId: batch.id, approverId: 'carol' } }, data: { signature: signBatch(batch.sha256, mallory.privateKey) } });
+    await expect(batchBundle(t.cp.db, row, nodeIds[0] as string)).rejects.toMatchObject({ code: 'PERMISSION_DENIED', details: { reason: 'quorum-signatures' } });
   });
 
   it('an expired batch is refused, and its expiry is an event', async () => {
