@@ -36,13 +36,21 @@ export function createProvisionStepActivities(deps: ActivityDeps) {
       // The workflow's status says what the step waits for, and until when.
       await deps.temporal.workflow
         .getHandle(input.workflowId)
-        .signal(stepProgressSignal, { key: input.stepKey, progress: { waitingFor: what, since: new Date(started).toISOString(), until: new Date(deadline).toISOString() } })
+        .signal(stepProgressSignal, {
+          key: input.stepKey,
+          progress: { waitingFor: what, since: new Date(started).toISOString(), until: new Date(deadline).toISOString() },
+        })
         .catch(() => undefined); // the status only: the wait goes on without it
       return asStep(async () => {
         for (;;) {
           const session = await deps.db.agentSession.findUnique({ where: { nodeId: input.target.nodeId } });
           if (session && session.role === role && isConnected(session.lastSeenAt)) return { agentNodeId: session.nodeId, role };
-          if (Date.now() >= deadline) throw new IronflowError('DRIVER_ERROR', `${waitedFor(Date.now() - started, what)}: none joined`, { nodeId: input.target.nodeId, role, reason: 'join-deadline' });
+          if (Date.now() >= deadline)
+            throw new IronflowError('DRIVER_ERROR', `${waitedFor(Date.now() - started, what)}: none joined`, {
+              nodeId: input.target.nodeId,
+              role,
+              reason: 'join-deadline',
+            });
           context.heartbeat({ waitingFor: what });
           await context.sleep(POLL_MS); // throws when the step is cancelled
         }

@@ -12,7 +12,16 @@
 // Every wait ends at the deadline with a DRIVER_ERROR naming what it waited for.
 import { formatDuration } from '../../core/deadlines';
 import { IronflowError, isIronflowError } from '../../core/errors';
-import { driverError, type BmcDriver, type BootSetting, type Inspection, type PowerAction, type PowerInterface, type PowerState, type VirtualMediaInterface } from './driver';
+import {
+  driverError,
+  type BmcDriver,
+  type BootSetting,
+  type Inspection,
+  type PowerAction,
+  type PowerInterface,
+  type PowerState,
+  type VirtualMediaInterface,
+} from './driver';
 
 export interface ReliabilityOptions {
   /** Epoch ms: nothing is sent or waited for past this (the step's own deadline, less a margin to report). */
@@ -66,7 +75,11 @@ class ReliableDriver implements BmcDriver {
     this.bmcId = inner.bmcId;
     const media = inner.virtualMedia;
     // Insert and eject converge on the wanted state (they read the CD first): retried as they are.
-    if (media) this.virtualMedia = { insert: (url) => this.retrying('virtualMedia.insert', () => media.insert(url)), eject: () => this.retrying('virtualMedia.eject', () => media.eject()) };
+    if (media)
+      this.virtualMedia = {
+        insert: (url) => this.retrying('virtualMedia.insert', () => media.insert(url)),
+        eject: () => this.retrying('virtualMedia.eject', () => media.eject()),
+      };
   }
 
   readonly power: PowerInterface = {
@@ -122,7 +135,9 @@ class ReliableDriver implements BmcDriver {
       if (await this.resetShows(before, failure && !outcomeUnknown(failure) ? 0 : this.options.verifyWindowMs)) return;
       // Read back as not carried out: the outcome is known, so the ledger may send it again on a retry.
       const evidence = before.lastReset !== null ? 'its LastResetTime did not move' : 'the power is still off';
-      const notDone = failure ? driverError({ driver: this.name, address: this.address, operation }, `${bmcWords(failure)} (read back as not carried out: ${evidence})`, []) : this.notCarriedOut(operation, evidence);
+      const notDone = failure
+        ? driverError({ driver: this.name, address: this.address, operation }, `${bmcWords(failure)} (read back as not carried out: ${evidence})`, [])
+        : this.notCarriedOut(operation, evidence);
       await this.pauseOrGiveUp(operation, attempt, notDone);
     }
   }
@@ -170,7 +185,8 @@ class ReliableDriver implements BmcDriver {
     const until = Math.min(Date.now() + windowMs, this.options.deadline);
     for (;;) {
       const now = await this.status();
-      if ((before.lastReset !== null && now.lastReset !== null && now.lastReset !== before.lastReset) || (before.power === 'off' && now.power === 'on')) return true;
+      if ((before.lastReset !== null && now.lastReset !== null && now.lastReset !== before.lastReset) || (before.power === 'off' && now.power === 'on'))
+        return true;
       if (Date.now() + this.options.pollMs > until) return false;
       await sleep(this.options.pollMs);
     }
@@ -192,7 +208,11 @@ class ReliableDriver implements BmcDriver {
     const base = Math.min(this.options.maxBackoffMs, this.options.initialBackoffMs * 2 ** (attempt - 1));
     const delayMs = Math.round(base * (0.5 + this.options.random()));
     if (Date.now() + delayMs >= this.options.deadline) {
-      throw this.withMessage(error, `; gave up after ${attempt} ${attempt === 1 ? 'try' : 'tries'} in ${formatDuration(Date.now() - this.started)} (the step's deadline)`, { attempts: attempt });
+      throw this.withMessage(
+        error,
+        `; gave up after ${attempt} ${attempt === 1 ? 'try' : 'tries'} in ${formatDuration(Date.now() - this.started)} (the step's deadline)`,
+        { attempts: attempt },
+      );
     }
     this.options.onRetry?.({ operation, attempt, reason: error instanceof Error ? error.message : String(error), delayMs });
     await sleep(delayMs);
@@ -204,22 +224,25 @@ class ReliableDriver implements BmcDriver {
     const left = this.options.deadline - sent;
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        const waited = formatDuration(Date.now() - this.started);
-        // A BMC that answered this step before is slow or failing, not silent: say which.
-        const message = this.answered
-          ? `${this.name} BMC ${this.address}: the step's deadline came after ${waited}, ${formatDuration(Date.now() - sent)} into ${operation}: the BMC answers, but too slowly or with too many errors for the step's timeout`
-          : `${this.name} BMC ${this.address}: no answer to ${operation} within ${waited} (the step's deadline): the BMC stopped answering`;
-        reject(
-          new IronflowError('DRIVER_ERROR', message, {
-            driver: this.name,
-            address: this.address,
-            operation,
-            reason: 'bmc-deadline',
-            ...(changes ? { outcomeUnknown: true } : {}),
-          }),
-        );
-      }, Math.max(0, left));
+      timer = setTimeout(
+        () => {
+          const waited = formatDuration(Date.now() - this.started);
+          // A BMC that answered this step before is slow or failing, not silent: say which.
+          const message = this.answered
+            ? `${this.name} BMC ${this.address}: the step's deadline came after ${waited}, ${formatDuration(Date.now() - sent)} into ${operation}: the BMC answers, but too slowly or with too many errors for the step's timeout`
+            : `${this.name} BMC ${this.address}: no answer to ${operation} within ${waited} (the step's deadline): the BMC stopped answering`;
+          reject(
+            new IronflowError('DRIVER_ERROR', message, {
+              driver: this.name,
+              address: this.address,
+              operation,
+              reason: 'bmc-deadline',
+              ...(changes ? { outcomeUnknown: true } : {}),
+            }),
+          );
+        },
+        Math.max(0, left),
+      );
     });
     // The abandoned call ends when the driver closes (its sockets are destroyed); its failure is nobody's.
     call.then(
@@ -240,6 +263,7 @@ class ReliableDriver implements BmcDriver {
 }
 
 /** What the BMC (or the transport) said, without the driver's prefix. */
-const bmcWords = (error: unknown): string => (isIronflowError(error) && typeof error.details.bmcMessage === 'string' ? error.details.bmcMessage : error instanceof Error ? error.message : String(error));
+const bmcWords = (error: unknown): string =>
+  isIronflowError(error) && typeof error.details.bmcMessage === 'string' ? error.details.bmcMessage : error instanceof Error ? error.message : String(error);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -44,7 +44,8 @@ export async function withBmc<T>(deps: BmcAccessDeps, input: StepInput, run: (dr
   // Flaky BMCs are the norm: retried with backoff and read back (agent/bmc/reliable.ts) until the step's deadline.
   const driver = reliableDriver(createBmcDriver(target, { username: access.username, password: access.password }), {
     deadline: stepDeadline(),
-    onRetry: (retry) => deps.log?.warn('BMC call failed; trying again', { nodeId: input.target.nodeId, workflowId: input.workflowId, step: input.stepKey, ...retry }),
+    onRetry: (retry) =>
+      deps.log?.warn('BMC call failed; trying again', { nodeId: input.target.nodeId, workflowId: input.workflowId, step: input.stepKey, ...retry }),
   });
   try {
     return await run(driver);

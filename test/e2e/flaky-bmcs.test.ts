@@ -37,7 +37,11 @@ describe('flaky BMCs', () => {
     for (let i = 0; i < MACHINES; i++) {
       const { machine, bmc } = await site.fleet.add({ diskBytes: 8 * 1024 * 1024 });
       site.fleet.bmc.setFaults(machine.description.id, { ...faults, seed: 14_000 + i });
-      const enrolled = await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId: site.poolId, bmc: { driver: 'redfish', address: bmc.address, username: bmc.username, password: bmc.password } });
+      const enrolled = await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', {
+        tenantId: 'root',
+        poolId: site.poolId,
+        bmc: { driver: 'redfish', address: bmc.address, username: bmc.username, password: bmc.password },
+      });
       nodes.push({ nodeId: enrolled.nodeId, machine });
     }
     const ready = await Promise.all(nodes.map((n) => site.settle(n.nodeId, 'ready', 150_000)));

@@ -20,7 +20,10 @@ const SLACK_MS = 20_000;
 
 beforeAll(async () => {
   site = await startE2eSite('e2e-wait-deadlines');
-  await site.t.root.call('PATCH', `/v1/pools/${site.poolId}`, { tenantId: 'root', policy: { stepTimeouts: { 'inspect.oob': `${INSPECT_OOB_S}s`, 'metal.ensureRamdisk': `${ENSURE_RAMDISK_S}s` } } });
+  await site.t.root.call('PATCH', `/v1/pools/${site.poolId}`, {
+    tenantId: 'root',
+    policy: { stepTimeouts: { 'inspect.oob': `${INSPECT_OOB_S}s`, 'metal.ensureRamdisk': `${ENSURE_RAMDISK_S}s` } },
+  });
 }, 120_000);
 
 afterAll(async () => {
@@ -31,14 +34,25 @@ afterAll(async () => {
 async function enroll(breakIt: (machine: Machine) => void): Promise<{ nodeId: string; machine: Machine }> {
   const { machine, bmc } = await site.fleet.add({ diskBytes: 8 * 1024 * 1024 });
   breakIt(machine);
-  const node = await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId: site.poolId, bmc: { driver: 'redfish', address: bmc.address, username: bmc.username, password: bmc.password } });
+  const node = await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', {
+    tenantId: 'root',
+    poolId: site.poolId,
+    bmc: { driver: 'redfish', address: bmc.address, username: bmc.username, password: bmc.password },
+  });
   return { nodeId: node.nodeId, machine };
 }
 
 describe('every wait has a deadline', () => {
   it("a pool's stepTimeouts are step names and durations, refused otherwise naming the field", async () => {
-    for (const stepTimeouts of [{ 'metal.ensureRamdisk': '5 minutes' }, { 'Not A Step': '5m' }, Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`step.n${i}`, '1m']))]) {
-      const refused = await site.t.root.request<{ error: { code: string; details: { path?: string } } }>('PATCH', `/v1/pools/${site.poolId}`, { tenantId: 'root', policy: { stepTimeouts } });
+    for (const stepTimeouts of [
+      { 'metal.ensureRamdisk': '5 minutes' },
+      { 'Not A Step': '5m' },
+      Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`step.n${i}`, '1m'])),
+    ]) {
+      const refused = await site.t.root.request<{ error: { code: string; details: { path?: string } } }>('PATCH', `/v1/pools/${site.poolId}`, {
+        tenantId: 'root',
+        policy: { stepTimeouts },
+      });
       expect(refused.status, JSON.stringify(stepTimeouts)).toBe(400);
       expect(refused.body.error.code).toBe('INVALID_INPUT');
       expect(refused.body.error.details.path).toMatch(/^policy\.stepTimeouts/);
@@ -53,10 +67,14 @@ describe('every wait has a deadline', () => {
 
     // While A waits, its workflow's status says for what (and the step's progress until when).
     const status = () => site.t.root.call<{ waitingFor: string | null }>('GET', `/v1/metal/nodes/${hung.nodeId}/status?tenantId=root`);
-    const waiting = await until('the join wait in the status', async () => {
-      const s = await status();
-      return s.waitingFor?.includes('to join after power cycle') ? s : undefined;
-    }, 60_000);
+    const waiting = await until(
+      'the join wait in the status',
+      async () => {
+        const s = await status();
+        return s.waitingFor?.includes('to join after power cycle') ? s : undefined;
+      },
+      60_000,
+    );
     expect(waiting.waitingFor).toContain(`the ramdisk of node ${hung.nodeId} to join after power cycle 1`);
 
     const [hungFailed, silentFailed] = await Promise.all([
@@ -67,14 +85,20 @@ describe('every wait has a deadline', () => {
     ]);
 
     expect(hungFailed).toMatchObject({ failedFrom: 'inspecting', lastError: { code: 'DRIVER_ERROR' } });
-    expect(hungFailed.lastError?.message).toMatch(new RegExp(`^waited \\d+s for the ramdisk of node ${hung.nodeId} to join after power cycle 1 \\(PXE MACs ${hung.machine.description.macs[0]}\\): it never joined`));
+    expect(hungFailed.lastError?.message).toMatch(
+      new RegExp(
+        `^waited \\d+s for the ramdisk of node ${hung.nodeId} to join after power cycle 1 \\(PXE MACs ${hung.machine.description.macs[0]}\\): it never joined`,
+      ),
+    );
     // Not retried blindly: one cycle was sent (the wait, not the cycle, ran out), and nothing of the boot is left.
     expect(site.fleet.bmc.get(hung.machine.description.id)!.commands.filter((c) => c === 'reset:PowerCycle')).toHaveLength(1);
     expect(site.bootEntries().filter((e) => e.nodeId === hung.nodeId)).toEqual([]);
     expect(await site.liveTokens(hung.nodeId)).toBe(0);
 
     expect(silentFailed).toMatchObject({ failedFrom: 'enrolling', lastError: { code: 'DRIVER_ERROR' } });
-    expect(silentFailed.lastError?.message).toMatch(/^redfish BMC http:\/\/127\.0\.0\.1:\d+: no answer to inspect within \d+s \(the step's deadline\): the BMC stopped answering$/);
+    expect(silentFailed.lastError?.message).toMatch(
+      /^redfish BMC http:\/\/127\.0\.0\.1:\d+: no answer to inspect within \d+s \(the step's deadline\): the BMC stopped answering$/,
+    );
     expect(site.fleet.bmc.get(silent.machine.description.id)!.commands).toEqual([]);
     site.fleet.bmc.setFaults(silent.machine.description.id, null);
   }, 150_000);

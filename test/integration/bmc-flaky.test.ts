@@ -30,15 +30,25 @@ const fast: Omit<ReliabilityOptions, 'deadline'> = { initialBackoffMs: 5, maxBac
 
 function machine(spec: Partial<EmulatedMachineSpec> = {}): { id: string; driver: (options?: Partial<ReliabilityOptions>) => BmcDriver } {
   const id = `flaky-${++sequence}`;
-  host.add({ id, uuid: `00000000-0000-4000-8000-${String(sequence).padStart(12, '0')}`, macs: ['52:54:00:00:aa:01'], username: 'root', password: `pw-${id}`, ...spec });
+  host.add({
+    id,
+    uuid: `00000000-0000-4000-8000-${String(sequence).padStart(12, '0')}`,
+    macs: ['52:54:00:00:aa:01'],
+    username: 'root',
+    password: `pw-${id}`,
+    ...spec,
+  });
   return {
     id,
     driver: (options = {}) =>
-      reliableDriver(createBmcDriver({ driver: 'redfish', address: host.url, systemId: id }, { username: 'root', password: `pw-${id}` }, { timeoutMs: 2_000 }), {
-        ...fast,
-        deadline: Date.now() + 60_000,
-        ...options,
-      }),
+      reliableDriver(
+        createBmcDriver({ driver: 'redfish', address: host.url, systemId: id }, { username: 'root', password: `pw-${id}` }, { timeoutMs: 2_000 }),
+        {
+          ...fast,
+          deadline: Date.now() + 60_000,
+          ...options,
+        },
+      ),
   };
 }
 
@@ -98,7 +108,9 @@ describe('flaky BMCs', () => {
     // Every reset's connection drops before the BMC carries it out.
     host.setFaults(id, { errorRate: 1, errorKinds: ['reset'], commandsOnly: true });
     const first = driver({ deadline: Date.now() + 1_000 });
-    const error = (await runBmcCommand(ledger, first, 'wf-flaky/steps.0/power.set.cycle', { kind: 'power.set', action: 'cycle' }).catch((e: unknown) => e)) as IronflowError;
+    const error = (await runBmcCommand(ledger, first, 'wf-flaky/steps.0/power.set.cycle', { kind: 'power.set', action: 'cycle' }).catch(
+      (e: unknown) => e,
+    )) as IronflowError;
     await first.close();
     expect(error.message).toMatch(/read back as not carried out: its LastResetTime did not move.*gave up after/);
     expect(error.details.outcomeUnknown).toBeUndefined();
@@ -147,7 +159,9 @@ describe('flaky BMCs', () => {
     // One that answers, too slowly for the deadline, is told apart.
     host.setFaults(id, { latencyMs: 400 });
     const slow = driver({ deadline: Date.now() + 1_000 });
-    await expect(slow.power.set('cycle')).rejects.toThrow(/the step's deadline came after 1s, .* into .*: the BMC answers, but too slowly or with too many errors/);
+    await expect(slow.power.set('cycle')).rejects.toThrow(
+      /the step's deadline came after 1s, .* into .*: the BMC answers, but too slowly or with too many errors/,
+    );
     host.setFaults(id, null);
     await slow.close();
   });
@@ -161,7 +175,10 @@ describe('flaky BMCs', () => {
     expect(error.details.attempts).toBeGreaterThan(1);
     // A refusal that is not transient is not retried.
     host.setFaults(id, null);
-    const wrong = reliableDriver(createBmcDriver({ driver: 'redfish', address: host.url, systemId: id }, { username: 'root', password: 'wrong-password' }), { ...fast, deadline: Date.now() + 10_000 });
+    const wrong = reliableDriver(createBmcDriver({ driver: 'redfish', address: host.url, systemId: id }, { username: 'root', password: 'wrong-password' }), {
+      ...fast,
+      deadline: Date.now() + 10_000,
+    });
     const before = host.get(id)!.requests;
     await expect(wrong.power.get()).rejects.toThrow(/HTTP 401/);
     expect(host.get(id)!.requests - before).toBe(1);
