@@ -50,6 +50,9 @@ export function quorumGate(plan: Plan, target: ProvisionTarget, workflowId: stri
       if (cleanup) return false;
       for (;;) {
         if (state.status === 'approved' && state.bundle) return true;
+        if (state.status === 'refused') {
+          throw ApplicationFailure.nonRetryable(`batch ${state.batchId} was refused by an approver (quorum.batch.refused says why); nothing destructive was sent`, 'PERMISSION_DENIED', { reason: 'quorum-refused', batchId: state.batchId });
+        }
         if (state.status === 'expired') {
           throw ApplicationFailure.nonRetryable(`batch ${state.batchId} expired at ${state.expiresAt} with ${state.approvals} of ${state.required} approvals; nothing destructive was sent`, 'PERMISSION_DENIED', { reason: 'quorum-expired', batchId: state.batchId });
         }

@@ -7,7 +7,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { loadOrCreateNodeCa } from '../../core/pki/node-ca';
 import { QUORUM_BATCH_SIGNAL } from '../../core/quorum/batch-signal';
-import { approveBatch, batchView, findBatch, listBatches, nodeIdsOf } from '../../core/quorum/batch-store';
+import { approveBatch, batchView, findBatch, listBatches, nodeIdsOf, refuseBatch } from '../../core/quorum/batch-store';
 import { findQuorumPolicy, quorumPolicyView, removeQuorumPolicy, setQuorumPolicy } from '../../core/quorum/policy-store';
 import { recordAgentRefusal } from '../../core/quorum/refusal-report';
 import { notFound } from '../../core/errors';
@@ -18,6 +18,7 @@ import {
   batchListQuerySchema,
   batchListSchema,
   batchParamsSchema,
+  batchRefusalSchema,
   batchViewSchema,
   quorumPolicySchema,
   quorumPolicySetSchema,
@@ -32,6 +33,17 @@ const tags = ['quorum'];
 export const quorumRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) => {
   const ca = await loadOrCreateNodeCa(ctx.db, ctx.secrets, ctx.config.dataDir);
   keepRawJsonBodies(app);
+
+  /** The workflow a batch serves looks at it now (it also looks again on its own); a bulk run's node workflows look on their own. */
+  const wakeSubject = async (row: { id: string; kind: string; subject: string }, log: { warn: (fields: object, message: string) => void }) => {
+    if (row.kind === 'bulk') return;
+    await ctx.temporal.workflow
+      .getHandle(row.subject)
+      .signal(QUORUM_BATCH_SIGNAL)
+      .catch((err: unknown) => {
+        if (!(err instanceof WorkflowNotFoundError)) log.warn({ batchId: row.id, error: (err as Error).message }, 'could not signal the batch’s workflow; it looks again on its own');
+      });
+  };
 
   app.put('/v1/quorum/policy', { schema: { tags, body: quorumPolicySetSchema, response: { 200: quorumPolicySchema } } }, async (request) => {
     const principal = authorize(request, 'compute:credentials:manage', request.body.tenantId);
@@ -67,15 +79,15 @@ export const quorumRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) 
     const b = request.body;
     const principal = authorize(request, 'compute:nodes:read', b.tenantId);
     const row = await approveBatch(ctx.db, { tenantId: b.tenantId, batchId: request.params.batchId, approverId: b.approverId, signature: b.signature }, principal.credentialId);
-    if (row.kind !== 'bulk') {
-      // The workflow the batch serves stops waiting now (it also looks again on its own).
-      await ctx.temporal.workflow
-        .getHandle(row.subject)
-        .signal(QUORUM_BATCH_SIGNAL)
-        .catch((err: unknown) => {
-          if (!(err instanceof WorkflowNotFoundError)) request.log.warn({ batchId: row.id, error: (err as Error).message }, 'could not signal the batch’s workflow; it looks again on its own');
-        });
-    }
+    await wakeSubject(row, request.log);
+    return batchView(ctx.db, row);
+  });
+
+  app.post('/v1/quorum/batches/:batchId/refusals', { schema: { tags, params: batchParamsSchema, body: batchRefusalSchema, response: { 200: batchViewSchema } } }, async (request) => {
+    const b = request.body;
+    const principal = authorize(request, 'compute:nodes:read', b.tenantId);
+    const row = await refuseBatch(ctx.db, { tenantId: b.tenantId, batchId: request.params.batchId, approverId: b.approverId, signature: b.signature, reason: b.reason }, principal.credentialId);
+    await wakeSubject(row, request.log);
     return batchView(ctx.db, row);
   });
 

@@ -1,6 +1,6 @@
 // `ironflow batches …`: the destructive-batch quorum (docs/quorum.md). A tenant admin sets the
 // policy (approvers' public keys, M); approvers list and read batches (their reason, nodes,
-// commands) and approve one by signing it with their own Ed25519 key, here on their machine:
+// commands) and approve (or refuse) one by signing it with their own Ed25519 key, here on their machine:
 // the private key never leaves it. Before signing, the client recomputes the batch's digest
 // from the document and its Merkle root from the node list it was shown, and checks that the
 // policy the batch names is the tenant's and lists this key, so it signs exactly what it showed.
@@ -10,7 +10,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { IronflowError } from '../../core/errors';
 import { ROOT_TENANT } from '../../core/permissions';
-import { batchDigest, signBatch, type Approver } from '../../core/quorum/documents';
+import { batchDigest, signBatch, signBatchRefusal, type Approver } from '../../core/quorum/documents';
 import { merkleRoot } from '../../core/quorum/merkle';
 import { idOf, tenantIdSchema } from '../../core/schemas/common';
 import { batchStatuses, type BatchViewAnswer } from '../../core/schemas/quorum';
@@ -97,30 +97,52 @@ export const batchesShowCommand = defineCommand({
   run: (ctx, f) => fetchBatch(ctx, f.tenantId, f.batchId),
 });
 
+/**
+ * The digest to sign, computed here from what the control plane showed: refused unless the
+ * node list hashes to the document's root, the document names the tenant's current policy, and
+ * that policy lists this key for this approver.
+ */
+async function checkedDigest(ctx: CliContext, f: { tenantId: string; batchId: string; approver: string }, key: KeyObject): Promise<string> {
+  const batch = await fetchBatch(ctx, f.tenantId, f.batchId);
+  const { document } = batch;
+  if (document.batchId !== f.batchId || document.tenantId !== f.tenantId) throw new IronflowError('INVALID_STATE', `the control plane answered another batch's document (${document.batchId}); not signed`, { reason: 'document-mismatch' });
+  if (document.nodes.count !== batch.nodeIds.length || merkleRoot(batch.nodeIds) !== document.nodes.root) {
+    throw new IronflowError('INVALID_STATE', `batch ${f.batchId}: its node list does not hash to the root its document names; not signed`, { reason: 'node-root-mismatch' });
+  }
+  const policy = await ctx.api.call<{ sha256: string; approvers: Approver[] }>('GET', `/v1/quorum/policy?tenantId=${encodeURIComponent(f.tenantId)}`);
+  if (policy.sha256 !== document.policySha256) throw new IronflowError('INVALID_STATE', `batch ${f.batchId} names a policy the tenant no longer has; not signed`, { reason: 'policy-mismatch' });
+  const mine = createPublicKey(key).export({ type: 'spki', format: 'der' }).toString('hex');
+  const listed = policy.approvers.find((a) => a.id === f.approver);
+  if (!listed || createPublicKey(listed.publicKeyPem).export({ type: 'spki', format: 'der' }).toString('hex') !== mine) {
+    throw new IronflowError('PERMISSION_DENIED', `--key is not the key the policy lists for approver ${f.approver}; not signed`, { path: 'key' });
+  }
+  return batchDigest(document);
+}
+
+const signerFlags = { ...tenant, batchId: idOf('quorumBatch'), approver: z.string().min(1).max(64), key: z.string().min(1) };
+
 export const batchesApproveCommand = defineCommand({
   name: 'batches approve',
   summary: 'Approve a batch with your own key, signed here: ironflow batches approve ID --approver YOUR_ID --key FILE.pem',
-  flags: z.object({ ...tenant, batchId: idOf('quorumBatch'), approver: z.string().min(1).max(64), key: z.string().min(1) }),
+  flags: z.object(signerFlags),
   positionals: ['batchId'],
   run: async (ctx, f) => {
     const key = readPrivateKey(f.key);
-    const batch = await fetchBatch(ctx, f.tenantId, f.batchId);
-    const { document } = batch;
-    // Sign only what was shown: the digest and the node root are recomputed here, not taken from the answer.
-    if (document.batchId !== f.batchId || document.tenantId !== f.tenantId) throw new IronflowError('INVALID_STATE', `the control plane answered another batch's document (${document.batchId}); not signed`, { reason: 'document-mismatch' });
-    if (document.nodes.count !== batch.nodeIds.length || merkleRoot(batch.nodeIds) !== document.nodes.root) {
-      throw new IronflowError('INVALID_STATE', `batch ${f.batchId}: its node list does not hash to the root its document names; not signed`, { reason: 'node-root-mismatch' });
-    }
-    const policy = await ctx.api.call<{ sha256: string; approvers: Approver[] }>('GET', `/v1/quorum/policy?tenantId=${encodeURIComponent(f.tenantId)}`);
-    if (policy.sha256 !== document.policySha256) throw new IronflowError('INVALID_STATE', `batch ${f.batchId} names a policy the tenant no longer has; not signed`, { reason: 'policy-mismatch' });
-    const mine = createPublicKey(key).export({ type: 'spki', format: 'der' }).toString('hex');
-    const listed = policy.approvers.find((a) => a.id === f.approver);
-    if (!listed || createPublicKey(listed.publicKeyPem).export({ type: 'spki', format: 'der' }).toString('hex') !== mine) {
-      throw new IronflowError('PERMISSION_DENIED', `--key is not the key the policy lists for approver ${f.approver}; not signed`, { path: 'key' });
-    }
-    const signature = signBatch(batchDigest(document), key);
+    const signature = signBatch(await checkedDigest(ctx, f, key), key);
     return ctx.api.call('POST', `/v1/quorum/batches/${f.batchId}/approvals`, { tenantId: f.tenantId, approverId: f.approver, signature });
   },
 });
 
-export const batchCommands = [batchesPolicySetCommand, batchesPolicyShowCommand, batchesPolicyRemoveCommand, batchesListCommand, batchesShowCommand, batchesApproveCommand];
+export const batchesRefuseCommand = defineCommand({
+  name: 'batches refuse',
+  summary: 'Refuse a pending batch with your own key (its run fails, nothing destructive is sent): ironflow batches refuse ID --approver YOUR_ID --key FILE.pem --reason TEXT',
+  flags: z.object({ ...signerFlags, reason: z.string().min(1).max(512) }),
+  positionals: ['batchId'],
+  run: async (ctx, f) => {
+    const key = readPrivateKey(f.key);
+    const signature = signBatchRefusal(await checkedDigest(ctx, f, key), key);
+    return ctx.api.call('POST', `/v1/quorum/batches/${f.batchId}/refusals`, { tenantId: f.tenantId, approverId: f.approver, signature, reason: f.reason });
+  },
+});
+
+export const batchCommands = [batchesPolicySetCommand, batchesPolicyShowCommand, batchesPolicyRemoveCommand, batchesListCommand, batchesShowCommand, batchesApproveCommand, batchesRefuseCommand];

@@ -8,7 +8,7 @@ import { isUniqueViolation, type Db, type DbOrTx } from '../db';
 import { IronflowError, notFound } from '../errors';
 import { appendEvent } from '../events';
 import { newId } from '../ids';
-import { batchDigest, type BatchDocument, type BatchKind, type QuorumBundle } from './documents';
+import { BATCH_REFUSAL_PREFIX, batchDigest, batchSignatureValid, type BatchDocument, type BatchKind, type QuorumBundle } from './documents';
 import type { DestructiveKind } from './destructive';
 import { merkleProof, merkleRoot } from './merkle';
 import { findQuorumPolicy, policyOf } from './policy-store';
@@ -18,7 +18,7 @@ import { checkSignatures, QuorumRefusal, verifyQuorumBundle } from './verify';
 export const DEFAULT_BATCH_TTL_MS = 24 * 3600_000;
 export const MAX_BATCH_NODES = 10_000;
 
-export type BatchStatus = 'pending' | 'approved' | 'expired';
+export type BatchStatus = 'pending' | 'approved' | 'expired' | 'refused';
 
 export interface BatchRequest {
   tenantId: string;
@@ -162,6 +162,7 @@ export async function approveBatch(db: Db, input: ApprovalInput, actorId: string
   };
   const document = documentOf(row);
   if (row.status === 'expired') await refuse(new IronflowError('INVALID_STATE', `batch ${row.id} expired at ${document.expiresAt}; ask again (a new run asks for a new batch)`, { reason: 'quorum-expired' }));
+  if (row.status === 'refused') await refuse(new IronflowError('INVALID_STATE', `batch ${row.id} was refused by an approver; it cannot be approved`, { reason: 'quorum-refused' }));
   const policyRow = await findQuorumPolicy(db, row.tenantId);
   if (!policyRow || policyRow.sha256 !== document.policySha256) {
     await refuse(new IronflowError('INVALID_STATE', `batch ${row.id} was asked for under a quorum policy the tenant no longer has; it cannot be approved`, { reason: 'quorum-policy-changed' }));
@@ -190,6 +191,34 @@ export async function approveBatch(db: Db, input: ApprovalInput, actorId: string
     if (isUniqueViolation(err)) await refuse(new IronflowError('CONFLICT', `${input.approverId} already approved batch ${row.id}`, { reason: 'quorum-duplicate' }));
     throw err;
   }
+}
+
+export interface RefusalInput extends ApprovalInput {
+  /** Why, for the other approvers and the run's status. */
+  reason: string;
+}
+
+/**
+ * An approver's "no": one verified refusal ends a pending batch (refused), and the run it
+ * serves fails without sending anything destructive. Signed like an approval, under its own prefix.
+ */
+export async function refuseBatch(db: Db, input: RefusalInput, actorId: string): Promise<QuorumBatch> {
+  const row = await findBatch(db, input.tenantId, input.batchId);
+  const document = documentOf(row);
+  if (row.status !== 'pending') throw new IronflowError('INVALID_STATE', `batch ${row.id} is ${row.status}; only a pending batch can be refused`, { reason: `quorum-${row.status}` });
+  const policyRow = await findQuorumPolicy(db, row.tenantId);
+  const key = policyRow && policyRow.sha256 === document.policySha256 ? policyOf(policyRow).approvers.find((a) => a.id === input.approverId)?.publicKeyPem : undefined;
+  if (!key || !batchSignatureValid(row.sha256, input.signature, key, BATCH_REFUSAL_PREFIX)) {
+    const error = new QuorumRefusal('quorum-signatures', `the refusal of ${input.approverId} is not a verified refusal by an approver of batch ${row.id}`, { approverId: input.approverId });
+    await appendEvent(db, { tenantId: row.tenantId, type: 'quorum.refusal.refused', subjectId: row.id, data: { approverId: input.approverId.slice(0, 64), reason: 'quorum-signatures', actorId } });
+    throw error;
+  }
+  return db.$transaction(async (tx) => {
+    const changed = await tx.quorumBatch.updateMany({ where: { id: row.id, status: 'pending' }, data: { status: 'refused' } });
+    if (changed.count !== 1) throw new IronflowError('CONFLICT', `batch ${row.id} changed meanwhile; read it again`, { reason: 'quorum-changed' });
+    await appendEvent(tx, { tenantId: row.tenantId, type: 'quorum.batch.refused', subjectId: row.id, data: { kind: row.kind, subject: row.subject, approverId: input.approverId, reason: input.reason, actorId } });
+    return tx.quorumBatch.findUniqueOrThrow({ where: { id: row.id } });
+  });
 }
 
 /** What travels with a destructive command for `nodeId`: only an approved batch that covers it. */

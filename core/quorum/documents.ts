@@ -13,6 +13,8 @@ import { canonicalJson } from '../attestations/canonical-json';
 import { DESTRUCTIVE_KINDS } from './destructive';
 
 export const BATCH_SIGNING_PREFIX = 'ironflow-quorum-batch-v1\n';
+/** An approver's "no": another prefix, so an approval can never be replayed as a refusal or the other way round. */
+export const BATCH_REFUSAL_PREFIX = 'ironflow-quorum-refuse-v1\n';
 export const MAX_APPROVERS = 32;
 const hex64 = z.string().regex(/^[0-9a-f]{64}$/);
 const base64 = z.string().max(200).regex(/^[A-Za-z0-9+/]+={0,2}$/);
@@ -99,10 +101,13 @@ export const batchSigningInput = (digest: string): Buffer => Buffer.from(`${BATC
 /** An approver's signature over a batch (the CLI signs with the approver's own key, on their machine). */
 export const signBatch = (digest: string, privateKey: KeyObject): string => sign(null, batchSigningInput(digest), privateKey).toString('base64');
 
-export function batchSignatureValid(digest: string, signature: string, publicKeyPem: string): boolean {
+export function batchSignatureValid(digest: string, signature: string, publicKeyPem: string, prefix = BATCH_SIGNING_PREFIX): boolean {
   try {
-    return verify(null, batchSigningInput(digest), createPublicKey(publicKeyPem), Buffer.from(signature, 'base64'));
+    return verify(null, Buffer.from(`${prefix}${digest}`, 'utf8'), createPublicKey(publicKeyPem), Buffer.from(signature, 'base64'));
   } catch {
     return false;
   }
 }
+
+/** An approver's refusal of a batch, signed on their machine like an approval. */
+export const signBatchRefusal = (digest: string, privateKey: KeyObject): string => sign(null, Buffer.from(`${BATCH_REFUSAL_PREFIX}${digest}`, 'utf8'), privateKey).toString('base64');

@@ -24,7 +24,7 @@ export const quorumPolicySchema = z.object({
   updatedAt: z.string(),
 });
 
-export const batchStatuses = ['pending', 'approved', 'expired'] as const;
+export const batchStatuses = ['pending', 'approved', 'expired', 'refused'] as const;
 
 export const batchParamsSchema = z.object({ batchId: idOf('quorumBatch') });
 export const batchListQuerySchema = z
@@ -67,6 +67,8 @@ export const batchApprovalSchema = z
     signature: z.string().min(1).max(200).regex(/^[A-Za-z0-9+/]+={0,2}$/, 'base64'),
   })
   .strict();
+
+export const batchRefusalSchema = batchApprovalSchema.extend({ reason: z.string().min(1).max(512) }).strict();
 
 /** An agent's word that it refused a destructive command (recorded as quorum.refused). */
 export const quorumRefusalReportSchema = z

@@ -17,7 +17,7 @@ import { ramdiskQueue } from '../../core/agent-queues';
 import { newId } from '../../core/ids';
 import type { StepInput } from '../../core/plan';
 import { batchBundle } from '../../core/quorum/batch-store';
-import { batchDigest, policyDigest, signBatch, type BatchDocument, type PolicyDocument, type QuorumBundle } from '../../core/quorum/documents';
+import { batchDigest, policyDigest, signBatch, signBatchRefusal, type BatchDocument, type PolicyDocument, type QuorumBundle } from '../../core/quorum/documents';
 import type { BatchViewAnswer } from '../../core/schemas/quorum';
 import type { MetalNodeView } from '../../core/schemas/metal';
 import type { ProvisionStatus } from '../../core/plan';
@@ -190,6 +190,16 @@ describe('the destructive-batch quorum on the real agents', () => {
     hold.release();
     await site.settle(nodeId, 'deployed', 120_000);
   }, 180_000);
+
+  it("an approver's refusal fails the run at once, with nothing sent to the BMC", async () => {
+    const asked = await site.t.root.call<{ powerWorkflowId: string }>('POST', `/v1/metal/nodes/${nodeId}/power`, { tenantId: 'root', action: 'cycle' });
+    const batch = await until('the power batch', () => site.t.cp.db.quorumBatch.findFirst({ where: { subject: asked.powerWorkflowId } }).then((b) => b ?? undefined), 30_000);
+    const before = bmcCommands();
+    await site.t.root.call('POST', `/v1/quorum/batches/${batch.id}/refusals`, { tenantId: 'root', approverId: 'carol', signature: signBatchRefusal(batch.sha256, keyOf('carol')), reason: 'change freeze' });
+    const failed = await site.t.cp.temporal.workflow.getHandle(asked.powerWorkflowId).result().then(() => undefined, (e: unknown) => e as Error);
+    expect(String((failed as { cause?: Error })?.cause?.message ?? failed)).toContain('refused by an approver');
+    expect(bmcCommands()).toEqual(before);
+  }, 60_000);
 
   it('metal power runs in a one-leaf batch of its own: the BMC hears nothing until two approvers signed', async () => {
     const asked = await site.t.root.call<{ powerWorkflowId: string }>('POST', `/v1/metal/nodes/${nodeId}/power`, { tenantId: 'root', action: 'off' });

@@ -302,6 +302,12 @@ export const routeSpecs: Record<string, RouteSpec> = {
     crossTenant: 'not-found',
     request: (o, t) => ({ params: { batchId: o.batchId }, body: b(t, { approverId: 'probe', signature: 'AAAA' }) }),
   },
+  'POST /v1/quorum/batches/{batchId}/refusals': {
+    access: 'tenant',
+    permission: 'compute:nodes:read',
+    crossTenant: 'not-found',
+    request: (o, t) => ({ params: { batchId: o.batchId }, body: b(t, { approverId: 'probe', signature: 'AAAA', reason: 'probe' }) }),
+  },
 
   'POST /v1/profiles': {
     access: 'tenant',

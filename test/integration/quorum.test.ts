@@ -13,7 +13,7 @@ import { inject } from 'vitest';
 import type { ApiClient } from '../../cli/api-client';
 import { newId } from '../../core/ids';
 import { batchBundle, requestBatch } from '../../core/quorum/batch-store';
-import { batchDigest, signBatch } from '../../core/quorum/documents';
+import { batchDigest, signBatch, signBatchRefusal } from '../../core/quorum/documents';
 import { merkleProof, merkleProofValid } from '../../core/quorum/merkle';
 import type { BatchViewAnswer } from '../../core/schemas/quorum';
 import { runCli } from '../helpers/cli';
@@ -114,6 +114,22 @@ describe('approvals', () => {
     expect((await batchBundle(t.cp.db, row, nodeIds[0] as string)).signatures).toHaveLength(2);
     await t.cp.db.quorumApproval.update({ where: { batchId_approverId: { batchId: batch.id, approverId: 'carol' } }, data: { signature: signBatch(batch.sha256, mallory.privateKey) } });
     await expect(batchBundle(t.cp.db, row, nodeIds[0] as string)).rejects.toMatchObject({ code: 'PERMISSION_DENIED', details: { reason: 'quorum-signatures' } });
+  });
+
+  it("an approver's verified refusal ends a pending batch; an approval replayed as a refusal is not one", async () => {
+    const batch = await newBatch('node:f:deploying:1');
+    if (!batch) throw new Error('no batch');
+    const refuse = (approverId: string, signature: string) => t.root.request<BatchViewAnswer & ErrorBody>('POST', `/v1/quorum/batches/${batch.id}/refusals`, { tenantId: 'root', approverId, signature, reason: 'not during the freeze' });
+    const replayed = await refuse('bob', await signedBy(batch.id, 'bob')); // bob's approval signature
+    expect([replayed.status, replayed.body.error.details.reason]).toEqual([403, 'quorum-signatures']);
+    expect((await show(batch.id)).status).toBe('pending');
+    const refused = await refuse('bob', signBatchRefusal(batch.sha256, keys.bob?.privateKey as KeyObject));
+    expect(refused.body.status).toBe('refused');
+    const late = await approve(batch.id, 'alice', await signedBy(batch.id, 'alice'));
+    expect([late.status, late.body.error.details.reason]).toEqual([409, 'quorum-refused']);
+    const [event] = await until(() => events('quorum.batch.refused'), (e) => e.some((x) => x.subjectId === batch.id));
+    expect(event?.data).toMatchObject({ approverId: 'bob', reason: 'not during the freeze' });
+    await until(() => events('quorum.refusal.refused'), (e) => e.some((x) => x.subjectId === batch.id));
   });
 
   it('an expired batch is refused, and its expiry is an event', async () => {
