@@ -21,6 +21,8 @@ const pureDomain = [
   'core/boot-lease/decide',
   'core/agent-queues',
   'core/provision-states',
+  'core/quorum/destructive',
+  'core/quorum/batch-signal',
 ];
 
 export default tseslint.config(
