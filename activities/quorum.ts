@@ -37,7 +37,14 @@ export function createQuorumActivities(deps: ActivityDeps) {
   async function stateOf(batchId: string, tenantId: string, nodeId: string): Promise<QuorumBatchState> {
     const row = await findBatch(deps.db, tenantId, batchId);
     const [approvals, policy] = await Promise.all([deps.db.quorumApproval.count({ where: { batchId } }), findQuorumPolicy(deps.db, tenantId)]);
-    const state: QuorumBatchState = { batchId, kind: row.kind, status: row.status as BatchStatus, approvals, required: policy ? policyOf(policy).required : 0, expiresAt: row.expiresAt.toISOString() };
+    const state: QuorumBatchState = {
+      batchId,
+      kind: row.kind,
+      status: row.status as BatchStatus,
+      approvals,
+      required: policy ? policyOf(policy).required : 0,
+      expiresAt: row.expiresAt.toISOString(),
+    };
     if (row.status !== 'approved') return state;
     try {
       return { ...state, bundle: await batchBundle(deps.db, row, nodeId) };
@@ -56,7 +63,9 @@ export function createQuorumActivities(deps: ActivityDeps) {
     });
     const covering = rows.find((row) => {
       const document = row.document as unknown as BatchDocument;
-      return document.states.includes(input.provisionState) && input.commands.every((k) => document.commands.includes(k)) && nodeIdsOf(row).includes(input.nodeId);
+      return (
+        document.states.includes(input.provisionState) && input.commands.every((k) => document.commands.includes(k)) && nodeIdsOf(row).includes(input.nodeId)
+      );
     });
     return covering?.id ?? null;
   }

@@ -12,7 +12,8 @@ export interface VerbChain {
 }
 
 /** Profiles whose states the chain passes (rescue runs metal-rescue; deploy is never a bulk verb). */
-const profilesOf = (state: WorkflowDrivenState): string[] => (state === 'rescue' ? ['metal-rescue'] : state === 'deploying' ? [] : [stateProfiles[state].agent, stateProfiles[state].oob]);
+const profilesOf = (state: WorkflowDrivenState): string[] =>
+  state === 'rescue' ? ['metal-rescue'] : state === 'deploying' ? [] : [stateProfiles[state].agent, stateProfiles[state].oob];
 
 export function bulkVerbChain(verb: ProvisionVerb): VerbChain {
   const states: WorkflowDrivenState[] = [];

@@ -43,7 +43,14 @@ export function quorumGate(plan: Plan, target: ProvisionTarget, workflowId: stri
   return {
     async start() {
       if (commands.length === 0) return;
-      state = await acts.quorumRequestBatch({ tenantId: target.tenantId, nodeId: target.nodeId, workflowId, provisionState: target.provisionState, profileRef: plan.profile.ref, commands });
+      state = await acts.quorumRequestBatch({
+        tenantId: target.tenantId,
+        nodeId: target.nodeId,
+        workflowId,
+        provisionState: target.provisionState,
+        profileRef: plan.profile.ref,
+        commands,
+      });
     },
     async before(step, cleanup) {
       if (!state || state.bundle || destructiveKindsOfStep(step.use).length === 0) return true;
@@ -51,10 +58,18 @@ export function quorumGate(plan: Plan, target: ProvisionTarget, workflowId: stri
       for (;;) {
         if (state.status === 'approved' && state.bundle) return true;
         if (state.status === 'refused') {
-          throw ApplicationFailure.nonRetryable(`batch ${state.batchId} was refused by an approver (quorum.batch.refused says why); nothing destructive was sent`, 'PERMISSION_DENIED', { reason: 'quorum-refused', batchId: state.batchId });
+          throw ApplicationFailure.nonRetryable(
+            `batch ${state.batchId} was refused by an approver (quorum.batch.refused says why); nothing destructive was sent`,
+            'PERMISSION_DENIED',
+            { reason: 'quorum-refused', batchId: state.batchId },
+          );
         }
         if (state.status === 'expired') {
-          throw ApplicationFailure.nonRetryable(`batch ${state.batchId} expired at ${state.expiresAt} with ${state.approvals} of ${state.required} approvals; nothing destructive was sent`, 'PERMISSION_DENIED', { reason: 'quorum-expired', batchId: state.batchId });
+          throw ApplicationFailure.nonRetryable(
+            `batch ${state.batchId} expired at ${state.expiresAt} with ${state.approvals} of ${state.required} approvals; nothing destructive was sent`,
+            'PERMISSION_DENIED',
+            { reason: 'quorum-expired', batchId: state.batchId },
+          );
         }
         waitFor(describe(state));
         const seen = signals;

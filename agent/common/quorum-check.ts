@@ -33,9 +33,22 @@ export function requireApprovedBatch(kind: DestructiveKind, step: Step, deps: Qu
     } catch (error) {
       if (!(error instanceof QuorumRefusal)) throw error;
       const batchId = typeof input.quorum?.document?.batchId === 'string' ? input.quorum.document.batchId.slice(0, 64) : undefined;
-      deps.log.warn('destructive command refused: no approved batch covers it', { nodeId, workflowId: input.workflowId, kind, reason: error.details.reason, ...(batchId ? { batchId } : {}) });
+      deps.log.warn('destructive command refused: no approved batch covers it', {
+        nodeId,
+        workflowId: input.workflowId,
+        kind,
+        reason: error.details.reason,
+        ...(batchId ? { batchId } : {}),
+      });
       await deps.client
-        .signedPost(deps.signer, '/v1/agents/quorum-refusals', { nodeId, workflowId: input.workflowId.slice(0, 256), kind, reason: error.details.reason, message: error.message.slice(0, 1024), ...(batchId ? { batchId } : {}) })
+        .signedPost(deps.signer, '/v1/agents/quorum-refusals', {
+          nodeId,
+          workflowId: input.workflowId.slice(0, 256),
+          kind,
+          reason: error.details.reason,
+          message: error.message.slice(0, 1024),
+          ...(batchId ? { batchId } : {}),
+        })
         .catch((report: Error) => deps.log.warn('could not report the refusal', { nodeId, error: report.message }));
       throw error;
     }

@@ -41,7 +41,8 @@ export const quorumRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) 
       .getHandle(row.subject)
       .signal(QUORUM_BATCH_SIGNAL)
       .catch((err: unknown) => {
-        if (!(err instanceof WorkflowNotFoundError)) log.warn({ batchId: row.id, error: (err as Error).message }, 'could not signal the batch’s workflow; it looks again on its own');
+        if (!(err instanceof WorkflowNotFoundError))
+          log.warn({ batchId: row.id, error: (err as Error).message }, 'could not signal the batch’s workflow; it looks again on its own');
       });
   };
 
@@ -69,30 +70,54 @@ export const quorumRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) 
     return listBatches(ctx.db, { tenantId: q.tenantId, limit: q.limit, ...(q.status ? { status: q.status } : {}), ...(q.cursor ? { cursor: q.cursor } : {}) });
   });
 
-  app.get('/v1/quorum/batches/:batchId', { schema: { tags, params: batchParamsSchema, querystring: tenantQuerySchema, response: { 200: batchDetailSchema } } }, async (request) => {
-    authorize(request, 'compute:nodes:read', request.query.tenantId);
-    const row = await findBatch(ctx.db, request.query.tenantId, request.params.batchId);
-    return { ...(await batchView(ctx.db, row)), nodeIds: nodeIdsOf(row) };
-  });
+  app.get(
+    '/v1/quorum/batches/:batchId',
+    { schema: { tags, params: batchParamsSchema, querystring: tenantQuerySchema, response: { 200: batchDetailSchema } } },
+    async (request) => {
+      authorize(request, 'compute:nodes:read', request.query.tenantId);
+      const row = await findBatch(ctx.db, request.query.tenantId, request.params.batchId);
+      return { ...(await batchView(ctx.db, row)), nodeIds: nodeIdsOf(row) };
+    },
+  );
 
-  app.post('/v1/quorum/batches/:batchId/approvals', { schema: { tags, params: batchParamsSchema, body: batchApprovalSchema, response: { 200: batchViewSchema } } }, async (request) => {
-    const b = request.body;
-    const principal = authorize(request, 'compute:nodes:read', b.tenantId);
-    const row = await approveBatch(ctx.db, { tenantId: b.tenantId, batchId: request.params.batchId, approverId: b.approverId, signature: b.signature }, principal.credentialId);
-    await wakeSubject(row, request.log);
-    return batchView(ctx.db, row);
-  });
+  app.post(
+    '/v1/quorum/batches/:batchId/approvals',
+    { schema: { tags, params: batchParamsSchema, body: batchApprovalSchema, response: { 200: batchViewSchema } } },
+    async (request) => {
+      const b = request.body;
+      const principal = authorize(request, 'compute:nodes:read', b.tenantId);
+      const row = await approveBatch(
+        ctx.db,
+        { tenantId: b.tenantId, batchId: request.params.batchId, approverId: b.approverId, signature: b.signature },
+        principal.credentialId,
+      );
+      await wakeSubject(row, request.log);
+      return batchView(ctx.db, row);
+    },
+  );
 
-  app.post('/v1/quorum/batches/:batchId/refusals', { schema: { tags, params: batchParamsSchema, body: batchRefusalSchema, response: { 200: batchViewSchema } } }, async (request) => {
-    const b = request.body;
-    const principal = authorize(request, 'compute:nodes:read', b.tenantId);
-    const row = await refuseBatch(ctx.db, { tenantId: b.tenantId, batchId: request.params.batchId, approverId: b.approverId, signature: b.signature, reason: b.reason }, principal.credentialId);
-    await wakeSubject(row, request.log);
-    return batchView(ctx.db, row);
-  });
+  app.post(
+    '/v1/quorum/batches/:batchId/refusals',
+    { schema: { tags, params: batchParamsSchema, body: batchRefusalSchema, response: { 200: batchViewSchema } } },
+    async (request) => {
+      const b = request.body;
+      const principal = authorize(request, 'compute:nodes:read', b.tenantId);
+      const row = await refuseBatch(
+        ctx.db,
+        { tenantId: b.tenantId, batchId: request.params.batchId, approverId: b.approverId, signature: b.signature, reason: b.reason },
+        principal.credentialId,
+      );
+      await wakeSubject(row, request.log);
+      return batchView(ctx.db, row);
+    },
+  );
 
-  app.post('/v1/agents/quorum-refusals', { schema: { tags: ['agents'], security: [], body: quorumRefusalReportSchema, response: { 200: z.object({ recorded: z.literal(true) }) } } }, async (request) => {
-    const agent = await authenticateAgentRequest(ctx.db, ca, request, 'quorum-refusal');
-    return recordAgentRefusal(ctx.db, agent, request.body);
-  });
+  app.post(
+    '/v1/agents/quorum-refusals',
+    { schema: { tags: ['agents'], security: [], body: quorumRefusalReportSchema, response: { 200: z.object({ recorded: z.literal(true) }) } } },
+    async (request) => {
+      const agent = await authenticateAgentRequest(ctx.db, ca, request, 'quorum-refusal');
+      return recordAgentRefusal(ctx.db, agent, request.body);
+    },
+  );
 };

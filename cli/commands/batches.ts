@@ -32,8 +32,13 @@ function readApprovers(file: string): Approver[] {
   const entries = z
     .array(z.object({ id: z.string(), name: z.string(), publicKeyFile: z.string().optional(), publicKeyPem: z.string().optional() }))
     .safeParse(JSON.parse(readFile(file, 'approvers')));
-  if (!entries.success) throw new IronflowError('INVALID_INPUT', `--approvers ${file}: a JSON list of { "id", "name", "publicKeyFile" }`, { path: 'approvers' });
-  return entries.data.map((a) => ({ id: a.id, name: a.name, publicKeyPem: a.publicKeyPem ?? readFile(path.resolve(path.dirname(file), a.publicKeyFile ?? ''), 'approvers') }));
+  if (!entries.success)
+    throw new IronflowError('INVALID_INPUT', `--approvers ${file}: a JSON list of { "id", "name", "publicKeyFile" }`, { path: 'approvers' });
+  return entries.data.map((a) => ({
+    id: a.id,
+    name: a.name,
+    publicKeyPem: a.publicKeyPem ?? readFile(path.resolve(path.dirname(file), a.publicKeyFile ?? ''), 'approvers'),
+  }));
 }
 
 function readPrivateKey(file: string): KeyObject {
@@ -59,7 +64,8 @@ const batchColumns = [
 
 export const batchesPolicySetCommand = defineCommand({
   name: 'batches policy set',
-  summary: "Turn the destructive-batch quorum on (or change it) for a tenant: --required M --approvers FILE.json (each { id, name, publicKeyFile }); pin the answer's sha256 in each site agent's [quorum] pinned_policies",
+  summary:
+    "Turn the destructive-batch quorum on (or change it) for a tenant: --required M --approvers FILE.json (each { id, name, publicKeyFile }); pin the answer's sha256 in each site agent's [quorum] pinned_policies",
   flags: z.object({ ...tenant, required: z.number().int().min(1), approvers: z.string().min(1) }),
   run: (ctx, f) => ctx.api.call('PUT', '/v1/quorum/policy', { tenantId: f.tenantId, required: f.required, approvers: readApprovers(f.approvers) }),
 });
@@ -82,7 +88,11 @@ export const batchesListCommand = defineCommand({
   name: 'batches list',
   summary: "A tenant's batches, newest first: [--status pending|approved|expired]",
   flags: z.object({ ...tenant, status: z.enum(batchStatuses).optional(), limit: z.number().int().min(1).max(200).default(50) }),
-  run: (ctx, f) => ctx.api.call('GET', `/v1/quorum/batches?${new URLSearchParams({ tenantId: f.tenantId, limit: String(f.limit), ...(f.status ? { status: f.status } : {}) }).toString()}`),
+  run: (ctx, f) =>
+    ctx.api.call(
+      'GET',
+      `/v1/quorum/batches?${new URLSearchParams({ tenantId: f.tenantId, limit: String(f.limit), ...(f.status ? { status: f.status } : {}) }).toString()}`,
+    ),
   table: { rows: (r) => (r as { batches: Array<Record<string, unknown>> }).batches, columns: batchColumns },
 });
 
@@ -105,12 +115,18 @@ export const batchesShowCommand = defineCommand({
 async function checkedDigest(ctx: CliContext, f: { tenantId: string; batchId: string; approver: string }, key: KeyObject): Promise<string> {
   const batch = await fetchBatch(ctx, f.tenantId, f.batchId);
   const { document } = batch;
-  if (document.batchId !== f.batchId || document.tenantId !== f.tenantId) throw new IronflowError('INVALID_STATE', `the control plane answered another batch's document (${document.batchId}); not signed`, { reason: 'document-mismatch' });
+  if (document.batchId !== f.batchId || document.tenantId !== f.tenantId)
+    throw new IronflowError('INVALID_STATE', `the control plane answered another batch's document (${document.batchId}); not signed`, {
+      reason: 'document-mismatch',
+    });
   if (document.nodes.count !== batch.nodeIds.length || merkleRoot(batch.nodeIds) !== document.nodes.root) {
-    throw new IronflowError('INVALID_STATE', `batch ${f.batchId}: its node list does not hash to the root its document names; not signed`, { reason: 'node-root-mismatch' });
+    throw new IronflowError('INVALID_STATE', `batch ${f.batchId}: its node list does not hash to the root its document names; not signed`, {
+      reason: 'node-root-mismatch',
+    });
   }
   const policy = await ctx.api.call<{ sha256: string; approvers: Approver[] }>('GET', `/v1/quorum/policy?tenantId=${encodeURIComponent(f.tenantId)}`);
-  if (policy.sha256 !== document.policySha256) throw new IronflowError('INVALID_STATE', `batch ${f.batchId} names a policy the tenant no longer has; not signed`, { reason: 'policy-mismatch' });
+  if (policy.sha256 !== document.policySha256)
+    throw new IronflowError('INVALID_STATE', `batch ${f.batchId} names a policy the tenant no longer has; not signed`, { reason: 'policy-mismatch' });
   const mine = createPublicKey(key).export({ type: 'spki', format: 'der' }).toString('hex');
   const listed = policy.approvers.find((a) => a.id === f.approver);
   if (!listed || createPublicKey(listed.publicKeyPem).export({ type: 'spki', format: 'der' }).toString('hex') !== mine) {
@@ -135,7 +151,8 @@ export const batchesApproveCommand = defineCommand({
 
 export const batchesRefuseCommand = defineCommand({
   name: 'batches refuse',
-  summary: 'Refuse a pending batch with your own key (its run fails, nothing destructive is sent): ironflow batches refuse ID --approver YOUR_ID --key FILE.pem --reason TEXT',
+  summary:
+    'Refuse a pending batch with your own key (its run fails, nothing destructive is sent): ironflow batches refuse ID --approver YOUR_ID --key FILE.pem --reason TEXT',
   flags: z.object({ ...signerFlags, reason: z.string().min(1).max(512) }),
   positionals: ['batchId'],
   run: async (ctx, f) => {
@@ -145,4 +162,12 @@ export const batchesRefuseCommand = defineCommand({
   },
 });
 
-export const batchCommands = [batchesPolicySetCommand, batchesPolicyShowCommand, batchesPolicyRemoveCommand, batchesListCommand, batchesShowCommand, batchesApproveCommand, batchesRefuseCommand];
+export const batchCommands = [
+  batchesPolicySetCommand,
+  batchesPolicyShowCommand,
+  batchesPolicyRemoveCommand,
+  batchesListCommand,
+  batchesShowCommand,
+  batchesApproveCommand,
+  batchesRefuseCommand,
+];

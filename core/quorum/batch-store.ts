@@ -60,7 +60,13 @@ async function settleExpiry(db: Db, row: QuorumBatch, now = new Date()): Promise
   if (row.status !== 'pending' || now < row.expiresAt) return row;
   const updated = await db.$transaction(async (tx) => {
     const changed = await tx.quorumBatch.updateMany({ where: { id: row.id, status: 'pending' }, data: { status: 'expired' } });
-    if (changed.count === 1) await appendEvent(tx, { tenantId: row.tenantId, type: 'quorum.batch.expired', subjectId: row.id, data: { kind: row.kind, subject: row.subject, expiresAt: row.expiresAt.toISOString() } });
+    if (changed.count === 1)
+      await appendEvent(tx, {
+        tenantId: row.tenantId,
+        type: 'quorum.batch.expired',
+        subjectId: row.id,
+        data: { kind: row.kind, subject: row.subject, expiresAt: row.expiresAt.toISOString() },
+      });
     return tx.quorumBatch.findUniqueOrThrow({ where: { id: row.id } });
   });
   return updated;
@@ -103,7 +109,8 @@ export async function requestBatch(db: Db, request: BatchRequest): Promise<Quoru
   const existing = await db.quorumBatch.findUnique({ where: { tenantId_subject: { tenantId: request.tenantId, subject: request.subject } } });
   if (existing) return settleExpiry(db, existing);
   const nodeIds = [...new Set(request.nodeIds)];
-  if (nodeIds.length === 0 || nodeIds.length > MAX_BATCH_NODES) throw new IronflowError('INVALID_INPUT', `a batch covers 1 to ${MAX_BATCH_NODES} nodes, not ${nodeIds.length}`, { path: 'nodeIds' });
+  if (nodeIds.length === 0 || nodeIds.length > MAX_BATCH_NODES)
+    throw new IronflowError('INVALID_INPUT', `a batch covers 1 to ${MAX_BATCH_NODES} nodes, not ${nodeIds.length}`, { path: 'nodeIds' });
   const id = newId('quorumBatch');
   const created = new Date();
   const expires = new Date(created.getTime() + (request.ttlMs ?? DEFAULT_BATCH_TTL_MS));
@@ -124,13 +131,35 @@ export async function requestBatch(db: Db, request: BatchRequest): Promise<Quoru
   try {
     return await db.$transaction(async (tx) => {
       const row = await tx.quorumBatch.create({
-        data: { id, tenantId: request.tenantId, kind: request.kind, subject: request.subject, reason: document.reason, document: document as object, sha256: batchDigest(document), nodeIds, status: 'pending', expiresAt: expires, createdAt: created },
+        data: {
+          id,
+          tenantId: request.tenantId,
+          kind: request.kind,
+          subject: request.subject,
+          reason: document.reason,
+          document: document as object,
+          sha256: batchDigest(document),
+          nodeIds,
+          status: 'pending',
+          expiresAt: expires,
+          createdAt: created,
+        },
       });
       await appendEvent(tx, {
         tenantId: request.tenantId,
         type: 'quorum.batch.requested',
         subjectId: id,
-        data: { kind: request.kind, subject: request.subject, reason: document.reason, commands: document.commands, states: document.states, nodes: nodeIds.length, ...(nodeIds.length === 1 ? { nodeId: nodeIds[0] } : {}), required: policyOf(policy).required, expiresAt: document.expiresAt },
+        data: {
+          kind: request.kind,
+          subject: request.subject,
+          reason: document.reason,
+          commands: document.commands,
+          states: document.states,
+          nodes: nodeIds.length,
+          ...(nodeIds.length === 1 ? { nodeId: nodeIds[0] } : {}),
+          required: policyOf(policy).required,
+          expiresAt: document.expiresAt,
+        },
       });
       return row;
     });
@@ -157,19 +186,35 @@ export interface ApprovalInput {
 export async function approveBatch(db: Db, input: ApprovalInput, actorId: string): Promise<QuorumBatch> {
   const row = await findBatch(db, input.tenantId, input.batchId);
   const refuse = async (error: IronflowError): Promise<never> => {
-    await appendEvent(db, { tenantId: row.tenantId, type: 'quorum.approval.refused', subjectId: row.id, data: { approverId: input.approverId.slice(0, 64), reason: String(error.details.reason ?? error.code), message: error.message, actorId } });
+    await appendEvent(db, {
+      tenantId: row.tenantId,
+      type: 'quorum.approval.refused',
+      subjectId: row.id,
+      data: { approverId: input.approverId.slice(0, 64), reason: String(error.details.reason ?? error.code), message: error.message, actorId },
+    });
     throw error;
   };
   const document = documentOf(row);
-  if (row.status === 'expired') await refuse(new IronflowError('INVALID_STATE', `batch ${row.id} expired at ${document.expiresAt}; ask again (a new run asks for a new batch)`, { reason: 'quorum-expired' }));
-  if (row.status === 'refused') await refuse(new IronflowError('INVALID_STATE', `batch ${row.id} was refused by an approver; it cannot be approved`, { reason: 'quorum-refused' }));
+  if (row.status === 'expired')
+    await refuse(
+      new IronflowError('INVALID_STATE', `batch ${row.id} expired at ${document.expiresAt}; ask again (a new run asks for a new batch)`, {
+        reason: 'quorum-expired',
+      }),
+    );
+  if (row.status === 'refused')
+    await refuse(new IronflowError('INVALID_STATE', `batch ${row.id} was refused by an approver; it cannot be approved`, { reason: 'quorum-refused' }));
   const policyRow = await findQuorumPolicy(db, row.tenantId);
   if (!policyRow || policyRow.sha256 !== document.policySha256) {
-    await refuse(new IronflowError('INVALID_STATE', `batch ${row.id} was asked for under a quorum policy the tenant no longer has; it cannot be approved`, { reason: 'quorum-policy-changed' }));
+    await refuse(
+      new IronflowError('INVALID_STATE', `batch ${row.id} was asked for under a quorum policy the tenant no longer has; it cannot be approved`, {
+        reason: 'quorum-policy-changed',
+      }),
+    );
   }
   const policy = policyOf(policyRow as NonNullable<typeof policyRow>);
   const earlier = await db.quorumApproval.findMany({ where: { batchId: row.id } });
-  if (earlier.some((a) => a.approverId === input.approverId)) await refuse(new IronflowError('CONFLICT', `${input.approverId} already approved batch ${row.id}`, { reason: 'quorum-duplicate' }));
+  if (earlier.some((a) => a.approverId === input.approverId))
+    await refuse(new IronflowError('CONFLICT', `${input.approverId} already approved batch ${row.id}`, { reason: 'quorum-duplicate' }));
   try {
     checkSignatures({ policy, signatures: [{ approverId: input.approverId, signature: input.signature }] }, row.sha256);
   } catch (err) {
@@ -180,15 +225,32 @@ export async function approveBatch(db: Db, input: ApprovalInput, actorId: string
     return await db.$transaction(async (tx) => {
       await tx.quorumApproval.create({ data: { batchId: row.id, approverId: input.approverId, signature: input.signature } });
       const approvals = await tx.quorumApproval.count({ where: { batchId: row.id } });
-      await appendEvent(tx, { tenantId: row.tenantId, type: 'quorum.batch.approval', subjectId: row.id, data: { approverId: input.approverId, approvals, required: policy.required, actorId } });
+      await appendEvent(tx, {
+        tenantId: row.tenantId,
+        type: 'quorum.batch.approval',
+        subjectId: row.id,
+        data: { approverId: input.approverId, approvals, required: policy.required, actorId },
+      });
       if (approvals >= policy.required && row.status === 'pending') {
         await tx.quorumBatch.updateMany({ where: { id: row.id, status: 'pending' }, data: { status: 'approved', approvedAt: new Date() } });
-        await appendEvent(tx, { tenantId: row.tenantId, type: 'quorum.batch.approved', subjectId: row.id, data: { kind: row.kind, subject: row.subject, approvals, required: policy.required, approvers: [...earlier.map((a) => a.approverId), input.approverId] } });
+        await appendEvent(tx, {
+          tenantId: row.tenantId,
+          type: 'quorum.batch.approved',
+          subjectId: row.id,
+          data: {
+            kind: row.kind,
+            subject: row.subject,
+            approvals,
+            required: policy.required,
+            approvers: [...earlier.map((a) => a.approverId), input.approverId],
+          },
+        });
       }
       return tx.quorumBatch.findUniqueOrThrow({ where: { id: row.id } });
     });
   } catch (err) {
-    if (isUniqueViolation(err)) await refuse(new IronflowError('CONFLICT', `${input.approverId} already approved batch ${row.id}`, { reason: 'quorum-duplicate' }));
+    if (isUniqueViolation(err))
+      await refuse(new IronflowError('CONFLICT', `${input.approverId} already approved batch ${row.id}`, { reason: 'quorum-duplicate' }));
     throw err;
   }
 }
@@ -205,18 +267,32 @@ export interface RefusalInput extends ApprovalInput {
 export async function refuseBatch(db: Db, input: RefusalInput, actorId: string): Promise<QuorumBatch> {
   const row = await findBatch(db, input.tenantId, input.batchId);
   const document = documentOf(row);
-  if (row.status !== 'pending') throw new IronflowError('INVALID_STATE', `batch ${row.id} is ${row.status}; only a pending batch can be refused`, { reason: `quorum-${row.status}` });
+  if (row.status !== 'pending')
+    throw new IronflowError('INVALID_STATE', `batch ${row.id} is ${row.status}; only a pending batch can be refused`, { reason: `quorum-${row.status}` });
   const policyRow = await findQuorumPolicy(db, row.tenantId);
-  const key = policyRow && policyRow.sha256 === document.policySha256 ? policyOf(policyRow).approvers.find((a) => a.id === input.approverId)?.publicKeyPem : undefined;
+  const key =
+    policyRow && policyRow.sha256 === document.policySha256 ? policyOf(policyRow).approvers.find((a) => a.id === input.approverId)?.publicKeyPem : undefined;
   if (!key || !batchSignatureValid(row.sha256, input.signature, key, BATCH_REFUSAL_PREFIX)) {
-    const error = new QuorumRefusal('quorum-signatures', `the refusal of ${input.approverId} is not a verified refusal by an approver of batch ${row.id}`, { approverId: input.approverId });
-    await appendEvent(db, { tenantId: row.tenantId, type: 'quorum.refusal.refused', subjectId: row.id, data: { approverId: input.approverId.slice(0, 64), reason: 'quorum-signatures', actorId } });
+    const error = new QuorumRefusal('quorum-signatures', `the refusal of ${input.approverId} is not a verified refusal by an approver of batch ${row.id}`, {
+      approverId: input.approverId,
+    });
+    await appendEvent(db, {
+      tenantId: row.tenantId,
+      type: 'quorum.refusal.refused',
+      subjectId: row.id,
+      data: { approverId: input.approverId.slice(0, 64), reason: 'quorum-signatures', actorId },
+    });
     throw error;
   }
   return db.$transaction(async (tx) => {
     const changed = await tx.quorumBatch.updateMany({ where: { id: row.id, status: 'pending' }, data: { status: 'refused' } });
     if (changed.count !== 1) throw new IronflowError('CONFLICT', `batch ${row.id} changed meanwhile; read it again`, { reason: 'quorum-changed' });
-    await appendEvent(tx, { tenantId: row.tenantId, type: 'quorum.batch.refused', subjectId: row.id, data: { kind: row.kind, subject: row.subject, approverId: input.approverId, reason: input.reason, actorId } });
+    await appendEvent(tx, {
+      tenantId: row.tenantId,
+      type: 'quorum.batch.refused',
+      subjectId: row.id,
+      data: { kind: row.kind, subject: row.subject, approverId: input.approverId, reason: input.reason, actorId },
+    });
     return tx.quorumBatch.findUniqueOrThrow({ where: { id: row.id } });
   });
 }
@@ -226,18 +302,30 @@ export async function batchBundle(db: Db, row: QuorumBatch, nodeId: string): Pro
   const document = documentOf(row);
   const policyRow = await findQuorumPolicy(db, row.tenantId);
   if (row.status !== 'approved' || !policyRow || policyRow.sha256 !== document.policySha256) {
-    throw new QuorumRefusal('quorum-signatures', `batch ${row.id} is ${row.status}${row.status === 'approved' ? ' under a policy the tenant no longer has' : ''}`, { batchId: row.id });
+    throw new QuorumRefusal(
+      'quorum-signatures',
+      `batch ${row.id} is ${row.status}${row.status === 'approved' ? ' under a policy the tenant no longer has' : ''}`,
+      { batchId: row.id },
+    );
   }
   const approvals = await db.quorumApproval.findMany({ where: { batchId: row.id }, orderBy: { approverId: 'asc' } });
   const nodeIds = nodeIdsOf(row);
   if (!nodeIds.includes(nodeId)) throw new QuorumRefusal('quorum-out-of-scope', `batch ${row.id} does not cover node ${nodeId}`, { batchId: row.id, nodeId });
-  const bundle: QuorumBundle = { policy: policyOf(policyRow), document, signatures: approvals.map((a) => ({ approverId: a.approverId, signature: a.signature })), proof: merkleProof(nodeIds, nodeId) };
+  const bundle: QuorumBundle = {
+    policy: policyOf(policyRow),
+    document,
+    signatures: approvals.map((a) => ({ approverId: a.approverId, signature: a.signature })),
+    proof: merkleProof(nodeIds, nodeId),
+  };
   // The agents' own check, here too: rows edited behind the API (an approval, the policy) are caught before anything is sent.
   verifyQuorumBundle(bundle, { pins: [policyRow.sha256], nodeId, kind: document.commands[0] as string });
   return bundle;
 }
 
-export async function listBatches(db: Db, query: { tenantId: string; status?: BatchStatus; limit: number; cursor?: string }): Promise<{ batches: BatchView[]; nextCursor: string | null }> {
+export async function listBatches(
+  db: Db,
+  query: { tenantId: string; status?: BatchStatus; limit: number; cursor?: string },
+): Promise<{ batches: BatchView[]; nextCursor: string | null }> {
   const rows = await db.quorumBatch.findMany({
     where: { tenantId: query.tenantId, ...(query.status ? { status: query.status } : {}), ...(query.cursor ? { id: { lt: query.cursor } } : {}) },
     orderBy: { id: 'desc' },

@@ -17,7 +17,10 @@ export const BATCH_SIGNING_PREFIX = 'ironflow-quorum-batch-v1\n';
 export const BATCH_REFUSAL_PREFIX = 'ironflow-quorum-refuse-v1\n';
 export const MAX_APPROVERS = 32;
 const hex64 = z.string().regex(/^[0-9a-f]{64}$/);
-const base64 = z.string().max(200).regex(/^[A-Za-z0-9+/]+={0,2}$/);
+const base64 = z
+  .string()
+  .max(200)
+  .regex(/^[A-Za-z0-9+/]+={0,2}$/);
 export const approverIdSchema = z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'an approver id is 1 to 64 of a-z 0-9 . _ - (starting with a letter or digit)');
 
 /** An Ed25519 public key (SPKI PEM); anything else is refused here. */
@@ -49,7 +52,8 @@ export const policyDocumentSchema = z
     if (new Set(ids).size !== ids.length) ctx.addIssue({ code: 'custom', path: ['approvers'], message: 'approver ids must be distinct' });
     const keys = p.approvers.map((a) => createPublicKey(a.publicKeyPem).export({ type: 'spki', format: 'der' }).toString('hex'));
     if (new Set(keys).size !== keys.length) ctx.addIssue({ code: 'custom', path: ['approvers'], message: 'each approver needs a key of their own' });
-    if (p.required > p.approvers.length) ctx.addIssue({ code: 'custom', path: ['required'], message: `required (${p.required}) is more than the ${p.approvers.length} approvers` });
+    if (p.required > p.approvers.length)
+      ctx.addIssue({ code: 'custom', path: ['required'], message: `required (${p.required}) is more than the ${p.approvers.length} approvers` });
   });
 export type PolicyDocument = z.infer<typeof policyDocumentSchema>;
 
@@ -110,4 +114,5 @@ export function batchSignatureValid(digest: string, signature: string, publicKey
 }
 
 /** An approver's refusal of a batch, signed on their machine like an approval. */
-export const signBatchRefusal = (digest: string, privateKey: KeyObject): string => sign(null, Buffer.from(`${BATCH_REFUSAL_PREFIX}${digest}`, 'utf8'), privateKey).toString('base64');
+export const signBatchRefusal = (digest: string, privateKey: KeyObject): string =>
+  sign(null, Buffer.from(`${BATCH_REFUSAL_PREFIX}${digest}`, 'utf8'), privateKey).toString('base64');

@@ -21,12 +21,23 @@ export const policyOf = (row: QuorumPolicy): PolicyDocument => row.document as u
 
 export const quorumPolicyView = (row: QuorumPolicy): QuorumPolicyView => {
   const policy = policyOf(row);
-  return { tenantId: row.tenantId, required: policy.required, approvers: policy.approvers, sha256: row.sha256, version: row.version, updatedAt: row.updatedAt.toISOString() };
+  return {
+    tenantId: row.tenantId,
+    required: policy.required,
+    approvers: policy.approvers,
+    sha256: row.sha256,
+    version: row.version,
+    updatedAt: row.updatedAt.toISOString(),
+  };
 };
 
 export const findQuorumPolicy = (db: DbOrTx, tenantId: string): Promise<QuorumPolicy | null> => db.quorumPolicy.findUnique({ where: { tenantId } });
 
-export async function setQuorumPolicy(db: Db, input: { tenantId: string; required: number; approvers: Approver[] }, actorId: string): Promise<QuorumPolicyView> {
+export async function setQuorumPolicy(
+  db: Db,
+  input: { tenantId: string; required: number; approvers: Approver[] },
+  actorId: string,
+): Promise<QuorumPolicyView> {
   const document = parseWith(policyDocumentSchema, { v: 1, tenantId: input.tenantId, required: input.required, approvers: input.approvers });
   const sha256 = policyDigest(document);
   if (!(await db.tenant.findUnique({ where: { id: input.tenantId }, select: { id: true } }))) throw notFound('tenant', input.tenantId);
@@ -54,6 +65,11 @@ export async function removeQuorumPolicy(db: Db, tenantId: string, actorId: stri
     const previous = await tx.quorumPolicy.findUnique({ where: { tenantId } });
     if (!previous) throw notFound('quorum policy of tenant', tenantId);
     await tx.quorumPolicy.delete({ where: { tenantId } });
-    await appendEvent(tx, { tenantId, type: 'quorum.policy.removed', subjectId: tenantId, data: { version: previous.version, sha256: previous.sha256, actorId } });
+    await appendEvent(tx, {
+      tenantId,
+      type: 'quorum.policy.removed',
+      subjectId: tenantId,
+      data: { version: previous.version, sha256: previous.sha256, actorId },
+    });
   });
 }

@@ -15,7 +15,15 @@ export async function recordAgentRefusal(db: Db, agent: AuthenticatedAgent, repo
     tenantId: node.tenantId,
     type: 'quorum.refused',
     subjectId: node.id,
-    data: { source: agent.role, agentNodeId: agent.nodeId, workflowId: report.workflowId, kind: report.kind, reason: report.reason, message: report.message, batchId: report.batchId ?? null },
+    data: {
+      source: agent.role,
+      agentNodeId: agent.nodeId,
+      workflowId: report.workflowId,
+      kind: report.kind,
+      reason: report.reason,
+      message: report.message,
+      batchId: report.batchId ?? null,
+    },
   });
   return { recorded: true };
 }

@@ -64,7 +64,11 @@ export const batchApprovalSchema = z
   .object({
     tenantId: tenantIdSchema,
     approverId: approverIdSchema,
-    signature: z.string().min(1).max(200).regex(/^[A-Za-z0-9+/]+={0,2}$/, 'base64'),
+    signature: z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(/^[A-Za-z0-9+/]+={0,2}$/, 'base64'),
   })
   .strict();
 

@@ -17,7 +17,15 @@ import { ramdiskQueue } from '../../core/agent-queues';
 import { newId } from '../../core/ids';
 import type { StepInput } from '../../core/plan';
 import { batchBundle } from '../../core/quorum/batch-store';
-import { batchDigest, policyDigest, signBatch, signBatchRefusal, type BatchDocument, type PolicyDocument, type QuorumBundle } from '../../core/quorum/documents';
+import {
+  batchDigest,
+  policyDigest,
+  signBatch,
+  signBatchRefusal,
+  type BatchDocument,
+  type PolicyDocument,
+  type QuorumBundle,
+} from '../../core/quorum/documents';
 import type { BatchViewAnswer } from '../../core/schemas/quorum';
 import type { MetalNodeView } from '../../core/schemas/metal';
 import type { ProvisionStatus } from '../../core/plan';
@@ -37,11 +45,21 @@ let nodeId: string;
 let machine: Machine;
 
 type Event = { type: string; subjectId: string | null; data: Record<string, unknown> };
-const events = async (prefix: string): Promise<Event[]> => (await site.t.root.call<{ events: Event[] }>('GET', `/v1/events?tenantId=root&type=${prefix}&limit=500`)).events;
-const batchOf = (state: string) => until(`the ${state} batch of ${nodeId}`, () => site.t.cp.db.quorumBatch.findFirst({ where: { subject: { startsWith: `node:${nodeId}:${state}:` } } }).then((b) => b ?? undefined), 60_000);
+const events = async (prefix: string): Promise<Event[]> =>
+  (await site.t.root.call<{ events: Event[] }>('GET', `/v1/events?tenantId=root&type=${prefix}&limit=500`)).events;
+const batchOf = (state: string) =>
+  until(
+    `the ${state} batch of ${nodeId}`,
+    () => site.t.cp.db.quorumBatch.findFirst({ where: { subject: { startsWith: `node:${nodeId}:${state}:` } } }).then((b) => b ?? undefined),
+    60_000,
+  );
 const approve = async (batchId: string, approverId: string) => {
   const shown = await site.t.root.call<BatchViewAnswer>('GET', `/v1/quorum/batches/${batchId}?tenantId=root`);
-  return site.t.root.call<BatchViewAnswer>('POST', `/v1/quorum/batches/${batchId}/approvals`, { tenantId: 'root', approverId, signature: signBatch(batchDigest(shown.document), keyOf(approverId)) });
+  return site.t.root.call<BatchViewAnswer>('POST', `/v1/quorum/batches/${batchId}/approvals`, {
+    tenantId: 'root',
+    approverId,
+    signature: signBatch(batchDigest(shown.document), keyOf(approverId)),
+  });
 };
 const status = (workflowId: string) => site.t.cp.temporal.workflow.getHandle(workflowId).query<ProvisionStatus>('status');
 const bmcCommands = (): string[] => [...(site.fleet.bmc.get(machine.description.id)?.commands ?? [])];
@@ -49,7 +67,14 @@ const bmcTouched = () => bmcCommands().filter((c) => c.startsWith('reset:') || c
 
 /** Sends one command to an agent's queue as the control plane does (an agentCommand run), with the bundle given. */
 async function send(taskQueue: string, activity: string, withInput: StepInput['with'], quorum: unknown, target = nodeId): Promise<unknown> {
-  const input = { workflowId: `quorum-probe-${newId('event')}`, stepKey: 'probe', use: activity, with: withInput, target: { tenantId: 'root', nodeId: target, siteId: site.siteId, provisionState: 'ready', labels: {} }, ...(quorum ? { quorum } : {}) };
+  const input = {
+    workflowId: `quorum-probe-${newId('event')}`,
+    stepKey: 'probe',
+    use: activity,
+    with: withInput,
+    target: { tenantId: 'root', nodeId: target, siteId: site.siteId, provisionState: 'ready', labels: {} },
+    ...(quorum ? { quorum } : {}),
+  };
   return site.t.cp.temporal.workflow.execute('agentCommand', {
     taskQueue: site.t.cp.config.controlQueue,
     workflowId: input.workflowId,
@@ -102,13 +127,21 @@ describe('the destructive-batch quorum on the real agents', () => {
   it('inspection waits for its one-node batch without touching the BMC; 1 of 2 approvals is not enough, 2 are; commissioning likewise', async () => {
     const added = await site.fleet.add({ diskBytes: 8 * 1024 * 1024 });
     machine = added.machine;
-    const enrolled = await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId: site.poolId, bmc: { driver: 'redfish', address: added.bmc.address, username: added.bmc.username, password: added.bmc.password } });
+    const enrolled = await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', {
+      tenantId: 'root',
+      poolId: site.poolId,
+      bmc: { driver: 'redfish', address: added.bmc.address, username: added.bmc.username, password: added.bmc.password },
+    });
     nodeId = enrolled.nodeId;
 
     const inspecting = await batchOf('inspecting');
     expect(inspecting).toMatchObject({ kind: 'workflow', status: 'pending' });
     expect(inspecting.reason).toContain(`inspecting on ${nodeId}`);
-    await until('the inspection to wait for its batch', async () => (await status(inspecting.subject)).waitingFor?.includes(`approval of batch ${inspecting.id} (0/2)`), 30_000);
+    await until(
+      'the inspection to wait for its batch',
+      async () => (await status(inspecting.subject)).waitingFor?.includes(`approval of batch ${inspecting.id} (0/2)`),
+      30_000,
+    );
     expect(bmcTouched()).toEqual([]);
 
     await approve(inspecting.id, 'alice');
@@ -145,11 +178,32 @@ describe('the destructive-batch quorum on the real agents', () => {
     expect(await refusal(powerOn({ ...approved, signatures: [approved.signatures[0], forged] }))).toBe('quorum-signatures');
     expect(await refusal(powerOn({ ...approved, signatures: [approved.signatures[0], approved.signatures[0]] }))).toBe('quorum-signatures'); // duplicate
     const mallory = generateKeyPairSync('ed25519');
-    expect(await refusal(powerOn({ ...approved, signatures: [...approved.signatures, { approverId: 'mallory', signature: signBatch(batchDigest(document), mallory.privateKey) }] }))).toBe('quorum-signatures');
+    expect(
+      await refusal(
+        powerOn({
+          ...approved,
+          signatures: [...approved.signatures, { approverId: 'mallory', signature: signBatch(batchDigest(document), mallory.privateKey) }],
+        }),
+      ),
+    ).toBe('quorum-signatures');
     // A policy of the control plane's own making, with its own approvers, signed by them: not pinned.
-    const rogue: PolicyDocument = { v: 1, tenantId: 'root', required: 1, approvers: [{ id: 'mallory', name: 'Mallory', publicKeyPem: pem(mallory.publicKey) }] };
+    const rogue: PolicyDocument = {
+      v: 1,
+      tenantId: 'root',
+      required: 1,
+      approvers: [{ id: 'mallory', name: 'Mallory', publicKeyPem: pem(mallory.publicKey) }],
+    };
     const rogueDoc = { ...document, policySha256: policyDigest(rogue) };
-    expect(await refusal(powerOn({ ...approved, policy: rogue, document: rogueDoc, signatures: [{ approverId: 'mallory', signature: signBatch(batchDigest(rogueDoc), mallory.privateKey) }] }))).toBe('quorum-policy-not-pinned');
+    expect(
+      await refusal(
+        powerOn({
+          ...approved,
+          policy: rogue,
+          document: rogueDoc,
+          signatures: [{ approverId: 'mallory', signature: signBatch(batchDigest(rogueDoc), mallory.privateKey) }],
+        }),
+      ),
+    ).toBe('quorum-policy-not-pinned');
     // Properly signed by two approvers, but expired.
     const expired = { ...document, expiresAt: new Date(Date.now() - 1000).toISOString() };
     expect(await refusal(powerOn({ ...approved, document: expired, signatures: signedBy(expired, ['alice', 'bob']) }))).toBe('quorum-expired');
@@ -164,7 +218,9 @@ describe('the destructive-batch quorum on the real agents', () => {
       return seen.length >= 8 ? seen : undefined;
     });
     expect(refused.every((e) => e.data.source === 'site' && e.subjectId === nodeId)).toBe(true);
-    expect(new Set(refused.map((e) => e.data.reason))).toEqual(new Set(['quorum-missing', 'quorum-signatures', 'quorum-policy-not-pinned', 'quorum-expired', 'quorum-out-of-scope']));
+    expect(new Set(refused.map((e) => e.data.reason))).toEqual(
+      new Set(['quorum-missing', 'quorum-signatures', 'quorum-policy-not-pinned', 'quorum-expired', 'quorum-out-of-scope']),
+    );
   }, 120_000);
 
   it('a deploy runs once approved, and its ramdisk refuses a wipe its batch does not allow even when the control plane sends it', async () => {
@@ -185,7 +241,9 @@ describe('the destructive-batch quorum on the real agents', () => {
     expect(await refusal(send(ramdiskQueue(nodeId), 'disk.wipe', { mode: 'quick' }, approved))).toBe('quorum-out-of-scope');
     expect(await refusal(send(ramdiskQueue(nodeId), 'disk.wipe', { mode: 'quick' }, undefined))).toBe('quorum-missing');
     expect(readFileSync(machine.diskPath).subarray(1024 * 1024, 1024 * 1024 + 4096)).toEqual(head);
-    await until('the ramdisk refusal events', async () => ((await events('quorum.refused')).filter((e) => e.data.source === 'ramdisk').length >= 2 ? true : undefined));
+    await until('the ramdisk refusal events', async () =>
+      (await events('quorum.refused')).filter((e) => e.data.source === 'ramdisk').length >= 2 ? true : undefined,
+    );
 
     hold.release();
     await site.settle(nodeId, 'deployed', 120_000);
@@ -193,26 +251,53 @@ describe('the destructive-batch quorum on the real agents', () => {
 
   it("an approver's refusal fails the run at once, with nothing sent to the BMC", async () => {
     const asked = await site.t.root.call<{ powerWorkflowId: string }>('POST', `/v1/metal/nodes/${nodeId}/power`, { tenantId: 'root', action: 'cycle' });
-    const batch = await until('the power batch', () => site.t.cp.db.quorumBatch.findFirst({ where: { subject: asked.powerWorkflowId } }).then((b) => b ?? undefined), 30_000);
+    const batch = await until(
+      'the power batch',
+      () => site.t.cp.db.quorumBatch.findFirst({ where: { subject: asked.powerWorkflowId } }).then((b) => b ?? undefined),
+      30_000,
+    );
     const before = bmcCommands();
-    await site.t.root.call('POST', `/v1/quorum/batches/${batch.id}/refusals`, { tenantId: 'root', approverId: 'carol', signature: signBatchRefusal(batch.sha256, keyOf('carol')), reason: 'change freeze' });
-    const failed = await site.t.cp.temporal.workflow.getHandle(asked.powerWorkflowId).result().then(() => undefined, (e: unknown) => e as Error);
+    await site.t.root.call('POST', `/v1/quorum/batches/${batch.id}/refusals`, {
+      tenantId: 'root',
+      approverId: 'carol',
+      signature: signBatchRefusal(batch.sha256, keyOf('carol')),
+      reason: 'change freeze',
+    });
+    const failed = await site.t.cp.temporal.workflow
+      .getHandle(asked.powerWorkflowId)
+      .result()
+      .then(
+        () => undefined,
+        (e: unknown) => e as Error,
+      );
     expect(String((failed as { cause?: Error })?.cause?.message ?? failed)).toContain('refused by an approver');
     expect(bmcCommands()).toEqual(before);
   }, 60_000);
 
   it('metal power runs in a one-leaf batch of its own: the BMC hears nothing until two approvers signed', async () => {
     const asked = await site.t.root.call<{ powerWorkflowId: string }>('POST', `/v1/metal/nodes/${nodeId}/power`, { tenantId: 'root', action: 'off' });
-    const batch = await until('the power batch', () => site.t.cp.db.quorumBatch.findFirst({ where: { subject: asked.powerWorkflowId } }).then((b) => b ?? undefined), 30_000);
+    const batch = await until(
+      'the power batch',
+      () => site.t.cp.db.quorumBatch.findFirst({ where: { subject: asked.powerWorkflowId } }).then((b) => b ?? undefined),
+      30_000,
+    );
     const shown = await site.t.root.call<BatchViewAnswer>('GET', `/v1/quorum/batches/${batch.id}?tenantId=root`);
     expect(shown).toMatchObject({ kind: 'power', nodeCount: 1, commands: ['power.setPower'], states: ['power'] });
-    await until('the power run to wait for its batch', async () => (await status(asked.powerWorkflowId)).waitingFor?.includes(`approval of batch ${batch.id} (0/2)`), 30_000);
+    await until(
+      'the power run to wait for its batch',
+      async () => (await status(asked.powerWorkflowId)).waitingFor?.includes(`approval of batch ${batch.id} (0/2)`),
+      30_000,
+    );
     const before = bmcCommands();
     expect(machine.state).not.toBe('off');
     await approve(batch.id, 'alice');
     await approve(batch.id, 'carol');
     await site.t.cp.temporal.workflow.getHandle(asked.powerWorkflowId).result();
-    expect(bmcCommands().slice(before.length).filter((c) => c.startsWith('reset:'))).toHaveLength(1);
+    expect(
+      bmcCommands()
+        .slice(before.length)
+        .filter((c) => c.startsWith('reset:')),
+    ).toHaveLength(1);
     expect(machine.state).toBe('off');
   }, 60_000);
 });
