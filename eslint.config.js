@@ -21,6 +21,7 @@ const pureDomain = [
   'core/boot-lease/decide',
   'core/agent-queues',
   'core/provision-states',
+  'core/deadlines',
   'core/quorum/destructive',
   'core/quorum/batch-signal',
 ];
