@@ -132,7 +132,15 @@ class ReliableDriver implements BmcDriver {
         await this.pauseOrGiveUp(operation, attempt, failure); // the BMC refused it: sent again
         continue;
       }
-      if (await this.resetShows(before, failure && !outcomeUnknown(failure) ? 0 : this.options.verifyWindowMs)) return;
+      let shown: boolean;
+      try {
+        shown = await this.resetShows(before, failure && !outcomeUnknown(failure) ? 0 : this.options.verifyWindowMs);
+      } catch (error) {
+        // Sent (or maybe sent) and not read back: whether it was carried out is unknown, so the ledger never resends it.
+        if (!failure || outcomeUnknown(failure)) throw this.withMessage(error, `; ${operation} was sent and could not be read back`, { outcomeUnknown: true });
+        throw error;
+      }
+      if (shown) return;
       // Read back as not carried out: the outcome is known, so the ledger may send it again on a retry.
       const evidence = before.lastReset !== null ? 'its LastResetTime did not move' : 'the power is still off';
       const notDone = failure
