@@ -1,11 +1,11 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Tests that boot QEMU machines (TCG: a core each). They run after the rest of the suite, one
- * file at a time, so they never starve the timing-sensitive tests (crash resumption, leases)
- * of the machine's two cores.
+ * Tests that boot QEMU machines (TCG: a core each), and the flaky-BMC run (minutes of 5 s
+ * BMC answers). They run after the rest of the suite, one file at a time, so they never starve
+ * the timing-sensitive tests (crash resumption, leases) of the machine's two cores.
  */
-const vmTests = ['test/e2e/boot-real-firmware.test.ts', 'test/e2e/qemu-*.test.ts'];
+const vmTests = ['test/e2e/boot-real-firmware.test.ts', 'test/e2e/qemu-*.test.ts', 'test/e2e/flaky-bmcs.test.ts'];
 
 export default defineConfig({
   test: {

@@ -10,10 +10,17 @@ import type { Machine } from '../../agent/emulator/machine';
 import type { MetalNodeView } from '../../core/schemas/metal';
 import { startE2eSite, type E2eSite } from '../helpers/e2e-site';
 
-let site: E2eSite;
+// Slow by design (every BMC answer 5 s late): it runs after the rest of the suite, alone
+// (vitest.config.ts), and CI runs it in its SQLite pass only; IRONFLOW_E2E_SLOW=0 (set by
+// .ci/run for the PostgreSQL re-run) skips it, saying so. The database does nothing here that
+// the rest of the suite does not do on both.
+const skipReason = process.env.IRONFLOW_E2E_SLOW === '0' ? 'IRONFLOW_E2E_SLOW=0: the flaky-BMC run (5 s BMC latency) runs in the other pass (CI runs it on SQLite only)' : undefined;
+if (skipReason) process.stderr.write(`flaky-bmcs: skipped: ${skipReason}\n`);
+
+let site: E2eSite | undefined;
 
 beforeAll(async () => {
-  site = await startE2eSite('e2e-flaky-bmcs');
+  if (!skipReason) site = await startE2eSite('e2e-flaky-bmcs');
 }, 120_000);
 
 afterAll(async () => {
@@ -21,18 +28,17 @@ afterAll(async () => {
 });
 
 /**
- * The issue's 20 % of requests failing, and one command in ten accepted and forgotten. The
- * latency is scaled from the issue's 5 s to 2 s: one machine's enroll → ready is about twenty
- * BMC requests one after the other (and more with the retries), which at 5 s each is over two
- * and a half minutes for the lifecycle alone, past this file's CI budget; the retry and
- * read-back logic is the same at any latency (agent/bmc/reliable.ts scales with the step's
- * deadline, not with the BMC's speed), and 5 s machines then only take longer to reach ready.
+ * The issue's numbers: 20 % of requests failing and every answer 5 s late, and one command in
+ * ten accepted and forgotten. One machine's enroll → ready is about twenty BMC requests one
+ * after the other (more with the retries), so each machine takes minutes; the machines go in
+ * parallel.
  */
-const faults = { errorRate: 0.2, latencyMs: 2_000, ignoreRate: 0.1 };
+const faults = { errorRate: 0.2, latencyMs: 5_000, ignoreRate: 0.1 };
 const MACHINES = 4;
 
-describe('flaky BMCs', () => {
-  it(`${MACHINES} machines behind BMCs failing 20 % of requests, 2 s late, reach ready; every cycle is carried out once`, async () => {
+describe.skipIf(skipReason !== undefined)('flaky BMCs', () => {
+  it(`${MACHINES} machines behind BMCs failing 20 % of requests, 5 s late, reach ready; every cycle is carried out once`, async () => {
+    if (!site) throw new Error('the e2e site did not start');
     const nodes: Array<{ nodeId: string; machine: Machine }> = [];
     for (let i = 0; i < MACHINES; i++) {
       const { machine, bmc } = await site.fleet.add({ diskBytes: 8 * 1024 * 1024 });
@@ -44,7 +50,7 @@ describe('flaky BMCs', () => {
       });
       nodes.push({ nodeId: enrolled.nodeId, machine });
     }
-    const ready = await Promise.all(nodes.map((n) => site.settle(n.nodeId, 'ready', 150_000)));
+    const ready = await Promise.all(nodes.map((n) => site!.settle(n.nodeId, 'ready', 480_000)));
 
     let injected = 0;
     for (const [i, { nodeId, machine }] of nodes.entries()) {
@@ -62,5 +68,5 @@ describe('flaky BMCs', () => {
     }
     // The faults did happen (the seeds make them happen on every run).
     expect(injected).toBeGreaterThan(0);
-  }, 180_000);
+  }, 600_000);
 });
