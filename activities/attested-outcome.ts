@@ -41,7 +41,9 @@ export async function withVerifiedAttestations(deps: AttestedOutcomeDeps, outcom
   // A step that had to run and answer (not skipped by its labels, no fallback, failure not
   // tolerated) and has no output is refused like an unsigned one: no answer is not a pass.
   const mustAnswer = (s: PlanStep) => s.onFailure === 'fail' && !s.fallback && labelsMatch(s.when, planned.target.labels);
-  const attested = [...planned.plan.steps, ...planned.plan.acceptance].filter((s) => isAttestedStepUse(s.use) && (outputs[s.key] !== undefined || mustAnswer(s)));
+  const attested = [...planned.plan.steps, ...planned.plan.acceptance].filter(
+    (s) => isAttestedStepUse(s.use) && (outputs[s.key] !== undefined || mustAnswer(s)),
+  );
   if (attested.length === 0) return { ...claimed, verifiedWipes: 0 };
 
   const runStartedAt = (await deps.temporal.workflow.getHandle(claimed.workflowId).describe()).startTime;
@@ -61,7 +63,14 @@ export async function withVerifiedAttestations(deps: AttestedOutcomeDeps, outcom
         tenantId: node.tenantId,
         type: 'security.attestation.refused',
         subjectId: node.id,
-        data: { workflowId: claimed.workflowId, stepKey: step.key, use: step.use, code: error.code, reason: typeof reason === 'string' ? reason : 'refused', ...(typeof serial === 'string' ? { serial } : {}) },
+        data: {
+          workflowId: claimed.workflowId,
+          stepKey: step.key,
+          use: step.use,
+          code: error.code,
+          reason: typeof reason === 'string' ? reason : 'refused',
+          ...(typeof serial === 'string' ? { serial } : {}),
+        },
       });
       return { ...claimed, outcome: 'failed', error: { code: error.code, message: error.message } };
     }

@@ -22,10 +22,10 @@ export async function withDeployHostSpec(db: Db, outcome: StateOutcome): Promise
   let hostSpec;
   try {
     hostSpec = resolveHostSpec({
-    workflowId: outcome.workflowId,
-    profile: `${ref.id}@${ref.version}`,
-    hostConfig,
-    poolPolicy: isRecord(pool?.policy) ? pool.policy : undefined,
+      workflowId: outcome.workflowId,
+      profile: `${ref.id}@${ref.version}`,
+      hostConfig,
+      poolPolicy: isRecord(pool?.policy) ? pool.policy : undefined,
       labels: isRecord(node.labels) ? (node.labels as Record<string, string>) : {},
     });
   } catch (error) {

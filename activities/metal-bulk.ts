@@ -25,7 +25,13 @@ function argsOf(run: { verb: string; wipe: string | null }): VerbArgs {
 const clip = (text: string) => (text.length > 1024 ? `${text.slice(0, 1023)}…` : text);
 
 /** Decides a node still pending, once: false when something else (a cancel) decided it first. */
-async function decideNode(db: Db | Tx, bulkId: string, seq: number, outcome: Exclude<BulkOutcome, 'pending'>, error?: { code: string; message: string }): Promise<boolean> {
+async function decideNode(
+  db: Db | Tx,
+  bulkId: string,
+  seq: number,
+  outcome: Exclude<BulkOutcome, 'pending'>,
+  error?: { code: string; message: string },
+): Promise<boolean> {
   const updated = await db.metalBulkOutcome.updateMany({
     where: { bulkId, seq, outcome: 'pending' },
     data: { outcome, code: error?.code ?? null, message: error ? clip(error.message) : null, decidedAt: new Date() },
@@ -41,7 +47,12 @@ class AlreadyDecided extends Error {}
  * give (the same verbMove): those need no transaction each. Every other node goes through
  * applyVerb, which checks again and may refuse for more reasons.
  */
-async function refusedByState(db: Db, tenantId: string, rows: Array<{ seq: number; nodeId: string }>, args: VerbArgs): Promise<Map<number, { code: string; message: string }>> {
+async function refusedByState(
+  db: Db,
+  tenantId: string,
+  rows: Array<{ seq: number; nodeId: string }>,
+  args: VerbArgs,
+): Promise<Map<number, { code: string; message: string }>> {
   const nodes = await db.node.findMany({ where: { id: { in: rows.map((r) => r.nodeId) }, tenantId, deletedAt: null, provisionState: { not: null } } });
   const byId = new Map(nodes.map((n) => [n.id, n]));
   const refused = new Map<number, { code: string; message: string }>();
@@ -70,7 +81,10 @@ async function recordRefusals(db: Db, bulkId: string, refused: Map<number, { cod
   const decidedAt = new Date();
   const counts = await db.$transaction(
     [...groups.values()].map((g) =>
-      db.metalBulkOutcome.updateMany({ where: { bulkId, seq: { in: g.seqs }, outcome: 'pending' }, data: { outcome: 'refused', code: g.error.code, message: clip(g.error.message), decidedAt } }),
+      db.metalBulkOutcome.updateMany({
+        where: { bulkId, seq: { in: g.seqs }, outcome: 'pending' },
+        data: { outcome: 'refused', code: g.error.code, message: clip(g.error.message), decidedAt },
+      }),
     ),
   );
   return counts.reduce((sum, c) => sum + c.count, 0);
@@ -114,11 +128,17 @@ export function createMetalBulkActivities(deps: ActivityDeps) {
       const lastAttempt = context.info.attempt >= BULK_PAGE_ATTEMPTS;
       if (context.info.attempt > 1) {
         // An earlier attempt may have committed a move and died before waking the lifecycle: a wake is idempotent.
-        const accepted = await deps.db.metalBulkOutcome.findMany({ where: { bulkId: run.id, seq: { gte: page.fromSeq, lt: page.toSeq }, outcome: 'accepted' }, select: { nodeId: true } });
+        const accepted = await deps.db.metalBulkOutcome.findMany({
+          where: { bulkId: run.id, seq: { gte: page.fromSeq, lt: page.toSeq }, outcome: 'accepted' },
+          select: { nodeId: true },
+        });
         const nodes = await deps.db.node.findMany({ where: { id: { in: accepted.map((a) => a.nodeId) } } });
         for (const node of nodes) await wakeLifecycle(deps.temporal, deps.config.controlQueue, node);
       }
-      const pending = await deps.db.metalBulkOutcome.findMany({ where: { bulkId: run.id, seq: { gte: page.fromSeq, lt: page.toSeq }, outcome: 'pending' }, orderBy: { seq: 'asc' } });
+      const pending = await deps.db.metalBulkOutcome.findMany({
+        where: { bulkId: run.id, seq: { gte: page.fromSeq, lt: page.toSeq }, outcome: 'pending' },
+        orderBy: { seq: 'asc' },
+      });
       const refused = await refusedByState(deps.db, run.tenantId, pending, args);
       result.refused += await recordRefusals(deps.db, run.id, refused);
       for (const row of pending) {
@@ -138,7 +158,8 @@ export function createMetalBulkActivities(deps: ActivityDeps) {
             continue;
           }
           if (!lastAttempt) throw err; // the page is retried from the nodes still pending
-          if (await decideNode(deps.db, run.id, row.seq, 'failed', { code: 'INTERNAL', message: err instanceof Error ? err.message : String(err) })) result.failed += 1;
+          if (await decideNode(deps.db, run.id, row.seq, 'failed', { code: 'INTERNAL', message: err instanceof Error ? err.message : String(err) }))
+            result.failed += 1;
         }
       }
       return result;
@@ -158,16 +179,23 @@ export function createMetalBulkActivities(deps: ActivityDeps) {
       return deps.db.$transaction(async (tx) => {
         const run = await tx.metalBulkRun.findUnique({ where: { id: input.bulkId } });
         if (!run) throw ApplicationFailure.nonRetryable(`bulk run ${input.bulkId} does not exist`, 'NOT_FOUND');
-        if (run.status !== 'running') return { status: run.status, counts: { accepted: run.accepted, refused: run.refused, failed: run.failed, cancelled: run.cancelled } };
+        if (run.status !== 'running')
+          return { status: run.status, counts: { accepted: run.accepted, refused: run.refused, failed: run.failed, cancelled: run.cancelled } };
         const now = new Date();
-        if (input.cancelled) await tx.metalBulkOutcome.updateMany({ where: { bulkId: run.id, outcome: 'pending' }, data: { outcome: 'cancelled', decidedAt: now } });
+        if (input.cancelled)
+          await tx.metalBulkOutcome.updateMany({ where: { bulkId: run.id, outcome: 'pending' }, data: { outcome: 'cancelled', decidedAt: now } });
         const groups = await tx.metalBulkOutcome.groupBy({ by: ['outcome'], where: { bulkId: run.id }, _count: { _all: true } });
         const count = (o: BulkOutcome) => groups.find((g) => g.outcome === o)?._count._all ?? 0;
         if (count('pending') > 0) throw new Error(`bulk run ${run.id}: ${count('pending')} nodes are still pending at its end`);
         const counts = { accepted: count('accepted'), refused: count('refused'), failed: count('failed'), cancelled: count('cancelled') };
         const status = input.cancelled ? 'cancelled' : 'finished';
         await tx.metalBulkRun.update({ where: { id: run.id }, data: { ...counts, status, finishedAt: now } });
-        await appendEvent(tx, { tenantId: run.tenantId, type: `metal.bulk.${status}`, subjectId: run.id, data: { poolId: run.poolId, verb: run.verb, total: run.total, ...counts } });
+        await appendEvent(tx, {
+          tenantId: run.tenantId,
+          type: `metal.bulk.${status}`,
+          subjectId: run.id,
+          data: { poolId: run.poolId, verb: run.verb, total: run.total, ...counts },
+        });
         return { status, counts };
       });
     },

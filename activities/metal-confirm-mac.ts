@@ -25,7 +25,12 @@ async function operatorConfirmedMac(deps: ActivityDeps, nodeId: string): Promise
   const node = await deps.db.node.findUnique({ where: { id: nodeId } });
   if (!node) throw new IronflowError('NOT_FOUND', `node ${nodeId} not found`, {});
   const mac = node.macSource === 'operator' ? macsOf(node)[0] : undefined;
-  if (!mac) throw new IronflowError('INVALID_STATE', `no MAC of node ${nodeId} was confirmed by metal.confirmMac; a macConfirmed signal only wakes the workflow, it confirms nothing`, { reason: 'mac-not-confirmed' });
+  if (!mac)
+    throw new IronflowError(
+      'INVALID_STATE',
+      `no MAC of node ${nodeId} was confirmed by metal.confirmMac; a macConfirmed signal only wakes the workflow, it confirms nothing`,
+      { reason: 'mac-not-confirmed' },
+    );
   return mac;
 }
 
@@ -43,7 +48,13 @@ export function createMetalConfirmMacActivities(deps: ActivityDeps) {
           if (input.door !== 'update' && isIronflowError(err) && err.code !== 'NOT_FOUND') {
             const node = await deps.db.node.findUnique({ where: { id: input.nodeId }, select: { tenantId: true } });
             const given = typeof input.mac === 'string' ? input.mac.slice(0, MAX_RECORDED_INPUT) : typeof input.mac;
-            if (node) await appendEvent(deps.db, { tenantId: node.tenantId, type: 'node.pxe-mac.refused', subjectId: input.nodeId, data: { nodeId: input.nodeId, mac: given, code: err.code, reason: err.message, requestId } });
+            if (node)
+              await appendEvent(deps.db, {
+                tenantId: node.tenantId,
+                type: 'node.pxe-mac.refused',
+                subjectId: input.nodeId,
+                data: { nodeId: input.nodeId, mac: given, code: err.code, reason: err.message, requestId },
+              });
           }
           throw err;
         }

@@ -49,7 +49,12 @@ export interface EnsureRamdiskResult {
 
 export async function runAgentCommand(temporal: Client, controlQueue: string, workflowId: string, command: AgentCommandInput): Promise<unknown> {
   try {
-    return await temporal.workflow.execute('agentCommand', { taskQueue: controlQueue, workflowId, args: [command], staticSummary: agentCommandSummary(command) });
+    return await temporal.workflow.execute('agentCommand', {
+      taskQueue: controlQueue,
+      workflowId,
+      args: [command],
+      staticSummary: agentCommandSummary(command),
+    });
   } catch (error) {
     // The same attempt started it before (a worker restart): wait for that run.
     if (error instanceof WorkflowExecutionAlreadyStartedError) return temporal.workflow.getHandle(workflowId).result();
@@ -64,7 +69,10 @@ export function createMetalEnsureRamdiskActivities(deps: ActivityDeps) {
    * its session still looks fresh for a few seconds after.
    */
   async function ramdiskConnected(nodeId: string): Promise<boolean> {
-    const [session, node] = await Promise.all([deps.db.agentSession.findUnique({ where: { nodeId } }), deps.db.node.findUnique({ where: { id: nodeId }, select: { power: true } })]);
+    const [session, node] = await Promise.all([
+      deps.db.agentSession.findUnique({ where: { nodeId } }),
+      deps.db.node.findUnique({ where: { id: nodeId }, select: { power: true } }),
+    ]);
     return session !== null && session.role === 'ramdisk' && isConnected(session.lastSeenAt) && node?.power !== 'off';
   }
 
@@ -117,7 +125,14 @@ export function createMetalEnsureRamdiskActivities(deps: ActivityDeps) {
             return await runAgentCommand(deps.temporal, deps.config.controlQueue, `${input.workflowId}/${stepKey}/${attempt}/${activity}`, {
               taskQueue: agent.taskQueue,
               activity,
-              input: { workflowId: input.workflowId, stepKey, use: activity, with: withInput, target: input.target, ...(input.quorum ? { quorum: input.quorum } : {}) },
+              input: {
+                workflowId: input.workflowId,
+                stepKey,
+                use: activity,
+                with: withInput,
+                target: input.target,
+                ...(input.quorum ? { quorum: input.quorum } : {}),
+              },
               timeoutMs: COMMAND_TIMEOUT_MS,
               heartbeatTimeoutMs: SITE_STEP_HEARTBEAT_TIMEOUT_MS,
             });
@@ -146,7 +161,11 @@ export function createMetalEnsureRamdiskActivities(deps: ActivityDeps) {
         let discovered = false;
         if (macs.length === 0) {
           if (!isUsableProductUuid(node.productUuid)) {
-            throw new IronflowError('INVALID_STATE', `node ${nodeId} has no known PXE MAC and no usable product UUID to discover one by: enroll it with --mac or --product-uuid, or confirm its MAC (ironflow metal confirm-mac)`, { nodeId, reason: 'no-known-mac' });
+            throw new IronflowError(
+              'INVALID_STATE',
+              `node ${nodeId} has no known PXE MAC and no usable product UUID to discover one by: enroll it with --mac or --product-uuid, or confirm its MAC (ironflow metal confirm-mac)`,
+              { nodeId, reason: 'no-known-mac' },
+            );
           }
           const learned = await learnPxeMac(node, agent.agentNodeId, await pxeCycle('discovery'), waitReporter(input, deadline), deadline);
           macs = learned.macs;
@@ -157,24 +176,48 @@ export function createMetalEnsureRamdiskActivities(deps: ActivityDeps) {
         const notAfter = new Date(Date.now() + BOOT_ENTRY_TTL_MS).toISOString();
         const entries: BootEntry[] = [];
         for (const mac of macs) {
-          const { ref } = await discoveryTokenRef(deps.db, deps.secrets, { tenantId: node.tenantId, siteId: node.siteId, poolId: node.poolId, nodeId, workflowId: input.workflowId, mac });
-          entries.push({ mac, productUuid: node.productUuid?.toLowerCase() ?? null, arch: bootArchitectureFor(node.arch, node.uefi), nodeId, workflowId: input.workflowId, tokenRef: ref, notAfter });
+          const { ref } = await discoveryTokenRef(deps.db, deps.secrets, {
+            tenantId: node.tenantId,
+            siteId: node.siteId,
+            poolId: node.poolId,
+            nodeId,
+            workflowId: input.workflowId,
+            mac,
+          });
+          entries.push({
+            mac,
+            productUuid: node.productUuid?.toLowerCase() ?? null,
+            arch: bootArchitectureFor(node.arch, node.uefi),
+            nodeId,
+            workflowId: input.workflowId,
+            tokenRef: ref,
+            notAfter,
+          });
         }
         context.heartbeat({ phase: 'boot entries' });
         await command('boot.prepareRamdisk', { entries: entries as unknown as JsonObject[] });
         await pxeCycle();
-        await appendEvent(deps.db, { tenantId: node.tenantId, type: 'node.boot.ramdisk', subjectId: nodeId, data: { workflowId: input.workflowId, agentNodeId: agent.agentNodeId, macs } });
+        await appendEvent(deps.db, {
+          tenantId: node.tenantId,
+          type: 'node.boot.ramdisk',
+          subjectId: nodeId,
+          data: { workflowId: input.workflowId, agentNodeId: agent.agentNodeId, macs },
+        });
 
         const joinWait = `the ramdisk of node ${nodeId} to join after power cycle ${attempt} (PXE MACs ${macs.join(', ')})`;
         await waitReporter(input, deadline)(joinWait);
         while (!(await ramdiskConnected(nodeId))) {
           if (Date.now() >= deadline) {
             // Not retried: a retry reuses this attempt's power cycle (its operation id) and would only wait again.
-            throw new IronflowError('DRIVER_ERROR', `${waitedFor(Date.now() - cycledAt.getTime(), joinWait)}: it never joined; check the machine's console (did it PXE-boot from the site agent?) and the site agent's boot log`, {
-              nodeId,
-              reason: 'join-deadline',
-              macs,
-            });
+            throw new IronflowError(
+              'DRIVER_ERROR',
+              `${waitedFor(Date.now() - cycledAt.getTime(), joinWait)}: it never joined; check the machine's console (did it PXE-boot from the site agent?) and the site agent's boot log`,
+              {
+                nodeId,
+                reason: 'join-deadline',
+                macs,
+              },
+            );
           }
           context.heartbeat({ phase: joinWait, macs });
           await context.sleep(POLL_MS); // throws when the step is cancelled
@@ -193,7 +236,9 @@ export function createMetalEnsureRamdiskActivities(deps: ActivityDeps) {
       Context.current().heartbeat({ phase: 'pxe discovery', waitingFor, until });
       if (waitingFor === last) return;
       last = waitingFor;
-      await deps.temporal.workflow.getHandle(input.workflowId).signal(stepProgressSignal, { key: input.stepKey, progress: { waitingFor, since: new Date().toISOString(), until } });
+      await deps.temporal.workflow
+        .getHandle(input.workflowId)
+        .signal(stepProgressSignal, { key: input.stepKey, progress: { waitingFor, since: new Date().toISOString(), until } });
     };
   }
 
@@ -202,7 +247,13 @@ export function createMetalEnsureRamdiskActivities(deps: ActivityDeps) {
    * itself on a pool with policy.trustProvisioningNetwork. Meanwhile a new candidate is
    * published once, and the wait names its reason.
    */
-  async function learnPxeMac(node: Node, agentNodeId: string, powerCommandAt: Date, report: (waitingFor: string) => Promise<void>, deadline: number): Promise<{ macs: string[]; source: string | null }> {
+  async function learnPxeMac(
+    node: Node,
+    agentNodeId: string,
+    powerCommandAt: Date,
+    report: (waitingFor: string) => Promise<void>,
+    deadline: number,
+  ): Promise<{ macs: string[]; source: string | null }> {
     const context = Context.current();
     let waiting = 'not-seen';
     const pool = node.poolId ? await deps.db.pool.findUnique({ where: { id: node.poolId } }) : null;
@@ -214,8 +265,13 @@ export function createMetalEnsureRamdiskActivities(deps: ActivityDeps) {
       const found = await findPxeCandidate(deps.db, { nodeId: node.id, siteId: node.siteId, productUuid: node.productUuid as string, powerCommandAt });
       if (Date.now() >= deadline) {
         const operator = waiting === 'metal.confirmMac';
-        const what = operator ? `an operator to confirm node ${node.id}'s PXE MAC (metal.confirmMac)` : `node ${node.id}'s PXE boot to be seen by a site agent after its power cycle (${waiting})`;
-        throw new IronflowError(operator ? 'INVALID_STATE' : 'DRIVER_ERROR', waitedFor(Date.now() - powerCommandAt.getTime(), what), { nodeId: node.id, reason: 'discovery-deadline' });
+        const what = operator
+          ? `an operator to confirm node ${node.id}'s PXE MAC (metal.confirmMac)`
+          : `node ${node.id}'s PXE boot to be seen by a site agent after its power cycle (${waiting})`;
+        throw new IronflowError(operator ? 'INVALID_STATE' : 'DRIVER_ERROR', waitedFor(Date.now() - powerCommandAt.getTime(), what), {
+          nodeId: node.id,
+          reason: 'discovery-deadline',
+        });
       }
       if (found.kind === 'none') await report((waiting = found.reason));
       else if (trusted || current.discoveredMac !== found.mac) {
@@ -224,7 +280,12 @@ export function createMetalEnsureRamdiskActivities(deps: ActivityDeps) {
         const bound = await deps.db.$transaction(async (tx) => {
           const updated = await tx.node.updateMany({ where: { id: node.id, version: current.version }, data: { ...data, version: { increment: 1 } } });
           if (updated.count === 1) {
-            await appendEvent(tx, { tenantId: node.tenantId, type: 'node.pxe-mac.discovered', subjectId: node.id, data: { nodeId: node.id, mac: found.mac, productUuid: found.productUuid, siteId: node.siteId, agentNodeId: found.agentNodeId, bound: trusted } });
+            await appendEvent(tx, {
+              tenantId: node.tenantId,
+              type: 'node.pxe-mac.discovered',
+              subjectId: node.id,
+              data: { nodeId: node.id, mac: found.mac, productUuid: found.productUuid, siteId: node.siteId, agentNodeId: found.agentNodeId, bound: trusted },
+            });
           }
           return updated.count === 1;
         });
@@ -253,7 +314,11 @@ export function createMetalEnsureRamdiskActivities(deps: ActivityDeps) {
     const seenUuid = inventory.success ? inventory.data.sections.system.productUuid : null;
     const seenMacs = inventory.success ? inventory.data.sections.nics.map((nic) => nic.mac) : [];
     if (!seenUuid || !sameProductUuid(seenUuid, node.productUuid as string) || !seenMacs.includes(mac)) {
-      throw new IronflowError('DRIVER_ERROR', `machine-identity-mismatch: the ramdisk that joined reports product UUID ${seenUuid ?? 'none'} and NICs ${seenMacs.join(', ') || 'none'}, not the enrolled ${node.productUuid} with the discovered ${mac}`, { reason: 'machine-identity-mismatch' });
+      throw new IronflowError(
+        'DRIVER_ERROR',
+        `machine-identity-mismatch: the ramdisk that joined reports product UUID ${seenUuid ?? 'none'} and NICs ${seenMacs.join(', ') || 'none'}, not the enrolled ${node.productUuid} with the discovered ${mac}`,
+        { reason: 'machine-identity-mismatch' },
+      );
     }
   }
 }

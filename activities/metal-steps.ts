@@ -16,7 +16,9 @@ export const userDataPurpose = userDataSecretPurpose;
 function imageRefOf(input: StepInput): string {
   const image = input.with.image as { ref?: unknown } | undefined;
   if (!image || typeof image.ref !== 'string') {
-    throw new IronflowError('INVALID_INPUT', 'deploy.deploy has no image: give the profile an image (image.ref) or the step with.image', { path: `${input.stepKey}.with.image` });
+    throw new IronflowError('INVALID_INPUT', 'deploy.deploy has no image: give the profile an image (image.ref) or the step with.image', {
+      path: `${input.stepKey}.with.image`,
+    });
   }
   return image.ref;
 }
@@ -28,7 +30,10 @@ export function createMetalStepActivities(deps: ActivityDeps) {
     const row = await resolveImageRef(deps.db, input.target.tenantId, ref);
     if (!row) throw new IronflowError('NOT_FOUND', `image ${ref} is not in the catalog of tenant ${input.target.tenantId} (its own or a public one)`, { ref });
     if (row.kind === 'iso' || row.format === 'iso') {
-      throw new IronflowError('INVALID_INPUT', `image ${ref} is an iso: deploy.deploy writes disk images; boot an iso with media.insert`, { path: `${input.stepKey}.with.image`, ref });
+      throw new IronflowError('INVALID_INPUT', `image ${ref} is an iso: deploy.deploy writes disk images; boot an iso with media.insert`, {
+        path: `${input.stepKey}.with.image`,
+        ref,
+      });
     }
     return verifyImageForUse(deps.db, row.id);
   }
@@ -49,7 +54,12 @@ export function createMetalStepActivities(deps: ActivityDeps) {
         };
         // Pinned at the site while it streams: its agent caches it and never evicts it meanwhile.
         if (input.target.siteId) await pinImageAtSite(deps.db, { imageId: image.id, siteId: input.target.siteId, sizeBytes: image.sizeBytes });
-        await appendEvent(deps.db, { tenantId: input.target.tenantId, type: 'node.deploy.image', subjectId: input.target.nodeId, data: { workflowId: input.workflowId, imageId: image.id, ref: image.ref, sha256: image.sha256 } });
+        await appendEvent(deps.db, {
+          tenantId: input.target.tenantId,
+          type: 'node.deploy.image',
+          subjectId: input.target.nodeId,
+          data: { workflowId: input.workflowId, imageId: image.id, ref: image.ref, sha256: image.sha256 },
+        });
         return { relayTo: { queue: 'ramdisk', activity: 'deploy.image', with: send, then: 'deploy.deploy.check' } };
       });
     },
@@ -60,7 +70,11 @@ export function createMetalStepActivities(deps: ActivityDeps) {
         const image = await usableImage(input);
         const answer = (input.relayResult ?? {}) as { sha256?: unknown; bytesWritten?: unknown };
         if (answer.sha256 !== image.sha256) {
-          throw new IronflowError('DRIVER_ERROR', `the ramdisk wrote an image with digest ${String(answer.sha256)}, the catalog says ${image.sha256} for ${image.ref}`, { reason: 'digest-mismatch', imageId: image.id });
+          throw new IronflowError(
+            'DRIVER_ERROR',
+            `the ramdisk wrote an image with digest ${String(answer.sha256)}, the catalog says ${image.sha256} for ${image.ref}`,
+            { reason: 'digest-mismatch', imageId: image.id },
+          );
         }
         if (input.target.siteId) await pinImageAtSite(deps.db, { imageId: image.id, siteId: input.target.siteId, sizeBytes: image.sizeBytes, pinForMs: 0 });
         return { imageId: image.id, sha256: image.sha256, bytesWritten: typeof answer.bytesWritten === 'number' ? answer.bytesWritten : null };
@@ -79,7 +93,12 @@ export function createMetalStepActivities(deps: ActivityDeps) {
           const ref = node.bmcCredentialsRef;
           if (ref) await tx.secret.deleteMany({ where: { id: ref } });
           await tx.node.update({ where: { id: node.id }, data: { bmcCredentialsRef: null } });
-          await appendEvent(tx, { tenantId: node.tenantId, type: 'node.identity.revoked', subjectId: node.id, data: { workflowId: input.workflowId, certificates: certs.count, credentialsForgotten: ref !== null } });
+          await appendEvent(tx, {
+            tenantId: node.tenantId,
+            type: 'node.identity.revoked',
+            subjectId: node.id,
+            data: { workflowId: input.workflowId, certificates: certs.count, credentialsForgotten: ref !== null },
+          });
           return { revokedCertificates: certs.count, credentialsForgotten: ref !== null };
         }),
       );

@@ -21,7 +21,8 @@ export type LifecycleNext =
   | { kind: 'moved'; state: string | null }
   | { kind: 'run'; state: string; workflowId: string; plan: Plan; target: ProvisionTarget };
 
-const errorOf = (err: unknown) => (isIronflowError(err) ? { code: err.code, message: err.message } : { code: 'INTERNAL', message: err instanceof Error ? err.message : String(err) });
+const errorOf = (err: unknown) =>
+  isIronflowError(err) ? { code: err.code, message: err.message } : { code: 'INTERNAL', message: err instanceof Error ? err.message : String(err) };
 
 export function metalDeps(deps: ActivityDeps): MetalDeps {
   return {
@@ -46,7 +47,12 @@ export function createNodeLifecycleActivities(deps: ActivityDeps) {
       }
       if (next.kind === 'rest') return { kind: 'rest', state: node.provisionState };
       if (next.kind === 'unsupported') {
-        const applied = await applyStateOutcome(deps.db, { nodeId, workflowId: node.workflowId ?? '', outcome: 'failed', error: { code: 'UNSUPPORTED', message: next.message } });
+        const applied = await applyStateOutcome(deps.db, {
+          nodeId,
+          workflowId: node.workflowId ?? '',
+          outcome: 'failed',
+          error: { code: 'UNSUPPORTED', message: next.message },
+        });
         return { kind: 'moved', state: applied.state };
       }
       return { kind: 'run', state: node.provisionState as string, workflowId: next.workflowId, plan: next.plan, target: next.target };
@@ -55,7 +61,12 @@ export function createNodeLifecycleActivities(deps: ActivityDeps) {
     async lifecycleStarted(input: { nodeId: string; workflowId: string; profileRef: string }): Promise<boolean> {
       const node = await findMetalNode(deps.db, undefined, input.nodeId);
       if (node.workflowId !== input.workflowId) return false;
-      await appendEvent(deps.db, { tenantId: node.tenantId, type: 'node.provision.workflow', subjectId: node.id, data: { workflowId: input.workflowId, profile: input.profileRef, state: node.provisionState } });
+      await appendEvent(deps.db, {
+        tenantId: node.tenantId,
+        type: 'node.provision.workflow',
+        subjectId: node.id,
+        data: { workflowId: input.workflowId, profile: input.profileRef, state: node.provisionState },
+      });
       return true;
     },
 
@@ -71,13 +82,21 @@ export function createNodeLifecycleActivities(deps: ActivityDeps) {
       } catch (err) {
         if (!isIronflowError(err)) throw err;
         const node = await deps.db.node.findUnique({ where: { id: input.nodeId } });
-        if (node) await appendEvent(deps.db, { tenantId: node.tenantId, type: 'node.provision.abort-refused', subjectId: node.id, data: { code: err.code, message: err.message } });
+        if (node)
+          await appendEvent(deps.db, {
+            tenantId: node.tenantId,
+            type: 'node.provision.abort-refused',
+            subjectId: node.id,
+            data: { code: err.code, message: err.message },
+          });
         return { aborted: false, reason: err.message };
       }
     },
 
     /** A state workflow this run did not start (a previous run's): wait for its end. */
-    async lifecycleAwaitWorkflow(workflowId: string): Promise<{ outcome: 'succeeded'; result: ProvisionResult } | { outcome: 'failed'; error: { code: string; message: string } }> {
+    async lifecycleAwaitWorkflow(
+      workflowId: string,
+    ): Promise<{ outcome: 'succeeded'; result: ProvisionResult } | { outcome: 'failed'; error: { code: string; message: string } }> {
       const context = Context.current();
       const beat = setInterval(() => context.heartbeat(), 5000);
       try {

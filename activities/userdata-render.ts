@@ -19,7 +19,11 @@ import { asStep } from './step-failure';
 export const PROVISIONED_TOKEN_ROLE = 'provisioned';
 
 const renderWith = z
-  .object({ kind: z.string().min(1).max(32).optional(), template: z.string().min(1).max(128).optional(), tokenTtlSeconds: z.number().int().min(300).max(86_400).optional() })
+  .object({
+    kind: z.string().min(1).max(32).optional(),
+    template: z.string().min(1).max(128).optional(),
+    tokenTtlSeconds: z.number().int().min(300).max(86_400).optional(),
+  })
   .strict();
 
 export interface UserDataRendered {
@@ -33,7 +37,10 @@ export function createUserDataActivities(deps: ActivityDeps) {
     async 'userdata.render'(input: StepInput): Promise<UserDataRendered> {
       return asStep(async () => {
         const spec = parseWith(renderWith, input.with, 'INVALID_CONFIG');
-        if (!spec.kind) throw new IronflowError('INVALID_CONFIG', 'userdata.render has nothing to render: give the profile a userData section ({ kind, template })', { path: `${input.stepKey}.with.kind` });
+        if (!spec.kind)
+          throw new IronflowError('INVALID_CONFIG', 'userdata.render has nothing to render: give the profile a userData section ({ kind, template })', {
+            path: `${input.stepKey}.with.kind`,
+          });
         const settings = deps.config.userData;
         requireAgentDownload(settings);
         const node = await deps.db.node.findUnique({ where: { id: input.target.nodeId } });
@@ -44,7 +51,14 @@ export function createUserDataActivities(deps: ActivityDeps) {
         // Rendered before anything is stored: a template problem leaves no token behind.
         const rendered = renderUserData(
           spec.kind,
-          { nodeId: node.id, joinToken: bearer, controlPlaneUrl: settings.controlPlaneUrl, agentUrl: settings.agentUrl, agentSha256: settings.agentSha256, ...(settings.pins ? { pins: settings.pins } : {}) },
+          {
+            nodeId: node.id,
+            joinToken: bearer,
+            controlPlaneUrl: settings.controlPlaneUrl,
+            agentUrl: settings.agentUrl,
+            agentSha256: settings.agentSha256,
+            ...(settings.pins ? { pins: settings.pins } : {}),
+          },
           { ...(spec.template ? { template: spec.template } : {}), ...(settings.templates ? { templates: settings.templates } : {}) },
         );
         const now = new Date();
@@ -58,14 +72,34 @@ export function createUserDataActivities(deps: ActivityDeps) {
           });
           await tx.secret.deleteMany({ where: { purpose } });
           await tx.joinToken.create({
-            data: { id: joinTokenId, tenantId: node.tenantId, siteId: node.siteId, poolId: node.poolId, nodeId: node.id, role: PROVISIONED_TOKEN_ROLE, secretHash, maxUses: 1, usesLeft: 1, expiresAt, workflowId: input.workflowId },
+            data: {
+              id: joinTokenId,
+              tenantId: node.tenantId,
+              siteId: node.siteId,
+              poolId: node.poolId,
+              nodeId: node.id,
+              role: PROVISIONED_TOKEN_ROLE,
+              secretHash,
+              maxUses: 1,
+              usesLeft: 1,
+              expiresAt,
+              workflowId: input.workflowId,
+            },
           });
           const userDataRef = await deps.secrets.put(tx, { tenantId: node.tenantId, purpose, value: rendered.document, expiresAt });
           await appendEvent(tx, {
             tenantId: node.tenantId,
             type: 'node.userdata.rendered',
             subjectId: node.id,
-            data: { workflowId: input.workflowId, kind: rendered.kind, template: rendered.template, joinTokenId, userDataRef, expiresAt: expiresAt.toISOString(), revokedEarlier: earlier.count },
+            data: {
+              workflowId: input.workflowId,
+              kind: rendered.kind,
+              template: rendered.template,
+              joinTokenId,
+              userDataRef,
+              expiresAt: expiresAt.toISOString(),
+              revokedEarlier: earlier.count,
+            },
           });
           return { userDataRef, kind: rendered.kind, joinTokenId };
         });

@@ -33,7 +33,11 @@ function unauthenticatedBodyLimit(routeUrl: string): number {
 export const MAX_UNAUTHENTICATED_URL_LENGTH = 2 * KiB;
 
 const tooLarge = (limit: number) =>
-  new IronflowError('INVALID_INPUT', `body: larger than this route's limit of ${limit / KiB} KiB`, { path: 'body', reason: 'body-too-large', limitBytes: limit });
+  new IronflowError('INVALID_INPUT', `body: larger than this route's limit of ${limit / KiB} KiB`, {
+    path: 'body',
+    reason: 'body-too-large',
+    limitBytes: limit,
+  });
 
 /** True when the JSON text nests objects/arrays deeper than `max` (brackets inside strings do not count). */
 export function jsonNestsDeeperThan(text: string, max: number): boolean {
@@ -42,7 +46,8 @@ export function jsonNestsDeeperThan(text: string, max: number): boolean {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // backslash: the next character is escaped
+      if (c === 0x5c)
+        i++; // backslash: the next character is escaped
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x7b || c === 0x5b) {
@@ -55,7 +60,11 @@ export function jsonNestsDeeperThan(text: string, max: number): boolean {
 /** The depth check every JSON parser of the API runs before parsing. */
 export function refuseDeepJson(text: string): void {
   if (jsonNestsDeeperThan(text, MAX_JSON_DEPTH)) {
-    throw new IronflowError('INVALID_INPUT', `body: JSON nested deeper than ${MAX_JSON_DEPTH} levels`, { path: 'body', reason: 'too-deep', maxDepth: MAX_JSON_DEPTH });
+    throw new IronflowError('INVALID_INPUT', `body: JSON nested deeper than ${MAX_JSON_DEPTH} levels`, {
+      path: 'body',
+      reason: 'too-deep',
+      maxDepth: MAX_JSON_DEPTH,
+    });
   }
 }
 
@@ -93,7 +102,10 @@ export function refuseUnstorableText(value: unknown, where = 'body'): void {
   const at = unstorableTextAt(value);
   if (at === undefined) return;
   const path = formatPath(at) || where;
-  throw new IronflowError('INVALID_INPUT', `${path}: holds a NUL character or a lone surrogate (\\u0000, \\ud800…), which is not text`, { path, reason: 'unstorable-text' });
+  throw new IronflowError('INVALID_INPUT', `${path}: holds a NUL character or a lone surrogate (\\u0000, \\ud800…), which is not text`, {
+    path,
+    reason: 'unstorable-text',
+  });
 }
 
 /** Counts a streamed body's bytes and fails with the API's error past the limit (chunked bodies have no length to check up front). */
@@ -120,7 +132,10 @@ export function registerBodyLimits(app: FastifyInstance): void {
   app.addHook('onRequest', async (request) => {
     const route = request.routeOptions.url;
     if (route !== undefined && isUnauthenticatedRoute(route) && request.url.length > MAX_UNAUTHENTICATED_URL_LENGTH) {
-      throw new IronflowError('INVALID_INPUT', `url: longer than ${MAX_UNAUTHENTICATED_URL_LENGTH} characters; this route takes no query string`, { path: 'url', reason: 'url-too-long' });
+      throw new IronflowError('INVALID_INPUT', `url: longer than ${MAX_UNAUTHENTICATED_URL_LENGTH} characters; this route takes no query string`, {
+        path: 'url',
+        reason: 'url-too-long',
+      });
     }
   });
 

@@ -19,7 +19,11 @@ export function toApiError(error: unknown): IronflowError {
   if (hasZodFastifySchemaValidationErrors(error)) {
     const first = error.validation[0];
     const path = first ? instancePathToPath(first.instancePath) : '';
-    return new IronflowError('INVALID_INPUT', `${path || (error as { validationContext?: string }).validationContext || 'input'}: ${first?.message ?? 'invalid'}`, { path });
+    return new IronflowError(
+      'INVALID_INPUT',
+      `${path || (error as { validationContext?: string }).validationContext || 'input'}: ${first?.message ?? 'invalid'}`,
+      { path },
+    );
   }
   const fastifyError = error as Partial<FastifyError>;
   if (fastifyError.statusCode === 413) return new IronflowError('INVALID_INPUT', 'body: request body too large', { path: 'body' });
@@ -33,7 +37,9 @@ export function toApiError(error: unknown): IronflowError {
 
 /** An INTERNAL answer names the request and where its cause was logged (never the cause itself). */
 function internalError(requestId: string, logFile: string | undefined): IronflowError {
-  const where = logFile ? `the API's log ${logFile} has its cause under that request id` : 'the API runs without a log file (start it with one to see the cause)';
+  const where = logFile
+    ? `the API's log ${logFile} has its cause under that request id`
+    : 'the API runs without a log file (start it with one to see the cause)';
   return new IronflowError('INTERNAL', `internal error in request ${requestId}; ${where}`, { requestId });
 }
 
@@ -68,9 +74,13 @@ export function answerFrameworkError(error: FastifyError, _request: FastifyReque
 export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const reason = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'request-timeout' : error.code === 'HPE_HEADER_OVERFLOW' ? 'headers-too-large' : 'malformed-http';
-  const body = JSON.stringify({ error: new IronflowError('INVALID_INPUT', `request: not a well-formed HTTP request (${reason})`, { path: 'request', reason }).toJSON() });
+  const body = JSON.stringify({
+    error: new IronflowError('INVALID_INPUT', `request: not a well-formed HTTP request (${reason})`, { path: 'request', reason }).toJSON(),
+  });
   if (socket.writable) {
-    socket.write(`HTTP/1.1 400 Bad Request\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`);
+    socket.write(
+      `HTTP/1.1 400 Bad Request\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`,
+    );
   }
   socket.destroy();
 }

@@ -54,7 +54,10 @@ export function registerRefusalRateLimit(app: FastifyInstance): void {
     const retryAfter = buckets[group].retryAfterSeconds(request.ip);
     if (retryAfter > 0) {
       reply.header('retry-after', String(retryAfter));
-      throw new IronflowError('RATE_LIMITED', `too many refused requests from ${request.ip}; retry after ${retryAfter} s`, { reason: 'rate-limited', retryAfterSeconds: retryAfter });
+      throw new IronflowError('RATE_LIMITED', `too many refused requests from ${request.ip}; retry after ${retryAfter} s`, {
+        reason: 'rate-limited',
+        retryAfterSeconds: retryAfter,
+      });
     }
   });
 

@@ -5,6 +5,9 @@ import { apiRequestSeconds } from '../core/metrics/registry';
 
 export function registerRequestMetrics(app: FastifyInstance): void {
   app.addHook('onResponse', async (request, reply) => {
-    apiRequestSeconds.observe({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    apiRequestSeconds.observe(
+      { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
   });
 }

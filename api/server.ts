@@ -43,7 +43,9 @@ export async function buildServer(ctx: ApiContext, options: ServerOptions = {}):
   const logStream = logFile ? openLogFile(logFile) : undefined;
   const app = Fastify({
     ...(options.https ? { https: options.https } : {}),
-    logger: options.logger ? { level: options.logger.level, stream: logStream ?? options.logger.stream, redact: { paths: redactedPaths, censor: '[redacted]' } } : false,
+    logger: options.logger
+      ? { level: options.logger.level, stream: logStream ?? options.logger.stream, redact: { paths: redactedPaths, censor: '[redacted]' } }
+      : false,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();

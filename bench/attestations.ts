@@ -21,7 +21,13 @@ function wipeResult(disks: number): JsonObject {
     nodeId: context.nodeId,
     workflowId: context.workflowId,
     mode: 'quick',
-    disks: Array.from({ length: disks }, (_, i) => ({ name: `nvme${i}n1`, mode: 'quick', method: 'blkdiscard, zeroed 3 ranges', bytes: 3_840_755_982_336, readBack: true })),
+    disks: Array.from({ length: disks }, (_, i) => ({
+      name: `nvme${i}n1`,
+      mode: 'quick',
+      method: 'blkdiscard, zeroed 3 ranges',
+      bytes: 3_840_755_982_336,
+      readBack: true,
+    })),
     wipedAt: new Date().toISOString(),
   };
 }
@@ -38,7 +44,9 @@ for (const [name, keys] of [
   ['ECDSA P-256', generateKeyPairSync('ec', { namedCurve: 'P-256' })],
   ['Ed25519', generateKeyPairSync('ed25519')],
 ] as const) {
-  const certificatePem = (await ca.issue(keys.publicKey.export({ type: 'spki', format: 'der' }), { nodeId: context.nodeId, role: 'ramdisk', siteId: 'site_bench' }, 3600)).pem;
+  const certificatePem = (
+    await ca.issue(keys.publicKey.export({ type: 'spki', format: 'der' }), { nodeId: context.nodeId, role: 'ramdisk', siteId: 'site_bench' }, 3600)
+  ).pem;
   const digest = (key: KeyObject) => (key.asymmetricKeyType === 'ed25519' ? null : 'sha256');
   for (const disks of [1, 24]) {
     const result = wipeResult(disks);
@@ -48,14 +56,21 @@ for (const [name, keys] of [
       const { result: signed, attestation } = splitAttested(attested);
       const { certificate, issuedAt, signature } = attestation as { certificate: string; issuedAt: string; signature: string };
       const der = Buffer.from(certificate, 'base64');
-      if (!attestationSignatureValid(der, attestationSigningInput(context, { issuedAt, certificateDer: der }, signed), signature)) throw new Error('did not verify');
+      if (!attestationSignatureValid(der, attestationSigningInput(context, { issuedAt, certificateDer: der }, signed), signature))
+        throw new Error('did not verify');
     });
     // The replaced format: the purpose and JSON.stringify of the result, signed with the same key.
     const plain = Buffer.from(`ironflow-disk-wipe-v1\n${JSON.stringify(result)}`);
     const plainSignature = sign(digest(keys.privateKey), plain, keys.privateKey);
     const plainSigns = perSecond(() => sign(digest(keys.privateKey), Buffer.from(`ironflow-disk-wipe-v1\n${JSON.stringify(result)}`), keys.privateKey));
-    const plainVerifies = perSecond(() => verify(digest(keys.publicKey), Buffer.from(`ironflow-disk-wipe-v1\n${JSON.stringify(result)}`), keys.publicKey, plainSignature));
-    rows.push(`| ${name} | ${disks} | ${Math.round(signs)} | ${Math.round(verifies)} (${(1000 / verifies).toFixed(3)} ms) | ${Math.round(plainSigns)} | ${Math.round(plainVerifies)} |`);
+    const plainVerifies = perSecond(() =>
+      verify(digest(keys.publicKey), Buffer.from(`ironflow-disk-wipe-v1\n${JSON.stringify(result)}`), keys.publicKey, plainSignature),
+    );
+    rows.push(
+      `| ${name} | ${disks} | ${Math.round(signs)} | ${Math.round(verifies)} (${(1000 / verifies).toFixed(3)} ms) | ${Math.round(plainSigns)} | ${Math.round(plainVerifies)} |`,
+    );
   }
 }
-process.stdout.write(`| key | disks | attest sign/s | attest verify/s (per result) | old format sign/s | old format verify/s |\n| --- | --- | --- | --- | --- | --- |\n${rows.join('\n')}\n`);
+process.stdout.write(
+  `| key | disks | attest sign/s | attest verify/s (per result) | old format sign/s | old format verify/s |\n| --- | --- | --- | --- | --- | --- |\n${rows.join('\n')}\n`,
+);

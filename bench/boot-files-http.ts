@@ -47,7 +47,12 @@ await store.ingest(digest, createReadStream(file));
 const grants = new CacheGrants();
 const grant = grants.firmwareGrant(digest);
 const log = new AgentLog(() => undefined);
-const ours = await startBootHttpServer({ address: '127.0.0.1', port: 0, routes: [filesRoute({ filesDir, tftpRoot: filesDir }), cacheRoute({ store, grants, holdsLease: () => true, log })], log });
+const ours = await startBootHttpServer({
+  address: '127.0.0.1',
+  port: 0,
+  routes: [filesRoute({ filesDir, tftpRoot: filesDir }), cacheRoute({ store, grants, holdsLease: () => true, log })],
+  log,
+});
 const nginxPort = await freePort();
 const conf = path.join(dir, 'nginx.conf');
 writeFileSync(
@@ -86,7 +91,13 @@ try {
   const nginxUrl = `http://127.0.0.1:${nginxPort}/boot/files/big.img`;
   const oursUrl = `${ours.url}/boot/files/big.img`;
   for (let i = 0; i < 50; i++) {
-    if (await download(nginxUrl).then(() => true, () => false)) break;
+    if (
+      await download(nginxUrl).then(
+        () => true,
+        () => false,
+      )
+    )
+      break;
     await new Promise((r) => setTimeout(r, 100));
   }
   await download(oursUrl);
@@ -97,7 +108,11 @@ try {
     ['1 GiB /boot/files, one curl to /dev/null', oursUrl],
     ['1 GiB cached image under a grant, one curl to /dev/null', cacheUrl],
   ] as const) {
-    const result = await alternate(rounds, () => download(url), () => download(nginxUrl));
+    const result = await alternate(
+      rounds,
+      () => download(url),
+      () => download(nginxUrl),
+    );
     console.log(
       JSON.stringify({
         scenario,

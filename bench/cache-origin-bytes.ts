@@ -21,7 +21,14 @@ import { deployImageStep } from '../agent/ramdisk/steps/deploy-image';
 import { ControlPlaneClient } from '../agent/site/control-plane-client';
 import { AgentLog } from '../agent/site/log';
 
-const { values } = parseArgs({ options: { machines: { type: 'string', default: '100' }, sites: { type: 'string', default: '2' }, mib: { type: 'string', default: '8' }, concurrency: { type: 'string', default: '10' } } });
+const { values } = parseArgs({
+  options: {
+    machines: { type: 'string', default: '100' },
+    sites: { type: 'string', default: '2' },
+    mib: { type: 'string', default: '8' },
+    concurrency: { type: 'string', default: '10' },
+  },
+});
 const machines = Number(values.machines);
 const sites = Number(values.sites);
 const imageBytes = Number(values.mib) * 1024 * 1024;
@@ -50,7 +57,12 @@ interface Site {
 
 async function startSite(n: number): Promise<Site> {
   const cache = new SiteImageCache({ dir: path.join(work, `site-${n}`, 'cache'), log });
-  const server = await startBootHttpServer({ address: '127.0.0.1', port: 0, routes: [cacheRoute({ store: cache.store, grants: cache.grants, holdsLease: () => true, log })], log });
+  const server = await startBootHttpServer({
+    address: '127.0.0.1',
+    port: 0,
+    routes: [cacheRoute({ store: cache.store, grants: cache.grants, holdsLease: () => true, log })],
+    log,
+  });
   // The site's pre-warm list names the image (a pool's prewarmImages).
   cache.want([{ url: source, sha256, format: 'raw' }], []);
   await cache.puller.idle();
@@ -92,8 +104,16 @@ async function deployFleet(siteList: Site[] | undefined): Promise<{ originBytes:
       const n = next++;
       const site = sitesReady[n % sites];
       const notAfter = new Date(Date.now() + 3_600_000).toISOString();
-      const cacheUrl = site ? `${site.server.url}/cache/t/${site.cache.grants.bootGrant({ mac: `02:00:00:00:${(n >> 8).toString(16).padStart(2, '0')}:${(n & 255).toString(16).padStart(2, '0')}`, workflowId: `wf-${n}`, notAfter })}` : undefined;
-      const answer = (await deployImageStep(machineDeps(n, cacheUrl))({ workflowId: `wf-${n}`, stepKey: 'steps[0]', use: 'deploy.image', with: { source, sha256 }, target: { tenantId: 'root', nodeId: `node_bench${n}`, siteId: `site-${n % sites}`, provisionState: 'deploying', labels: {} } })) as { sha256: string; fetchedFrom: string };
+      const cacheUrl = site
+        ? `${site.server.url}/cache/t/${site.cache.grants.bootGrant({ mac: `02:00:00:00:${(n >> 8).toString(16).padStart(2, '0')}:${(n & 255).toString(16).padStart(2, '0')}`, workflowId: `wf-${n}`, notAfter })}`
+        : undefined;
+      const answer = (await deployImageStep(machineDeps(n, cacheUrl))({
+        workflowId: `wf-${n}`,
+        stepKey: 'steps[0]',
+        use: 'deploy.image',
+        with: { source, sha256 },
+        target: { tenantId: 'root', nodeId: `node_bench${n}`, siteId: `site-${n % sites}`, provisionState: 'deploying', labels: {} },
+      })) as { sha256: string; fetchedFrom: string };
       if (answer.sha256 !== sha256) throw new Error(`machine ${n} wrote ${answer.sha256}`);
       if (answer.fetchedFrom === 'cache') fromCache += 1;
       rmSync(path.join(work, `disk-${n}`));
@@ -112,6 +132,10 @@ origin.close();
 rmSync(work, { recursive: true, force: true });
 
 console.log(`${machines} machines, ${sites} sites, one ${mib(imageBytes)} image, ${concurrency} deploys at a time`);
-console.log(`with the cache:    origin sent ${mib(cached.originBytes)} in ${cached.originRequests} requests; ${cached.fromCache}/${machines} deploys read the cache; ${(cached.wallMs / 1000).toFixed(1)} s (pre-warm included)`);
+console.log(
+  `with the cache:    origin sent ${mib(cached.originBytes)} in ${cached.originRequests} requests; ${cached.fromCache}/${machines} deploys read the cache; ${(cached.wallMs / 1000).toFixed(1)} s (pre-warm included)`,
+);
 console.log(`without (sources): origin sent ${mib(direct.originBytes)} in ${direct.originRequests} requests; ${(direct.wallMs / 1000).toFixed(1)} s`);
-console.log(`| ${new Date().toISOString().slice(0, 10)} | ${machines} × ${mib(imageBytes)}, ${sites} sites | ${mib(cached.originBytes)} (${cached.originRequests} GETs) | ${mib(direct.originBytes)} (${direct.originRequests} GETs) | ${(direct.originBytes / Math.max(1, cached.originBytes)).toFixed(0)}× | ${(cached.wallMs / 1000).toFixed(1)} / ${(direct.wallMs / 1000).toFixed(1)} s |`);
+console.log(
+  `| ${new Date().toISOString().slice(0, 10)} | ${machines} × ${mib(imageBytes)}, ${sites} sites | ${mib(cached.originBytes)} (${cached.originRequests} GETs) | ${mib(direct.originBytes)} (${direct.originRequests} GETs) | ${(direct.originBytes / Math.max(1, cached.originBytes)).toFixed(0)}× | ${(cached.wallMs / 1000).toFixed(1)} / ${(direct.wallMs / 1000).toFixed(1)} s |`,
+);

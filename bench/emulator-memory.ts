@@ -33,11 +33,13 @@ const readMs = (performance.now() - started) / sample.length;
 await fleet.close();
 rmSync(dir, { recursive: true, force: true });
 const kib = (bytes: number) => Math.round(bytes / 1024);
-console.log(JSON.stringify({
-  machines: count,
-  heapPerMachineKiB: kib((after.heapUsed - before.heapUsed) / count),
-  rssPerMachineKiB: kib((after.rss - before.rss) / count),
-  rssTotalMiB: Math.round(after.rss / 1024 / 1024),
-  bmcSystemReadMs: Number(readMs.toFixed(2)),
-  gc: Boolean(gc),
-}));
+console.log(
+  JSON.stringify({
+    machines: count,
+    heapPerMachineKiB: kib((after.heapUsed - before.heapUsed) / count),
+    rssPerMachineKiB: kib((after.rss - before.rss) / count),
+    rssTotalMiB: Math.round(after.rss / 1024 / 1024),
+    bmcSystemReadMs: Number(readMs.toFixed(2)),
+    gc: Boolean(gc),
+  }),
+);

@@ -29,9 +29,12 @@ const workflows = Number(values.workflows);
 const steps = Number(values.steps);
 const STEP = 'management.setBootDevice';
 
-
 async function call<T>(cp: ControlPlane, method: string, route: string, body: unknown, bearer?: string): Promise<T> {
-  const res = await fetch(`${cp.url}${route}`, { method, headers: { 'content-type': 'application/json', ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) }, body: JSON.stringify(body) });
+  const res = await fetch(`${cp.url}${route}`, {
+    method,
+    headers: { 'content-type': 'application/json', ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) },
+    body: JSON.stringify(body),
+  });
   if (!res.ok) throw new Error(`${method} ${route}: ${res.status} ${await res.text()}`);
   return (await res.json()) as T;
 }
@@ -55,20 +58,43 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'ironflow-bench-gateway-'));
   const address = `127.0.0.1:${await freePort()}`;
   const defaults = loadConfig({});
-  const server = await startTemporalServer({ address, namespace: 'default', dbFile: path.join(dir, 'temporal.db'), ...serverSettings(defaults.temporal), logFile: path.join(dir, 'temporal.log') });
+  const server = await startTemporalServer({
+    address,
+    namespace: 'default',
+    dbFile: path.join(dir, 'temporal.db'),
+    ...serverSettings(defaults.temporal),
+    logFile: path.join(dir, 'temporal.log'),
+  });
   const config = loadConfig({ ...process.env, IRONFLOW_DATA_DIR: dir, IRONFLOW_TEMPORAL_ADDRESS: address, IRONFLOW_API_PORT: '0', IRONFLOW_GATEWAY_PORT: '0' });
   const cp = await startControlPlane(config);
   const root = cp.rootCredential.bearer;
   let sessions: { stop(): Promise<void> } | undefined;
   try {
-    const site = await call<{ id: string }>(cp, 'POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'bench', idempotencyKey: 'bench-gateway' }, root);
+    const site = await call<{ id: string }>(
+      cp,
+      'POST',
+      '/v1/sites',
+      { tenantId: 'root', kind: 'shared', region: 'bench', idempotencyKey: 'bench-gateway' },
+      root,
+    );
     const minted = await call<{ token: string }>(cp, 'POST', `/v1/sites/${site.id}/tokens`, { tenantId: 'root', ttlSeconds: 600 }, root);
     const { privateKey: key } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const joined = await call<JoinAnswer>(cp, 'POST', '/v1/join', { token: minted.token, csr: await buildCsr(key, 'bench-site-agent') });
     sessions = keepSessions(cp.db, [{ nodeId: joined.nodeId, siteId: site.id, role: 'site', taskQueue: joined.temporal.taskQueue }]);
     await cp.db.bootLease.create({ data: { siteId: site.id, holderNodeId: joined.nodeId, epoch: 1, expiresAt: new Date(Date.now() + 3_600_000) } });
-    await cp.db.node.createMany({ data: Array.from({ length: workflows * 2 }, (_, i) => ({ id: `node_gw${String(i).padStart(4, '0')}`, tenantId: 'root', siteId: site.id, role: 'host' })) });
-    await createProfile(cp.db, { tenantId: 'root', public: false, document: { id: 'bench-site-steps', version: 1, target: 'metal', steps: Array.from({ length: steps }, () => ({ use: STEP, on: 'site', with: { device: 'pxe' }, timeout: '30s' })) } });
+    await cp.db.node.createMany({
+      data: Array.from({ length: workflows * 2 }, (_, i) => ({ id: `node_gw${String(i).padStart(4, '0')}`, tenantId: 'root', siteId: site.id, role: 'host' })),
+    });
+    await createProfile(cp.db, {
+      tenantId: 'root',
+      public: false,
+      document: {
+        id: 'bench-site-steps',
+        version: 1,
+        target: 'metal',
+        steps: Array.from({ length: steps }, () => ({ use: STEP, on: 'site', with: { device: 'pxe' }, timeout: '30s' })),
+      },
+    });
 
     const paths = {
       gateway: () => connectThroughGateway(joined.temporal, { chain: joined.certificateChain, key }),
@@ -81,7 +107,12 @@ async function main(): Promise<void> {
         const connection = await paths[via]();
         // Both store sealed histories: the gateway seals for its agent, the direct worker holds the key itself.
         const dataConverter = via === 'direct' ? sealedDataConverter(config) : undefined;
-        const worker = await Worker.create({ connection, taskQueue: joined.temporal.taskQueue, activities: { [STEP]: async () => ({ device: 'pxe' }) }, ...(dataConverter ? { dataConverter } : {}) });
+        const worker = await Worker.create({
+          connection,
+          taskQueue: joined.temporal.taskQueue,
+          activities: { [STEP]: async () => ({ device: 'pxe' }) },
+          ...(dataConverter ? { dataConverter } : {}),
+        });
         const running = worker.run();
         const nodeId = `node_gw${String(n++).padStart(4, '0')}`;
         const run = await startProvision(cp, { tenantId: 'root', nodeId, profileId: 'bench-site-steps', provisionState: 'bench' });
@@ -96,11 +127,18 @@ async function main(): Promise<void> {
     const summary = (values: number[]) => {
       const sorted = [...values].sort((a, b) => a - b);
       const mean = values.reduce((a, b) => a + b, 0) / values.length;
-      return { steps: values.length, meanMs: Number(mean.toFixed(1)), p50Ms: Number(percentile(sorted, 50).toFixed(1)), p95Ms: Number(percentile(sorted, 95).toFixed(1)) };
+      return {
+        steps: values.length,
+        meanMs: Number(mean.toFixed(1)),
+        p50Ms: Number(percentile(sorted, 50).toFixed(1)),
+        p95Ms: Number(percentile(sorted, 95).toFixed(1)),
+      };
     };
     const gateway = summary(trips.gateway);
     const direct = summary(trips.direct);
-    process.stdout.write(`${JSON.stringify({ gateway, direct, ratioMean: Number((gateway.meanMs / direct.meanMs).toFixed(2)), ratioP50: Number((gateway.p50Ms / direct.p50Ms).toFixed(2)) }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ gateway, direct, ratioMean: Number((gateway.meanMs / direct.meanMs).toFixed(2)), ratioP50: Number((gateway.p50Ms / direct.p50Ms).toFixed(2)) }, null, 2)}\n`,
+    );
   } finally {
     await sessions?.stop();
     await cp.close();

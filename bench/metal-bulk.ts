@@ -34,7 +34,9 @@ async function addFleet(cp: ControlPlane, api: ApiClient, siteId: string, count:
   const poolId = (await api.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId, class: `bench-${newId('pool').slice(-6)}` })).id;
   const ids = Array.from({ length: count }, () => newId('node'));
   for (let from = 0; from < count; from += 1000) {
-    await cp.db.node.createMany({ data: ids.slice(from, from + 1000).map((id, k) => ({ id, tenantId: 'root', siteId, poolId, role: 'dedicated', provisionState: state(from + k) })) });
+    await cp.db.node.createMany({
+      data: ids.slice(from, from + 1000).map((id, k) => ({ id, tenantId: 'root', siteId, poolId, role: 'dedicated', provisionState: state(from + k) })),
+    });
   }
   return { poolId, ids };
 }
@@ -42,7 +44,13 @@ async function addFleet(cp: ControlPlane, api: ApiClient, siteId: string, count:
 /** The bulk route: the answer's latency, then the time until every node is decided. */
 async function viaBulk(api: ApiClient, fleet: Fleet): Promise<{ answerMs: number; seconds: number; counts: MetalBulkRunView['counts'] }> {
   const t0 = performance.now();
-  const run = await api.call<MetalBulkRunView>('POST', '/v1/metal/bulk', { tenantId: 'root', poolId: fleet.poolId, verb: 'retire', nodeIds: fleet.ids, reason: 'bench' });
+  const run = await api.call<MetalBulkRunView>('POST', '/v1/metal/bulk', {
+    tenantId: 'root',
+    poolId: fleet.poolId,
+    verb: 'retire',
+    nodeIds: fleet.ids,
+    reason: 'bench',
+  });
   const answerMs = performance.now() - t0;
   for (;;) {
     const page = await api.call<MetalBulkPage>('GET', `/v1/metal/bulk/${run.bulkId}?tenantId=root&limit=1`);
@@ -90,7 +98,8 @@ async function main(): Promise<void> {
       controlQueue: config.controlQueue,
       resolveDeployProfile: async (db, tenantId, id, version) => (await resolveProfile(db, tenantId, id, version)).document as { target: string },
     };
-    const siteId = (await api.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'bench', idempotencyKey: 'bench-site' })).id;
+    const siteId = (await api.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'bench', idempotencyKey: 'bench-site' }))
+      .id;
     // Every thousandth node ready (accepted), the rest deployed (refused by state).
     const mixed = (i: number) => (i % 1000 === 0 ? 'ready' : 'deployed');
     const note = (what: string, value: unknown) => process.stderr.write(`${new Date().toISOString()} ${what}: ${JSON.stringify(value)}\n`);
@@ -99,14 +108,22 @@ async function main(): Promise<void> {
     const mixedWalk = await walkInTurn(deps, await addFleet(cp, api, siteId, mixedNodes, mixed));
     note('mixed, in turn', mixedWalk);
     const result: Record<string, unknown> = {
-      mixed: { nodes: mixedNodes, bulk: { answerMs: Math.round(mixedBulk.answerMs), seconds: Number(mixedBulk.seconds.toFixed(2)), counts: mixedBulk.counts }, inTurn: { ...mixedWalk, seconds: Number(mixedWalk.seconds.toFixed(2)) } },
+      mixed: {
+        nodes: mixedNodes,
+        bulk: { answerMs: Math.round(mixedBulk.answerMs), seconds: Number(mixedBulk.seconds.toFixed(2)), counts: mixedBulk.counts },
+        inTurn: { ...mixedWalk, seconds: Number(mixedWalk.seconds.toFixed(2)) },
+      },
     };
     if (acceptedNodes > 0) {
       const acceptedBulk = await viaBulk(api, await addFleet(cp, api, siteId, acceptedNodes, () => 'ready'));
       note('accepted, bulk', acceptedBulk);
       const acceptedWalk = await walkInTurn(deps, await addFleet(cp, api, siteId, acceptedNodes, () => 'ready'));
       note('accepted, in turn', acceptedWalk);
-      result.accepted = { nodes: acceptedNodes, bulk: { answerMs: Math.round(acceptedBulk.answerMs), seconds: Number(acceptedBulk.seconds.toFixed(2)), counts: acceptedBulk.counts }, inTurn: { ...acceptedWalk, seconds: Number(acceptedWalk.seconds.toFixed(2)) } };
+      result.accepted = {
+        nodes: acceptedNodes,
+        bulk: { answerMs: Math.round(acceptedBulk.answerMs), seconds: Number(acceptedBulk.seconds.toFixed(2)), counts: acceptedBulk.counts },
+        inTurn: { ...acceptedWalk, seconds: Number(acceptedWalk.seconds.toFixed(2)) },
+      };
     }
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } finally {

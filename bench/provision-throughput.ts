@@ -21,7 +21,6 @@ const { values } = parseArgs({ options: { runs: { type: 'string', default: '200'
 const runs = Number(values.runs);
 const concurrency = Number(values.concurrency);
 
-
 async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'ironflow-bench-'));
   const address = `127.0.0.1:${await freePort()}`;
@@ -36,8 +35,12 @@ async function main(): Promise<void> {
   const config = loadConfig({ ...process.env, IRONFLOW_DATA_DIR: dir, IRONFLOW_TEMPORAL_ADDRESS: address, IRONFLOW_API_PORT: '0' });
   const cp = await startControlPlane(config);
   try {
-    await cp.db.site.create({ data: { id: 'site_bench', ownerTenantId: 'root', kind: 'shared', region: 'bench', callerId: 'bench', idempotencyKey: 'bench', requestHash: 'bench' } });
-    await cp.db.node.createMany({ data: Array.from({ length: runs }, (_, i) => ({ id: `node_bench${String(i).padStart(5, '0')}`, tenantId: 'root', siteId: 'site_bench', role: 'host' })) });
+    await cp.db.site.create({
+      data: { id: 'site_bench', ownerTenantId: 'root', kind: 'shared', region: 'bench', callerId: 'bench', idempotencyKey: 'bench', requestHash: 'bench' },
+    });
+    await cp.db.node.createMany({
+      data: Array.from({ length: runs }, (_, i) => ({ id: `node_bench${String(i).padStart(5, '0')}`, tenantId: 'root', siteId: 'site_bench', role: 'host' })),
+    });
     await createProfile(cp.db, {
       tenantId: 'root',
       public: false,
@@ -56,7 +59,12 @@ async function main(): Promise<void> {
       while (next < runs) {
         const i = next++;
         const t0 = performance.now();
-        const run = await startProvision(cp, { tenantId: 'root', nodeId: `node_bench${String(i).padStart(5, '0')}`, profileId: 'bench-three-steps', provisionState: 'bench' });
+        const run = await startProvision(cp, {
+          tenantId: 'root',
+          nodeId: `node_bench${String(i).padStart(5, '0')}`,
+          profileId: 'bench-three-steps',
+          provisionState: 'bench',
+        });
         await cp.temporal.workflow.getHandle(run.workflowId).result();
         latencies.push(performance.now() - t0);
       }
@@ -70,7 +78,11 @@ async function main(): Promise<void> {
       seconds: Number(seconds.toFixed(2)),
       workflowsPerSecond: Number((runs / seconds).toFixed(1)),
       stepsPerSecond: Number(((runs * 3) / seconds).toFixed(1)),
-      latencyMs: { p50: Math.round(percentile(latencies, 50)), p95: Math.round(percentile(latencies, 95)), max: Math.round(latencies[latencies.length - 1] ?? NaN) },
+      latencyMs: {
+        p50: Math.round(percentile(latencies, 50)),
+        p95: Math.round(percentile(latencies, 95)),
+        max: Math.round(latencies[latencies.length - 1] ?? NaN),
+      },
     };
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } finally {

@@ -38,10 +38,19 @@ const SUBNET = '10.77.68';
 const SERVER_IP = `${SUBNET}.2`;
 const DNSMASQ = '/usr/sbin/dnsmasq';
 
-const macOf = (prefix: number, i: number) => `52:54:00:${prefix.toString(16)}:${(i >> 8).toString(16).padStart(2, '0')}:${(i & 0xff).toString(16).padStart(2, '0')}`;
+const macOf = (prefix: number, i: number) =>
+  `52:54:00:${prefix.toString(16)}:${(i >> 8).toString(16).padStart(2, '0')}:${(i & 0xff).toString(16).padStart(2, '0')}`;
 const known = Array.from({ length: Math.max(Number(values.macs), Number(values.burst)) }, (_, i) => macOf(0x68, i));
 const unknown = Array.from({ length: Number(values.unknown) }, (_, i) => macOf(0x69, i));
-const entryFor = (mac: string): BootEntry => ({ mac, productUuid: null, arch: 'BIOS', nodeId: 'node_bench', workflowId: 'wf_bench', tokenRef: 'sec_bench', notAfter: new Date(Date.now() + 3_600_000).toISOString() });
+const entryFor = (mac: string): BootEntry => ({
+  mac,
+  productUuid: null,
+  arch: 'BIOS',
+  nodeId: 'node_bench',
+  workflowId: 'wf_bench',
+  tokenRef: 'sec_bench',
+  notAfter: new Date(Date.now() + 3_600_000).toISOString(),
+});
 
 interface Server {
   name: string;
@@ -54,14 +63,19 @@ const ours: Server = {
     const dataDir = mkdtempSync(path.join(dir, 'agent-'));
     // Too many for a command line: the store's file carries them.
     new BootEntryStore(dataDir).put(known.map(entryFor));
-    const server = spawnLineChild(network, host.ns, ['test/fixtures/proxy-dhcp-server.ts', JSON.stringify({ dataDir, serverIp: SERVER_IP, active: true, httpBaseUrl: `http://${SERVER_IP}:8081`, entries: [] })]);
+    const server = spawnLineChild(network, host.ns, [
+      'test/fixtures/proxy-dhcp-server.ts',
+      JSON.stringify({ dataDir, serverIp: SERVER_IP, active: true, httpBaseUrl: `http://${SERVER_IP}:8081`, entries: [] }),
+    ]);
     await server.nextLine((line) => line === 'ready');
     return () => stopChild(server.child);
   },
 };
 
 const dnsmasq: Server = {
-  name: `dnsmasq ${execFileSync(DNSMASQ, ['--version'], { encoding: 'utf8' }).split('\n')[0]?.replace(/^Dnsmasq version (\S+).*/, '$1')} (proxy)`,
+  name: `dnsmasq ${execFileSync(DNSMASQ, ['--version'], { encoding: 'utf8' })
+    .split('\n')[0]
+    ?.replace(/^Dnsmasq version (\S+).*/, '$1')} (proxy)`,
   async start(network, host, dir) {
     const conf = path.join(dir, 'dnsmasq.conf');
     writeFileSync(
@@ -109,7 +123,13 @@ async function main(): Promise<void> {
   try {
     const serverHost = network.addHost('server', 2);
     const client = network.addHost('client', 50);
-    const rate = { mode: 'rate', macs: known.slice(0, Number(values.macs)), concurrency: Number(values.concurrency), seconds: Number(values.seconds), timeoutMs: 1000 };
+    const rate = {
+      mode: 'rate',
+      macs: known.slice(0, Number(values.macs)),
+      concurrency: Number(values.concurrency),
+      seconds: Number(values.seconds),
+      timeoutMs: 1000,
+    };
     const burst = { mode: 'burst', known: known.slice(0, Number(values.burst)), unknown, windowMs: Number(values.window) * 1000, waitMs: 3000 };
     type Result = { round: number; server: string; rate: Record<string, number>; burst: Record<string, number> };
     const results: Result[] = [];
@@ -128,17 +148,22 @@ async function main(): Promise<void> {
     console.log(`\nrate: ${rate.concurrency} outstanding DISCOVERs over ${rate.macs.length} MACs for ${rate.seconds} s\n`);
     console.log('| round | server | answers/s | p50 / p99 | lost (1 s timeout) |');
     console.log('| --- | --- | --- | --- | --- |');
-    for (const r of results) console.log(`| ${r.round} | ${r.server} | ${f(r.rate.answersPerS, 0)} | ${f(r.rate.p50Ms, 2)} / ${f(r.rate.p99Ms, 2)} ms | ${r.rate.lost} |`);
+    for (const r of results)
+      console.log(`| ${r.round} | ${r.server} | ${f(r.rate.answersPerS, 0)} | ${f(r.rate.p50Ms, 2)} / ${f(r.rate.p99Ms, 2)} ms | ${r.rate.lost} |`);
     for (let round = 1; round <= Number(values.rounds); round++) {
       const a = results.find((r) => r.round === round && r.server === ours.name) as Result;
       const b = results.find((r) => r.round === round && r.server === dnsmasq.name) as Result;
-      console.log(`round ${round}, ours / dnsmasq: answers/s ${f((a.rate.answersPerS ?? 0) / (b.rate.answersPerS ?? 1), 2)}×, p99 ${f((a.rate.p99Ms ?? 0) / (b.rate.p99Ms ?? 1), 2)}× (lower is better)`);
+      console.log(
+        `round ${round}, ours / dnsmasq: answers/s ${f((a.rate.answersPerS ?? 0) / (b.rate.answersPerS ?? 1), 2)}×, p99 ${f((a.rate.p99Ms ?? 0) / (b.rate.p99Ms ?? 1), 2)}× (lower is better)`,
+      );
     }
     console.log(`\nburst: ${burst.known.length} machines with an entry + ${burst.unknown.length} without, one DISCOVER each within ${values.window} s\n`);
     console.log('| round | server | known answered once | known unanswered | known answered twice+ | unknown answered | first answer p50 / p99 |');
     console.log('| --- | --- | --- | --- | --- | --- | --- |');
     for (const r of results) {
-      console.log(`| ${r.round} | ${r.server} | ${r.burst.knownAnsweredOnce} / ${burst.known.length} | ${r.burst.knownUnanswered} | ${r.burst.knownAnsweredTwiceOrMore} | ${r.burst.unknownAnswered} | ${f(r.burst.p50Ms, 2)} / ${f(r.burst.p99Ms, 2)} ms |`);
+      console.log(
+        `| ${r.round} | ${r.server} | ${r.burst.knownAnsweredOnce} / ${burst.known.length} | ${r.burst.knownUnanswered} | ${r.burst.knownAnsweredTwiceOrMore} | ${r.burst.unknownAnswered} | ${f(r.burst.p50Ms, 2)} / ${f(r.burst.p99Ms, 2)} ms |`,
+      );
     }
   } finally {
     await network.destroy();

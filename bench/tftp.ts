@@ -62,12 +62,22 @@ async function timed(port: number, clients: number): Promise<number> {
 
 try {
   for (let i = 0; i < 50; i++) {
-    if (await fetchAll(peerPort, 0).then(() => true, () => false)) break;
+    if (
+      await fetchAll(peerPort, 0).then(
+        () => true,
+        () => false,
+      )
+    )
+      break;
     await new Promise((r) => setTimeout(r, 100));
   }
   await fetchAll(ours.port, 0); // warm both
   for (const clients of [1, 8]) {
-    const result = await alternate(rounds, () => timed(ours.port, clients), () => timed(peerPort, clients));
+    const result = await alternate(
+      rounds,
+      () => timed(ours.port, clients),
+      () => timed(peerPort, clients),
+    );
     const oursMs = median(result.ours);
     const peerMs = median(result.peer);
     console.log(

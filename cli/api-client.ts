@@ -42,8 +42,12 @@ export class ApiClient {
       // fetch says only "fetch failed"; its cause says why (refused, a certificate not trusted…).
       const cause = (err as Error & { cause?: { message?: string } }).cause?.message;
       const reason = cause ? `${(err as Error).message}: ${cause}` : (err as Error).message;
-      const caHint = this.baseUrl.startsWith('https:') && !this.trust.caPems?.length ? '; an https API with a private CA needs --ca-file or IRONFLOW_CA_FILE' : '';
-      throw new IronflowError('INTERNAL', `cannot reach the Ironflow API at ${this.baseUrl} (${reason}); is \`npm start\` running? (set IRONFLOW_API_URL otherwise)${caHint}`);
+      const caHint =
+        this.baseUrl.startsWith('https:') && !this.trust.caPems?.length ? '; an https API with a private CA needs --ca-file or IRONFLOW_CA_FILE' : '';
+      throw new IronflowError(
+        'INTERNAL',
+        `cannot reach the Ironflow API at ${this.baseUrl} (${reason}); is \`npm start\` running? (set IRONFLOW_API_URL otherwise)${caHint}`,
+      );
     }
     const text = await response.text();
     let parsed: unknown = text;

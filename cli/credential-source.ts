@@ -32,12 +32,22 @@ function readCredentialFile(file: string, source: string): string {
 export function resolveCredential(env: NodeJS.ProcessEnv, dataDir: string): CredentialSource {
   const inline = env.IRONFLOW_CREDENTIAL || undefined;
   const file = env.IRONFLOW_CREDENTIAL_FILE || undefined;
-  if (inline && file) throw new IronflowError('INVALID_INPUT', 'both IRONFLOW_CREDENTIAL and IRONFLOW_CREDENTIAL_FILE are set: unset one', { path: 'IRONFLOW_CREDENTIAL' });
+  if (inline && file)
+    throw new IronflowError('INVALID_INPUT', 'both IRONFLOW_CREDENTIAL and IRONFLOW_CREDENTIAL_FILE are set: unset one', { path: 'IRONFLOW_CREDENTIAL' });
   if (inline) {
     if (isCredential(inline)) return { bearer: inline, from: 'IRONFLOW_CREDENTIAL' };
     // Never echo the value: it may be some other secret pasted by mistake. A path is safe to name.
-    if (existsSync(inline)) throw new IronflowError('INVALID_INPUT', `IRONFLOW_CREDENTIAL holds the credential itself, not a file: it names ${inline}; set IRONFLOW_CREDENTIAL_FILE=${inline} instead`, { path: 'IRONFLOW_CREDENTIAL' });
-    throw new IronflowError('INVALID_INPUT', `IRONFLOW_CREDENTIAL is not ${expected}; to read it from a file, set IRONFLOW_CREDENTIAL_FILE to the file's path`, { path: 'IRONFLOW_CREDENTIAL' });
+    if (existsSync(inline))
+      throw new IronflowError(
+        'INVALID_INPUT',
+        `IRONFLOW_CREDENTIAL holds the credential itself, not a file: it names ${inline}; set IRONFLOW_CREDENTIAL_FILE=${inline} instead`,
+        { path: 'IRONFLOW_CREDENTIAL' },
+      );
+    throw new IronflowError(
+      'INVALID_INPUT',
+      `IRONFLOW_CREDENTIAL is not ${expected}; to read it from a file, set IRONFLOW_CREDENTIAL_FILE to the file's path`,
+      { path: 'IRONFLOW_CREDENTIAL' },
+    );
   }
   if (file) return { bearer: readCredentialFile(file, 'IRONFLOW_CREDENTIAL_FILE'), from: `IRONFLOW_CREDENTIAL_FILE (${file})` };
   const rootCredential = path.join(dataDir, 'root-credential');

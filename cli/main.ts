@@ -37,12 +37,19 @@ function findCommand(words: string[]): { command: Command; args: string[] } | un
 function help(command?: Command): string {
   if (!command) {
     const width = Math.max(...commands.map((c) => c.name.length));
-    return ['usage: ironflow <command> [flags] [--format table|json] [--api URL] [--ca-file FILE]', '', ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`)].join('\n');
+    return [
+      'usage: ironflow <command> [flags] [--format table|json] [--api URL] [--ca-file FILE]',
+      '',
+      ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    ].join('\n');
   }
   const shape = command.flags.shape as Record<string, z.ZodType>;
   const flagLines = Object.entries(shape)
     .filter(([key]) => !command.positionals?.includes(key))
-    .map(([key, schema]) => `  --${kebab(key).replace(/-id$/, '')}${fieldKind(schema) === 'boolean' ? '' : ' VALUE'}${schema.safeParse(undefined).success ? '' : '  (required)'}`);
+    .map(
+      ([key, schema]) =>
+        `  --${kebab(key).replace(/-id$/, '')}${fieldKind(schema) === 'boolean' ? '' : ' VALUE'}${schema.safeParse(undefined).success ? '' : '  (required)'}`,
+    );
   const positional = (command.positionals ?? []).map((p) => `<${kebab(p)}>`).join(' ');
   return [`usage: ironflow ${command.name} ${positional}`.trimEnd(), command.summary, '', ...flagLines].join('\n');
 }

@@ -12,7 +12,11 @@ function cell(value: unknown): string {
 export function renderTable(rows: Array<Record<string, unknown>>, columns: Column[]): string {
   const cells = rows.map((row) => columns.map((c) => cell(c.value(row))));
   const widths = columns.map((c, i) => Math.max(c.header.length, ...cells.map((r) => (r[i] ?? '').length)));
-  const line = (values: string[]) => values.map((v, i) => v.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  const line = (values: string[]) =>
+    values
+      .map((v, i) => v.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
   return [line(columns.map((c) => c.header.toUpperCase())), ...cells.map(line)].join('\n');
 }
 

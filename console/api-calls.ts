@@ -21,7 +21,8 @@ export interface ApiCaller {
 function problemOf(status: number, body: string): ApiProblem {
   try {
     const parsed = JSON.parse(body) as { error?: { code?: unknown; message?: unknown } };
-    if (typeof parsed.error?.code === 'string' && typeof parsed.error.message === 'string') return { status, code: parsed.error.code, message: parsed.error.message };
+    if (typeof parsed.error?.code === 'string' && typeof parsed.error.message === 'string')
+      return { status, code: parsed.error.code, message: parsed.error.message };
   } catch {
     // not JSON: fall through
   }

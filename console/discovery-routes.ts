@@ -28,7 +28,9 @@ export function discoveryRoutes(app: FastifyInstance, sessions: ConsoleSessions)
     const siteList = sites.ok ? sites.data.sites : undefined;
     // No site picked: the tenant's first, so a one-site tenant sees its list at once.
     const siteId = query.success ? (query.data.siteId ?? siteList?.[0]?.id) : undefined;
-    const discovered = siteId ? await api.get<{ items: DiscoveredMachine[] }>(apiUrl(`/v1/sites/${encodeURIComponent(siteId)}/discovered`, { tenantId })) : undefined;
+    const discovered = siteId
+      ? await api.get<{ items: DiscoveredMachine[] }>(apiUrl(`/v1/sites/${encodeURIComponent(siteId)}/discovered`, { tenantId }))
+      : undefined;
     const refusal = !sites.ok ? problemText(sites.problem) : !query.success ? 'INVALID_INPUT: siteId is not a site id' : undefined;
     const flash = takeFlash(session) ?? (refusal ? { kind: 'error' as const, text: refusal } : undefined);
     return reply.type('text/html; charset=utf-8').send(

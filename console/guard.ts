@@ -18,7 +18,8 @@ export function signedIn(sessions: ConsoleSessions, request: FastifyRequest, rep
 /** A POST whose form lacks this session's token was not made by a console page: refused. */
 export function checkCsrf(session: ConsoleSession, body: unknown): void {
   const given = body && typeof body === 'object' && 'csrf' in body && typeof body.csrf === 'string' ? body.csrf : undefined;
-  if (!tokensMatch(session.csrfToken, given)) throw new IronflowError('PERMISSION_DENIED', 'this form is stale or came from another site: reload the page and try again');
+  if (!tokensMatch(session.csrfToken, given))
+    throw new IronflowError('PERMISSION_DENIED', 'this form is stale or came from another site: reload the page and try again');
 }
 
 /** Ends the session (sign-out, or a credential the API no longer accepts) and clears its cookie. */

@@ -14,16 +14,16 @@ export interface PageFrame {
 }
 
 export function csrfField(session: ConsoleSession): SafeHtml {
-  return html`<input type="hidden" name="csrf" value="${session.csrfToken}">`;
+  return html`<input type="hidden" name="csrf" value="${session.csrfToken}" />`;
 }
 
 function navigation(session: ConsoleSession): SafeHtml {
   return html`<nav>
-  <a href="/console/discovery">Discovery</a>
-  <a href="/console/nodes">Nodes</a>
-  <span class="tenant">tenant <strong>${session.principal.tenantId}</strong></span>
-  <form method="post" action="/console/sign-out" class="sign-out">${csrfField(session)}<button type="submit">Sign out</button></form>
-</nav>`;
+    <a href="/console/discovery">Discovery</a>
+    <a href="/console/nodes">Nodes</a>
+    <span class="tenant">tenant <strong>${session.principal.tenantId}</strong></span>
+    <form method="post" action="/console/sign-out" class="sign-out">${csrfField(session)}<button type="submit">Sign out</button></form>
+  </nav>`;
 }
 
 export function page(frame: PageFrame): string {

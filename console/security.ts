@@ -24,6 +24,12 @@ export function registerConsoleSecurity(app: FastifyInstance): void {
     return reply
       .status(httpStatusOf[apiError.code])
       .type('text/html; charset=utf-8')
-      .send(page({ title: 'Error', body: html`<p class="flash flash-error" role="alert">${apiError.code}: ${apiError.message}</p><p><a href="/console/nodes">Back to the console</a></p>` }));
+      .send(
+        page({
+          title: 'Error',
+          body: html`<p class="flash flash-error" role="alert">${apiError.code}: ${apiError.message}</p>
+            <p><a href="/console/nodes">Back to the console</a></p>`,
+        }),
+      );
   });
 }

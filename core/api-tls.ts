@@ -18,10 +18,17 @@ function readPem(file: string, what: string, variable: string, marker: RegExp): 
     text = readFileSync(file, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'unreadable';
-    throw new IronflowError('INVALID_CONFIG', `the API's TLS ${what} ${file} cannot be read (${code}): fix api.tls in temporal-dev.yaml or ${variable}, or make the file readable by the control plane`, { path: `api.tls.${what === 'certificate' ? 'certFile' : 'keyFile'}`, file });
+    throw new IronflowError(
+      'INVALID_CONFIG',
+      `the API's TLS ${what} ${file} cannot be read (${code}): fix api.tls in temporal-dev.yaml or ${variable}, or make the file readable by the control plane`,
+      { path: `api.tls.${what === 'certificate' ? 'certFile' : 'keyFile'}`, file },
+    );
   }
   if (!marker.test(text)) {
-    throw new IronflowError('INVALID_CONFIG', `the API's TLS ${what} ${file} holds no PEM ${what}: fix api.tls in temporal-dev.yaml or ${variable}`, { path: `api.tls.${what === 'certificate' ? 'certFile' : 'keyFile'}`, file });
+    throw new IronflowError('INVALID_CONFIG', `the API's TLS ${what} ${file} holds no PEM ${what}: fix api.tls in temporal-dev.yaml or ${variable}`, {
+      path: `api.tls.${what === 'certificate' ? 'certFile' : 'keyFile'}`,
+      file,
+    });
   }
   return text;
 }
@@ -36,7 +43,11 @@ export function apiTlsMaterial(config: IronflowConfig): ApiTlsMaterial | undefin
     createSecureContext({ cert, key });
   } catch (error) {
     // OpenSSL's reason (e.g. "key values mismatch"); never the key itself.
-    throw new IronflowError('INVALID_CONFIG', `the API's TLS key ${tls.keyFile} does not go with the certificate ${tls.certFile} (${(error as Error).message}): give the key the certificate was issued for`, { path: 'api.tls' });
+    throw new IronflowError(
+      'INVALID_CONFIG',
+      `the API's TLS key ${tls.keyFile} does not go with the certificate ${tls.certFile} (${(error as Error).message}): give the key the certificate was issued for`,
+      { path: 'api.tls' },
+    );
   }
   return { cert, key };
 }

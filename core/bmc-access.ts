@@ -69,7 +69,11 @@ async function recordedRun(db: Db, node: Pick<Node, 'id' | 'tenantId'>, workflow
  * (the node row's running state workflow, or a run startProvision recorded with its run id,
  * so a later run forged under a known id is not). `unknown`: it runs, nothing names it.
  */
-export async function workflowStanding(deps: Pick<BmcAccessDeps, 'db' | 'temporal'>, node: Pick<Node, 'id' | 'tenantId' | 'workflowId'>, workflowId: string): Promise<'known' | 'unknown' | 'not-running'> {
+export async function workflowStanding(
+  deps: Pick<BmcAccessDeps, 'db' | 'temporal'>,
+  node: Pick<Node, 'id' | 'tenantId' | 'workflowId'>,
+  workflowId: string,
+): Promise<'known' | 'unknown' | 'not-running'> {
   const description = await runningFor(deps.temporal, workflowId, node.id);
   if (!description) return 'not-running';
   if (node.workflowId === workflowId) return 'known';
@@ -83,7 +87,11 @@ export async function workflowStanding(deps: Pick<BmcAccessDeps, 'db' | 'tempora
 
 /** The refusal of a running workflow the control plane did not start. */
 export const unknownWorkflowRefusal = (workflowId: string, nodeId: string) =>
-  refusal('PERMISSION_DENIED', 'workflow-unknown', `workflow ${workflowId} of node ${nodeId} was not started by the control plane (it is neither the node's state workflow nor a run it started); access is granted only for its own workflows`);
+  refusal(
+    'PERMISSION_DENIED',
+    'workflow-unknown',
+    `workflow ${workflowId} of node ${nodeId} was not started by the control plane (it is neither the node's state workflow nor a run it started); access is granted only for its own workflows`,
+  );
 
 /**
  * The machine a site agent's running step is about, or a refusal: a site agent of the
@@ -91,13 +99,19 @@ export const unknownWorkflowRefusal = (workflowId: string, nodeId: string) =>
  * plane started.
  */
 export async function machineOfRunningStep(deps: BmcAccessDeps, agent: AuthenticatedAgent, input: BmcAccessRequest) {
-  if (agent.role !== 'site' || !agent.siteId) throw refusal('PERMISSION_DENIED', 'not-a-site-agent', `only site agents act for machines' steps; ${agent.nodeId} is a ${agent.role} agent`);
+  if (agent.role !== 'site' || !agent.siteId)
+    throw refusal('PERMISSION_DENIED', 'not-a-site-agent', `only site agents act for machines' steps; ${agent.nodeId} is a ${agent.role} agent`);
   const node = await deps.db.node.findUnique({ where: { id: input.nodeId } });
   // Another site's machine is NOT_FOUND: an agent learns nothing about other sites.
-  if (!node || node.deletedAt || node.siteId !== agent.siteId) throw refusal('NOT_FOUND', 'node-not-at-site', `node ${input.nodeId} not found at site ${agent.siteId}`);
+  if (!node || node.deletedAt || node.siteId !== agent.siteId)
+    throw refusal('NOT_FOUND', 'node-not-at-site', `node ${input.nodeId} not found at site ${agent.siteId}`);
   const standing = await workflowStanding(deps, node, input.workflowId);
   if (standing === 'not-running') {
-    throw refusal('PERMISSION_DENIED', 'workflow-not-running', `workflow ${input.workflowId} is not a running workflow of node ${node.id}; access is granted only for a running step`);
+    throw refusal(
+      'PERMISSION_DENIED',
+      'workflow-not-running',
+      `workflow ${input.workflowId} is not a running workflow of node ${node.id}; access is granted only for a running step`,
+    );
   }
   if (standing === 'unknown') throw unknownWorkflowRefusal(input.workflowId, node.id);
   return node;
@@ -121,7 +135,8 @@ export async function grantBmcAccess(deps: BmcAccessDeps, agent: AuthenticatedAg
     try {
       credentials = parseWith(bmcCredentialsSchema, JSON.parse(await deps.secrets.get(deps.db, node.bmcCredentialsRef)));
     } catch (error) {
-      if (error instanceof IronflowError && error.code === 'NOT_FOUND') throw refusal('INVALID_STATE', 'bmc-credentials-missing', `the BMC credentials of node ${node.id} are gone; set them again`);
+      if (error instanceof IronflowError && error.code === 'NOT_FOUND')
+        throw refusal('INVALID_STATE', 'bmc-credentials-missing', `the BMC credentials of node ${node.id} are gone; set them again`);
       throw refusal('INVALID_STATE', 'bmc-credentials-malformed', `the BMC credentials of node ${node.id} are not {username, password}; set them again`);
     }
     await appendEvent(deps.db, {
@@ -132,6 +147,10 @@ export async function grantBmcAccess(deps: BmcAccessDeps, agent: AuthenticatedAg
     });
     return { driver, address: node.bmcAddress, caPem: node.bmcCaPem, username: credentials.username, password: credentials.password };
   } catch (error) {
-    return recordRefusal(deps.db, 'security.bmc-access.refused', error, { tenantId: await refusalTenant(deps.db, agent, input.nodeId), subjectId: input.nodeId, data: { ...subject, siteId: agent.siteId } });
+    return recordRefusal(deps.db, 'security.bmc-access.refused', error, {
+      tenantId: await refusalTenant(deps.db, agent, input.nodeId),
+      subjectId: input.nodeId,
+      data: { ...subject, siteId: agent.siteId },
+    });
   }
 }

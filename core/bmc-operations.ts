@@ -69,7 +69,11 @@ function answerOf(row: Row | null): BmcOperationAnswer {
 async function authorize(deps: BmcAccessDeps, agent: AuthenticatedAgent, input: { nodeId: string; workflowId: string; operationId: string }) {
   try {
     if (!operationIdBelongsTo(input.operationId, input.workflowId)) {
-      throw refusal('PERMISSION_DENIED', 'operation-of-another-workflow', `operation ${input.operationId} is not one of workflow ${input.workflowId}'s (ids start with the workflow id)`);
+      throw refusal(
+        'PERMISSION_DENIED',
+        'operation-of-another-workflow',
+        `operation ${input.operationId} is not one of workflow ${input.workflowId}'s (ids start with the workflow id)`,
+      );
     }
     return await machineOfRunningStep(deps, agent, input);
   } catch (error) {
@@ -106,14 +110,20 @@ export async function putBmcOperation(deps: BmcAccessDeps, agent: AuthenticatedA
   if (!row) {
     if (input.expected !== 'none') throw moved(record.operationId, 'none', input.expected, null);
     try {
-      return answerOf(await deps.db.bmcOperation.create({ data: { id: record.operationId, nodeId: node.id, siteId: node.siteId, workflowId: input.workflowId, ...fields } }));
+      return answerOf(
+        await deps.db.bmcOperation.create({ data: { id: record.operationId, nodeId: node.id, siteId: node.siteId, workflowId: input.workflowId, ...fields } }),
+      );
     } catch (error) {
       if (isUniqueViolation(error)) throw moved(record.operationId, 'another agent’s record', input.expected, null);
       throw error;
     }
   }
   if (row.nodeId !== node.id || row.command !== record.kind || row.bmc !== record.bmc) {
-    throw new IronflowError('CONFLICT', `operation ${record.operationId} was ${row.command} on ${row.bmc}, not ${record.kind} on ${record.bmc}; use a new operation id`, { operationId: record.operationId });
+    throw new IronflowError(
+      'CONFLICT',
+      `operation ${record.operationId} was ${row.command} on ${row.bmc}, not ${record.kind} on ${record.bmc}; use a new operation id`,
+      { operationId: record.operationId },
+    );
   }
   // The same write again (an answer lost on the way back) is accepted as it is.
   const replay = row.agentNodeId === agent.nodeId && row.state === state && row.startedAt.getTime() === fields.startedAt.getTime();

@@ -49,7 +49,11 @@ export async function findPinnedCa(url: URL, pin: string, timeoutMs: number): Pr
     });
     const ca = chain.find((cert) => cert.ca && spkiPinOf(cert) === pin);
     if (!ca) {
-      throw new IronflowError('UNAUTHENTICATED', `the server at ${url.host} sent no CA certificate matching the pinned CA (${pin}); serve the full chain (api.tls certFile with its CA) or fix the pin`, { reason: 'ca-pin' });
+      throw new IronflowError(
+        'UNAUTHENTICATED',
+        `the server at ${url.host} sent no CA certificate matching the pinned CA (${pin}); serve the full chain (api.tls certFile with its CA) or fix the pin`,
+        { reason: 'ca-pin' },
+      );
     }
     return ca.toString();
   } finally {

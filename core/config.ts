@@ -29,7 +29,10 @@ const fileSchema = z.object({
     host: z.string().default('127.0.0.1'),
     port: z.number().int().default(8080),
     /** HTTPS for the API (core/api-tls.ts reads and checks the files at start). */
-    tls: z.object({ certFile: z.string().min(1), keyFile: z.string().min(1) }).strict().optional(),
+    tls: z
+      .object({ certFile: z.string().min(1), keyFile: z.string().min(1) })
+      .strict()
+      .optional(),
   }),
   /** The agent gateway: where agents reach Temporal (gateway/). */
   gateway: z.object({ host: z.string().default('127.0.0.1'), port: z.number().int().default(7243) }).default({ host: '127.0.0.1', port: 7243 }),
@@ -120,7 +123,9 @@ function apiTlsFrom(env: NodeJS.ProcessEnv, fromFile: { certFile: string; keyFil
   if (!certFile && !keyFile) return undefined;
   if (!certFile || !keyFile) {
     const missing = certFile ? 'IRONFLOW_API_TLS_KEY (api.tls.keyFile)' : 'IRONFLOW_API_TLS_CERT (api.tls.certFile)';
-    throw new IronflowError('INVALID_CONFIG', `the API's TLS needs a certificate and its key: set ${missing} too, or neither for plain http on loopback`, { path: 'api.tls' });
+    throw new IronflowError('INVALID_CONFIG', `the API's TLS needs a certificate and its key: set ${missing} too, or neither for plain http on loopback`, {
+      path: 'api.tls',
+    });
   }
   return { certFile: path.resolve(repoRoot, certFile), keyFile: path.resolve(repoRoot, keyFile) };
 }

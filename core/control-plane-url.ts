@@ -29,7 +29,9 @@ export function requireTlsOffLoopback(url: string, key: string, pinHint: string)
   }
   if (parsed.protocol === 'https:') return;
   if (parsed.protocol !== 'http:') {
-    throw new IronflowError('INVALID_CONFIG', `${key} is a ${parsed.protocol.replace(/:$/, '')} URL; give https://<host>[:port] of the Ironflow API`, { path: key });
+    throw new IronflowError('INVALID_CONFIG', `${key} is a ${parsed.protocol.replace(/:$/, '')} URL; give https://<host>[:port] of the Ironflow API`, {
+      path: key,
+    });
   }
   if (isLoopbackHost(parsed.hostname)) return;
   throw new IronflowError(

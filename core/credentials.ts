@@ -70,7 +70,10 @@ export async function authenticate(db: Db, authorization: string | undefined, no
   }
   if (row.revokedAt) throw new IronflowError('UNAUTHENTICATED', `credential ${row.id} was revoked at ${row.revokedAt.toISOString()}`);
   if (row.expiresAt && row.expiresAt <= now) {
-    throw new IronflowError('UNAUTHENTICATED', `credential ${row.id} expired at ${row.expiresAt.toISOString()}; ask for a new one (ironflow credentials rotate or create)`);
+    throw new IronflowError(
+      'UNAUTHENTICATED',
+      `credential ${row.id} expired at ${row.expiresAt.toISOString()}; ask for a new one (ironflow credentials rotate or create)`,
+    );
   }
   return { tenantId: row.tenantId, credentialId: row.id, permissions: row.permissions as string[] };
 }
@@ -80,7 +83,9 @@ export async function authenticate(db: Db, authorization: string | undefined, no
  * rotating (which hands out the secret) or revoking a mightier one would be an escalation.
  */
 function assertHolds(principal: Principal, wanted: readonly string[], what: string): void {
-  const lacking = wanted.filter((p) => (p === ALL_PERMISSIONS ? !principal.permissions.includes(ALL_PERMISSIONS) : !grants(principal.permissions, p as Permission)));
+  const lacking = wanted.filter((p) =>
+    p === ALL_PERMISSIONS ? !principal.permissions.includes(ALL_PERMISSIONS) : !grants(principal.permissions, p as Permission),
+  );
   if (lacking.length > 0) {
     throw new IronflowError('PERMISSION_DENIED', `this credential cannot ${what}: it lacks ${lacking.join(', ')}`, { permissions: lacking });
   }
@@ -103,7 +108,11 @@ export async function mintCredential(db: Db, principal: Principal, input: Creden
   });
 }
 
-export async function listCredentials(db: Db, tenantId: string, page: { limit: number; cursor?: string }): Promise<{ credentials: CredentialView[]; nextCursor: string | null }> {
+export async function listCredentials(
+  db: Db,
+  tenantId: string,
+  page: { limit: number; cursor?: string },
+): Promise<{ credentials: CredentialView[]; nextCursor: string | null }> {
   const rows = await db.apiCredential.findMany({
     where: { tenantId, ...(page.cursor ? { id: { gt: page.cursor } } : {}) },
     orderBy: { id: 'asc' },
@@ -132,7 +141,9 @@ export async function revokeCredential(db: Db, principal: Principal, tenantId: s
     if (row.tenantId === ROOT_TENANT && held.includes(ALL_PERMISSIONS)) {
       const others = await tx.apiCredential.findMany({ where: { tenantId: ROOT_TENANT, revokedAt: null, id: { not: row.id } } });
       if (!others.some((other) => isActive(other, now) && (other.permissions as string[]).includes(ALL_PERMISSIONS))) {
-        throw new IronflowError('INVALID_STATE', `${row.id} is the root tenant's last active credential holding *; create another before revoking it`, { credentialId: row.id });
+        throw new IronflowError('INVALID_STATE', `${row.id} is the root tenant's last active credential holding *; create another before revoking it`, {
+          credentialId: row.id,
+        });
       }
     }
     await tx.apiCredential.updateMany({ where: { id: row.id, revokedAt: null }, data: { revokedAt: now } });
@@ -153,7 +164,12 @@ export async function rotateCredential(
   const newExpiry = futureExpiry(input.expiresAt, now);
   return db.$transaction(async (tx) => {
     const row = await findOwned(tx, tenantId, credentialId);
-    if (row.revokedAt) throw new IronflowError('INVALID_STATE', `${row.id} was revoked at ${row.revokedAt.toISOString()}; a revoked credential cannot be rotated (create a new one)`, { credentialId: row.id });
+    if (row.revokedAt)
+      throw new IronflowError(
+        'INVALID_STATE',
+        `${row.id} was revoked at ${row.revokedAt.toISOString()}; a revoked credential cannot be rotated (create a new one)`,
+        { credentialId: row.id },
+      );
     assertHolds(principal, row.permissions as string[], `rotate ${row.id}`);
     const expiresAt = newExpiry ?? row.expiresAt;
     if (expiresAt && expiresAt <= now) {

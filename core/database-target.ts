@@ -1,7 +1,5 @@
 // Which database a URL names: PostgreSQL for postgres://…, SQLite for file:….
-export type DatabaseTarget =
-  | { provider: 'sqlite'; file: string }
-  | { provider: 'postgresql'; url: string };
+export type DatabaseTarget = { provider: 'sqlite'; file: string } | { provider: 'postgresql'; url: string };
 
 export function databaseTarget(config: { databaseUrl: string }): DatabaseTarget {
   const url = config.databaseUrl;

@@ -92,5 +92,4 @@ export function parseWith<S extends z.ZodType>(schema: S, value: unknown, code: 
   return result.data;
 }
 
-export const notFound = (what: string, id: string): IronflowError =>
-  new IronflowError('NOT_FOUND', `${what} ${id} not found`, { id });
+export const notFound = (what: string, id: string): IronflowError => new IronflowError('NOT_FOUND', `${what} ${id} not found`, { id });

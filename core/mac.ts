@@ -11,6 +11,7 @@ export function normalizeMac(text: string): string | undefined {
 
 /** A refusal naming what was given, quoted at most 40 characters long: the value is a caller's, of any size. */
 export function malformedMacMessage(given: unknown): string {
-  const quoted = typeof given === 'string' ? JSON.stringify(given.length > 40 ? `${given.slice(0, 40)}…` : given) : `a ${given === null ? 'null' : typeof given}`;
+  const quoted =
+    typeof given === 'string' ? JSON.stringify(given.length > 40 ? `${given.slice(0, 40)}…` : given) : `a ${given === null ? 'null' : typeof given}`;
   return `${quoted} is not a unicast MAC address (aa:bb:cc:dd:ee:ff)`;
 }

@@ -56,7 +56,15 @@ export const recoverTable: Readonly<Partial<Record<ProvisionState, ProvisionStat
 };
 
 /** States whose node is driven by a workflow (the lifecycle makes sure exactly that one runs). */
-export const workflowDrivenStates = ['enrolling', 'inspecting', 'commissioning', 'deploying', 'releasing', 'retiring', 'rescue'] as const satisfies readonly ProvisionState[];
+export const workflowDrivenStates = [
+  'enrolling',
+  'inspecting',
+  'commissioning',
+  'deploying',
+  'releasing',
+  'retiring',
+  'rescue',
+] as const satisfies readonly ProvisionState[];
 export type WorkflowDrivenState = (typeof workflowDrivenStates)[number];
 
 /** What `complete` (the state's workflow succeeded) moves to. */
@@ -99,10 +107,12 @@ export const stateProfiles: Readonly<Record<Exclude<WorkflowDrivenState, 'deploy
   retiring: { agent: 'metal-retire', oob: 'metal-retire-oob' },
 };
 
-export const isProvisionState = (value: unknown): value is ProvisionState => typeof value === 'string' && (provisionStates as readonly string[]).includes(value);
+export const isProvisionState = (value: unknown): value is ProvisionState =>
+  typeof value === 'string' && (provisionStates as readonly string[]).includes(value);
 export const isWorkflowDriven = (state: string | null | undefined): state is WorkflowDrivenState =>
   typeof state === 'string' && (workflowDrivenStates as readonly string[]).includes(state);
-export const isSchedulable = (state: string | null | undefined): boolean => typeof state === 'string' && schedulableProvisionStates.includes(state as ProvisionState);
+export const isSchedulable = (state: string | null | undefined): boolean =>
+  typeof state === 'string' && schedulableProvisionStates.includes(state as ProvisionState);
 
 /**
  * The workflow the node must be running in `state` (and rescue `phase`), or null when the
@@ -141,7 +151,11 @@ export function verbMove(verb: ProvisionVerb, node: NodeStateView): Move {
   const from = node.state;
   if (!isProvisionState(from) || !rule.from.includes(from)) {
     const hint = from === 'retired' ? '; retired is terminal' : '';
-    throw invalidState(`${verb} is legal from ${rule.from.join(', ')}; the node is ${from ?? 'not a metal node'}${hint}`, { verb, state: from, legalFrom: [...rule.from] });
+    throw invalidState(`${verb} is legal from ${rule.from.join(', ')}; the node is ${from ?? 'not a metal node'}${hint}`, {
+      verb,
+      state: from,
+      legalFrom: [...rule.from],
+    });
   }
   if (verb === 'recover') {
     const target = isProvisionState(node.failedFrom) ? recoverTable[node.failedFrom] : undefined;
@@ -159,7 +173,11 @@ export function completeMove(node: NodeStateView, opts: { wipeVerified?: boolean
   if (!isWorkflowDriven(state)) throw invalidState(`complete applies to a workflow-driven state; the node is ${state ?? 'not a metal node'}`, { state });
   if (state === 'rescue') return node.phase === 'unrescuing' ? { to: 'deployed', phase: null } : { to: 'rescue', phase: 'booted' };
   if (state === 'releasing' && !opts.wipeVerified) {
-    throw new IronflowError('UNVERIFIED_WIPE', 'the release wipe was not verified (no node-signed result, or a disk failed read-back): the node is not released to ready', { state });
+    throw new IronflowError(
+      'UNVERIFIED_WIPE',
+      'the release wipe was not verified (no node-signed result, or a disk failed read-back): the node is not released to ready',
+      { state },
+    );
   }
   return { to: completeTable[state], phase: null };
 }
@@ -176,14 +194,18 @@ export function failMove(node: NodeStateView): Move & { failedFrom: WorkflowDriv
  * provision profile): they passed → adopted; one failed → failed, failedFrom adopting.
  */
 export function acceptanceMove(node: NodeStateView, passed: boolean): Move & { failedFrom?: 'adopting' } {
-  if (node.state !== 'adopting') throw invalidState(`acceptance checks decide a node in adopting; the node is ${node.state ?? 'not a metal node'}`, { state: node.state ?? null });
+  if (node.state !== 'adopting')
+    throw invalidState(`acceptance checks decide a node in adopting; the node is ${node.state ?? 'not a metal node'}`, { state: node.state ?? null });
   return passed ? { to: 'adopted', phase: null } : { to: 'failed', phase: null, failedFrom: 'adopting' };
 }
 
 /** `metal.power` is legal in every state but those whose workflow drives power (and retired: no BMC credentials). */
 export function checkPowerAllowed(state: string | null): void {
   if (state !== null && powerBlockedStates.includes(state as ProvisionState)) {
-    throw invalidState(`power is refused while the node is ${state}: its workflow drives the power; abort it first`, { state, blockedIn: [...powerBlockedStates] });
+    throw invalidState(`power is refused while the node is ${state}: its workflow drives the power; abort it first`, {
+      state,
+      blockedIn: [...powerBlockedStates],
+    });
   }
   if (state === 'retired') throw invalidState('the node is retired: its BMC credentials are forgotten', { state });
 }

@@ -16,5 +16,7 @@ function canonical(value: unknown): unknown {
 }
 
 export function requestHash(request: Record<string, unknown>): string {
-  return createHash('sha256').update(JSON.stringify(canonical(request))).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify(canonical(request)))
+    .digest('hex');
 }

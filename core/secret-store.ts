@@ -45,7 +45,14 @@ export class SecretStore {
     cipher.setAAD(Buffer.from(id)); // a ciphertext moved to another row does not open
     const sealed = Buffer.concat([cipher.update(secret.value, 'utf8'), cipher.final(), cipher.getAuthTag()]);
     await tx.secret.create({
-      data: { id, tenantId: secret.tenantId, purpose: secret.purpose, nonce: new Uint8Array(nonce), ciphertext: new Uint8Array(sealed), expiresAt: secret.expiresAt ?? null },
+      data: {
+        id,
+        tenantId: secret.tenantId,
+        purpose: secret.purpose,
+        nonce: new Uint8Array(nonce),
+        ciphertext: new Uint8Array(sealed),
+        expiresAt: secret.expiresAt ?? null,
+      },
     });
     return id;
   }

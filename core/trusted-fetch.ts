@@ -19,10 +19,17 @@ export type FetchLike = (url: string | URL, init: RequestInit) => Promise<Respon
 const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
 const PIN_HANDSHAKE_TIMEOUT_MS = 10_000;
 
-const verifyCodes = new Set(['SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'CERT_SIGNATURE_FAILURE']);
+const verifyCodes = new Set([
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_SIGNATURE_FAILURE',
+]);
 
 function describe(error: Error & { code?: string }): Error {
-  if (error.code && verifyCodes.has(error.code)) return new Error(`TLS: the API's certificate is not signed by the trusted CA (${error.code}); check the CA file or pin`);
+  if (error.code && verifyCodes.has(error.code))
+    return new Error(`TLS: the API's certificate is not signed by the trusted CA (${error.code}); check the CA file or pin`);
   if (error.code === 'ERR_TLS_CERT_ALTNAME_INVALID') return new Error(`TLS: the API's certificate does not name this address (${error.message})`);
   return error;
 }
@@ -76,7 +83,10 @@ export function trustedFetch(trust: ApiTrust = {}): FetchLike {
   let agent: Promise<https.Agent> | undefined = trust.caPems?.length ? Promise.resolve(new https.Agent({ keepAlive: true, ca: trust.caPems })) : undefined;
   return async (url, init) => {
     const target = new URL(url);
-    if (target.protocol !== 'https:') throw new IronflowError('INVALID_CONFIG', `a CA is configured for the Ironflow API but ${target.protocol}//${target.host} is not https`, { reason: 'ca-without-https' });
+    if (target.protocol !== 'https:')
+      throw new IronflowError('INVALID_CONFIG', `a CA is configured for the Ironflow API but ${target.protocol}//${target.host} is not https`, {
+        reason: 'ca-without-https',
+      });
     if (!agent) {
       const pending = findPinnedCa(target, trust.caPin as string, PIN_HANDSHAKE_TIMEOUT_MS).then((ca) => new https.Agent({ keepAlive: true, ca }));
       // A failed lookup (server down, wrong chain) is tried again at the next request.

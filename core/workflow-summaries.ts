@@ -19,16 +19,19 @@ export interface ProvisionSummaryInput {
 }
 
 /** `node node_… · commissioning · metal-commission@1 · site site_…` */
-export const provisionSummary = (run: ProvisionSummaryInput): string => clip(`node ${run.nodeId} · ${run.state} · ${run.profileRef} · site ${run.siteId}`, MAX_SUMMARY);
+export const provisionSummary = (run: ProvisionSummaryInput): string =>
+  clip(`node ${run.nodeId} · ${run.state} · ${run.profileRef} · site ${run.siteId}`, MAX_SUMMARY);
 
 /**
  * The lifecycle (`node:<id>`) names no state: it drives every state of the node in turn and
  * its summary is fixed at its start; the current details say which state it drives now.
  */
-export const lifecycleSummary = (node: { nodeId: string; siteId: string }): string => clip(`node ${node.nodeId} · lifecycle · site ${node.siteId}`, MAX_SUMMARY);
+export const lifecycleSummary = (node: { nodeId: string; siteId: string }): string =>
+  clip(`node ${node.nodeId} · lifecycle · site ${node.siteId}`, MAX_SUMMARY);
 
 /** An agentCommand run (a control step's command to an agent): `power.setPower → site.<site>.<agent>`. */
-export const agentCommandSummary = (command: { activity: string; taskQueue: string }): string => clip(`${command.activity} → ${command.taskQueue}`, MAX_SUMMARY);
+export const agentCommandSummary = (command: { activity: string; taskQueue: string }): string =>
+  clip(`${command.activity} → ${command.taskQueue}`, MAX_SUMMARY);
 
 /** The plan at a glance, for the workflow's static details: one line per step. */
 export function planDetails(plan: Plan): string {

@@ -26,9 +26,7 @@ export interface CallContext {
   codec?: PayloadCodec;
 }
 
-export type Admission =
-  | { forward: Uint8Array; answer?: (response: Uint8Array) => Promise<Uint8Array> }
-  | { refuse: string; message: string };
+export type Admission = { forward: Uint8Array; answer?: (response: Uint8Array) => Promise<Uint8Array> } | { refuse: string; message: string };
 
 type Walk<T> = (root: T, env: never, context: void) => Promise<unknown>[];
 
@@ -67,7 +65,10 @@ function taskCall<T extends TokenMessage>(type: MessageClass<T>, walk: Walk<T>, 
     if (refused) return refused;
     const owner = ctx.tokens.ownerOf(request.taskToken);
     if (owner !== ctx.agent.label) {
-      return { refuse: owner ? 'task-of-another-agent' : 'unknown-task', message: 'this task was not polled by this agent through this gateway; only the agent that polled a task may heartbeat or complete it' };
+      return {
+        refuse: owner ? 'task-of-another-agent' : 'unknown-task',
+        message: 'this task was not polled by this agent through this gateway; only the agent that polled a task may heartbeat or complete it',
+      };
     }
     request.identity = ctx.agent.label;
     await transformPayloads(request, walk, ctx.codec, 'encode');

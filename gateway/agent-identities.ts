@@ -26,7 +26,11 @@ type Verdict = { agent: GatewayAgent; until: number } | { error: IronflowError; 
 export class AgentIdentities {
   private readonly verdicts = new Map<string, Verdict>();
 
-  constructor(private readonly db: Db, private readonly ca: NodeCa, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly db: Db,
+    private readonly ca: NodeCa,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** The agent behind a client certificate (DER), or an UNAUTHENTICATED IronflowError. */
   async check(certificateDer: Uint8Array): Promise<GatewayAgent> {
@@ -58,17 +62,22 @@ export class AgentIdentities {
       const verdict = this.verdicts.get(fingerprint);
       if (!verdict) continue; // evicted: its next call is checked afresh
       if ('error' in verdict) invalid.set(fingerprint, verdict.error.message);
-      else if (verdict.agent.notAfter.getTime() <= now) invalid.set(fingerprint, `certificate ${verdict.agent.serial} of node ${verdict.agent.nodeId} expired; join again with a new token`);
+      else if (verdict.agent.notAfter.getTime() <= now)
+        invalid.set(fingerprint, `certificate ${verdict.agent.serial} of node ${verdict.agent.nodeId} expired; join again with a new token`);
       else known.push({ fingerprint, agent: verdict.agent });
     }
     for (let i = 0; i < known.length; i += 500) {
       const chunk = known.slice(i, i + 500);
-      const revoked = await this.db.nodeCertificate.findMany({ where: { fingerprint: { in: chunk.map((k) => k.fingerprint) }, revokedAt: { not: null } }, select: { fingerprint: true } });
+      const revoked = await this.db.nodeCertificate.findMany({
+        where: { fingerprint: { in: chunk.map((k) => k.fingerprint) }, revokedAt: { not: null } },
+        select: { fingerprint: true },
+      });
       const deleted = await this.db.node.findMany({ where: { id: { in: chunk.map((k) => k.agent.nodeId) }, deletedAt: { not: null } }, select: { id: true } });
       const revokedSet = new Set(revoked.map((r) => r.fingerprint));
       const deletedSet = new Set(deleted.map((n) => n.id));
       for (const { fingerprint, agent } of chunk) {
-        if (revokedSet.has(fingerprint)) invalid.set(fingerprint, `certificate ${agent.serial} of node ${agent.nodeId} was revoked; join again with a new token`);
+        if (revokedSet.has(fingerprint))
+          invalid.set(fingerprint, `certificate ${agent.serial} of node ${agent.nodeId} was revoked; join again with a new token`);
         else if (deletedSet.has(agent.nodeId)) invalid.set(fingerprint, `node ${agent.nodeId} no longer exists`);
       }
     }

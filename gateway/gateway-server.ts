@@ -53,7 +53,7 @@ function boundedDeadline(asked: grpc.Deadline): Date {
 
 /** Our errors name their cause and fix and hold no secret; anything else is not quoted to an agent. */
 function explain(error: unknown): string {
-  return error instanceof IronflowError ? error.message : 'internal error (the control plane\'s database or Temporal may be unavailable)';
+  return error instanceof IronflowError ? error.message : "internal error (the control plane's database or Temporal may be unavailable)";
 }
 
 function status(code: grpc.status, details: string): Partial<grpc.ServiceError> {
@@ -163,7 +163,11 @@ export async function startAgentGateway(options: AgentGatewayOptions): Promise<A
   sweep.unref();
 
   const tls = await issueGatewayCertificate(options.ca);
-  const credentials = grpc.ServerCredentials.createSsl(Buffer.from(options.ca.certificatePem), [{ cert_chain: Buffer.from(tls.certificatePem), private_key: Buffer.from(tls.privateKeyPem) }], true);
+  const credentials = grpc.ServerCredentials.createSsl(
+    Buffer.from(options.ca.certificatePem),
+    [{ cert_chain: Buffer.from(tls.certificatePem), private_key: Buffer.from(tls.privateKeyPem) }],
+    true,
+  );
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${options.host}:${options.port}`, credentials, (error, bound) => (error ? reject(error) : resolve(bound)));
   });

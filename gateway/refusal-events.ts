@@ -18,7 +18,10 @@ export interface GatewayRefusal {
 export class RefusalEvents {
   private readonly lastRecorded = new Map<string, number>();
 
-  constructor(private readonly db: Db, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly db: Db,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   record(event: GatewayRefusal): void {
     const key = `${event.nodeId ?? '-'}\u0000${event.method}\u0000${event.reason}`;
@@ -28,6 +31,10 @@ export class RefusalEvents {
     this.lastRecorded.set(key, this.now());
     while (this.lastRecorded.size > MAX_TRACKED) this.lastRecorded.delete(this.lastRecorded.keys().next().value as string);
     const error = refusal('PERMISSION_DENIED', event.reason, event.message);
-    void recordRefusal(this.db, 'security.gateway.refused', error, { tenantId: event.tenantId ?? ROOT_TENANT, subjectId: event.nodeId, data: { method: event.method } }).catch(() => undefined);
+    void recordRefusal(this.db, 'security.gateway.refused', error, {
+      tenantId: event.tenantId ?? ROOT_TENANT,
+      subjectId: event.nodeId,
+      data: { method: event.method },
+    }).catch(() => undefined);
   }
 }

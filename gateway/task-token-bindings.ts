@@ -18,7 +18,10 @@ export interface TaskBinding {
 export class TaskTokenBindings {
   private readonly owners = new Map<string, TaskBinding>();
 
-  constructor(private readonly now: () => number = Date.now, private readonly capacity = MAX_BOUND_TASKS) {}
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly capacity = MAX_BOUND_TASKS,
+  ) {}
 
   bind(taskToken: Uint8Array, identity: string, step: string): void {
     const key = Buffer.from(taskToken).toString('base64');

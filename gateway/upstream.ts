@@ -22,7 +22,13 @@ export class TemporalUpstream {
     });
   }
 
-  call(path: string, request: Uint8Array, from: grpc.Metadata, deadline: grpc.Deadline, done: (error: grpc.ServiceError | null, response?: Buffer) => void): UpstreamCall {
+  call(
+    path: string,
+    request: Uint8Array,
+    from: grpc.Metadata,
+    deadline: grpc.Deadline,
+    done: (error: grpc.ServiceError | null, response?: Buffer) => void,
+  ): UpstreamCall {
     const metadata = new grpc.Metadata();
     for (const key of FORWARDED_METADATA) for (const value of from.get(key)) metadata.add(key, value);
     return this.client.makeUnaryRequest(path, asBytes, asBytes, Buffer.from(request), metadata, { deadline }, (error, response) => done(error, response));

@@ -12,7 +12,14 @@ export const ACCEPTANCE_PROFILE_ID = 'pool-acceptance';
 export function acceptancePlan(checks: PoolPolicy['acceptanceChecks']): Plan {
   if (checks.length === 0) {
     // The pool's checks were removed while the node waited: nothing left to check.
-    return { profile: { tenantId: BUILTIN_TENANT, id: ACCEPTANCE_PROFILE_ID, version: 1, ref: `${ACCEPTANCE_PROFILE_ID}@1` }, target: 'metal', role: 'host', steps: [], acceptance: [], cleanup: [] };
+    return {
+      profile: { tenantId: BUILTIN_TENANT, id: ACCEPTANCE_PROFILE_ID, version: 1, ref: `${ACCEPTANCE_PROFILE_ID}@1` },
+      target: 'metal',
+      role: 'host',
+      steps: [],
+      acceptance: [],
+      cleanup: [],
+    };
   }
   return compileProfile(
     {
@@ -20,7 +27,13 @@ export function acceptancePlan(checks: PoolPolicy['acceptanceChecks']): Plan {
       version: 1,
       target: 'metal',
       description: "The pool's acceptance checks, run by the adopted machine's node agent.",
-      steps: checks.map((check) => ({ use: 'acceptance.check', on: 'node', with: { name: check.name, ...(check.params ? { params: check.params } : {}) }, timeout: `${check.timeoutSeconds}s`, retries: 0 })),
+      steps: checks.map((check) => ({
+        use: 'acceptance.check',
+        on: 'node',
+        with: { name: check.name, ...(check.params ? { params: check.params } : {}) },
+        timeout: `${check.timeoutSeconds}s`,
+        retries: 0,
+      })),
     },
     BUILTIN_TENANT,
   );

@@ -10,7 +10,13 @@ export const ADOPTED_RETIRE_PROFILE_ID = 'metal-retire-adopted';
 
 export function adoptedRetirePlan(): Plan {
   return compileProfile(
-    { id: ADOPTED_RETIRE_PROFILE_ID, version: 1, target: 'metal', description: 'Retiring an adopted machine (no BMC): revoke its identity.', steps: [{ use: 'metal.revokeIdentity' }] },
+    {
+      id: ADOPTED_RETIRE_PROFILE_ID,
+      version: 1,
+      target: 'metal',
+      description: 'Retiring an adopted machine (no BMC): revoke its identity.',
+      steps: [{ use: 'metal.revokeIdentity' }],
+    },
     BUILTIN_TENANT,
   );
 }

@@ -82,7 +82,10 @@ function stepProblems(step: StepDocument, path: string, registry: StepRegistry):
   const problems: Problem[] = [];
   const definition = registry.get(step.use);
   if (!definition) {
-    const near = registry.list().map((d) => d.use).filter((u) => u.split('.')[0] === step.use.split('.')[0]);
+    const near = registry
+      .list()
+      .map((d) => d.use)
+      .filter((u) => u.split('.')[0] === step.use.split('.')[0]);
     problems.push({ path: `${path}.use`, message: `unknown step ${step.use}${near.length ? `; this family has ${near.join(', ')}` : ''}` });
   } else {
     const on = step.on ?? 'control';
@@ -117,7 +120,8 @@ export function checkProfile(document: unknown, registry: StepRegistry): Profile
   // Fields of the other target.
   for (const [target, fields] of Object.entries(targetOnlyFields)) {
     if (raw.target === target || typeof raw.target !== 'string') continue;
-    for (const field of fields) if (field in raw) problems.push({ path: field, message: `${field} belongs to target ${target}; this profile's target is ${raw.target}` });
+    for (const field of fields)
+      if (field in raw) problems.push({ path: field, message: `${field} belongs to target ${target}; this profile's target is ${raw.target}` });
   }
 
   // Each step that is well formed on its own, against the registry.
@@ -145,7 +149,10 @@ export function checkProfile(document: unknown, registry: StepRegistry): Profile
     const deployAt = uses.findIndex(isDeploy);
     const renderAt = uses.indexOf('userdata.render');
     if (deployAt >= 0 && (renderAt < 0 || renderAt > deployAt)) {
-      problems.push({ path: `steps[${deployAt}].use`, message: `this profile has userData, so a userdata.render step must run before ${String(uses[deployAt])}` });
+      problems.push({
+        path: `steps[${deployAt}].use`,
+        message: `this profile has userData, so a userdata.render step must run before ${String(uses[deployAt])}`,
+      });
     }
   }
 

@@ -19,7 +19,10 @@ export function deepFreeze<T>(value: T): T {
 export function profileError(problems: ReadonlyArray<{ path: string; message: string }>, code: 'INVALID_CONFIG' | 'INVALID_INPUT', prefix = ''): IronflowError {
   const first = problems[0] ?? { path: '', message: 'invalid profile' };
   const path = prefix ? (first.path ? `${prefix}.${first.path}` : prefix) : first.path;
-  return new IronflowError(code, `${path || 'profile'}: ${first.message}`, { path, problems: problems.map((p) => ({ ...p, path: prefix ? `${prefix}.${p.path}` : p.path })) });
+  return new IronflowError(code, `${path || 'profile'}: ${first.message}`, {
+    path,
+    problems: problems.map((p) => ({ ...p, path: prefix ? `${prefix}.${p.path}` : p.path })),
+  });
 }
 
 export function defineProfile(document: unknown, registry: StepRegistry = stepRegistry): Profile {

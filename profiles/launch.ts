@@ -39,7 +39,13 @@ export async function startProvision(deps: { db: Db; temporal: Client; config: I
   const profile = await resolveProfile(deps.db, input.tenantId, input.profileId, input.version);
   const plan = compileProfile(profile.document, profile.tenantId);
   await lockProfileVersion(deps.db, profile);
-  const target: ProvisionTarget = { tenantId: input.tenantId, nodeId: node.id, siteId: node.siteId, provisionState: input.provisionState, labels: input.labels ?? {} };
+  const target: ProvisionTarget = {
+    tenantId: input.tenantId,
+    nodeId: node.id,
+    siteId: node.siteId,
+    provisionState: input.provisionState,
+    labels: input.labels ?? {},
+  };
   const query = `NodeId = "${node.id}" AND ProvisionState = "${input.provisionState}"`;
   let n = (await deps.temporal.workflow.count(query)).count + 1;
   for (let tries = 0; ; tries++) {
@@ -61,11 +67,17 @@ export async function startProvision(deps: { db: Db; temporal: Client; config: I
         staticDetails: planDetails(plan),
       });
       // The record core/bmc-access.ts trusts: this run, not any later one under the same id.
-      await appendEvent(deps.db, { tenantId: input.tenantId, type: 'node.provision.workflow', subjectId: node.id, data: { workflowId, runId: handle.firstExecutionRunId, profile: plan.profile.ref } });
+      await appendEvent(deps.db, {
+        tenantId: input.tenantId,
+        type: 'node.provision.workflow',
+        subjectId: node.id,
+        data: { workflowId, runId: handle.firstExecutionRunId, profile: plan.profile.ref },
+      });
       return { workflowId, runId: handle.firstExecutionRunId, profileRef: plan.profile.ref, plan };
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError) || tries >= 20) {
-        if (err instanceof WorkflowExecutionAlreadyStartedError) throw new IronflowError('CONFLICT', `could not find a free workflow id for ${node.id} in ${input.provisionState}`, {});
+        if (err instanceof WorkflowExecutionAlreadyStartedError)
+          throw new IronflowError('CONFLICT', `could not find a free workflow id for ${node.id} in ${input.provisionState}`, {});
         throw err;
       }
       n += 1;

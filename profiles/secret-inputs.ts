@@ -12,7 +12,11 @@ export function secretInputProblems(value: unknown, path: string): Problem[] {
   const problems: Problem[] = [];
   const walk = (v: unknown, at: string): void => {
     if (typeof v === 'string') {
-      if (secretValue.test(v)) problems.push({ path: at, message: 'looks like a secret (a bearer or a private key); workflow histories hold references only: store it and pass its sec_… reference' });
+      if (secretValue.test(v))
+        problems.push({
+          path: at,
+          message: 'looks like a secret (a bearer or a private key); workflow histories hold references only: store it and pass its sec_… reference',
+        });
       return;
     }
     if (Array.isArray(v)) {
@@ -23,7 +27,10 @@ export function secretInputProblems(value: unknown, path: string): Problem[] {
       for (const [key, inner] of Object.entries(v)) {
         const keyPath = `${at}.${key}`;
         if (secretKeyName.test(key) && !referenceKeyName.test(key)) {
-          problems.push({ path: keyPath, message: `"${key}" names a secret; workflow histories hold references only: pass ${key}Ref (a sec_… reference from the secret store) instead` });
+          problems.push({
+            path: keyPath,
+            message: `"${key}" names a secret; workflow histories hold references only: pass ${key}Ref (a sec_… reference from the secret store) instead`,
+          });
           continue;
         }
         walk(inner, keyPath);

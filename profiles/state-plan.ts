@@ -18,10 +18,7 @@ import { poolStepTimeouts, withStepTimeouts } from './pool-step-timeouts';
 import { shippedProfiles } from './shipped';
 import { lockProfileVersion, resolveProfile } from './store';
 
-export type StatePlan =
-  | { kind: 'rest' }
-  | { kind: 'unsupported'; message: string }
-  | { kind: 'run'; workflowId: string; plan: Plan; target: ProvisionTarget };
+export type StatePlan = { kind: 'rest' } | { kind: 'unsupported'; message: string } | { kind: 'run'; workflowId: string; plan: Plan; target: ProvisionTarget };
 
 function fill(steps: PlanStep[], node: Node, plan: Plan, retireWipe?: JsonObject): PlanStep[] {
   const out: PlanStep[] = [];
@@ -54,7 +51,12 @@ async function adoptionPlan(db: Db, node: Node): Promise<Plan> {
 export async function planForState(db: Db, node: Node): Promise<StatePlan> {
   if (node.provisionState === 'adopting') {
     if (!node.workflowId) return { kind: 'rest' };
-    return { kind: 'run', workflowId: node.workflowId, plan: await adoptionPlan(db, node), target: { tenantId: node.tenantId, nodeId: node.id, siteId: node.siteId, provisionState: 'adopting', labels: {} } };
+    return {
+      kind: 'run',
+      workflowId: node.workflowId,
+      plan: await adoptionPlan(db, node),
+      target: { tenantId: node.tenantId, nodeId: node.id, siteId: node.siteId, provisionState: 'adopting', labels: {} },
+    };
   }
   const workflow = workflowFor(node.provisionState, node.provisionPhase, await isAgentless(db, node.poolId));
   if (!workflow || !node.workflowId) return { kind: 'rest' };

@@ -39,10 +39,19 @@ const rowView = (row: ProfileRow): ProfileView => ({
 function shippedViews(id?: string): ProfileView[] {
   return shippedProfiles()
     .filter((p) => id === undefined || p.id === id)
-    .map((p) => ({ tenantId: BUILTIN_TENANT, id: p.id, version: p.version, visibility: 'builtin' as const, locked: true, rowVersion: 1, document: p as unknown as Record<string, unknown> }));
+    .map((p) => ({
+      tenantId: BUILTIN_TENANT,
+      id: p.id,
+      version: p.version,
+      visibility: 'builtin' as const,
+      locked: true,
+      rowVersion: 1,
+      document: p as unknown as Record<string, unknown>,
+    }));
 }
 
-const latest = <T extends { version: number }>(items: T[]): T | undefined => items.reduce<T | undefined>((best, p) => (!best || p.version > best.version ? p : best), undefined);
+const latest = <T extends { version: number }>(items: T[]): T | undefined =>
+  items.reduce<T | undefined>((best, p) => (!best || p.version > best.version ? p : best), undefined);
 
 const isShippedId = (id: string): boolean => shippedProfiles().some((p) => p.id === id);
 
@@ -52,12 +61,19 @@ export async function resolveProfile(db: DbOrTx, tenantId: string, id: string, v
   if (!isShippedId(id)) {
     const own = await db.profile.findFirst({ where: { tenantId, profileId: id, ...versionWhere }, orderBy: { version: 'desc' } });
     if (own) return rowView(own);
-    const shared = await db.profile.findFirst({ where: { tenantId: ROOT_TENANT, profileId: id, visibility: 'public', ...versionWhere }, orderBy: { version: 'desc' } });
+    const shared = await db.profile.findFirst({
+      where: { tenantId: ROOT_TENANT, profileId: id, visibility: 'public', ...versionWhere },
+      orderBy: { version: 'desc' },
+    });
     if (shared) return rowView(shared);
   }
   const shipped = latest(shippedViews(id).filter((p) => version === undefined || p.version === version));
   if (shipped) return shipped;
-  throw new IronflowError('NOT_FOUND', `profile ${id}${version ? ` version ${version}` : ''} not found for tenant ${tenantId} (its own, public or shipped); \`ironflow profiles list\` shows what there is`, { id, ...(version ? { version } : {}) });
+  throw new IronflowError(
+    'NOT_FOUND',
+    `profile ${id}${version ? ` version ${version}` : ''} not found for tenant ${tenantId} (its own, public or shipped); \`ironflow profiles list\` shows what there is`,
+    { id, ...(version ? { version } : {}) },
+  );
 }
 
 /** Every profile version the tenant can use: its own, root's public ones, shipped ones. */
@@ -73,7 +89,9 @@ export async function listProfiles(db: DbOrTx, tenantId: string, id?: string): P
 /** Only the platform (root) tenant publishes profiles to every tenant. */
 function checkMayPublish(tenantId: string, path: 'public' | 'visibility'): void {
   if (tenantId !== ROOT_TENANT) {
-    throw new IronflowError('PERMISSION_DENIED', `only the ${ROOT_TENANT} tenant makes a profile public; tenant ${tenantId}'s profiles stay private to it`, { path });
+    throw new IronflowError('PERMISSION_DENIED', `only the ${ROOT_TENANT} tenant makes a profile public; tenant ${tenantId}'s profiles stay private to it`, {
+      path,
+    });
   }
 }
 
@@ -94,15 +112,28 @@ export async function createProfile(db: Db, input: { tenantId: string; document:
   try {
     const row = await db.$transaction(async (tx) => {
       const created = await tx.profile.create({
-        data: { tenantId: input.tenantId, profileId: profile.id, version: profile.version, document: profile as object, visibility: input.public ? 'public' : 'private' },
+        data: {
+          tenantId: input.tenantId,
+          profileId: profile.id,
+          version: profile.version,
+          document: profile as object,
+          visibility: input.public ? 'public' : 'private',
+        },
       });
-      await appendEvent(tx, { tenantId: input.tenantId, type: 'profile.created', subjectId: profile.id, data: { version: profile.version, visibility: created.visibility } });
+      await appendEvent(tx, {
+        tenantId: input.tenantId,
+        type: 'profile.created',
+        subjectId: profile.id,
+        data: { version: profile.version, visibility: created.visibility },
+      });
       return created;
     });
     return rowView(row);
   } catch (err) {
     if (isUniqueViolation(err)) {
-      throw new IronflowError('CONFLICT', `profile ${profile.id} version ${profile.version} already exists; bump "version" to store a new one`, { path: 'document.version' });
+      throw new IronflowError('CONFLICT', `profile ${profile.id} version ${profile.version} already exists; bump "version" to store a new one`, {
+        path: 'document.version',
+      });
     }
     throw err;
   }
@@ -124,29 +155,53 @@ export async function updateProfile(db: Db, input: ProfileUpdate): Promise<Profi
       where: { tenantId: input.tenantId, profileId: input.id, ...(input.version ? { version: input.version } : {}) },
       orderBy: { version: 'desc' },
     });
-    if (!row) throw new IronflowError('NOT_FOUND', `profile ${input.id} is not stored by tenant ${input.tenantId} (shipped profiles are read-only)`, { id: input.id });
+    if (!row)
+      throw new IronflowError('NOT_FOUND', `profile ${input.id} is not stored by tenant ${input.tenantId} (shipped profiles are read-only)`, { id: input.id });
     if (input.ifVersion !== undefined && input.ifVersion !== row.rowVersion) {
-      throw new IronflowError('CONFLICT', `profile ${input.id} version ${row.version} changed (row version ${row.rowVersion}, you had ${input.ifVersion}); read it again`, { rowVersion: row.rowVersion });
+      throw new IronflowError(
+        'CONFLICT',
+        `profile ${input.id} version ${row.version} changed (row version ${row.rowVersion}, you had ${input.ifVersion}); read it again`,
+        { rowVersion: row.rowVersion },
+      );
     }
     const data: { document?: object; visibility?: string } = {};
     if (input.document !== undefined) {
       if (row.lockedAt) {
-        throw new IronflowError('INVALID_STATE', `profile ${input.id} version ${row.version} is locked: a workflow used it on ${row.lockedAt.toISOString()}; store version ${row.version + 1} instead`, { path: 'document' });
+        throw new IronflowError(
+          'INVALID_STATE',
+          `profile ${input.id} version ${row.version} is locked: a workflow used it on ${row.lockedAt.toISOString()}; store version ${row.version + 1} instead`,
+          { path: 'document' },
+        );
       }
       const profile = checkForApi(input.document);
       if (profile.id !== row.profileId || profile.version !== row.version) {
-        throw new IronflowError('INVALID_INPUT', `the replacement must keep id ${row.profileId} and version ${row.version}`, { path: profile.id !== row.profileId ? 'document.id' : 'document.version' });
+        throw new IronflowError('INVALID_INPUT', `the replacement must keep id ${row.profileId} and version ${row.version}`, {
+          path: profile.id !== row.profileId ? 'document.id' : 'document.version',
+        });
       }
       data.document = profile as object;
     }
     if (input.visibility !== undefined) data.visibility = input.visibility;
     const updated = await tx.profile.updateMany({
-      where: { tenantId: row.tenantId, profileId: row.profileId, version: row.version, rowVersion: row.rowVersion, ...(data.document ? { lockedAt: null } : {}) },
+      where: {
+        tenantId: row.tenantId,
+        profileId: row.profileId,
+        version: row.version,
+        rowVersion: row.rowVersion,
+        ...(data.document ? { lockedAt: null } : {}),
+      },
       data: { ...data, rowVersion: row.rowVersion + 1 },
     });
     if (updated.count !== 1) throw new IronflowError('CONFLICT', `profile ${input.id} changed meanwhile; read it again`, {});
-    await appendEvent(tx, { tenantId: input.tenantId, type: 'profile.updated', subjectId: row.profileId, data: { version: row.version, ...(data.visibility ? { visibility: data.visibility } : {}), document: data.document !== undefined } });
-    const fresh = await tx.profile.findUniqueOrThrow({ where: { tenantId_profileId_version: { tenantId: row.tenantId, profileId: row.profileId, version: row.version } } });
+    await appendEvent(tx, {
+      tenantId: input.tenantId,
+      type: 'profile.updated',
+      subjectId: row.profileId,
+      data: { version: row.version, ...(data.visibility ? { visibility: data.visibility } : {}), document: data.document !== undefined },
+    });
+    const fresh = await tx.profile.findUniqueOrThrow({
+      where: { tenantId_profileId_version: { tenantId: row.tenantId, profileId: row.profileId, version: row.version } },
+    });
     return rowView(fresh);
   });
 }
@@ -154,5 +209,8 @@ export async function updateProfile(db: Db, input: ProfileUpdate): Promise<Profi
 /** Makes a stored version immutable; the first workflow that uses it calls this. */
 export async function lockProfileVersion(db: DbOrTx, view: ProfileView): Promise<void> {
   if (view.visibility === 'builtin' || view.locked) return;
-  await db.profile.updateMany({ where: { tenantId: view.tenantId, profileId: view.id, version: view.version, lockedAt: null }, data: { lockedAt: new Date() } });
+  await db.profile.updateMany({
+    where: { tenantId: view.tenantId, profileId: view.id, version: view.version, lockedAt: null },
+    data: { lockedAt: new Date() },
+  });
 }

@@ -10,7 +10,19 @@ import { createHash } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { INIT_PRELUDE, UDHCPC_SCRIPT, bundleAgent, moduleLoadOrder, newestKernel, packInitramfs, repoRoot, reporter, requireTools, sha256File, stageInitramfs } from './lib/boot-image.mjs';
+import {
+  INIT_PRELUDE,
+  UDHCPC_SCRIPT,
+  bundleAgent,
+  moduleLoadOrder,
+  newestKernel,
+  packInitramfs,
+  repoRoot,
+  reporter,
+  requireTools,
+  sha256File,
+  stageInitramfs,
+} from './lib/boot-image.mjs';
 
 const { say } = reporter('build-os-image');
 const outDir = path.resolve(process.env.IRONFLOW_DATA_DIR ?? path.join(repoRoot, '.ironflow'), 'os-image');
@@ -20,7 +32,23 @@ const PARTITION_MIB = 72;
 const IMAGE_MIB = PARTITION_START_MIB + PARTITION_MIB;
 const MBR_CODE = '/usr/lib/syslinux/mbr/mbr.bin';
 
-const MODULES = ['virtio_pci', 'virtio_net', 'virtio_blk', 'virtio_scsi', 'e1000', 'e1000e', 'ahci', 'ata_piix', 'sd_mod', 'nvme', 'vfat', 'nls_cp437', 'nls_ascii', 'nls_iso8859_1', 'isofs'];
+const MODULES = [
+  'virtio_pci',
+  'virtio_net',
+  'virtio_blk',
+  'virtio_scsi',
+  'e1000',
+  'e1000e',
+  'ahci',
+  'ata_piix',
+  'sd_mod',
+  'nvme',
+  'vfat',
+  'nls_cp437',
+  'nls_ascii',
+  'nls_iso8859_1',
+  'isofs',
+];
 
 const INIT = `${INIT_PRELUDE}echo "ironflow os: $(uname -r) booted from disk"
 for dev in /sys/class/net/*; do
@@ -66,7 +94,7 @@ function writeAt(image, file, offset) {
   const input = openSync(file, 'r');
   const buffer = Buffer.alloc(4 * MIB);
   try {
-    for (let at = 0; ; ) {
+    for (let at = 0; ;) {
       const n = readSync(input, buffer, 0, buffer.length, at);
       if (n === 0) break;
       writeSync(out, buffer, 0, n, offset + at);
@@ -79,7 +107,15 @@ function writeAt(image, file, offset) {
 }
 
 async function main() {
-  requireTools([['cpio', 'cpio'], ['zstd', 'zstd'], ['ldd', 'libc-bin'], ['syslinux', 'syslinux'], ['mcopy', 'mtools'], ['mkfs.vfat', 'dosfstools'], ['sfdisk', 'fdisk']]);
+  requireTools([
+    ['cpio', 'cpio'],
+    ['zstd', 'zstd'],
+    ['ldd', 'libc-bin'],
+    ['syslinux', 'syslinux'],
+    ['mcopy', 'mtools'],
+    ['mkfs.vfat', 'dosfstools'],
+    ['sfdisk', 'fdisk'],
+  ]);
   if (!existsSync(MBR_CODE)) reporter('build-os-image').fail(`${MBR_CODE} is missing`, 'apt-get install -y syslinux-common');
   const kernel = newestKernel();
   const modules = moduleLoadOrder(kernel.version, MODULES);
@@ -113,7 +149,9 @@ async function main() {
     const temp = `${image}.tmp`;
     writeFileSync(temp, Buffer.alloc(0));
     execFileSync('truncate', ['-s', `${IMAGE_MIB}M`, temp]);
-    execFileSync('sfdisk', ['--quiet', '--label', 'dos', temp], { input: `start=${PARTITION_START_MIB * 2048}, size=${PARTITION_MIB * 2048}, type=c, bootable\n` });
+    execFileSync('sfdisk', ['--quiet', '--label', 'dos', temp], {
+      input: `start=${PARTITION_START_MIB * 2048}, size=${PARTITION_MIB * 2048}, type=c, bootable\n`,
+    });
     const mbr = openSync(temp, 'r+');
     writeSync(mbr, readFileSync(MBR_CODE).subarray(0, 440), 0, 440, 0);
     closeSync(mbr);

@@ -9,13 +9,43 @@ import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
-import { INIT_PRELUDE, UDHCPC_SCRIPT, bundleAgent, moduleLoadOrder, newestKernel, packInitramfs, repoRoot, reporter, requireTools, sha256File, stageInitramfs } from './lib/boot-image.mjs';
+import {
+  INIT_PRELUDE,
+  UDHCPC_SCRIPT,
+  bundleAgent,
+  moduleLoadOrder,
+  newestKernel,
+  packInitramfs,
+  repoRoot,
+  reporter,
+  requireTools,
+  sha256File,
+  stageInitramfs,
+} from './lib/boot-image.mjs';
 
 const { say } = reporter('build-ramdisk');
 const outDir = path.resolve(process.env.IRONFLOW_DATA_DIR ?? path.join(repoRoot, '.ironflow'), 'ramdisk');
 
 /** The NICs and disk controllers a ramdisk may meet; their dependencies come from modules.dep. */
-const MODULES = ['virtio_pci', 'virtio_net', 'virtio_blk', 'virtio_scsi', 'e1000', 'e1000e', 'igb', 'ixgbe', 'ahci', 'ata_piix', 'sd_mod', 'nvme', 'sr_mod', 'vfat', 'nls_cp437', 'nls_ascii', 'nls_iso8859_1'];
+const MODULES = [
+  'virtio_pci',
+  'virtio_net',
+  'virtio_blk',
+  'virtio_scsi',
+  'e1000',
+  'e1000e',
+  'igb',
+  'ixgbe',
+  'ahci',
+  'ata_piix',
+  'sd_mod',
+  'nvme',
+  'sr_mod',
+  'vfat',
+  'nls_cp437',
+  'nls_ascii',
+  'nls_iso8859_1',
+];
 
 const GCONV_DIR = 'usr/lib/x86_64-linux-gnu/gconv';
 const which = (tool) => execFileSync('sh', ['-c', `command -v ${tool} || true`], { encoding: 'utf8' }).trim();
@@ -52,7 +82,15 @@ poweroff -f
 `;
 
 async function main() {
-  requireTools([['cpio', 'cpio'], ['zstd', 'zstd'], ['ldd', 'libc-bin'], ['mkfs.fat', 'dosfstools'], ['mtools', 'mtools'], ['nvme', 'nvme-cli'], ['hdparm', 'hdparm']]);
+  requireTools([
+    ['cpio', 'cpio'],
+    ['zstd', 'zstd'],
+    ['ldd', 'libc-bin'],
+    ['mkfs.fat', 'dosfstools'],
+    ['mtools', 'mtools'],
+    ['nvme', 'nvme-cli'],
+    ['hdparm', 'hdparm'],
+  ]);
   const kernel = newestKernel();
   const modules = moduleLoadOrder(kernel.version, MODULES);
   const stage = mkdtempSync(path.join(os.tmpdir(), 'ironflow-ramdisk-'));
@@ -66,7 +104,11 @@ async function main() {
     inputs.update(INIT).update(UDHCPC_SCRIPT).update(modules.join('\n'));
     const inputsDigest = inputs.digest('hex');
     const manifestFile = path.join(outDir, 'manifest.json');
-    if (existsSync(manifestFile) && JSON.parse(readFileSync(manifestFile, 'utf8')).inputsDigest === inputsDigest && existsSync(path.join(outDir, 'initrd.img'))) {
+    if (
+      existsSync(manifestFile) &&
+      JSON.parse(readFileSync(manifestFile, 'utf8')).inputsDigest === inputsDigest &&
+      existsSync(path.join(outDir, 'initrd.img'))
+    ) {
       say(`up to date: ${outDir}`);
       return;
     }
@@ -80,10 +122,14 @@ async function main() {
       builtAt: new Date().toISOString(),
       versions: { kernel: kernel.version, node: process.version, busybox: execFileSync('/bin/busybox', ['--help'], { encoding: 'utf8' }).split('\n')[0] },
       modules: modules.map((m) => path.basename(m)),
-      files: Object.fromEntries(['vmlinuz', 'initrd.img'].map((name) => [name, { sha256: sha256File(path.join(outDir, name)), sizeBytes: statSync(path.join(outDir, name)).size }])),
+      files: Object.fromEntries(
+        ['vmlinuz', 'initrd.img'].map((name) => [name, { sha256: sha256File(path.join(outDir, name)), sizeBytes: statSync(path.join(outDir, name)).size }]),
+      ),
     };
     writeFileSync(manifestFile, `${JSON.stringify(manifest, null, 2)}\n`);
-    say(`wrote ${outDir}: vmlinuz ${(manifest.files.vmlinuz.sizeBytes / 1e6).toFixed(1)} MB, initrd.img ${(manifest.files['initrd.img'].sizeBytes / 1e6).toFixed(1)} MB`);
+    say(
+      `wrote ${outDir}: vmlinuz ${(manifest.files.vmlinuz.sizeBytes / 1e6).toFixed(1)} MB, initrd.img ${(manifest.files['initrd.img'].sizeBytes / 1e6).toFixed(1)} MB`,
+    );
   } finally {
     rmSync(stage, { recursive: true, force: true });
   }

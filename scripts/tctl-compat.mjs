@@ -44,7 +44,9 @@ const forwarded = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 for (const name of forwarded) process.on(name, () => child.kill(name));
 child.on('error', (err) => {
   const missing = /** @type {NodeJS.ErrnoException} */ (err).code === 'ENOENT';
-  process.stderr.write(missing ? `tctl: ${temporal} is missing: run \`npm run setup\` (it builds the Temporal CLI)\n` : `tctl: cannot run ${temporal}: ${err.message}\n`);
+  process.stderr.write(
+    missing ? `tctl: ${temporal} is missing: run \`npm run setup\` (it builds the Temporal CLI)\n` : `tctl: cannot run ${temporal}: ${err.message}\n`,
+  );
   process.exit(missing ? 127 : 1);
 });
 child.on('exit', (code, signal) => {

@@ -49,9 +49,8 @@ export async function startControlPlane(config: IronflowConfig, options: Control
   // Sealed histories (temporal.sealHistories): what this client writes Temporal stores as ciphertext.
   const temporal = new Client({ connection, namespace: config.temporal.namespace, dataConverter: sealedDataConverter(config) });
   const rootCredential = await bootstrapRoot(db, config.dataDir);
-  const worker = options.worker === false
-    ? undefined
-    : await startControlPlaneWorker({ db, secrets, temporal, config, workerId: `${hostname()}:${process.pid}` });
+  const worker =
+    options.worker === false ? undefined : await startControlPlaneWorker({ db, secrets, temporal, config, workerId: `${hostname()}:${process.pid}` });
   // Agents reach Temporal only through the gateway; it seals their payloads, so they hold no history key.
   const codec = sealingCodecFor(config);
   const gateway = await startAgentGateway({

@@ -124,8 +124,21 @@ async function main(): Promise<void> {
   const imagePort = (imageServer.address() as AddressInfo).port;
   const signer = generateKeyPairSync('ed25519');
   await addImageSigner(cp.db, { tenantId: 'root', id: 'demo-platform', publicKeyPem: signer.publicKey.export({ type: 'spki', format: 'pem' }).toString() });
-  const image = { tenantId: 'root', ref: 'demo-os@1', kind: 'os', format: 'raw', compression: 'gzip', sha256: sha256(osImage), sizeBytes: osImage.length, source: `https://127.0.0.1:${imagePort}/demo-os.raw.gz` };
-  await api.call('POST', '/v1/images', { ...image, signerId: 'demo-platform', signature: sign(null, imageSigningInput(image), signer.privateKey).toString('base64') });
+  const image = {
+    tenantId: 'root',
+    ref: 'demo-os@1',
+    kind: 'os',
+    format: 'raw',
+    compression: 'gzip',
+    sha256: sha256(osImage),
+    sizeBytes: osImage.length,
+    source: `https://127.0.0.1:${imagePort}/demo-os.raw.gz`,
+  };
+  await api.call('POST', '/v1/images', {
+    ...image,
+    signerId: 'demo-platform',
+    signature: sign(null, imageSigningInput(image), signer.privateKey).toString('base64'),
+  });
   await api.call('POST', '/v1/profiles', {
     tenantId: 'root',
     document: {
@@ -141,7 +154,9 @@ async function main(): Promise<void> {
         { use: 'deploy.deploy', timeout: '10m' },
         { use: 'management.setBootDevice', on: 'site', with: { device: 'disk', persistent: true } },
         // A QEMU machine boots its disk through the BMC (a power cycle); an emulated one kexecs.
-        onQemu ? { use: 'power.setPower', on: 'site', with: { action: 'cycle' }, await: 'rejoin', timeout: '10m' } : { use: 'boot.kexec', on: 'ramdisk', await: 'rejoin', timeout: '5m' },
+        onQemu
+          ? { use: 'power.setPower', on: 'site', with: { action: 'cycle' }, await: 'rejoin', timeout: '10m' }
+          : { use: 'boot.kexec', on: 'ramdisk', await: 'rejoin', timeout: '5m' },
       ],
       cleanup: [{ use: 'boot.cleanUp', on: 'site' }],
     },
@@ -151,12 +166,32 @@ async function main(): Promise<void> {
   // A pool (on QEMU its site agent pre-warms the image into its cache: machines stream it
   // from there, the image server being on this host's loopback), a site token, and a real
   // site agent: in process with its boot server on a free local port, or in a namespace.
-  const pool = await api.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId: site.id, class: 'demo-metal', ...(onQemu ? { policy: { prewarmImages: ['demo-os@1'] } } : {}) });
+  const pool = await api.call<{ id: string }>('POST', '/v1/pools', {
+    tenantId: 'root',
+    siteId: site.id,
+    class: 'demo-metal',
+    ...(onQemu ? { policy: { prewarmImages: ['demo-os@1'] } } : {}),
+  });
   const token = await api.call<{ token: string }>('POST', `/v1/sites/${site.id}/tokens`, { tenantId: 'root', ttlSeconds: 600, maxUses: 1 });
   const agentDir = path.join(dataDir, 'site-agent');
   mkdirSync(agentDir, { recursive: true, mode: 0o700 });
   const agentConfig = path.join(agentDir, 'site-agent.toml');
-  writeFileSync(agentConfig, [`control_plane_url = ${JSON.stringify(cp.url)}`, 'data_dir = "data"', '', '[site]', 'bmc_networks = []', '', '[boot]', 'proxy_dhcp = false', 'http_address = "127.0.0.1"', 'http_port = 0', ''].join('\n'));
+  writeFileSync(
+    agentConfig,
+    [
+      `control_plane_url = ${JSON.stringify(cp.url)}`,
+      'data_dir = "data"',
+      '',
+      '[site]',
+      'bmc_networks = []',
+      '',
+      '[boot]',
+      'proxy_dhcp = false',
+      'http_address = "127.0.0.1"',
+      'http_port = 0',
+      '',
+    ].join('\n'),
+  );
   let agent: SiteAgent | undefined;
   let qemuSite: QemuSite | undefined;
   if (onQemu) {
@@ -164,7 +199,16 @@ async function main(): Promise<void> {
     writeFileSync(tokenFile, token.token, { mode: 0o600 });
     const caFile = path.join(tlsDir, 'ca.pem');
     writeFileSync(caFile, tls.caPem);
-    qemuSite = await startQemuSite({ dir: path.join(dataDir, 'qemu'), controlPlaneUrl: cp.url, controlPlaneCaPems: apiTls ? [apiTls.caPem] : undefined, agentDataDir: path.join(agentDir, 'data'), tokenFile, gatewayPort: config.gateway.port, extraPorts: [imagePort], cacheCaFile: caFile });
+    qemuSite = await startQemuSite({
+      dir: path.join(dataDir, 'qemu'),
+      controlPlaneUrl: cp.url,
+      controlPlaneCaPems: apiTls ? [apiTls.caPem] : undefined,
+      agentDataDir: path.join(agentDir, 'data'),
+      tokenFile,
+      gatewayPort: config.gateway.port,
+      extraPorts: [imagePort],
+      cacheCaFile: caFile,
+    });
     const started = qemuSite;
     stoppers.push(() => started.close());
     say(`demo: site ${site.id}, pool ${pool.id}; site agent in a network namespace at ${QEMU_SITE_AGENT_IP} (log ${qemuSite.agentLogFile})`);
@@ -174,13 +218,21 @@ async function main(): Promise<void> {
     agent = inProcess;
     stoppers.push(() => inProcess.stop());
     for (let i = 0; i < 150 && !inProcess.session.state().active; i++) await sleep(200);
-    say(`demo: site ${site.id}, pool ${pool.id}; site agent ${inProcess.identity.current.nodeId} (boot server ${inProcess.bootServer?.url ?? 'none'}; log ${path.join(agentDir, 'agent.log')})`);
+    say(
+      `demo: site ${site.id}, pool ${pool.id}; site agent ${inProcess.identity.current.nodeId} (boot server ${inProcess.bootServer?.url ?? 'none'}; log ${path.join(agentDir, 'agent.log')})`,
+    );
   }
 
   let fleet: Fleet | undefined;
   if (!qemuSite) {
     const inProcess = agent;
-    const emulated = await Fleet.start({ dataDir: path.join(dataDir, 'machines'), bootServerUrl: () => inProcess?.bootServer?.url, installedOs: nodeAgentOs(), ramdiskTrustedCaPems: [tls.caPem], sleepScale: 0.2 });
+    const emulated = await Fleet.start({
+      dataDir: path.join(dataDir, 'machines'),
+      bootServerUrl: () => inProcess?.bootServer?.url,
+      installedOs: nodeAgentOs(),
+      ramdiskTrustedCaPems: [tls.caPem],
+      sleepScale: 0.2,
+    });
     fleet = emulated;
     stoppers.push(() => emulated.close());
   }
@@ -192,7 +244,9 @@ async function main(): Promise<void> {
     const key = `${node.provisionState}|${node.workflowId ?? ''}`;
     if (seen.get(node.nodeId) === key) return;
     seen.set(node.nodeId, key);
-    say(`  ${name} ${node.nodeId}: ${node.provisionState}${node.workflowId ? `  → ${ui(node.workflowId)}` : ''}${node.lastError ? `  (${node.lastError.code}: ${node.lastError.message})` : ''}`);
+    say(
+      `  ${name} ${node.nodeId}: ${node.provisionState}${node.workflowId ? `  → ${ui(node.workflowId)}` : ''}${node.lastError ? `  (${node.lastError.code}: ${node.lastError.message})` : ''}`,
+    );
   };
   const until = async (name: string, nodeId: string, state: string) => {
     for (;;) {
@@ -209,10 +263,14 @@ async function main(): Promise<void> {
   for (let i = 0; i < machinesWanted; i++) {
     const added = qemuSite
       ? qemuSite.addMachine({ firmware: 'bios', diskBytes: 192 * 1024 * 1024 })
-      : await (fleet as Fleet).add({ diskBytes: 16 * 1024 * 1024 }).then(({ machine, bmc }) => ({ id: machine.description.id, bmc, disk: machine.diskPath, serialLogs: undefined }));
+      : await (fleet as Fleet)
+          .add({ diskBytes: 16 * 1024 * 1024 })
+          .then(({ machine, bmc }) => ({ id: machine.description.id, bmc, disk: machine.diskPath, serialLogs: undefined }));
     const node = await api.call<MetalNodeView>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId: pool.id, bmc: { driver: 'redfish', ...added.bmc } });
     machines.push({ name: added.id, nodeId: node.nodeId, disk: added.disk });
-    say(`  ${added.id} enrolled as ${node.nodeId}; its lifecycle workflow: ${ui(`node:${node.nodeId}`)}${added.serialLogs ? `; serial logs ${added.serialLogs}` : ''}`);
+    say(
+      `  ${added.id} enrolled as ${node.nodeId}; its lifecycle workflow: ${ui(`node:${node.nodeId}`)}${added.serialLogs ? `; serial logs ${added.serialLogs}` : ''}`,
+    );
   }
   say('\ndemo: 2. enroll → inspect → commission → ready, on their own');
   await Promise.all(machines.map((m) => until(m.name, m.nodeId, 'ready')));
@@ -233,7 +291,9 @@ async function main(): Promise<void> {
   await until(first.name, first.nodeId, 'ready');
 
   say('\ndemo: done. Everything keeps running: try, in another terminal,');
-  say(`  IRONFLOW_CREDENTIAL=$(cat ${cp.rootCredential.file}) npx ironflow --api ${cp.url}${apiTls ? ` --ca-file ${apiTls.caFile}` : ''} metal list --pool ${pool.id}`);
+  say(
+    `  IRONFLOW_CREDENTIAL=$(cat ${cp.rootCredential.file}) npx ironflow --api ${cp.url}${apiTls ? ` --ca-file ${apiTls.caFile}` : ''} metal list --pool ${pool.id}`,
+  );
   say(`  … metal deploy ${machines[1]?.nodeId ?? first.nodeId} --profile demo-os-host --profile-version 1`);
   say(`  Temporal Web UI: ${webUi}/namespaces/${config.temporal.namespace}/workflows`);
   say('Ctrl-C stops everything.');

@@ -52,7 +52,12 @@ export function temporalServerArgs(options: TemporalServerOptions): string[] {
   const [host, port] = options.address.split(':');
   const args = ['server', 'start-dev', '--ip', host ?? '127.0.0.1', '--port', port ?? '7233', '--log-level', 'warn'];
   args.push(...(options.uiPort ? ['--ui-port', String(options.uiPort), '--ui-ip', host ?? '127.0.0.1'] : ['--headless']));
-  if (options.dbFile) args.push('--db-filename', options.dbFile, ...Object.entries(options.sqlitePragmas ?? {}).flatMap(([pragma, value]) => ['--sqlite-pragma', `${pragma}=${value}`]));
+  if (options.dbFile)
+    args.push(
+      '--db-filename',
+      options.dbFile,
+      ...Object.entries(options.sqlitePragmas ?? {}).flatMap(([pragma, value]) => ['--sqlite-pragma', `${pragma}=${value}`]),
+    );
   if (options.uiPort && options.codecEndpoint) args.push('--ui-codec-endpoint', options.codecEndpoint);
   if (options.namespace !== 'default') args.push('--namespace', options.namespace);
   for (const [name, type] of Object.entries(options.searchAttributes)) args.push('--search-attribute', `${name}=${type}`);

@@ -20,10 +20,14 @@ export function installWorkerRuntime(options: { metricsAddress?: string } = {}):
     Runtime.install({
       logger,
       // Seconds and `_total` counters, like the control plane's own metrics (core/metrics/registry.ts).
-      ...(options.metricsAddress ? { telemetryOptions: { metrics: { prometheus: { bindAddress: options.metricsAddress, useSecondsForDurations: true, countersTotalSuffix: true } } } } : {}),
+      ...(options.metricsAddress
+        ? { telemetryOptions: { metrics: { prometheus: { bindAddress: options.metricsAddress, useSecondsForDurations: true, countersTotalSuffix: true } } } }
+        : {}),
     });
   } catch (err) {
     if (!options.metricsAddress) throw err;
-    throw new Error(`the Temporal SDK's metrics exporter cannot listen on ${options.metricsAddress} (${(err as Error).message}): set metrics.temporalSdkAddress in temporal-dev.yaml or IRONFLOW_METRICS_SDK_ADDRESS to a free host:port, or to off`);
+    throw new Error(
+      `the Temporal SDK's metrics exporter cannot listen on ${options.metricsAddress} (${(err as Error).message}): set metrics.temporalSdkAddress in temporal-dev.yaml or IRONFLOW_METRICS_SDK_ADDRESS to a free host:port, or to off`,
+    );
   }
 }

@@ -95,7 +95,12 @@ export async function nodeLifecycle(input: NodeLifecycleInput): Promise<{ state:
     }
     if (next.kind === 'run') {
       const outcome = await runStateWorkflow(nodeId, next.workflowId, next.plan, next.target, aborts, handleAborts);
-      const applied = await acts.lifecycleApply({ ...outcome, nodeId, workflowId: next.workflowId, ...(outcome.outcome === 'succeeded' ? { role: next.plan.role } : {}) });
+      const applied = await acts.lifecycleApply({
+        ...outcome,
+        nodeId,
+        workflowId: next.workflowId,
+        ...(outcome.outcome === 'succeeded' ? { role: next.plan.role } : {}),
+      });
       state = applied.state;
     }
     transitions += 1;

@@ -23,7 +23,18 @@ import { nodeAgentQueue, ramdiskQueue } from '../core/agent-queues';
 import { formatDuration, waitedFor, waitingUntil } from '../core/deadlines';
 import { errorCodes } from '../core/errors';
 import { labelsMatch } from '../core/label-expr';
-import { isStepRelay, type JsonValue, type Plan, type PlanStep, type ProvisionResult, type ProvisionStatus, type ProvisionTarget, type SiteAgentChoice, type StepInput, type StepRecord } from '../core/plan';
+import {
+  isStepRelay,
+  type JsonValue,
+  type Plan,
+  type PlanStep,
+  type ProvisionResult,
+  type ProvisionStatus,
+  type ProvisionTarget,
+  type SiteAgentChoice,
+  type StepInput,
+  type StepRecord,
+} from '../core/plan';
 import { activitySummary, provisionDetails } from '../core/workflow-summaries';
 import { installConfirmMacHandlers, noteRejectedSignal } from './confirm-mac-handlers';
 import { abortSignal, abortUpdate, agentJoinedSignal, statusQuery, stepProgressSignal } from './provision-handles';
@@ -41,7 +52,13 @@ type StepFn = (input: StepInput) => Promise<unknown>;
 
 const NON_RETRYABLE: readonly string[] = ['INVALID_INPUT', 'INVALID_CONFIG', 'UNSUPPORTED', 'NOT_FOUND'];
 
-function activityOptions(step: PlanStep, taskQueue: string | undefined, summary: string, scheduleToStartMs: number | undefined, nonRetryable: readonly string[]): ActivityOptions {
+function activityOptions(
+  step: PlanStep,
+  taskQueue: string | undefined,
+  summary: string,
+  scheduleToStartMs: number | undefined,
+  nonRetryable: readonly string[],
+): ActivityOptions {
   return {
     ...(taskQueue ? { taskQueue } : {}),
     // The Web UI shows it on the activity: the step key, its `use`, the queue or agent it went to.
@@ -59,7 +76,13 @@ function activityOptions(step: PlanStep, taskQueue: string | undefined, summary:
   };
 }
 
-function activityFn(step: PlanStep, taskQueue: string | undefined, summary: string, scheduleToStartMs?: number, nonRetryable: readonly string[] = NON_RETRYABLE): StepFn {
+function activityFn(
+  step: PlanStep,
+  taskQueue: string | undefined,
+  summary: string,
+  scheduleToStartMs?: number,
+  nonRetryable: readonly string[] = NON_RETRYABLE,
+): StepFn {
   const proxy = proxyActivities<Record<string, StepFn>>(activityOptions(step, taskQueue, summary, scheduleToStartMs, nonRetryable));
   return proxy[step.activity] as StepFn;
 }
@@ -92,7 +115,11 @@ function explainTimeout(err: unknown, step: PlanStep, nodeId: string, waiting: s
   if (!(err instanceof ActivityFailure) || !(err.cause instanceof TimeoutFailure)) return err;
   const what = waiting ? waiting.replace(/ \(until [^)]*\)$/, '') : `${step.use} on ${taskQueue ?? 'its queue'} to answer for node ${nodeId}`;
   const why = timeoutTexts[String(err.cause.timeoutType)] ?? 'a timeout ran out';
-  return ApplicationFailure.nonRetryable(`${waitedFor(waitedMs, what)}: ${why} (${step.key} ${step.use}, timeout ${formatDuration(step.timeoutMs)} per attempt)`, 'DRIVER_ERROR', { nodeId, step: step.key, reason: 'step-deadline' });
+  return ApplicationFailure.nonRetryable(
+    `${waitedFor(waitedMs, what)}: ${why} (${step.key} ${step.use}, timeout ${formatDuration(step.timeoutMs)} per attempt)`,
+    'DRIVER_ERROR',
+    { nodeId, step: step.key, reason: 'step-deadline' },
+  );
 }
 
 const message = (err: unknown): string => {
@@ -134,7 +161,8 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
   const abortProblem = (reason: unknown): string | undefined => {
     if (typeof reason !== 'string' || reason.trim() === '' || reason.length > MAX_REASON) return `a reason is 1 to ${MAX_REASON} characters`;
     if (status.abortReason !== null) return `already aborted: ${status.abortReason}`;
-    if (status.phase !== 'steps' && status.phase !== 'acceptance') return `nothing to abort: the run is ${status.phase === 'cleanup' ? 'cleaning up' : status.phase}`;
+    if (status.phase !== 'steps' && status.phase !== 'acceptance')
+      return `nothing to abort: the run is ${status.phase === 'cleanup' ? 'cleaning up' : status.phase}`;
     return undefined;
   };
   const abort = (reason: string) => {
@@ -191,7 +219,10 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
       const left = deadline - Date.now();
       if (!agent) {
         if (left <= 0) {
-          throw ApplicationFailure.nonRetryable(`${waitedFor(step.timeoutMs, `a connected site agent of site ${target.siteId} to run ${step.use} for node ${target.nodeId}`)}: none is connected`, 'NO_SITE_AGENT');
+          throw ApplicationFailure.nonRetryable(
+            `${waitedFor(step.timeoutMs, `a connected site agent of site ${target.siteId} to run ${step.use} for node ${target.nodeId}`)}: none is connected`,
+            'NO_SITE_AGENT',
+          );
         }
         // Name the agents this step was sent to and that never picked it up: the ones to bring back.
         waitFor(`a connected site agent of site ${target.siteId}${avoid.length ? ` (not picked up by ${avoid.join(', ')})` : ''}`, waitingSince ?? undefined);
@@ -204,20 +235,30 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
       }
       waitFor(null);
       try {
-        if (step.relay) return await activityFn(step, undefined, activitySummary(step.key, step.use, `${workflowInfo().taskQueue} via ${agent.taskQueue}`))(inputFor(step, { siteAgent: agent }));
+        if (step.relay)
+          return await activityFn(
+            step,
+            undefined,
+            activitySummary(step.key, step.use, `${workflowInfo().taskQueue} via ${agent.taskQueue}`),
+          )(inputFor(step, { siteAgent: agent }));
         const window = Math.max(1000, Math.min(step.scheduleToStartMs ?? left, left));
         return await activityFn(step, agent.taskQueue, activitySummary(step.key, step.use, agent.taskQueue), window)(inputFor(step));
       } catch (err) {
         if (!isScheduleToStartTimeout(err)) throw err;
         // Nobody picked the task up: that agent vanished. Try the next one.
         avoid.push(agent.agentNodeId);
-        if (Date.now() >= deadline) throw ApplicationFailure.nonRetryable(`site agent ${agent.agentNodeId} did not pick up ${step.use} before its deadline`, 'NO_SITE_AGENT');
+        if (Date.now() >= deadline)
+          throw ApplicationFailure.nonRetryable(`site agent ${agent.agentNodeId} did not pick up ${step.use} before its deadline`, 'NO_SITE_AGENT');
       }
     }
   }
 
   /** A control step's relay: the machine-side activity on the machine's queue, then the control step's second half. */
-  async function relay(step: PlanStep, request: { relayTo: { queue: 'ramdisk' | 'node'; activity: string; with: StepInput['with']; then?: string } }, deadline: number): Promise<unknown> {
+  async function relay(
+    step: PlanStep,
+    request: { relayTo: { queue: 'ramdisk' | 'node'; activity: string; with: StepInput['with']; then?: string } },
+    deadline: number,
+  ): Promise<unknown> {
     const { queue, activity, with: withInput, then } = request.relayTo;
     const taskQueue = queue === 'ramdisk' ? ramdiskQueue(target.nodeId) : nodeAgentQueue(target.nodeId);
     const left = Math.max(1000, deadline - Date.now());
@@ -228,11 +269,21 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
     const machineStep: PlanStep = { ...step, activity, timeoutMs: left, retry: { ...step.retry, maximumAttempts: 2 } };
     if (status.step) status.step.taskQueue = taskQueue;
     showDetails();
-    const answer = await activityFn(machineStep, taskQueue, activitySummary(step.key, activity, taskQueue), left, errorCodes)({ ...inputFor(step), use: activity, with: withInput });
+    const answer = await activityFn(
+      machineStep,
+      taskQueue,
+      activitySummary(step.key, activity, taskQueue),
+      left,
+      errorCodes,
+    )({ ...inputFor(step), use: activity, with: withInput });
     if (!then) return answer;
     if (status.step) status.step.taskQueue = workflowInfo().taskQueue;
     showDetails();
-    return activityFn({ ...step, activity: then }, undefined, activitySummary(step.key, then, workflowInfo().taskQueue))({ ...inputFor(step), relayResult: (answer ?? null) as JsonValue });
+    return activityFn(
+      { ...step, activity: then },
+      undefined,
+      activitySummary(step.key, then, workflowInfo().taskQueue),
+    )({ ...inputFor(step), relayResult: (answer ?? null) as JsonValue });
   }
 
   async function execute(step: PlanStep): Promise<unknown> {
@@ -245,7 +296,10 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
     if (step.await === 'confirmMac' && status.confirmedMac === null) {
       waitFor(waitingUntil(`confirmMac (an operator confirms node ${target.nodeId}’s MAC)`, deadline));
       if (!(await condition(() => status.confirmedMac !== null, step.timeoutMs))) {
-        throw ApplicationFailure.nonRetryable(`${waitedFor(step.timeoutMs, `an operator to confirm node ${target.nodeId}’s MAC (confirmMac)`)}: no MAC was confirmed`, 'INVALID_STATE');
+        throw ApplicationFailure.nonRetryable(
+          `${waitedFor(step.timeoutMs, `an operator to confirm node ${target.nodeId}’s MAC (confirmMac)`)}: no MAC was confirmed`,
+          'INVALID_STATE',
+        );
       }
       waitFor(null);
     }
@@ -267,11 +321,15 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
       const left = Math.max(0, deadline - Date.now());
       if (!(await condition(() => joins > joinsBefore, left))) {
         const what = `the next agent of node ${target.nodeId} to join after ${step.use} (agentJoined)`;
-        throw ApplicationFailure.nonRetryable(`${waitedFor(Date.now() - started, what)}: the machine did not rejoin within ${step.timeoutMs} ms of ${step.use}`, 'DRIVER_ERROR', {
-          nodeId: target.nodeId,
-          step: step.key,
-          reason: 'join-deadline',
-        });
+        throw ApplicationFailure.nonRetryable(
+          `${waitedFor(Date.now() - started, what)}: the machine did not rejoin within ${step.timeoutMs} ms of ${step.use}`,
+          'DRIVER_ERROR',
+          {
+            nodeId: target.nodeId,
+            step: step.key,
+            reason: 'join-deadline',
+          },
+        );
       }
       waitFor(null);
     }
@@ -284,7 +342,8 @@ export async function provision(plan: Plan, target: ProvisionTarget): Promise<Pr
   async function runStep(step: PlanStep): Promise<void> {
     if (!labelsMatch(step.when, target.labels)) return void record(step, 'skipped');
     const started = Date.now();
-    const explained = (err: unknown, which: PlanStep) => explainTimeout(err, which, target.nodeId, status.waitingFor, status.step?.taskQueue, Date.now() - started);
+    const explained = (err: unknown, which: PlanStep) =>
+      explainTimeout(err, which, target.nodeId, status.waitingFor, status.step?.taskQueue, Date.now() - started);
     try {
       if (!(await gate.before(step, status.phase === 'cleanup'))) return void record(step, 'skipped');
       const output = await execute(step);

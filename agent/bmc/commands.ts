@@ -54,7 +54,12 @@ async function send(driver: BmcDriver, command: BmcCommand): Promise<BmcCommandR
   }
 }
 
-export function runBmcCommand(ledger: OperationLedger, driver: BmcDriver, operationId: string, command: BmcCommand): Promise<OperationOutcome<BmcCommandResult>> {
+export function runBmcCommand(
+  ledger: OperationLedger,
+  driver: BmcDriver,
+  operationId: string,
+  command: BmcCommand,
+): Promise<OperationOutcome<BmcCommandResult>> {
   return runOperationOnce(
     ledger,
     { operationId, kind: describe(command), bmc: driver.bmcId, idempotent: isIdempotent(command) },

@@ -115,11 +115,15 @@ export async function waitForPower(driver: BmcDriver, want: PowerState, options:
     const state = await driver.power.get();
     if (state === want) return;
     if (Date.now() > deadline) {
-      throw new IronflowError('DRIVER_ERROR', `${driver.name} BMC ${driver.address}: power is still ${state}, expected ${want}; check the machine's power supply and the BMC's event log`, {
-        driver: driver.name,
-        address: driver.address,
-        operation: 'power.wait',
-      });
+      throw new IronflowError(
+        'DRIVER_ERROR',
+        `${driver.name} BMC ${driver.address}: power is still ${state}, expected ${want}; check the machine's power supply and the BMC's event log`,
+        {
+          driver: driver.name,
+          address: driver.address,
+          operation: 'power.wait',
+        },
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 500));
   }

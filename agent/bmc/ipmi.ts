@@ -4,7 +4,16 @@
 import { execFile } from 'node:child_process';
 import { IronflowError } from '../../core/errors';
 import type { IpmiTarget } from '../../core/schemas/bmc';
-import { driverError, type BmcCredentials, type BmcDriver, type BootDevice, type BootSetting, type Inspection, type PowerAction, type PowerState } from './driver';
+import {
+  driverError,
+  type BmcCredentials,
+  type BmcDriver,
+  type BootDevice,
+  type BootSetting,
+  type Inspection,
+  type PowerAction,
+  type PowerState,
+} from './driver';
 import { bmcLimiter, type KeyedLimiter } from './limiter';
 
 export interface IpmiDriverOptions {
@@ -101,21 +110,34 @@ class IpmiDriver implements BmcDriver {
     const out = await this.run('management.getBoot', ['chassis', 'bootparam', 'get', '5']);
     if (/Boot Flag Invalid/i.test(out)) return null;
     const selector = /Boot Device Selector\s*:\s*(.+)/i.exec(out)?.[1] ?? '';
-    const device: BootDevice | undefined = /PXE/i.test(selector) ? 'pxe' : /Hard-Drive|Hard Drive|disk/i.test(selector) ? 'disk' : /CD|DVD/i.test(selector) ? 'cd' : undefined;
+    const device: BootDevice | undefined = /PXE/i.test(selector)
+      ? 'pxe'
+      : /Hard-Drive|Hard Drive|disk/i.test(selector)
+        ? 'disk'
+        : /CD|DVD/i.test(selector)
+          ? 'cd'
+          : undefined;
     if (!device) return null;
     return { device, persistent: /Options apply to all future boots/i.test(out) };
   }
 
   private run(operation: string, command: string[]): Promise<string> {
     const args = [
-      '-I', 'lanplus',
-      '-H', this.host,
-      '-p', String(this.port),
-      '-U', this.credentials.username,
+      '-I',
+      'lanplus',
+      '-H',
+      this.host,
+      '-p',
+      String(this.port),
+      '-U',
+      this.credentials.username,
       '-E',
-      '-C', String(this.target.cipherSuite),
-      '-N', String(this.options.attemptTimeoutSeconds ?? 2),
-      '-R', String(this.options.retries ?? 3),
+      '-C',
+      String(this.target.cipherSuite),
+      '-N',
+      String(this.options.attemptTimeoutSeconds ?? 2),
+      '-R',
+      String(this.options.retries ?? 3),
       ...command,
     ];
     const budgetMs = ((this.options.attemptTimeoutSeconds ?? 2) * ((this.options.retries ?? 3) + 1) + 10) * 1000;
@@ -124,17 +146,30 @@ class IpmiDriver implements BmcDriver {
         this.options.ipmitool ?? 'ipmitool',
         args,
         // Only what ipmitool needs: the password, and a PATH/locale so its messages are English.
-        { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C', LC_ALL: 'C', IPMI_PASSWORD: this.credentials.password }, timeout: budgetMs, maxBuffer: 1024 * 1024 },
+        {
+          env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C', LC_ALL: 'C', IPMI_PASSWORD: this.credentials.password },
+          timeout: budgetMs,
+          maxBuffer: 1024 * 1024,
+        },
         (error, stdout, stderr) => {
           if (!error) return resolve(stdout);
           const err = error as NodeJS.ErrnoException & { killed?: boolean; code?: number | string };
           if (err.code === 'ENOENT') {
-            return reject(new IronflowError('DRIVER_ERROR', 'ipmitool is not installed on the site agent; install it (Debian: apt-get install ipmitool)', { driver: 'ipmi', operation }));
+            return reject(
+              new IronflowError('DRIVER_ERROR', 'ipmitool is not installed on the site agent; install it (Debian: apt-get install ipmitool)', {
+                driver: 'ipmi',
+                operation,
+              }),
+            );
           }
           const message = err.killed ? `ipmitool gave no answer within ${budgetMs} ms` : stderr.trim() || stdout.trim() || err.message;
           reject(
             driverError(
-              { ...this.context(operation), ...(typeof err.code === 'number' ? { status: err.code } : {}), outcomeUnknown: err.killed === true && operation.startsWith('power.set') },
+              {
+                ...this.context(operation),
+                ...(typeof err.code === 'number' ? { status: err.code } : {}),
+                outcomeUnknown: err.killed === true && operation.startsWith('power.set'),
+              },
               message,
               [this.credentials.password],
             ),

@@ -51,11 +51,19 @@ const operationIdPattern = /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,255}$/;
 /** In-process: a second caller with the same id waits for the first instead of sending. */
 const inFlight = new Map<string, Promise<unknown>>();
 
-export async function runOperationOnce<T extends JsonValue>(ledger: OperationLedger, spec: OperationSpec, send: () => Promise<T>): Promise<OperationOutcome<T>> {
+export async function runOperationOnce<T extends JsonValue>(
+  ledger: OperationLedger,
+  spec: OperationSpec,
+  send: () => Promise<T>,
+): Promise<OperationOutcome<T>> {
   if (!operationIdPattern.test(spec.operationId)) {
-    throw new IronflowError('INVALID_INPUT', `operation id ${JSON.stringify(spec.operationId.slice(0, 64))} must be 1-256 characters of letters, digits and ._:@/-`, {
-      path: 'operationId',
-    });
+    throw new IronflowError(
+      'INVALID_INPUT',
+      `operation id ${JSON.stringify(spec.operationId.slice(0, 64))} must be 1-256 characters of letters, digits and ._:@/-`,
+      {
+        path: 'operationId',
+      },
+    );
   }
   const pending = inFlight.get(spec.operationId);
   if (pending) {
@@ -75,9 +83,13 @@ async function decideAndSend<T extends JsonValue>(ledger: OperationLedger, spec:
   const existing = await ledger.get(spec.operationId);
   if (existing) {
     if (existing.kind !== spec.kind || existing.bmc !== spec.bmc) {
-      throw new IronflowError('CONFLICT', `operation ${spec.operationId} was ${existing.kind} on ${existing.bmc}, not ${spec.kind} on ${spec.bmc}; use a new operation id`, {
-        operationId: spec.operationId,
-      });
+      throw new IronflowError(
+        'CONFLICT',
+        `operation ${spec.operationId} was ${existing.kind} on ${existing.bmc}, not ${spec.kind} on ${spec.bmc}; use a new operation id`,
+        {
+          operationId: spec.operationId,
+        },
+      );
     }
     if (existing.state === 'succeeded') return { reused: true, result: (existing.result ?? null) as T, interrupted: false };
     const unknown = existing.state === 'started' || existing.error?.outcomeUnknown === true;
@@ -88,7 +100,15 @@ async function decideAndSend<T extends JsonValue>(ledger: OperationLedger, spec:
   await ledger.put({ operationId: spec.operationId, kind: spec.kind, bmc: spec.bmc, state: 'started', startedAt });
   try {
     const result = await send();
-    await ledger.put({ operationId: spec.operationId, kind: spec.kind, bmc: spec.bmc, state: 'succeeded', result, startedAt, finishedAt: new Date().toISOString() });
+    await ledger.put({
+      operationId: spec.operationId,
+      kind: spec.kind,
+      bmc: spec.bmc,
+      state: 'succeeded',
+      result,
+      startedAt,
+      finishedAt: new Date().toISOString(),
+    });
     return { reused: false, result };
   } catch (error) {
     const code = isIronflowError(error) ? error.code : 'INTERNAL';

@@ -63,7 +63,10 @@ class RedfishDriver implements BmcDriver {
     status: (): Promise<{ power: PowerState; lastReset: string | null }> =>
       this.limited(async () => {
         const system = await this.getSystem('power.status');
-        return { power: powerStateOf(system), lastReset: typeof system.LastResetTime === 'string' && system.LastResetTime !== '' ? system.LastResetTime : null };
+        return {
+          power: powerStateOf(system),
+          lastReset: typeof system.LastResetTime === 'string' && system.LastResetTime !== '' ? system.LastResetTime : null,
+        };
       }),
   };
 
@@ -188,7 +191,10 @@ class RedfishDriver implements BmcDriver {
       const types = Array.isArray(media.MediaTypes) ? media.MediaTypes : [];
       if (types.includes('CD') || types.includes('DVD')) return { ...media, path: member };
     }
-    throw new IronflowError('UNSUPPORTED', `redfish BMC ${this.address} has virtual media but no CD or DVD device`, { driver: 'redfish', address: this.address });
+    throw new IronflowError('UNSUPPORTED', `redfish BMC ${this.address} has virtual media but no CD or DVD device`, {
+      driver: 'redfish',
+      address: this.address,
+    });
   }
 
   private async insertMedia(url: string): Promise<void> {
@@ -226,7 +232,8 @@ class RedfishDriver implements BmcDriver {
 
   private async getSystem(operation: string): Promise<Json> {
     const response = await this.call(operation, 'GET', await this.resolveSystemPath(operation));
-    if (typeof response.body !== 'object' || response.body === null) throw driverError(this.context(operation, response.status), 'the system resource is not JSON', this.secrets());
+    if (typeof response.body !== 'object' || response.body === null)
+      throw driverError(this.context(operation, response.status), 'the system resource is not JSON', this.secrets());
     return response.body as Json;
   }
 
@@ -269,13 +276,22 @@ class RedfishDriver implements BmcDriver {
     if (!this.session) {
       let response: JsonResponse;
       try {
-        response = await this.client.request('POST', '/redfish/v1/SessionService/Sessions', {}, { UserName: this.credentials.username, Password: this.credentials.password });
+        response = await this.client.request(
+          'POST',
+          '/redfish/v1/SessionService/Sessions',
+          {},
+          { UserName: this.credentials.username, Password: this.credentials.password },
+        );
       } catch (error) {
         throw this.transportError(`${operation} (session login)`, 'POST', error);
       }
       const token = response.headers['x-auth-token'];
       if (response.status < 200 || response.status >= 300 || typeof token !== 'string') {
-        throw driverError(this.context(`${operation} (session login)`, response.status), `HTTP ${response.status}: ${messageOf(response.body)}`, this.secrets());
+        throw driverError(
+          this.context(`${operation} (session login)`, response.status),
+          `HTTP ${response.status}: ${messageOf(response.body)}`,
+          this.secrets(),
+        );
       }
       const location = response.headers.location;
       this.session = { token, location: typeof location === 'string' ? new URL(location, this.target.address).pathname : undefined };

@@ -11,7 +11,12 @@ export interface AssertionContext {
   epoch: number;
 }
 
-export function signDiscoveryAssertion(context: AssertionContext, entry: BootEntry, seen: { ip: string | null; productUuid: string | null }, now = new Date()): string {
+export function signDiscoveryAssertion(
+  context: AssertionContext,
+  entry: BootEntry,
+  seen: { ip: string | null; productUuid: string | null },
+  now = new Date(),
+): string {
   return encodeSignedAssertion(context.signer.key, context.signer.certificatePem(), {
     v: 1,
     nonce: newAssertionNonce(),

@@ -33,7 +33,11 @@ export class BootSecrets {
 
   private async fetch(entry: RamdiskBootEntry): Promise<string | undefined> {
     try {
-      const answer = await this.client.signedPost<BootSecretAnswer>(this.signer, '/v1/agents/boot-secret', { nodeId: entry.nodeId, workflowId: entry.workflowId, ref: entry.tokenRef });
+      const answer = await this.client.signedPost<BootSecretAnswer>(this.signer, '/v1/agents/boot-secret', {
+        nodeId: entry.nodeId,
+        workflowId: entry.workflowId,
+        ref: entry.tokenRef,
+      });
       this.tokens.set(entry.tokenRef, { token: answer.token, expiresAt: Date.parse(answer.expiresAt) });
       return answer.token;
     } catch (error) {

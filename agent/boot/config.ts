@@ -40,12 +40,22 @@ export const bootConfigSchema = z
     public_url: httpUrl.optional(),
     kernel: z.string().min(1).max(512).default('/boot/files/vmlinuz'),
     initrd: z.string().min(1).max(512).default('/boot/files/initrd.img'),
-    cmdline: z.string().max(1024).regex(/^[^\n\r]*$/, 'one line').default(''),
+    cmdline: z
+      .string()
+      .max(1024)
+      .regex(/^[^\n\r]*$/, 'one line')
+      .default(''),
     gateway_url: httpUrl.optional(),
     files_dir: z.string().min(1).max(4096).optional(),
     proxy_dhcp: z.boolean().default(false),
-    interface: z.string().regex(/^[A-Za-z0-9._:@-]{1,15}$/, 'an interface name such as eth1').optional(),
-    server_ip: z.string().refine((v) => isIPv4(v), 'an IPv4 address such as 10.0.0.2').optional(),
+    interface: z
+      .string()
+      .regex(/^[A-Za-z0-9._:@-]{1,15}$/, 'an interface name such as eth1')
+      .optional(),
+    server_ip: z
+      .string()
+      .refine((v) => isIPv4(v), 'an IPv4 address such as 10.0.0.2')
+      .optional(),
     tftp: z.boolean().default(false),
     tftp_root: z.string().min(1).max(4096).default('/usr/lib/ipxe'),
     bios_boot_file: bootFileName.default('undionly.kpxe'),
@@ -104,10 +114,18 @@ export function bootServerConfigFrom(section: Record<string, unknown>, controlPl
   const parsed = parseWith(bootConfigSchema, section, 'INVALID_CONFIG');
   const gatewayUrl = (parsed.gateway_url ?? controlPlane.url).replace(/\/+$/, '');
   // Refused here, at the agent's start, not by every ramdisk it would boot.
-  requireTlsOffLoopback(gatewayUrl, parsed.gateway_url ? 'boot.gateway_url' : 'control_plane_url', 'control_plane_ca_file = "<the API\'s CA, PEM>" in the site agent\'s config; ramdisks pin it as if.tls');
+  requireTlsOffLoopback(
+    gatewayUrl,
+    parsed.gateway_url ? 'boot.gateway_url' : 'control_plane_url',
+    'control_plane_ca_file = "<the API\'s CA, PEM>" in the site agent\'s config; ramdisks pin it as if.tls',
+  );
   const caPem = controlPlane.caPems?.[0];
   if ((parsed.proxy_dhcp || parsed.tftp) && !parsed.server_ip) {
-    throw new IronflowError('INVALID_CONFIG', 'boot.server_ip is required with proxy_dhcp or tftp: it is the address machines reach this agent at (next-server)', { path: 'boot.server_ip' });
+    throw new IronflowError(
+      'INVALID_CONFIG',
+      'boot.server_ip is required with proxy_dhcp or tftp: it is the address machines reach this agent at (next-server)',
+      { path: 'boot.server_ip' },
+    );
   }
   return {
     httpAddress: parsed.http_address,

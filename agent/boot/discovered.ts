@@ -98,7 +98,12 @@ export class DiscoveredPxeClients extends EventEmitter<DiscoveredEvents> {
         this.clients.delete(mac);
         continue;
       }
-      out.push({ ...tracked.sighting, firstSeen: new Date(tracked.firstSeen).toISOString(), lastSeen: new Date(tracked.lastSeen).toISOString(), count: tracked.count });
+      out.push({
+        ...tracked.sighting,
+        firstSeen: new Date(tracked.firstSeen).toISOString(),
+        lastSeen: new Date(tracked.lastSeen).toISOString(),
+        count: tracked.count,
+      });
     }
     return out;
   }

@@ -30,7 +30,9 @@ export interface SiteBootServer extends BootHttpServer {
 
 /** sha256 (hex) of the node CA's DER: the pin a ramdisk checks the control plane's chain against. */
 export function caFingerprintOf(caPem: string): string {
-  return createHash('sha256').update(fromPem(caPem, ['CERTIFICATE'], 'ca')).digest('hex');
+  return createHash('sha256')
+    .update(fromPem(caPem, ['CERTIFICATE'], 'ca'))
+    .digest('hex');
 }
 
 export async function startSiteBootServer(options: {
@@ -52,13 +54,20 @@ export async function startSiteBootServer(options: {
   const { identity, log } = options;
   const secrets =
     options.secrets ??
-    new BootSecrets(options.client, identity, (entry, error) => log.warn('discovery token not available yet', { mac: entry.mac, workflowId: entry.workflowId, error: error.message }));
+    new BootSecrets(options.client, identity, (entry, error) =>
+      log.warn('discovery token not available yet', { mac: entry.mac, workflowId: entry.workflowId, error: error.message }),
+    );
   const caPem = identity.chain[identity.chain.length - 1] as string;
   const state = (): BootServerState => {
     const s = options.session();
     return { active: s.active, epoch: s.epoch };
   };
-  const cache = new SiteImageCache({ dir: config.cacheDir, ...(config.cacheMaxBytes !== undefined ? { maxBytes: config.cacheMaxBytes } : {}), ...(config.cacheCaPems ? { trustedCaPems: config.cacheCaPems } : {}), log });
+  const cache = new SiteImageCache({
+    dir: config.cacheDir,
+    ...(config.cacheMaxBytes !== undefined ? { maxBytes: config.cacheMaxBytes } : {}),
+    ...(config.cacheCaPems ? { trustedCaPems: config.cacheCaPems } : {}),
+    log,
+  });
   // One list for both doors: with proxy DHCP on, a script fetch counts only for a MAC DHCP listed.
   const discovered = new DiscoveredPxeClients((mac) => options.entries.get(mac) !== undefined);
   const routes = ipxeRoutes({
@@ -75,14 +84,22 @@ export async function startSiteBootServer(options: {
   });
   routes.push(cacheRoute({ store: cache.store, grants: cache.grants, holdsLease: () => state().active && state().epoch > 0, log }));
   routes.push(filesRoute({ filesDir: config.filesDir, tftpRoot: config.tftpRoot }));
-  const http = await startBootHttpServer({ address: config.httpAddress, port: config.httpPort, ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}), routes, log });
+  const http = await startBootHttpServer({
+    address: config.httpAddress,
+    port: config.httpPort,
+    ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
+    routes,
+    log,
+  });
   let tftp: TftpServer | undefined;
   if (config.tftp) {
     // config.ts requires server_ip with tftp: replies leave from the address machines asked.
-    tftp = await startTftpServer({ address: config.serverIp as string, port: config.ports.tftp, root: config.tftpRoot, state, log }).catch(async (error: unknown) => {
-      await http.close();
-      throw error;
-    });
+    tftp = await startTftpServer({ address: config.serverIp as string, port: config.ports.tftp, root: config.tftpRoot, state, log }).catch(
+      async (error: unknown) => {
+        await http.close();
+        throw error;
+      },
+    );
   }
   let proxyDhcp: ProxyDhcpServer | undefined;
   if (config.proxyDhcp) {

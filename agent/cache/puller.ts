@@ -72,7 +72,10 @@ export class CachePuller {
     const [failed] = [...this.failures.entries()];
     if (failed) {
       const [sha256, failure] = failed;
-      return { state: 'FAILED', message: `image ${displayUrl(failure.url)} (sha256 ${sha256}) could not be cached: ${failure.message}`.slice(0, MAX_MESSAGE_CHARS) };
+      return {
+        state: 'FAILED',
+        message: `image ${displayUrl(failure.url)} (sha256 ${sha256}) could not be cached: ${failure.message}`.slice(0, MAX_MESSAGE_CHARS),
+      };
     }
     const missing = [...this.wanted.keys()].filter((sha256) => !this.store.has(sha256));
     if (missing.length) return { state: 'PROGRESSING', message: `${missing.length} of ${this.wanted.size} images warming` };

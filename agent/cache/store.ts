@@ -72,7 +72,8 @@ export class ImageCacheStore {
    * the digest only when it matches. A mismatch or more than `maxBytes` leaves nothing behind.
    */
   async ingest(sha256: string, source: Readable, maxBytes = Number.MAX_SAFE_INTEGER): Promise<CachedCopy> {
-    if (!sha256Pattern.test(sha256)) throw new IronflowError('INVALID_INPUT', `a cache digest is 64 lower-case hex characters; got ${sha256.slice(0, 80)}`, { path: 'sha256' });
+    if (!sha256Pattern.test(sha256))
+      throw new IronflowError('INVALID_INPUT', `a cache digest is 64 lower-case hex characters; got ${sha256.slice(0, 80)}`, { path: 'sha256' });
     const temp = path.join(this.dir, `${TEMP_PREFIX}${sha256}-${randomBytes(4).toString('hex')}`);
     const digest = createHash('sha256');
     let size = 0;
@@ -87,7 +88,8 @@ export class ImageCacheStore {
     try {
       await pipeline(source, hashing, createWriteStream(temp, { mode: 0o600 }));
       const actual = digest.digest('hex');
-      if (actual !== sha256) throw new IronflowError('DRIVER_ERROR', `its bytes hash to ${actual}, not ${sha256}`, { reason: 'digest-mismatch', sha256: actual });
+      if (actual !== sha256)
+        throw new IronflowError('DRIVER_ERROR', `its bytes hash to ${actual}, not ${sha256}`, { reason: 'digest-mismatch', sha256: actual });
       renameSync(temp, path.join(this.dir, sha256));
     } catch (error) {
       if (existsSync(temp)) unlinkSync(temp);

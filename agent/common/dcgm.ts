@@ -68,13 +68,20 @@ export async function runDcgmi(level: number, binary = 'dcgmi'): Promise<DcgmRep
   } catch {
     throw new IronflowError('DRIVER_ERROR', `dcgmi diag -r ${level} printed no JSON; check the DCGM version supports -j`, { reason: 'dcgmi-output' });
   }
-  const tests = (parsed.DCGM_GPU_DIAGNOSTIC?.test_categories ?? []).flatMap((c) => c.tests ?? []).map((t) => ({
-    name: t.name,
-    passed: (t.results ?? []).every((r) => r.status === 'Pass' || r.status === 'Skip'),
-    ...(t.results?.[0]?.info ? { detail: t.results[0].info } : {}),
-  }));
+  const tests = (parsed.DCGM_GPU_DIAGNOSTIC?.test_categories ?? [])
+    .flatMap((c) => c.tests ?? [])
+    .map((t) => ({
+      name: t.name,
+      passed: (t.results ?? []).every((r) => r.status === 'Pass' || r.status === 'Skip'),
+      ...(t.results?.[0]?.info ? { detail: t.results[0].info } : {}),
+    }));
   // An answer with no tests is not a pass: the JSON had another shape, or nothing ran.
-  if (tests.length === 0) throw new IronflowError('DRIVER_ERROR', `dcgmi diag -r ${level} reported no test results; check that dcgmi's JSON has DCGM_GPU_DIAGNOSTIC.test_categories`, { reason: 'dcgmi-no-tests' });
+  if (tests.length === 0)
+    throw new IronflowError(
+      'DRIVER_ERROR',
+      `dcgmi diag -r ${level} reported no test results; check that dcgmi's JSON has DCGM_GPU_DIAGNOSTIC.test_categories`,
+      { reason: 'dcgmi-no-tests' },
+    );
   return { level, tests, source: 'dcgmi', dcgmiVersion: await dcgmiVersion(binary) };
 }
 
@@ -86,7 +93,10 @@ export async function diagnoseGpus(level: number, machine: GpuMachine, dcgmiBina
   }
   if (machine.gpus.length === 0) return { level, tests: [], source: 'no-gpus' };
   const real = await runDcgmi(level, dcgmiBinary);
-  if (!real) throw new IronflowError('UNSUPPORTED', `this machine has ${machine.gpus.length} GPU(s) and no dcgmi; install datacenter-gpu-manager`, { reason: 'no-dcgmi' });
+  if (!real)
+    throw new IronflowError('UNSUPPORTED', `this machine has ${machine.gpus.length} GPU(s) and no dcgmi; install datacenter-gpu-manager`, {
+      reason: 'no-dcgmi',
+    });
   return real;
 }
 
@@ -97,7 +107,11 @@ export async function dcgmStepResult(signer: Signer, nodeId: string, input: Step
   const { level } = parseWith(dcgmWith, input.with);
   const report = await diagnoseGpus(level, machine, dcgmiBinary);
   const failed = report.tests.filter((t) => !t.passed);
-  if (failed.length > 0) throw new IronflowError('DRIVER_ERROR', `DCGM level ${level}: ${failed.map((t) => t.name).join(', ')} failed`, { reason: 'dcgm-failed', failed: failed.map((t) => t.name) });
+  if (failed.length > 0)
+    throw new IronflowError('DRIVER_ERROR', `DCGM level ${level}: ${failed.map((t) => t.name).join(', ')} failed`, {
+      reason: 'dcgm-failed',
+      failed: failed.map((t) => t.name),
+    });
   const result = {
     nodeId,
     workflowId: input.workflowId,

@@ -15,7 +15,7 @@ export interface AgentCredentials {
 
 export async function connectThroughGateway(temporal: AgentTemporal, credentials: AgentCredentials): Promise<NativeConnection> {
   const ca = credentials.chain[credentials.chain.length - 1];
-  if (!ca || credentials.chain.length < 2) throw new IronflowError('INVALID_CONFIG', 'the agent\'s certificate chain lacks the node CA; join again');
+  if (!ca || credentials.chain.length < 2) throw new IronflowError('INVALID_CONFIG', "the agent's certificate chain lacks the node CA; join again");
   installWorkerRuntime();
   return NativeConnection.connect({
     address: temporal.address,

@@ -79,7 +79,14 @@ function nicFacts(root: string): SysfsFacts['nics'] {
     if (!mac) return [];
     const driverLink = readLinkSafe(path.join(dir, 'device/driver'));
     const speed = numberFact(path.join(dir, 'speed'));
-    return [{ mac, driver: driverLink ? path.basename(driverLink) : null, speedMbps: speed !== null && speed > 0 ? speed : null, link: readFact(path.join(dir, 'carrier')) === '1' }];
+    return [
+      {
+        mac,
+        driver: driverLink ? path.basename(driverLink) : null,
+        speedMbps: speed !== null && speed > 0 ? speed : null,
+        link: readFact(path.join(dir, 'carrier')) === '1',
+      },
+    ];
   });
 }
 

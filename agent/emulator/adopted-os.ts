@@ -9,7 +9,10 @@ import type { AgentLog } from '../site/log';
 import { emulatedNodeMachine, osRoot } from './installed-os';
 import type { Machine } from './machine';
 
-export async function adoptRunningMachine(machine: Machine, options: { server: string; token: string; servingCaPin?: string; log?: AgentLog }): Promise<NodeAgent> {
+export async function adoptRunningMachine(
+  machine: Machine,
+  options: { server: string; token: string; servingCaPin?: string; log?: AgentLog },
+): Promise<NodeAgent> {
   mkdirSync(machine.osDir, { recursive: true, mode: 0o700 });
   const tokenFile = path.join(machine.osDir, 'adopt-token');
   writeFileSync(tokenFile, `${options.token}\n`, { mode: 0o600 });

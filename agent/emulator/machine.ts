@@ -88,11 +88,17 @@ export class Machine {
     this.userDataPath = path.join(options.dataDir, `${description.id}.userdata.json`);
     this.osDir = path.join(options.dataDir, `${description.id}.os`);
     this.log = options.log ?? new AgentLog(() => undefined);
-    this.disk = new EmulatedDisk(description.disk ?? DEFAULT_EMULATED_DISK, this.diskPath, description.diskBytes, path.join(options.dataDir, `${description.id}.sys`), async () => {
-      // The user data and the OS's files live on the disk: an erase of the drive takes them too.
-      await rm(this.userDataPath, { force: true });
-      await rm(this.osDir, { recursive: true, force: true });
-    });
+    this.disk = new EmulatedDisk(
+      description.disk ?? DEFAULT_EMULATED_DISK,
+      this.diskPath,
+      description.diskBytes,
+      path.join(options.dataDir, `${description.id}.sys`),
+      async () => {
+        // The user data and the OS's files live on the disk: an erase of the drive takes them too.
+        await rm(this.userDataPath, { force: true });
+        await rm(this.osDir, { recursive: true, force: true });
+      },
+    );
   }
 
   /** Creates the disk file (sparse): a fresh machine has an empty disk. */
@@ -138,7 +144,16 @@ export class Machine {
   hardware(): RamdiskHardware {
     const d = this.description;
     return {
-      system: { productUuid: d.uuid, vendor: 'Ironflow', model: 'Emulated Machine', serial: d.id, arch: d.arch, uefi: d.uefi, cpus: 4, memoryBytes: 8 * 1024 ** 3 },
+      system: {
+        productUuid: d.uuid,
+        vendor: 'Ironflow',
+        model: 'Emulated Machine',
+        serial: d.id,
+        arch: d.arch,
+        uefi: d.uefi,
+        cpus: 4,
+        memoryBytes: 8 * 1024 ** 3,
+      },
       nics: d.macs.map((mac, i) => ({ mac, ...(d.ips[i] ? { ip: d.ips[i] } : {}) })),
       disks: [{ name: this.disk.name, path: this.diskPath, sizeBytes: d.diskBytes }],
       sysfsRoot: this.disk.sysfsRoot,
@@ -148,7 +163,13 @@ export class Machine {
       dcgm: async (level): Promise<EmulatedDcgmReport> => ({
         level,
         source: 'emulated',
-        tests: d.gpus === 0 ? [] : ['memory', 'pcie', 'targeted_power', ...(level >= 3 ? ['targeted_stress'] : [])].map((name) => ({ name, passed: !(d.failingDcgmTests ?? []).includes(name) })),
+        tests:
+          d.gpus === 0
+            ? []
+            : ['memory', 'pcie', 'targeted_power', ...(level >= 3 ? ['targeted_stress'] : [])].map((name) => ({
+                name,
+                passed: !(d.failingDcgmTests ?? []).includes(name),
+              })),
       }),
       writeUserData: async (userData) => {
         // A new image was just written: the previous OS's files (its agent identity) are gone.
@@ -194,7 +215,10 @@ export class Machine {
       const chainLine = chain.script.split('\n').find((l) => l.startsWith('chain '));
       if (chain.status !== 200 || !chainLine) throw new Error(`chain.ipxe answered ${chain.status}`);
       // iPXE's settings: ${net0/mac}, ${uuid}, ${net0/ip}.
-      let url: string | undefined = (chainLine.split(/\s+/)[1] as string).replace('${net0/mac}', d.macs[0] ?? '').replace('${uuid}', this.networkBoots === 1 && d.firmwareUuid ? d.firmwareUuid : d.uuid).replace('${net0/ip}', d.ips[0] ?? '');
+      let url: string | undefined = (chainLine.split(/\s+/)[1] as string)
+        .replace('${net0/mac}', d.macs[0] ?? '')
+        .replace('${uuid}', this.networkBoots === 1 && d.firmwareUuid ? d.firmwareUuid : d.uuid)
+        .replace('${net0/ip}', d.ips[0] ?? '');
       for (let hops = 0; url && hops < MAX_CHAINS; hops++) {
         if (generation !== this.generation) return;
         const { status, script } = await this.fetchScript(url);
@@ -224,7 +248,12 @@ export class Machine {
     const parsed = parseRamdiskScript(script);
     if (!parsed) throw new Error('the boot script has no kernel line');
     const params = bootParamsFrom(parsed.args);
-    const agent = await startRamdiskAgent({ params, hardware: this.hardware(), ...(this.options.ramdiskTrustedCaPems ? { trustedCaPems: this.options.ramdiskTrustedCaPems } : {}), log: this.log });
+    const agent = await startRamdiskAgent({
+      params,
+      hardware: this.hardware(),
+      ...(this.options.ramdiskTrustedCaPems ? { trustedCaPems: this.options.ramdiskTrustedCaPems } : {}),
+      log: this.log,
+    });
     if (generation !== this.generation) {
       await agent.stop();
       return;

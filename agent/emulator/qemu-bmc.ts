@@ -63,8 +63,10 @@ export class QemuBmcBackend {
   private enqueue(id: string, what: string, command: (machine: QemuMachine) => Promise<unknown>): void {
     const backed = this.machines.get(id);
     if (!backed) return;
-    backed.queue = backed.queue.then(() => command(backed.machine)).catch((error: unknown) => {
-      this.log.warn(`QEMU machine ${what} failed`, { machine: id, error: error instanceof Error ? error.message : String(error) });
-    });
+    backed.queue = backed.queue
+      .then(() => command(backed.machine))
+      .catch((error: unknown) => {
+        this.log.warn(`QEMU machine ${what} failed`, { machine: id, error: error instanceof Error ? error.message : String(error) });
+      });
   }
 }

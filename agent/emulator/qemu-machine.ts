@@ -74,7 +74,8 @@ export class QemuMachine {
   ) {
     this.qmpSocket = path.join(spec.dir, `${spec.id}.qmp`);
     // A unix socket's path is at most 107 bytes: past it QEMU would not start.
-    if (Buffer.byteLength(this.qmpSocket) > 107) throw new RangeError(`the QMP socket path ${this.qmpSocket} is longer than 107 bytes: use a shorter dir or id`);
+    if (Buffer.byteLength(this.qmpSocket) > 107)
+      throw new RangeError(`the QMP socket path ${this.qmpSocket} is longer than 107 bytes: use a shorter dir or id`);
     this.seabiosLog = path.join(spec.dir, `${spec.id}.seabios.log`);
     if (spec.diskPath && !existsSync(spec.diskPath)) {
       // Sparse: an empty file grown by truncate, not written zeroes.
@@ -103,7 +104,8 @@ export class QemuMachine {
     const serial = () => (existsSync(serialLog) ? readFileSync(serialLog, 'latin1') : '');
     const tail = () => {
       const console = serial().slice(-1500).replace(/\r/g, '');
-      const bios = spec.firmware === 'bios' && existsSync(this.seabiosLog) ? `\nSeaBIOS debug log tail:\n${readFileSync(this.seabiosLog, 'latin1').slice(-800)}` : '';
+      const bios =
+        spec.firmware === 'bios' && existsSync(this.seabiosLog) ? `\nSeaBIOS debug log tail:\n${readFileSync(this.seabiosLog, 'latin1').slice(-800)}` : '';
       return `${console}${bios}`;
     };
     const name = `${spec.id} boot ${index} (${spec.firmware}, ${device})`;
@@ -122,9 +124,12 @@ export class QemuMachine {
         for (;;) {
           if (found()) return serial();
           if (child.exitCode !== null || child.signalCode !== null) {
-            throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before printing ${String(marker)}; qemu stderr: ${stderr.trim() || '(none)'}; serial log ${serialLog}, tail:\n${tail()}`);
+            throw new Error(
+              `${name} exited (${child.exitCode ?? child.signalCode}) before printing ${String(marker)}; qemu stderr: ${stderr.trim() || '(none)'}; serial log ${serialLog}, tail:\n${tail()}`,
+            );
           }
-          if (Date.now() > deadline) throw new Error(`${name} did not print ${String(marker)} within ${timeoutMs} ms; serial log ${serialLog}, tail:\n${tail()}`);
+          if (Date.now() > deadline)
+            throw new Error(`${name} did not print ${String(marker)} within ${timeoutMs} ms; serial log ${serialLog}, tail:\n${tail()}`);
           await new Promise((resolve) => setTimeout(resolve, 250));
         }
       },
@@ -171,12 +176,24 @@ export class QemuMachine {
     const bootIndex = (d: EmulatedBootDevice) => order.indexOf(d) + 1;
     const firmware =
       spec.firmware === 'uefi'
-        ? ['-machine', 'q35,accel=tcg', '-drive', `if=pflash,format=raw,readonly=on,file=${OVMF_CODE}`, '-drive', `if=pflash,format=raw,file=${this.uefiVars()}`]
+        ? [
+            '-machine',
+            'q35,accel=tcg',
+            '-drive',
+            `if=pflash,format=raw,readonly=on,file=${OVMF_CODE}`,
+            '-drive',
+            `if=pflash,format=raw,file=${this.uefiVars()}`,
+          ]
         : // SeaBIOS prints to VGA; its debug port (0x402) says which device it booted and why not.
           ['-machine', 'pc,accel=tcg', '-chardev', `file,id=seabios,path=${this.seabiosLog}`, '-device', 'isa-debugcon,iobase=0x402,chardev=seabios'];
-    const disk = spec.diskPath ? ['-drive', `if=none,id=disk0,format=raw,file=${spec.diskPath},discard=unmap`, '-device', `virtio-blk-pci,drive=disk0,bootindex=${bootIndex('disk')}`] : [];
+    const disk = spec.diskPath
+      ? ['-drive', `if=none,id=disk0,format=raw,file=${spec.diskPath},discard=unmap`, '-device', `virtio-blk-pci,drive=disk0,bootindex=${bootIndex('disk')}`]
+      : [];
     // A virtual CD only when booting one (Redfish virtual media's image: a file, or a URL QEMU's curl driver reads).
-    const cd = device === 'cd' && cdImage ? ['-drive', `if=none,id=cd0,media=cdrom,readonly=on,file=${cdImage}`, '-device', `ide-cd,drive=cd0,bootindex=${bootIndex('cd')}`] : [];
+    const cd =
+      device === 'cd' && cdImage
+        ? ['-drive', `if=none,id=cd0,media=cdrom,readonly=on,file=${cdImage}`, '-device', `ide-cd,drive=cd0,bootindex=${bootIndex('cd')}`]
+        : [];
     return [
       ...firmware,
       '-m',

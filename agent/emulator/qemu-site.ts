@@ -77,9 +77,13 @@ export function requireQemuSite(firmware: QemuFirmware): void {
   try {
     execFileSync(QEMU_BINARY, ['--version'], { stdio: 'ignore' });
   } catch {
-    throw new IronflowError('INVALID_INPUT', `${QEMU_BINARY} is missing: apt-get install -y qemu-system-x86 ipxe-qemu${firmware === 'uefi' ? ' ovmf ipxe' : ''}`);
+    throw new IronflowError(
+      'INVALID_INPUT',
+      `${QEMU_BINARY} is missing: apt-get install -y qemu-system-x86 ipxe-qemu${firmware === 'uefi' ? ' ovmf ipxe' : ''}`,
+    );
   }
-  if (!existsSync(path.join(ramdiskDir(), 'initrd.img'))) throw new IronflowError('INVALID_INPUT', `no ramdisk in ${ramdiskDir()}: run npm run build:ramdisk first`);
+  if (!existsSync(path.join(ramdiskDir(), 'initrd.img')))
+    throw new IronflowError('INVALID_INPUT', `no ramdisk in ${ramdiskDir()}: run npm run build:ramdisk first`);
 }
 
 /**
@@ -87,7 +91,10 @@ export function requireQemuSite(firmware: QemuFirmware): void {
  * DHCP and TFTP on its address, the ramdisk from `filesDir`, a serial console on the kernel
  * command line. Shared by dev emulate --qemu, the demo and the QEMU tests.
  */
-export function namespacedBootSection(host: { ip: string; interface: string }, options: { filesDir: string; gatewayUrl?: string; cacheCaFile?: string }): string[] {
+export function namespacedBootSection(
+  host: { ip: string; interface: string },
+  options: { filesDir: string; gatewayUrl?: string; cacheCaFile?: string },
+): string[] {
   return [
     '[boot]',
     `http_address = "${host.ip}"`,
@@ -111,7 +118,14 @@ function namespacedAgentConfig(options: QemuSiteOptions, ip: string, iface: stri
     `data_dir = ${JSON.stringify(options.agentDataDir)}`,
     ...(options.tokenFile ? [`token_file = ${JSON.stringify(options.tokenFile)}`] : []),
     '',
-    ...namespacedBootSection({ ip, interface: iface }, { filesDir: ramdiskDir(), gatewayUrl: `${new URL(options.controlPlaneUrl).protocol}//${ip}:${new URL(options.controlPlaneUrl).port}`, ...(options.cacheCaFile ? { cacheCaFile: options.cacheCaFile } : {}) }),
+    ...namespacedBootSection(
+      { ip, interface: iface },
+      {
+        filesDir: ramdiskDir(),
+        gatewayUrl: `${new URL(options.controlPlaneUrl).protocol}//${ip}:${new URL(options.controlPlaneUrl).port}`,
+        ...(options.cacheCaFile ? { cacheCaFile: options.cacheCaFile } : {}),
+      },
+    ),
     '',
   ].join('\n');
 }
@@ -124,14 +138,20 @@ function agentActive(child: ChildProcess, logFile: string): Promise<void> {
       pending = (pending + chunk.toString()).slice(-4096);
       if (pending.includes(ACTIVE_LOG)) resolve();
     });
-    child.once('exit', (code) => reject(new IronflowError('INTERNAL', `the site agent exited (${code}) before it became the active boot server; its log: ${logFile}`)));
+    child.once('exit', (code) =>
+      reject(new IronflowError('INTERNAL', `the site agent exited (${code}) before it became the active boot server; its log: ${logFile}`)),
+    );
   });
 }
 
 export async function startQemuSite(options: QemuSiteOptions): Promise<QemuSite> {
   // Machines join at the agent's bridge address, off loopback: https only, said before anything starts.
   if (new URL(options.controlPlaneUrl).protocol !== 'https:') {
-    throw new IronflowError('INVALID_CONFIG', `QEMU machines reach the control plane at ${QEMU_SITE_AGENT_IP}, off loopback, where agents refuse plain http: start it with api.tls (IRONFLOW_API_TLS_CERT, IRONFLOW_API_TLS_KEY: a certificate naming ${QEMU_SITE_AGENT_IP} and 127.0.0.1, with its CA in the file) and give the site agent https:// and control_plane_ca_file`, { path: 'control_plane_url' });
+    throw new IronflowError(
+      'INVALID_CONFIG',
+      `QEMU machines reach the control plane at ${QEMU_SITE_AGENT_IP}, off loopback, where agents refuse plain http: start it with api.tls (IRONFLOW_API_TLS_CERT, IRONFLOW_API_TLS_KEY: a certificate naming ${QEMU_SITE_AGENT_IP} and 127.0.0.1, with its CA in the file) and give the site agent https:// and control_plane_ca_file`,
+      { path: 'control_plane_url' },
+    );
   }
   // Fresh machines each run: no disk, serial log or lease of a previous run's machine of the same id.
   rmSync(options.dir, { recursive: true, force: true });

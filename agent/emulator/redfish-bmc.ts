@@ -208,7 +208,12 @@ export class RedfishBmcHost extends EventEmitter<RedfishBmcHostEvents> {
     if (collection === 'Systems' || collection === 'Managers') {
       if (id === undefined) {
         if (method !== 'GET') throw methodNotAllowed(method);
-        return ok(collectionOf(collection, [...this.machines.values()].filter(visible).map((m) => m.spec.id)));
+        return ok(
+          collectionOf(
+            collection,
+            [...this.machines.values()].filter(visible).map((m) => m.spec.id),
+          ),
+        );
       }
       const machine = this.machines.get(id);
       if (!machine || !visible(machine)) throw new HttpProblem(404, `System ${id} was not found`, 'Base.1.0.ResourceMissingAtURI');
@@ -243,7 +248,8 @@ export class RedfishBmcHost extends EventEmitter<RedfishBmcHostEvents> {
       const colon = decoded.indexOf(':');
       if (colon > 0) {
         const credentials = { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
-        const matchesAddressed = addressed !== undefined && addressed.spec.username === credentials.username && safeEqual(addressed.spec.password, credentials.password);
+        const matchesAddressed =
+          addressed !== undefined && addressed.spec.username === credentials.username && safeEqual(addressed.spec.password, credentials.password);
         if (matchesAddressed || this.knows(credentials)) return credentials;
       }
     }
@@ -257,13 +263,21 @@ export class RedfishBmcHost extends EventEmitter<RedfishBmcHostEvents> {
     return false;
   }
 
-  private sessionRoute(method: string, collection: string | undefined, sessionId: string | undefined, body: Record<string, unknown> | null, headers: http.IncomingHttpHeaders): Answer {
-    if (collection === undefined) return ok({ '@odata.id': '/redfish/v1/SessionService', Id: 'SessionService', Sessions: { '@odata.id': '/redfish/v1/SessionService/Sessions' } });
+  private sessionRoute(
+    method: string,
+    collection: string | undefined,
+    sessionId: string | undefined,
+    body: Record<string, unknown> | null,
+    headers: http.IncomingHttpHeaders,
+  ): Answer {
+    if (collection === undefined)
+      return ok({ '@odata.id': '/redfish/v1/SessionService', Id: 'SessionService', Sessions: { '@odata.id': '/redfish/v1/SessionService/Sessions' } });
     if (collection !== 'Sessions') throw new HttpProblem(404, `unknown resource SessionService/${collection}`, 'Base.1.0.ResourceMissingAtURI');
     if (method === 'POST' && sessionId === undefined) {
       const username = body?.UserName;
       const password = body?.Password;
-      if (typeof username !== 'string' || typeof password !== 'string') throw new HttpProblem(400, 'UserName and Password are required', 'Base.1.0.PropertyMissing');
+      if (typeof username !== 'string' || typeof password !== 'string')
+        throw new HttpProblem(400, 'UserName and Password are required', 'Base.1.0.PropertyMissing');
       if (!this.knows({ username, password })) throw new HttpProblem(401, 'Incorrect username or password', 'Base.1.0.InsufficientPrivilege');
       const token = randomBytes(24).toString('base64url');
       const id = randomBytes(8).toString('hex');
@@ -287,7 +301,8 @@ export class RedfishBmcHost extends EventEmitter<RedfishBmcHostEvents> {
     const target = boot.BootSourceOverrideTarget;
     const enabled = boot.BootSourceOverrideEnabled;
     if (target !== undefined && (typeof target !== 'string' || !bootTargets.includes(target))) throw notInList(String(target), 'BootSourceOverrideTarget');
-    if (enabled !== undefined && (typeof enabled !== 'string' || !bootEnabledValues.includes(enabled))) throw notInList(String(enabled), 'BootSourceOverrideEnabled');
+    if (enabled !== undefined && (typeof enabled !== 'string' || !bootEnabledValues.includes(enabled)))
+      throw notInList(String(enabled), 'BootSourceOverrideEnabled');
     if (this.ignoring === machine) return this.ignored(machine, `boot:${String(target ?? machine.bootTarget)}/${String(enabled ?? 'Once')}`);
     if (typeof target === 'string') machine.bootTarget = target;
     if (typeof enabled === 'string') machine.bootEnabled = enabled as EmulatedMachine['bootEnabled'];
@@ -363,7 +378,8 @@ export class RedfishBmcHost extends EventEmitter<RedfishBmcHostEvents> {
     if (actions === undefined && method === 'GET') return ok(mediaOf(machine, base));
     if (actions === 'Actions' && method === 'POST' && actionName === 'VirtualMedia.InsertMedia') {
       const image = body?.Image;
-      if (typeof image !== 'string' || !/^https?:\/\//.test(image)) throw new HttpProblem(400, 'Image must be an http(s) URL', 'Base.1.0.PropertyValueFormatError');
+      if (typeof image !== 'string' || !/^https?:\/\//.test(image))
+        throw new HttpProblem(400, 'Image must be an http(s) URL', 'Base.1.0.PropertyValueFormatError');
       // Logged by the image's file name only: a cache URL's path carries its grant.
       const command = `media:insert:${mediaNameOf(image)}`;
       if (this.ignoring === machine) return this.ignored(machine, command);
@@ -465,7 +481,12 @@ function serviceRoot() {
   };
 }
 
-function collectionOf(kind: 'Systems' | 'Managers' | null, members: string[], base = `/redfish/v1/${kind}`, type = kind === 'Systems' ? 'ComputerSystemCollection' : 'ManagerCollection') {
+function collectionOf(
+  kind: 'Systems' | 'Managers' | null,
+  members: string[],
+  base = `/redfish/v1/${kind}`,
+  type = kind === 'Systems' ? 'ComputerSystemCollection' : 'ManagerCollection',
+) {
   return {
     '@odata.type': `#${type}.${type}`,
     '@odata.id': base,
@@ -515,7 +536,12 @@ function nicId(mac: string): string {
 
 function nicCollectionOf(machine: EmulatedMachine) {
   const base = `/redfish/v1/Systems/${machine.spec.id}/EthernetInterfaces`;
-  return collectionOf(null, machine.spec.macs.map((mac) => `${base}/${nicId(mac)}`), base, 'EthernetInterfaceCollection');
+  return collectionOf(
+    null,
+    machine.spec.macs.map((mac) => `${base}/${nicId(mac)}`),
+    base,
+    'EthernetInterfaceCollection',
+  );
 }
 
 function nicOf(machine: EmulatedMachine, id: string) {

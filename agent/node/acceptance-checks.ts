@@ -9,7 +9,9 @@ import type { JsonObject, StepInput } from '../../core/plan';
 import type { NodeMachine } from './machine';
 
 const GiB = 1024 ** 3;
-const inputSchema = z.object({ name: z.string().min(1).max(64), params: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).default({}) }).strict();
+const inputSchema = z
+  .object({ name: z.string().min(1).max(64), params: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).default({}) })
+  .strict();
 
 type Params = Record<string, string | number | boolean>;
 interface CheckResult {
@@ -21,7 +23,8 @@ type Check = (machine: NodeMachine, params: Params) => CheckResult;
 
 const atLeast = (params: Params, key: string, fallback: number): number => {
   const value = params[key] ?? fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new IronflowError('INVALID_INPUT', `acceptance check param ${key} must be a number ≥ 0, not ${JSON.stringify(value)}`, { path: `params.${key}` });
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
+    throw new IronflowError('INVALID_INPUT', `acceptance check param ${key} must be a number ≥ 0, not ${JSON.stringify(value)}`, { path: `params.${key}` });
   return value;
 };
 
@@ -34,13 +37,21 @@ export function acceptanceChecks(): Record<string, Check> {
     memory(machine, params) {
       const minGiB = atLeast(params, 'minGiB', 1);
       const gib = Math.floor((machine.memoryBytes / GiB) * 10) / 10;
-      return { passed: machine.memoryBytes >= minGiB * GiB, observed: { memoryBytes: machine.memoryBytes }, why: `${gib} GiB of memory, the pool wants at least ${minGiB} GiB` };
+      return {
+        passed: machine.memoryBytes >= minGiB * GiB,
+        observed: { memoryBytes: machine.memoryBytes },
+        why: `${gib} GiB of memory, the pool wants at least ${minGiB} GiB`,
+      };
     },
     gpus(machine, params) {
       const min = atLeast(params, 'min', 1);
       const model = typeof params.model === 'string' ? params.model : undefined;
       const matching = machine.gpus.filter((g) => !model || g.model.includes(model));
-      return { passed: matching.length >= min, observed: { gpus: machine.gpus.length, matching: matching.length }, why: `${matching.length} GPU(s)${model ? ` of model ${model}` : ''}, the pool wants at least ${min}` };
+      return {
+        passed: matching.length >= min,
+        observed: { gpus: machine.gpus.length, matching: matching.length },
+        why: `${matching.length} GPU(s)${model ? ` of model ${model}` : ''}, the pool wants at least ${min}`,
+      };
     },
   };
 }
@@ -49,8 +60,17 @@ export function acceptanceChecks(): Record<string, Check> {
 export async function runAcceptanceCheck(input: StepInput, machine: NodeMachine, checks = acceptanceChecks()): Promise<JsonObject> {
   const { name, params } = parseWith(inputSchema, input.with);
   const check = Object.hasOwn(checks, name) ? checks[name] : undefined;
-  if (!check) throw new IronflowError('UNSUPPORTED', `acceptance check ${name} is not one this agent runs (${Object.keys(checks).join(', ')})`, { reason: 'acceptance-unknown', check: name });
+  if (!check)
+    throw new IronflowError('UNSUPPORTED', `acceptance check ${name} is not one this agent runs (${Object.keys(checks).join(', ')})`, {
+      reason: 'acceptance-unknown',
+      check: name,
+    });
   const result = check(machine, params);
-  if (!result.passed) throw new IronflowError('DRIVER_ERROR', `acceptance check ${name} failed: ${result.why ?? 'not passed'}`, { reason: 'acceptance-failed', check: name, observed: result.observed });
+  if (!result.passed)
+    throw new IronflowError('DRIVER_ERROR', `acceptance check ${name} failed: ${result.why ?? 'not passed'}`, {
+      reason: 'acceptance-failed',
+      check: name,
+      observed: result.observed,
+    });
   return { check: name, passed: true, observed: result.observed };
 }

@@ -38,7 +38,11 @@ const PIN_HINT = "--serving-ca-pin sha256/… (the user data's pins: userData.pi
 function checkedSettings(server: string, nodeId: string, servingCaPin: string | undefined): NodeAgentSettings {
   requireTlsOffLoopback(server, '--server', PIN_HINT);
   if (servingCaPin && !server.startsWith('https:')) {
-    throw new IronflowError('INVALID_CONFIG', '--serving-ca-pin is given but --server is not https: the pin is for the API\'s TLS certificate; give its https:// URL (userData.controlPlaneUrl)', { path: '--serving-ca-pin' });
+    throw new IronflowError(
+      'INVALID_CONFIG',
+      "--serving-ca-pin is given but --server is not https: the pin is for the API's TLS certificate; give its https:// URL (userData.controlPlaneUrl)",
+      { path: '--serving-ca-pin' },
+    );
   }
   return { server, nodeId, ...(servingCaPin ? { servingCaPin } : {}) };
 }
@@ -50,7 +54,9 @@ export function loadSettings(dataDir: string): NodeAgentSettings | undefined {
 
 function refuseOtherNode(expected: string | undefined, actual: string, where: string): void {
   if (expected !== undefined && expected !== actual) {
-    throw new IronflowError('PERMISSION_DENIED', `${where} is node ${actual}, but this OS was installed for ${expected}; refusing another identity`, { reason: 'node-mismatch' });
+    throw new IronflowError('PERMISSION_DENIED', `${where} is node ${actual}, but this OS was installed for ${expected}; refusing another identity`, {
+      reason: 'node-mismatch',
+    });
   }
 }
 
@@ -66,19 +72,40 @@ export async function ensureNodeJoined(options: JoinOptions, log: AgentLog): Pro
     return { identity: existing, settings: checkedSettings(options.server ?? stored.server, stored.nodeId, options.servingCaPin ?? stored.servingCaPin) };
   }
   if (!options.server || !options.tokenFile) {
-    throw new IronflowError('INVALID_CONFIG', `this node has not joined yet: give --server URL --token-file FILE and --node-id ID (the user data's join; no --node-id with an adopt token), or --data-dir of a joined node`, { path: 'tokenFile' });
+    throw new IronflowError(
+      'INVALID_CONFIG',
+      `this node has not joined yet: give --server URL --token-file FILE and --node-id ID (the user data's join; no --node-id with an adopt token), or --data-dir of a joined node`,
+      { path: 'tokenFile' },
+    );
   }
   // No --node-id: a machine adopted with its own OS (an adopt token); the control plane names the new node.
   let settings = checkedSettings(options.server, options.nodeId ?? 'adopting', options.servingCaPin);
-  if (!existsSync(options.tokenFile)) throw new IronflowError('INVALID_CONFIG', `--token-file ${options.tokenFile} does not exist; the user data writes the provisioned token there`, { path: 'tokenFile' });
+  if (!existsSync(options.tokenFile))
+    throw new IronflowError('INVALID_CONFIG', `--token-file ${options.tokenFile} does not exist; the user data writes the provisioned token there`, {
+      path: 'tokenFile',
+    });
   const token = readFileSync(options.tokenFile, 'utf8').trim();
   const client = new ControlPlaneClient(settings.server, undefined, { caPin: settings.servingCaPin });
   const issuedAt = new Date().toISOString();
-  const answer = await client.post<JoinAnswer>('/v1/join', { token, csr: await buildCsr(key, options.nodeId ?? 'adopting'), ...(options.nodeId ? { nodeId: options.nodeId } : {}) });
-  refuseOtherNode(options.nodeId, answer.nodeId, 'the control plane\'s answer');
-  if (answer.role !== 'node') throw new IronflowError('PERMISSION_DENIED', `the token joined this agent as role ${answer.role}; an installed OS joins with its provisioned token as role node`, { reason: 'role-mismatch' });
+  const answer = await client.post<JoinAnswer>('/v1/join', {
+    token,
+    csr: await buildCsr(key, options.nodeId ?? 'adopting'),
+    ...(options.nodeId ? { nodeId: options.nodeId } : {}),
+  });
+  refuseOtherNode(options.nodeId, answer.nodeId, "the control plane's answer");
+  if (answer.role !== 'node')
+    throw new IronflowError(
+      'PERMISSION_DENIED',
+      `the token joined this agent as role ${answer.role}; an installed OS joins with its provisioned token as role node`,
+      { reason: 'role-mismatch' },
+    );
   settings = { ...settings, nodeId: answer.nodeId };
-  const identity = identityOf(options.dataDir, key, { nodeId: answer.nodeId, role: answer.role, siteId: answer.siteId, temporal: answer.temporal, issuedAt, expiresAt: answer.expiresAt }, answer.certificateChain);
+  const identity = identityOf(
+    options.dataDir,
+    key,
+    { nodeId: answer.nodeId, role: answer.role, siteId: answer.siteId, temporal: answer.temporal, issuedAt, expiresAt: answer.expiresAt },
+    answer.certificateChain,
+  );
   persistIdentity(identity);
   writeFileSync(path.join(options.dataDir, SETTINGS_FILE), `${JSON.stringify(settings, null, 2)}\n`, { mode: 0o644 });
   rmSync(options.tokenFile, { force: true });

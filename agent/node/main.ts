@@ -50,7 +50,10 @@ export interface NodeAgent {
 export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAgent> {
   const log = options.log ?? new AgentLog();
   const dataDir = options.dataDir ?? DEFAULT_NODE_DATA_DIR;
-  const { identity, settings } = await ensureNodeJoined({ dataDir, server: options.server, servingCaPin: options.servingCaPin, tokenFile: options.tokenFile, nodeId: options.nodeId }, log);
+  const { identity, settings } = await ensureNodeJoined(
+    { dataDir, server: options.server, servingCaPin: options.servingCaPin, tokenFile: options.tokenFile, nodeId: options.nodeId },
+    log,
+  );
   const client = new ControlPlaneClient(settings.server, undefined, { caPin: settings.servingCaPin });
   const root = new HostRoot(options.root ?? '/');
   const converger = new HostConverger(dataDir, root, log, options.hostRecheckMs ? { recheckMs: options.hostRecheckMs } : {});
@@ -58,13 +61,28 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
   await session.started();
 
   const machine = options.machine ?? (await readHostMachine(root));
-  const steps = createNodeSteps({ nodeId: identity.current.nodeId, key: identity.key, certificatePem: identity.certificatePem, machine, converger, root, ...(options.dcgmiBinary ? { dcgmiBinary: options.dcgmiBinary } : {}) });
+  const steps = createNodeSteps({
+    nodeId: identity.current.nodeId,
+    key: identity.key,
+    certificatePem: identity.certificatePem,
+    machine,
+    converger,
+    root,
+    ...(options.dcgmiBinary ? { dcgmiBinary: options.dcgmiBinary } : {}),
+  });
   const activities: Record<string, AgentActivity> = {};
   for (const kind of NODE_STEP_KINDS) activities[kind] = reportingFailures(steps[kind]);
   const { temporal } = identity.current;
   let worker: RestrictedWorker;
   try {
-    worker = await startRestrictedWorker({ mode: 'node', kinds: NODE_STEP_KINDS, activities, temporal, credentials: { chain: identity.chain, key: identity.key }, maxConcurrentActivityTaskExecutions: 4 });
+    worker = await startRestrictedWorker({
+      mode: 'node',
+      kinds: NODE_STEP_KINDS,
+      activities,
+      temporal,
+      credentials: { chain: identity.chain, key: identity.key },
+      maxConcurrentActivityTaskExecutions: 4,
+    });
   } catch (error) {
     await session.stop();
     throw error;
@@ -95,8 +113,19 @@ function bootIdOf(root: HostRoot): string {
 }
 
 /** `ironflow agent join`: joins (or finds the identity) and exits. */
-export async function joinNodeAgent(options: Pick<NodeAgentOptions, 'server' | 'servingCaPin' | 'tokenFile' | 'nodeId' | 'dataDir'>): Promise<{ nodeId: string }> {
-  const { identity } = await ensureNodeJoined({ dataDir: options.dataDir ?? DEFAULT_NODE_DATA_DIR, server: options.server, servingCaPin: options.servingCaPin, tokenFile: options.tokenFile, nodeId: options.nodeId }, new AgentLog());
+export async function joinNodeAgent(
+  options: Pick<NodeAgentOptions, 'server' | 'servingCaPin' | 'tokenFile' | 'nodeId' | 'dataDir'>,
+): Promise<{ nodeId: string }> {
+  const { identity } = await ensureNodeJoined(
+    {
+      dataDir: options.dataDir ?? DEFAULT_NODE_DATA_DIR,
+      server: options.server,
+      servingCaPin: options.servingCaPin,
+      tokenFile: options.tokenFile,
+      nodeId: options.nodeId,
+    },
+    new AgentLog(),
+  );
   return { nodeId: identity.current.nodeId };
 }
 

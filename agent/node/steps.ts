@@ -14,7 +14,14 @@ import type { HostRoot } from './host-root';
 import type { NodeMachine } from './machine';
 import { resetGpus } from './nvidia-smi';
 
-const inventoryWith = z.object({ expect: z.object({ productUuid: z.string().max(64).optional(), macs: z.array(z.string().max(17)).max(64).optional() }).strict().optional() }).strict();
+const inventoryWith = z
+  .object({
+    expect: z
+      .object({ productUuid: z.string().max(64).optional(), macs: z.array(z.string().max(17)).max(64).optional() })
+      .strict()
+      .optional(),
+  })
+  .strict();
 
 export const NODE_STEP_KINDS = ['inventory.refresh', 'diag.dcgm', 'acceptance.check', 'gpu.reset'] as const;
 export type NodeStepKind = (typeof NODE_STEP_KINDS)[number];

@@ -20,9 +20,15 @@ export const bootParamsSchema = z
     /** The site agent's signed discovery assertion. */
     assertion: z.string().min(1).max(4096),
     /** The site agent's image cache under this boot's grant (…/cache/t/<grant>): deploy.image tries it first. */
-    cache: z.url({ protocol: /^https?$/ }).max(256).optional(),
+    cache: z
+      .url({ protocol: /^https?$/ })
+      .max(256)
+      .optional(),
     /** The site agent's pinned quorum policies (sha256 hex, comma-separated): disk.wipe and deploy.image run only in a batch approved under one. */
-    quorum: z.string().regex(/^[0-9a-f]{64}(,[0-9a-f]{64}){0,3}$/).optional(),
+    quorum: z
+      .string()
+      .regex(/^[0-9a-f]{64}(,[0-9a-f]{64}){0,3}$/)
+      .optional(),
   })
   .strip();
 export type BootParams = z.infer<typeof bootParamsSchema>;
@@ -40,9 +46,18 @@ export function bootParamsFrom(cmdline: string | string[]): BootParams {
   try {
     parsed = parseWith(bootParamsSchema, params, 'INVALID_CONFIG');
   } catch (error) {
-    if (error instanceof IronflowError) throw new IronflowError('INVALID_CONFIG', `the kernel command line lacks the ramdisk's boot parameters (if.gateway, if.ca, if.mac, if.token, if.assertion): ${error.message}`, error.details);
+    if (error instanceof IronflowError)
+      throw new IronflowError(
+        'INVALID_CONFIG',
+        `the kernel command line lacks the ramdisk's boot parameters (if.gateway, if.ca, if.mac, if.token, if.assertion): ${error.message}`,
+        error.details,
+      );
     throw error;
   }
-  requireTlsOffLoopback(parsed.gateway, 'if.gateway', "the site agent's boot.gateway_url or control_plane_url, with control_plane_ca_file so the boot script pins it as if.tls");
+  requireTlsOffLoopback(
+    parsed.gateway,
+    'if.gateway',
+    "the site agent's boot.gateway_url or control_plane_url, with control_plane_ca_file so the boot script pins it as if.tls",
+  );
   return parsed;
 }

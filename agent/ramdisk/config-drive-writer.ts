@@ -31,7 +31,9 @@ export interface MbrPartition {
 /** The four primary entries of an MBR (empty slots have type 0). */
 export function readMbrPartitions(sector0: Buffer): MbrPartition[] {
   if (sector0.length < SECTOR || sector0[510] !== 0x55 || sector0[511] !== 0xaa) {
-    throw new IronflowError('UNSUPPORTED', 'the image written to the disk has no partition table (MBR signature missing): no place for a config drive', { reason: 'no-partition-table' });
+    throw new IronflowError('UNSUPPORTED', 'the image written to the disk has no partition table (MBR signature missing): no place for a config drive', {
+      reason: 'no-partition-table',
+    });
   }
   return [0, 1, 2, 3].map((slot) => {
     const at = PARTITION_TABLE_AT + slot * ENTRY_BYTES;
@@ -42,14 +44,20 @@ export function readMbrPartitions(sector0: Buffer): MbrPartition[] {
 /** Where the config drive goes: the first free slot, aligned after the last partition. */
 export function configDrivePlacement(partitions: MbrPartition[], diskSectors: number): MbrPartition {
   if (partitions.some((p) => p.type === GPT_PROTECTIVE)) {
-    throw new IronflowError('UNSUPPORTED', 'the image is GPT-partitioned: writing a config drive into a GPT image is not built yet (use an MBR image, or a profile without userData)', { reason: 'gpt-config-drive' });
+    throw new IronflowError(
+      'UNSUPPORTED',
+      'the image is GPT-partitioned: writing a config drive into a GPT image is not built yet (use an MBR image, or a profile without userData)',
+      { reason: 'gpt-config-drive' },
+    );
   }
   const used = partitions.filter((p) => p.type !== 0 && p.sectors > 0);
   const free = partitions.find((p) => p.type === 0 || p.sectors === 0);
-  if (!free) throw new IronflowError('UNSUPPORTED', 'the image uses all four MBR partition slots: no slot for a config drive', { reason: 'no-free-partition-slot' });
+  if (!free)
+    throw new IronflowError('UNSUPPORTED', 'the image uses all four MBR partition slots: no slot for a config drive', { reason: 'no-free-partition-slot' });
   const end = used.reduce((max, p) => Math.max(max, p.startSector + p.sectors), ALIGN_SECTORS);
   const startSector = Math.ceil(end / ALIGN_SECTORS) * ALIGN_SECTORS;
-  if (startSector + DRIVE_SECTORS > diskSectors) throw new IronflowError('DRIVER_ERROR', 'the disk has no room after the image for a 4 MiB config drive', { reason: 'no-room-for-config-drive' });
+  if (startSector + DRIVE_SECTORS > diskSectors)
+    throw new IronflowError('DRIVER_ERROR', 'the disk has no room after the image for a 4 MiB config drive', { reason: 'no-room-for-config-drive' });
   return { slot: free.slot, type: FAT32_LBA, startSector, sectors: DRIVE_SECTORS };
 }
 
@@ -66,7 +74,10 @@ const run = async (command: string, args: string[]) => {
  * mkfs.vfat --offset, mtools' image@@offset), so it needs neither the kernel's partition
  * nodes nor a mount: the same on a block device and on an image file.
  */
-export async function writeConfigDrive(disk: { path: string; sizeBytes: number }, userData: { kind: UserDataKind; document: string }): Promise<{ partition: number; label: string }> {
+export async function writeConfigDrive(
+  disk: { path: string; sizeBytes: number },
+  userData: { kind: UserDataKind; document: string },
+): Promise<{ partition: number; label: string }> {
   const handle = await open(disk.path, 'r+');
   let placement: MbrPartition;
   try {
@@ -91,7 +102,16 @@ export async function writeConfigDrive(disk: { path: string; sizeBytes: number }
   const image = `${disk.path}@@${placement.startSector * SECTOR}`;
   const staging = mkdtempSync(path.join(os.tmpdir(), 'config-drive-'));
   try {
-    const dirs = new Set(layout.files.flatMap((f) => path.dirname(f.path).split('/').map((_, i, parts) => parts.slice(0, i + 1).join('/'))).filter((d) => d !== '.'));
+    const dirs = new Set(
+      layout.files
+        .flatMap((f) =>
+          path
+            .dirname(f.path)
+            .split('/')
+            .map((_, i, parts) => parts.slice(0, i + 1).join('/')),
+        )
+        .filter((d) => d !== '.'),
+    );
     for (const dir of [...dirs].sort()) await run('mmd', ['-i', image, `::/${dir}`]);
     for (const [i, file] of layout.files.entries()) {
       const local = path.join(staging, String(i));

@@ -18,7 +18,8 @@ function zstdProgram(): Duplex {
   const duplex = Duplex.from({ writable: child.stdin, readable: child.stdout });
   child.on('error', (error) => duplex.destroy(new IronflowError('UNSUPPORTED', `zstd images need Node 22.15+ or the zstd program: ${error.message}`)));
   child.on('exit', (code) => {
-    if (code !== 0 && code !== null) duplex.destroy(new IronflowError('DRIVER_ERROR', `zstd could not decompress the image: ${stderr.trim() || `exit ${code}`}`, { reason: 'decompress' }));
+    if (code !== 0 && code !== null)
+      duplex.destroy(new IronflowError('DRIVER_ERROR', `zstd could not decompress the image: ${stderr.trim() || `exit ${code}`}`, { reason: 'decompress' }));
   });
   return duplex;
 }

@@ -26,9 +26,13 @@ export interface RamdiskIdentity {
 /** Transient failures retried, one second apart, before the boot is given up. */
 const TRANSIENT_RETRIES = 10;
 
-const caPinRefused = () => new IronflowError('UNAUTHENTICATED', "the control plane's CA is not the one pinned in the boot parameters (if.ca); not trusting it", { reason: 'ca-pin' });
+const caPinRefused = () =>
+  new IronflowError('UNAUTHENTICATED', "the control plane's CA is not the one pinned in the boot parameters (if.ca); not trusting it", { reason: 'ca-pin' });
 
-const caFingerprint = (pem: string) => createHash('sha256').update(fromPem(pem, ['CERTIFICATE'], 'ca')).digest('hex');
+const caFingerprint = (pem: string) =>
+  createHash('sha256')
+    .update(fromPem(pem, ['CERTIFICATE'], 'ca'))
+    .digest('hex');
 
 export async function joinAsRamdisk(
   params: BootParams,
@@ -48,7 +52,7 @@ export async function joinAsRamdisk(
       ...(hardware.system.productUuid ? { productUuid: hardware.system.productUuid } : {}),
     },
   };
-  for (let transient = 0; ; ) {
+  for (let transient = 0; ;) {
     try {
       const { certificate } = await client.get<{ certificate: string }>('/v1/join/ca');
       if (caFingerprint(certificate) !== params.ca) throw caPinRefused();
@@ -67,7 +71,7 @@ export async function joinAsRamdisk(
       }
       const pending = isIronflowError(error) && error.details.reason === 'approval-pending';
       if (!pending || options.signal?.aborted) throw error;
-      log.info('join waits for an operator\'s approval; retrying', { joinRequestId: error.details.joinRequestId });
+      log.info("join waits for an operator's approval; retrying", { joinRequestId: error.details.joinRequestId });
       await new Promise((r) => setTimeout(r, options.approvalRetryMs ?? 30_000));
     }
   }

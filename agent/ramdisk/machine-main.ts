@@ -32,9 +32,13 @@ export function machineHardware(root = '/'): RamdiskHardware {
     gpus: facts.gpus,
     sysfsRoot: root,
     // The image goes to the first disk (deploy.image); its config drive after it.
-    ...(facts.disks[0] ? { writeUserData: async (userData) => void (await writeConfigDrive(facts.disks[0] as { path: string; sizeBytes: number }, userData)) } : {}),
+    ...(facts.disks[0]
+      ? { writeUserData: async (userData) => void (await writeConfigDrive(facts.disks[0] as { path: string; sizeBytes: number }, userData)) }
+      : {}),
     kexec: async () => {
-      throw new IronflowError('UNSUPPORTED', 'boot.kexec is not built for real machines yet: reboot the machine to its disk instead', { reason: 'kexec-not-built' });
+      throw new IronflowError('UNSUPPORTED', 'boot.kexec is not built for real machines yet: reboot the machine to its disk instead', {
+        reason: 'kexec-not-built',
+      });
     },
   };
 }
@@ -43,7 +47,11 @@ export async function runRamdiskOnMachine(options: { cmdlineFile?: string; root?
   const cmdline = readFileSync(options.cmdlineFile ?? '/proc/cmdline', 'utf8');
   if (Buffer.byteLength(cmdline.trim()) >= KERNEL_CMDLINE_MAX_BYTES - 1) {
     // The kernel cut it: the last if.* parameter is incomplete and would fail in a confusing way.
-    throw new IronflowError('INVALID_CONFIG', `the kernel command line is ${KERNEL_CMDLINE_MAX_BYTES} bytes or more and was cut short: shorten [boot] cmdline on the site agent`, { path: 'boot.cmdline' });
+    throw new IronflowError(
+      'INVALID_CONFIG',
+      `the kernel command line is ${KERNEL_CMDLINE_MAX_BYTES} bytes or more and was cut short: shorten [boot] cmdline on the site agent`,
+      { path: 'boot.cmdline' },
+    );
   }
   const params = bootParamsFrom(cmdline);
   await runUntilSignal(await startRamdiskAgent({ params, hardware: machineHardware(options.root) }));

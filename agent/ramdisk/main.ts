@@ -53,7 +53,17 @@ export async function startRamdiskAgent(options: RamdiskAgentOptions): Promise<R
   const signer = { key: identity.key, certificatePem: identity.certificatePem };
   const session = new RamdiskHeartbeat(client, signer, log);
   await session.started();
-  const deps: RamdiskStepDeps = { nodeId: identity.answer.nodeId, key: identity.key, certificatePem: identity.certificatePem, hardware: options.hardware, client, log, heartbeat, ...(options.trustedCaPems ? { trustedCaPems: options.trustedCaPems } : {}), ...(options.params.cache ? { cacheUrl: options.params.cache } : {}) };
+  const deps: RamdiskStepDeps = {
+    nodeId: identity.answer.nodeId,
+    key: identity.key,
+    certificatePem: identity.certificatePem,
+    hardware: options.hardware,
+    client,
+    log,
+    heartbeat,
+    ...(options.trustedCaPems ? { trustedCaPems: options.trustedCaPems } : {}),
+    ...(options.params.cache ? { cacheUrl: options.params.cache } : {}),
+  };
   // Wipes and deploys check their batch against the pins the site agent's boot script gave (if.quorum); the command's node is this ramdisk's own.
   const quorum = { pins: options.params.quorum?.split(',') ?? [], client, signer, log, nodeIdOf: () => identity.answer.nodeId };
   const steps: Record<(typeof RAMDISK_STEP_KINDS)[number], RamdiskStep> = {
@@ -68,7 +78,14 @@ export async function startRamdiskAgent(options: RamdiskAgentOptions): Promise<R
   const { temporal } = identity.answer;
   let worker: RestrictedWorker;
   try {
-    worker = await startRestrictedWorker({ mode: 'ramdisk', kinds: RAMDISK_STEP_KINDS, activities, temporal, credentials: { chain: identity.answer.certificateChain, key: identity.key }, maxConcurrentActivityTaskExecutions: 4 });
+    worker = await startRestrictedWorker({
+      mode: 'ramdisk',
+      kinds: RAMDISK_STEP_KINDS,
+      activities,
+      temporal,
+      credentials: { chain: identity.answer.certificateChain, key: identity.key },
+      maxConcurrentActivityTaskExecutions: 4,
+    });
   } catch (error) {
     session.stop();
     throw error;

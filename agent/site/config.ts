@@ -34,7 +34,12 @@ export const siteAgentConfigSchema = z
     boot: z.record(z.string(), z.unknown()).optional(),
     /** The destructive-batch quorum (docs/quorum.md): sha256 of each tenant quorum policy this site enforces. */
     quorum: z
-      .object({ pinned_policies: z.array(z.string().regex(/^[0-9a-f]{64}$/, 'a policy sha256 (hex), as `ironflow batches policy` shows it')).max(4).default([]) })
+      .object({
+        pinned_policies: z
+          .array(z.string().regex(/^[0-9a-f]{64}$/, 'a policy sha256 (hex), as `ironflow batches policy` shows it'))
+          .max(4)
+          .default([]),
+      })
       .strict()
       .default({ pinned_policies: [] }),
     certificate: z
@@ -71,7 +76,11 @@ export function siteAgentConfigFrom(document: unknown, baseDir: string): SiteAge
   const pinHint = 'control_plane_ca_file = "<the API\'s CA, PEM>"';
   requireTlsOffLoopback(parsed.control_plane_url, 'control_plane_url', pinHint);
   if (parsed.control_plane_ca_file && !parsed.control_plane_url.startsWith('https:')) {
-    throw new IronflowError('INVALID_CONFIG', 'control_plane_ca_file is set but control_plane_url is not https: give the API\'s https:// URL, or drop the CA file', { path: 'control_plane_ca_file' });
+    throw new IronflowError(
+      'INVALID_CONFIG',
+      "control_plane_ca_file is set but control_plane_url is not https: give the API's https:// URL, or drop the CA file",
+      { path: 'control_plane_ca_file' },
+    );
   }
   // What ramdisks will join, refused now rather than when the boot server starts after the join.
   if (typeof parsed.boot?.gateway_url === 'string') requireTlsOffLoopback(parsed.boot.gateway_url, 'boot.gateway_url', `${pinHint}; ramdisks pin it as if.tls`);

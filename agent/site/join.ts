@@ -15,14 +15,29 @@ export function readJoinToken(config: SiteAgentConfig, env: NodeJS.ProcessEnv): 
   const fromEnv = env.IRONFLOW_JOIN_TOKEN?.trim();
   if (fromEnv) return fromEnv;
   if (config.tokenFile) {
-    if (!existsSync(config.tokenFile)) throw new IronflowError('INVALID_CONFIG', `token_file ${config.tokenFile} does not exist; write the site token there (ironflow site-tokens create --out FILE)`, { path: 'token_file' });
+    if (!existsSync(config.tokenFile))
+      throw new IronflowError(
+        'INVALID_CONFIG',
+        `token_file ${config.tokenFile} does not exist; write the site token there (ironflow site-tokens create --out FILE)`,
+        { path: 'token_file' },
+      );
     const token = readFileSync(config.tokenFile, 'utf8').trim();
     if (token) return token;
   }
-  throw new IronflowError('INVALID_CONFIG', 'this agent has not joined yet and has no site token: set IRONFLOW_JOIN_TOKEN or token_file (ironflow site-tokens create --out FILE)', { path: 'token_file' });
+  throw new IronflowError(
+    'INVALID_CONFIG',
+    'this agent has not joined yet and has no site token: set IRONFLOW_JOIN_TOKEN or token_file (ironflow site-tokens create --out FILE)',
+    { path: 'token_file' },
+  );
 }
 
-export async function ensureJoined(config: SiteAgentConfig, key: KeyObject, client: ControlPlaneClient, log: AgentLog, env: NodeJS.ProcessEnv = process.env): Promise<AgentIdentity> {
+export async function ensureJoined(
+  config: SiteAgentConfig,
+  key: KeyObject,
+  client: ControlPlaneClient,
+  log: AgentLog,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<AgentIdentity> {
   const existing = loadIdentity(config.dataDir, key);
   if (existing) {
     log.info('identity loaded; not joining again', { nodeId: existing.current.nodeId, siteId: existing.current.siteId });
@@ -33,7 +48,10 @@ export async function ensureJoined(config: SiteAgentConfig, key: KeyObject, clie
   const issuedAt = new Date().toISOString();
   const answer = await client.post<JoinAnswer>('/v1/join', { token, csr });
   if (answer.role !== 'site') {
-    throw new IronflowError('INVALID_CONFIG', `the token joined this agent as role ${answer.role}; a site agent needs a site token (ironflow site-tokens create)`);
+    throw new IronflowError(
+      'INVALID_CONFIG',
+      `the token joined this agent as role ${answer.role}; a site agent needs a site token (ironflow site-tokens create)`,
+    );
   }
   const identity = identityOf(
     config.dataDir,

@@ -46,7 +46,18 @@ export async function startSiteAgent(config: SiteAgentConfig, options: { env?: N
   try {
     await session.firstAnswer();
     if (config.boot) {
-      bootServer = await startSiteBootServer({ section: config.boot, controlPlaneUrl: config.controlPlaneUrl, controlPlaneCaPems: config.controlPlaneCaPems, dataDir: config.dataDir, client, identity, entries: bootEntries, session: () => session.state(), log, quorumPins: config.quorumPins });
+      bootServer = await startSiteBootServer({
+        section: config.boot,
+        controlPlaneUrl: config.controlPlaneUrl,
+        controlPlaneCaPems: config.controlPlaneCaPems,
+        dataDir: config.dataDir,
+        client,
+        identity,
+        entries: bootEntries,
+        session: () => session.state(),
+        log,
+        quorumPins: config.quorumPins,
+      });
       // The cache pulls what each answer names (pre-warm and pinned images); heartbeats report it.
       const cache = bootServer.cache;
       session.reportCacheWith(() => cache.report(bootEntries.list()));
@@ -78,7 +89,9 @@ export async function startSiteAgent(config: SiteAgentConfig, options: { env?: N
         worker = await startWorker();
         await previous?.stop();
         log.info('worker reconnected with the renewed certificate', { nodeId: identity.current.nodeId });
-      })().catch((error: unknown) => log.warn('reconnecting the worker after renewal failed; the old certificate serves until it expires', { error: (error as Error).message }));
+      })().catch((error: unknown) =>
+        log.warn('reconnecting the worker after renewal failed; the old certificate serves until it expires', { error: (error as Error).message }),
+      );
     });
     log.info('site agent running', { nodeId: identity.current.nodeId, siteId: identity.current.siteId, taskQueue: identity.current.temporal.taskQueue });
   } catch (error) {

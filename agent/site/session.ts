@@ -135,7 +135,11 @@ export class SiteSession extends EventEmitter<SessionEvents> {
     try {
       const cache = this.cacheReporter?.();
       const discovered = this.discoveredReporter?.report();
-      const body = { agentVersion: 'ironflow-site/0.1', ...(cache ? { images: cache.images, siteStatus: cache.status } : {}), ...(discovered ? { discovered } : {}) };
+      const body = {
+        agentVersion: 'ironflow-site/0.1',
+        ...(cache ? { images: cache.images, siteStatus: cache.status } : {}),
+        ...(discovered ? { discovered } : {}),
+      };
       const answer = await this.client.signedPost<SessionAnswer>(this.identity, '/v1/agents/session', body);
       this.answer = answer;
       // Measured from when the request left: the control plane's view is at least that old.
@@ -178,7 +182,8 @@ export class SiteSession extends EventEmitter<SessionEvents> {
   private report(): void {
     const state = this.state();
     const last = this.lastReported;
-    if (last && last.connected === state.connected && last.active === state.active && last.epoch === state.epoch && last.holderNodeId === state.holderNodeId) return;
+    if (last && last.connected === state.connected && last.active === state.active && last.epoch === state.epoch && last.holderNodeId === state.holderNodeId)
+      return;
     this.lastReported = state;
     if (last?.active && !state.active) {
       const leaseRanOut = this.leaseEndsAt !== undefined && performance.now() >= this.leaseEndsAt;

@@ -20,5 +20,12 @@ export interface SiteWorkerOptions {
 export async function startSiteWorker(options: SiteWorkerOptions): Promise<SiteWorker> {
   const activities: Record<string, AgentActivity> = {};
   for (const kind of SITE_STEP_KINDS) activities[kind] = heartbeating(reportingFailures(options.steps[kind]));
-  return startRestrictedWorker({ mode: 'site', kinds: SITE_STEP_KINDS, activities, temporal: options.temporal, credentials: options.credentials, shutdownGraceTime: '5s' });
+  return startRestrictedWorker({
+    mode: 'site',
+    kinds: SITE_STEP_KINDS,
+    activities,
+    temporal: options.temporal,
+    credentials: options.credentials,
+    shutdownGraceTime: '5s',
+  });
 }

@@ -14,13 +14,21 @@ export const agentBmcAccessRoutes: FastifyPluginAsyncZod<ApiContext> = async (ap
   const ca = await loadOrCreateNodeCa(ctx.db, ctx.secrets, ctx.config.dataDir);
   keepRawJsonBodies(app);
 
-  app.post('/v1/agents/bmc-access', { schema: { tags: ['agents'], security: [], body: bmcAccessRequestSchema, response: { 200: bmcAccessAnswerSchema } } }, async (request) => {
-    const agent = await authenticateAgentRequest(ctx.db, ca, request, 'bmc-access');
-    return grantBmcAccess(ctx, agent, request.body);
-  });
+  app.post(
+    '/v1/agents/bmc-access',
+    { schema: { tags: ['agents'], security: [], body: bmcAccessRequestSchema, response: { 200: bmcAccessAnswerSchema } } },
+    async (request) => {
+      const agent = await authenticateAgentRequest(ctx.db, ca, request, 'bmc-access');
+      return grantBmcAccess(ctx, agent, request.body);
+    },
+  );
 
-  app.post('/v1/agents/proxy-targets', { schema: { tags: ['agents'], security: [], body: bmcAccessRequestSchema, response: { 200: proxyTargetsAnswerSchema } } }, async (request) => {
-    const agent = await authenticateAgentRequest(ctx.db, ca, request, 'proxy-targets');
-    return proxyTargetsFor(ctx, agent, request.body);
-  });
+  app.post(
+    '/v1/agents/proxy-targets',
+    { schema: { tags: ['agents'], security: [], body: bmcAccessRequestSchema, response: { 200: proxyTargetsAnswerSchema } } },
+    async (request) => {
+      const agent = await authenticateAgentRequest(ctx.db, ca, request, 'proxy-targets');
+      return proxyTargetsFor(ctx, agent, request.body);
+    },
+  );
 };

@@ -12,13 +12,21 @@ export const agentBmcOperationRoutes: FastifyPluginAsyncZod<ApiContext> = async 
   const ca = await loadOrCreateNodeCa(ctx.db, ctx.secrets, ctx.config.dataDir);
   keepRawJsonBodies(app);
 
-  app.post('/v1/agents/bmc-operations/get', { schema: { tags: ['agents'], security: [], body: bmcOperationGetSchema, response: { 200: bmcOperationAnswerSchema } } }, async (request) => {
-    const agent = await authenticateAgentRequest(ctx.db, ca, request, 'bmc-operations');
-    return getBmcOperation(ctx, agent, request.body);
-  });
+  app.post(
+    '/v1/agents/bmc-operations/get',
+    { schema: { tags: ['agents'], security: [], body: bmcOperationGetSchema, response: { 200: bmcOperationAnswerSchema } } },
+    async (request) => {
+      const agent = await authenticateAgentRequest(ctx.db, ca, request, 'bmc-operations');
+      return getBmcOperation(ctx, agent, request.body);
+    },
+  );
 
-  app.post('/v1/agents/bmc-operations/put', { schema: { tags: ['agents'], security: [], body: bmcOperationPutSchema, response: { 200: bmcOperationAnswerSchema } } }, async (request) => {
-    const agent = await authenticateAgentRequest(ctx.db, ca, request, 'bmc-operations');
-    return putBmcOperation(ctx, agent, request.body);
-  });
+  app.post(
+    '/v1/agents/bmc-operations/put',
+    { schema: { tags: ['agents'], security: [], body: bmcOperationPutSchema, response: { 200: bmcOperationAnswerSchema } } },
+    async (request) => {
+      const agent = await authenticateAgentRequest(ctx.db, ca, request, 'bmc-operations');
+      return putBmcOperation(ctx, agent, request.body);
+    },
+  );
 };

@@ -12,13 +12,21 @@ export const agentBootSecretRoutes: FastifyPluginAsyncZod<ApiContext> = async (a
   const ca = await loadOrCreateNodeCa(ctx.db, ctx.secrets, ctx.config.dataDir);
   keepRawJsonBodies(app);
 
-  app.post('/v1/agents/boot-secret', { schema: { tags: ['agents'], security: [], body: bootSecretRequestSchema, response: { 200: bootSecretAnswerSchema } } }, async (request) => {
-    const agent = await authenticateAgentRequest(ctx.db, ca, request, 'boot-secret');
-    return grantBootSecret(ctx, agent, request.body);
-  });
+  app.post(
+    '/v1/agents/boot-secret',
+    { schema: { tags: ['agents'], security: [], body: bootSecretRequestSchema, response: { 200: bootSecretAnswerSchema } } },
+    async (request) => {
+      const agent = await authenticateAgentRequest(ctx.db, ca, request, 'boot-secret');
+      return grantBootSecret(ctx, agent, request.body);
+    },
+  );
 
-  app.post('/v1/agents/boot-secret/release', { schema: { tags: ['agents'], security: [], body: bootSecretReleaseSchema, response: { 200: bootSecretReleaseAnswerSchema } } }, async (request) => {
-    const agent = await authenticateAgentRequest(ctx.db, ca, request, 'boot-secret-release');
-    return releaseBootSecrets(ctx.db, agent, request.body);
-  });
+  app.post(
+    '/v1/agents/boot-secret/release',
+    { schema: { tags: ['agents'], security: [], body: bootSecretReleaseSchema, response: { 200: bootSecretReleaseAnswerSchema } } },
+    async (request) => {
+      const agent = await authenticateAgentRequest(ctx.db, ca, request, 'boot-secret-release');
+      return releaseBootSecrets(ctx.db, agent, request.body);
+    },
+  );
 };

@@ -31,56 +31,74 @@ export const agentSessionRoutes: FastifyPluginAsyncZod<ApiContext> = async (app,
     return { cacheImages, pinnedImages: [...new Set(pinned.map((image) => image.sha256))] };
   }
 
-  app.post('/v1/agents/session', { schema: { tags: ['agents'], security: [], body: heartbeatSchema, response: { 200: sessionAnswerSchema } } }, async (request) => {
-    const agent = await authenticateAgentRequest(ctx.db, ca, request, 'session');
-    const now = new Date();
-    const taskQueue = agentTaskQueue(agent.role, agent.siteId, agent.nodeId);
-    const previous = await ctx.db.agentSession.findUnique({ where: { nodeId: agent.nodeId } });
-    const siteStatus = request.body.siteStatus ? { siteStatus: request.body.siteStatus } : {};
-    await ctx.db.agentSession.upsert({
-      where: { nodeId: agent.nodeId },
-      create: { nodeId: agent.nodeId, siteId: agent.siteId ?? '', role: agent.role, lastSeenAt: now, taskQueue, ...siteStatus },
-      update: { lastSeenAt: now, taskQueue, role: agent.role, ...siteStatus, ...(previous && !isConnected(previous.lastSeenAt, now.getTime()) ? { connectedAt: now } : {}) },
-    });
-    if (agent.role === 'node' && request.body.opened) {
-      // A node agent back (after a reboot): the same agentJoined a join delivers, to the node's running workflows.
-      const workflowIds = await signalNodeAgentBack(ctx.temporal, agent.nodeId).catch(() => []);
-      await appendEvent(ctx.db, { tenantId: agent.tenantId, type: 'node.agent.reconnected', subjectId: agent.nodeId, data: { role: agent.role, ...(request.body.bootId ? { bootId: request.body.bootId } : {}), workflowIds } });
-    }
-    const isSiteAgent = agent.role === 'site' && agent.siteId !== null;
-    if (isSiteAgent && (!previous || !isConnected(previous.lastSeenAt, now.getTime()))) {
-      await ensureSiteBootController(ctx.temporal, ctx.config.controlQueue, agent.siteId as string);
-    }
-    if (isSiteAgent && request.body.images) {
-      const changed = await recordSiteCacheReport(ctx.db, { nodeId: agent.nodeId, siteId: agent.siteId as string, images: request.body.images });
-      // A failed pull changes the report (a failed row): recorded once then, not on every beat.
-      if (changed && request.body.siteStatus?.state === 'FAILED') {
-        await appendEvent(ctx.db, { tenantId: agent.tenantId, type: 'site.cache.failed', subjectId: agent.nodeId, data: { siteId: agent.siteId, message: request.body.siteStatus.message } });
+  app.post(
+    '/v1/agents/session',
+    { schema: { tags: ['agents'], security: [], body: heartbeatSchema, response: { 200: sessionAnswerSchema } } },
+    async (request) => {
+      const agent = await authenticateAgentRequest(ctx.db, ca, request, 'session');
+      const now = new Date();
+      const taskQueue = agentTaskQueue(agent.role, agent.siteId, agent.nodeId);
+      const previous = await ctx.db.agentSession.findUnique({ where: { nodeId: agent.nodeId } });
+      const siteStatus = request.body.siteStatus ? { siteStatus: request.body.siteStatus } : {};
+      await ctx.db.agentSession.upsert({
+        where: { nodeId: agent.nodeId },
+        create: { nodeId: agent.nodeId, siteId: agent.siteId ?? '', role: agent.role, lastSeenAt: now, taskQueue, ...siteStatus },
+        update: {
+          lastSeenAt: now,
+          taskQueue,
+          role: agent.role,
+          ...siteStatus,
+          ...(previous && !isConnected(previous.lastSeenAt, now.getTime()) ? { connectedAt: now } : {}),
+        },
+      });
+      if (agent.role === 'node' && request.body.opened) {
+        // A node agent back (after a reboot): the same agentJoined a join delivers, to the node's running workflows.
+        const workflowIds = await signalNodeAgentBack(ctx.temporal, agent.nodeId).catch(() => []);
+        await appendEvent(ctx.db, {
+          tenantId: agent.tenantId,
+          type: 'node.agent.reconnected',
+          subjectId: agent.nodeId,
+          data: { role: agent.role, ...(request.body.bootId ? { bootId: request.body.bootId } : {}), workflowIds },
+        });
       }
-    }
-    // Discovery lists only from site agents (a boot server's view); another role's is ignored.
-    if (isSiteAgent && request.body.discovered) {
-      await recordDiscoveryReport(ctx.db, { agentNodeId: agent.nodeId, siteId: agent.siteId as string, entries: request.body.discovered }, now);
-    }
-    const lease = isSiteAgent ? await ctx.db.bootLease.findUnique({ where: { siteId: agent.siteId as string } }) : null;
-    const lifetime = agent.notAfter.getTime();
-    const host = agent.role === 'node' ? await ctx.db.node.findUnique({ where: { id: agent.nodeId }, select: { hostSpec: true } }) : null;
-    return {
-      nodeId: agent.nodeId,
-      role: agent.role,
-      siteId: agent.siteId,
-      taskQueue,
-      heartbeatIntervalMs: HEARTBEAT_INTERVAL_MS,
-      certificate: {
-        serial: agent.serial,
-        notAfter: agent.notAfter.toISOString(),
-        // Renew with a third of the lifetime left (24 h site certificates: 8 h ahead).
-        renewAfter: new Date(lifetime - (lifetime - now.getTime()) / 3).toISOString(),
-      },
-      site: isSiteAgent
-        ? { bootLease: leaseViewFor(agent.nodeId, lease, now), ...(await siteImages(agent.siteId as string, now)) }
-        : null,
-      host: agent.role === 'node' ? { spec: (host?.hostSpec ?? null) as Record<string, unknown> | null } : null,
-    };
-  });
+      const isSiteAgent = agent.role === 'site' && agent.siteId !== null;
+      if (isSiteAgent && (!previous || !isConnected(previous.lastSeenAt, now.getTime()))) {
+        await ensureSiteBootController(ctx.temporal, ctx.config.controlQueue, agent.siteId as string);
+      }
+      if (isSiteAgent && request.body.images) {
+        const changed = await recordSiteCacheReport(ctx.db, { nodeId: agent.nodeId, siteId: agent.siteId as string, images: request.body.images });
+        // A failed pull changes the report (a failed row): recorded once then, not on every beat.
+        if (changed && request.body.siteStatus?.state === 'FAILED') {
+          await appendEvent(ctx.db, {
+            tenantId: agent.tenantId,
+            type: 'site.cache.failed',
+            subjectId: agent.nodeId,
+            data: { siteId: agent.siteId, message: request.body.siteStatus.message },
+          });
+        }
+      }
+      // Discovery lists only from site agents (a boot server's view); another role's is ignored.
+      if (isSiteAgent && request.body.discovered) {
+        await recordDiscoveryReport(ctx.db, { agentNodeId: agent.nodeId, siteId: agent.siteId as string, entries: request.body.discovered }, now);
+      }
+      const lease = isSiteAgent ? await ctx.db.bootLease.findUnique({ where: { siteId: agent.siteId as string } }) : null;
+      const lifetime = agent.notAfter.getTime();
+      const host = agent.role === 'node' ? await ctx.db.node.findUnique({ where: { id: agent.nodeId }, select: { hostSpec: true } }) : null;
+      return {
+        nodeId: agent.nodeId,
+        role: agent.role,
+        siteId: agent.siteId,
+        taskQueue,
+        heartbeatIntervalMs: HEARTBEAT_INTERVAL_MS,
+        certificate: {
+          serial: agent.serial,
+          notAfter: agent.notAfter.toISOString(),
+          // Renew with a third of the lifetime left (24 h site certificates: 8 h ahead).
+          renewAfter: new Date(lifetime - (lifetime - now.getTime()) / 3).toISOString(),
+        },
+        site: isSiteAgent ? { bootLease: leaseViewFor(agent.nodeId, lease, now), ...(await siteImages(agent.siteId as string, now)) } : null,
+        host: agent.role === 'node' ? { spec: (host?.hostSpec ?? null) as Record<string, unknown> | null } : null,
+      };
+    },
+  );
 };

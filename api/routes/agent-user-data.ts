@@ -15,15 +15,23 @@ export const agentUserDataRoutes: FastifyPluginAsyncZod<ApiContext> = async (app
   const ca = await loadOrCreateNodeCa(ctx.db, ctx.secrets, ctx.config.dataDir);
   keepRawJsonBodies(app);
 
-  app.post('/v1/agents/user-data', { schema: { tags: ['agents'], security: [], body: userDataRequestSchema, response: { 200: userDataAnswerSchema } } }, async (request) => {
-    const agent = await authenticateAgentRequest(ctx.db, ca, request, 'user-data');
-    const { nodeId, workflowId, ref } = request.body;
-    // Only a ramdisk's own machine is looked at here; grantUserData refuses every other caller.
-    const node = agent.role === 'ramdisk' && agent.nodeId === nodeId ? await ctx.db.node.findUnique({ where: { id: nodeId } }) : null;
-    if (node && (await workflowStanding(ctx, node, workflowId)) === 'unknown') {
-      const subject = { nodeId, workflowId, ref, agentNodeId: agent.nodeId, serial: agent.serial };
-      return recordRefusal(ctx.db, 'security.userdata.refused', unknownWorkflowRefusal(workflowId, nodeId), { tenantId: agent.tenantId, subjectId: nodeId, data: subject });
-    }
-    return grantUserData(ctx, agent, request.body);
-  });
+  app.post(
+    '/v1/agents/user-data',
+    { schema: { tags: ['agents'], security: [], body: userDataRequestSchema, response: { 200: userDataAnswerSchema } } },
+    async (request) => {
+      const agent = await authenticateAgentRequest(ctx.db, ca, request, 'user-data');
+      const { nodeId, workflowId, ref } = request.body;
+      // Only a ramdisk's own machine is looked at here; grantUserData refuses every other caller.
+      const node = agent.role === 'ramdisk' && agent.nodeId === nodeId ? await ctx.db.node.findUnique({ where: { id: nodeId } }) : null;
+      if (node && (await workflowStanding(ctx, node, workflowId)) === 'unknown') {
+        const subject = { nodeId, workflowId, ref, agentNodeId: agent.nodeId, serial: agent.serial };
+        return recordRefusal(ctx.db, 'security.userdata.refused', unknownWorkflowRefusal(workflowId, nodeId), {
+          tenantId: agent.tenantId,
+          subjectId: nodeId,
+          data: subject,
+        });
+      }
+      return grantUserData(ctx, agent, request.body);
+    },
+  );
 };

@@ -46,7 +46,9 @@ const payloadJsonSchema = z.object({
   data: base64.optional(),
 });
 // Protobuf JSON omits an empty list: the temporal CLI sends `{}` for a query without arguments.
-const payloadsJsonSchema = z.strictObject({ payloads: z.array(payloadJsonSchema).max(MAX_CODEC_PAYLOADS, `at most ${MAX_CODEC_PAYLOADS} payloads a request`).default([]) });
+const payloadsJsonSchema = z.strictObject({
+  payloads: z.array(payloadJsonSchema).max(MAX_CODEC_PAYLOADS, `at most ${MAX_CODEC_PAYLOADS} payloads a request`).default([]),
+});
 type PayloadJson = z.infer<typeof payloadJsonSchema>;
 
 const fromJson = (p: PayloadJson): Payload => ({
@@ -70,7 +72,9 @@ export async function codecRoutes(app: FastifyInstance, deps: CodecRouteDeps): P
   // (the temporal CLI, scripts) need no CORS; another origin's page is refused.
   const originAllowed = (request: FastifyRequest) => request.headers.origin === undefined || request.headers.origin === webUiOrigin;
   const originRefused = (request: FastifyRequest) =>
-    new IronflowError('PERMISSION_DENIED', `origin ${String(request.headers.origin).slice(0, 200)} is not the Temporal Web UI's (${webUiOrigin})`, { reason: 'origin-not-allowed' });
+    new IronflowError('PERMISSION_DENIED', `origin ${String(request.headers.origin).slice(0, 200)} is not the Temporal Web UI's (${webUiOrigin})`, {
+      reason: 'origin-not-allowed',
+    });
 
   const refuse = (request: FastifyRequest, error: IronflowError, principal?: Principal): Promise<never> =>
     recordRefusal(deps.db, REFUSAL_EVENT, error, {
@@ -98,10 +102,22 @@ export async function codecRoutes(app: FastifyInstance, deps: CodecRouteDeps): P
     // Checked once the caller is known, so the event names whose credential a foreign page used.
     if (!originAllowed(request)) await refuse(request, originRefused(request), principal);
     if (principal.tenantId !== ROOT_TENANT) {
-      await refuse(request, new IronflowError('PERMISSION_DENIED', `decoding Temporal payloads is for the platform (root) tenant's operators: a sealed payload does not say which tenant's it is, and this credential belongs to tenant ${principal.tenantId}`, { reason: 'not-platform-operator' }), principal);
+      await refuse(
+        request,
+        new IronflowError(
+          'PERMISSION_DENIED',
+          `decoding Temporal payloads is for the platform (root) tenant's operators: a sealed payload does not say which tenant's it is, and this credential belongs to tenant ${principal.tenantId}`,
+          { reason: 'not-platform-operator' },
+        ),
+        principal,
+      );
     }
     if (!grants(principal.permissions, DECODE_PERMISSION)) {
-      await refuse(request, new IronflowError('PERMISSION_DENIED', `this credential lacks ${DECODE_PERMISSION}`, { reason: 'permission-missing', permission: DECODE_PERMISSION }), principal);
+      await refuse(
+        request,
+        new IronflowError('PERMISSION_DENIED', `this credential lacks ${DECODE_PERMISSION}`, { reason: 'permission-missing', permission: DECODE_PERMISSION }),
+        principal,
+      );
     }
   }
 
@@ -137,7 +153,9 @@ export async function codecRoutes(app: FastifyInstance, deps: CodecRouteDeps): P
       // The temporal CLI sends an empty X-Namespace when --namespace is left to its default.
       const namespace = request.headers['x-namespace'] || undefined;
       if (namespace !== undefined && namespace !== deps.config.temporal.namespace) {
-        throw new IronflowError('INVALID_INPUT', `headers.x-namespace: this codec serves namespace ${deps.config.temporal.namespace}`, { path: 'headers.x-namespace' });
+        throw new IronflowError('INVALID_INPUT', `headers.x-namespace: this codec serves namespace ${deps.config.temporal.namespace}`, {
+          path: 'headers.x-namespace',
+        });
       }
       // Temporal's remote codec speaks JSON only (the console's form parser must not turn a form into one).
       const isJson = /^application\/json\b/i.test(request.headers['content-type'] ?? '');

@@ -24,10 +24,14 @@ export const credentialRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, c
     },
   );
 
-  app.get('/v1/credentials', { schema: { tags: ['credentials'], querystring: credentialListQuerySchema, response: { 200: credentialListSchema } } }, async (request) => {
-    authorize(request, 'compute:credentials:read', request.query.tenantId);
-    return listCredentials(ctx.db, request.query.tenantId, request.query);
-  });
+  app.get(
+    '/v1/credentials',
+    { schema: { tags: ['credentials'], querystring: credentialListQuerySchema, response: { 200: credentialListSchema } } },
+    async (request) => {
+      authorize(request, 'compute:credentials:read', request.query.tenantId);
+      return listCredentials(ctx.db, request.query.tenantId, request.query);
+    },
+  );
 
   app.post(
     '/v1/credentials/:credentialId/revoke',

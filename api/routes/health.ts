@@ -16,12 +16,10 @@ export const healthRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) 
       () => ({ ok: true, provider }),
       (err: Error) => ({ ok: false, provider, error: err.message }),
     );
-    const temporal = await ctx.temporal.connection.workflowService
-      .getSystemInfo({})
-      .then(
-        () => ({ ok: true }),
-        (err: Error) => ({ ok: false, error: err.message }),
-      );
+    const temporal = await ctx.temporal.connection.workflowService.getSystemInfo({}).then(
+      () => ({ ok: true }),
+      (err: Error) => ({ ok: false, error: err.message }),
+    );
     const body = {
       status: database.ok && temporal.ok ? ('ok' as const) : ('degraded' as const),
       database,

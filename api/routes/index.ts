@@ -26,4 +26,31 @@ import { siteRoutes } from './sites';
 import { systemCheckRoutes } from './system-checks';
 import { tenantRoutes } from './tenants';
 
-export const routeGroups = [healthRoutes, metricsRoutes, eventRoutes, tenantRoutes, credentialRoutes, systemCheckRoutes, imageRoutes, siteRoutes, siteTokenRoutes, poolRoutes, joinRoutes, joinRequestRoutes, agentSessionRoutes, agentBmcAccessRoutes, agentBmcOperationRoutes, agentBootSecretRoutes, agentUserDataRoutes, profileRoutes, provisionWorkflowRoutes, metalRoutes, metalMaintenanceRoutes, metalAdoptRoutes, metalStatusRoutes, quorumRoutes, siteDiscoveredRoutes, consoleRoutes];
+export const routeGroups = [
+  healthRoutes,
+  metricsRoutes,
+  eventRoutes,
+  tenantRoutes,
+  credentialRoutes,
+  systemCheckRoutes,
+  imageRoutes,
+  siteRoutes,
+  siteTokenRoutes,
+  poolRoutes,
+  joinRoutes,
+  joinRequestRoutes,
+  agentSessionRoutes,
+  agentBmcAccessRoutes,
+  agentBmcOperationRoutes,
+  agentBootSecretRoutes,
+  agentUserDataRoutes,
+  profileRoutes,
+  provisionWorkflowRoutes,
+  metalRoutes,
+  metalMaintenanceRoutes,
+  metalAdoptRoutes,
+  metalStatusRoutes,
+  quorumRoutes,
+  siteDiscoveredRoutes,
+  consoleRoutes,
+];

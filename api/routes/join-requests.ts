@@ -2,15 +2,25 @@
 // Deferred discovery joins wait here for an operator (core/joins/join-requests.ts).
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { decideJoinRequest, listJoinRequests } from '../../core/joins/join-requests';
-import { joinRequestDecisionSchema, joinRequestListSchema, joinRequestParamsSchema, joinRequestSchema, joinRequestsQuerySchema } from '../../core/schemas/join-requests';
+import {
+  joinRequestDecisionSchema,
+  joinRequestListSchema,
+  joinRequestParamsSchema,
+  joinRequestSchema,
+  joinRequestsQuerySchema,
+} from '../../core/schemas/join-requests';
 import { authorize } from '../auth';
 import type { ApiContext } from '../context';
 
 export const joinRequestRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) => {
-  app.get('/v1/join-requests', { schema: { tags: ['join-requests'], querystring: joinRequestsQuerySchema, response: { 200: joinRequestListSchema } } }, async (request) => {
-    authorize(request, 'compute:sites:read', request.query.tenantId);
-    return { joinRequests: await listJoinRequests(ctx.db, request.query) };
-  });
+  app.get(
+    '/v1/join-requests',
+    { schema: { tags: ['join-requests'], querystring: joinRequestsQuerySchema, response: { 200: joinRequestListSchema } } },
+    async (request) => {
+      authorize(request, 'compute:sites:read', request.query.tenantId);
+      return { joinRequests: await listJoinRequests(ctx.db, request.query) };
+    },
+  );
 
   for (const decision of ['approve', 'reject'] as const) {
     app.post(

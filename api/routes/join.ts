@@ -24,16 +24,37 @@ export const joinRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) =>
     if (request.validationError) await recordRefusal(ctx.db, type, toApiError(request.validationError), { data: { purpose: request.routeOptions.url } });
   };
 
-  app.post('/v1/join', { attachValidation: true, schema: { tags: ['join'], security: [], body: joinSchema, response: { 201: joinAnswerSchema } } }, async (request, reply) => {
-    await refuseInvalid(request, 'security.join.refused');
-    const workflowRuns = (workflowId: string, nodeId: string) => workflowRunsFor(ctx.temporal, workflowId, nodeId);
-    return reply.status(201).send(await joinNode({ db: ctx.db, ca, gateway, workflowRuns, discoveryApproval: ctx.config.discoveryApproval, notifyJoined, wakeLifecycle: (node) => wakeLifecycle(ctx.temporal, ctx.config.controlQueue, node) }, request.body));
-  });
+  app.post(
+    '/v1/join',
+    { attachValidation: true, schema: { tags: ['join'], security: [], body: joinSchema, response: { 201: joinAnswerSchema } } },
+    async (request, reply) => {
+      await refuseInvalid(request, 'security.join.refused');
+      const workflowRuns = (workflowId: string, nodeId: string) => workflowRunsFor(ctx.temporal, workflowId, nodeId);
+      return reply.status(201).send(
+        await joinNode(
+          {
+            db: ctx.db,
+            ca,
+            gateway,
+            workflowRuns,
+            discoveryApproval: ctx.config.discoveryApproval,
+            notifyJoined,
+            wakeLifecycle: (node) => wakeLifecycle(ctx.temporal, ctx.config.controlQueue, node),
+          },
+          request.body,
+        ),
+      );
+    },
+  );
 
-  app.post('/v1/join/renew', { attachValidation: true, schema: { tags: ['join'], security: [], body: renewSchema, response: { 201: issuedCertificateSchema } } }, async (request, reply) => {
-    await refuseInvalid(request, 'security.agent.refused');
-    return reply.status(201).send(await renewCertificate(ctx.db, ca, request.body));
-  });
+  app.post(
+    '/v1/join/renew',
+    { attachValidation: true, schema: { tags: ['join'], security: [], body: renewSchema, response: { 201: issuedCertificateSchema } } },
+    async (request, reply) => {
+      await refuseInvalid(request, 'security.agent.refused');
+      return reply.status(201).send(await renewCertificate(ctx.db, ca, request.body));
+    },
+  );
 
   app.get('/v1/join/ca', { schema: { tags: ['join'], security: [], response: { 200: caSchema } } }, async () => ({ certificate: ca.certificatePem }));
 };

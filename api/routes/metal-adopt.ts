@@ -8,8 +8,12 @@ import { authorize } from '../auth';
 import type { ApiContext } from '../context';
 
 export const metalAdoptRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) => {
-  app.post('/v1/metal/adopt-tokens', { schema: { tags: ['metal'], body: adoptTokenCreateSchema, response: { 201: adoptTokenSchema } } }, async (request, reply) => {
-    authorize(request, 'compute:nodes:provision', request.body.tenantId);
-    return reply.status(201).send(await createAdoptToken(ctx.db, request.body));
-  });
+  app.post(
+    '/v1/metal/adopt-tokens',
+    { schema: { tags: ['metal'], body: adoptTokenCreateSchema, response: { 201: adoptTokenSchema } } },
+    async (request, reply) => {
+      authorize(request, 'compute:nodes:provision', request.body.tenantId);
+      return reply.status(201).send(await createAdoptToken(ctx.db, request.body));
+    },
+  );
 };

@@ -14,7 +14,14 @@ export const metalMaintenanceRoutes: FastifyPluginAsyncZod<ApiContext> = async (
     async (request) => {
       const b = request.body;
       const principal = authorize(request, 'compute:nodes:provision', b.tenantId);
-      const node = await setMaintenance(ctx.db, { tenantId: b.tenantId, nodeId: request.params.nodeId, on: b.on, reason: b.reason, actor: `credential:${principal.credentialId}`, version: b.version });
+      const node = await setMaintenance(ctx.db, {
+        tenantId: b.tenantId,
+        nodeId: request.params.nodeId,
+        on: b.on,
+        reason: b.reason,
+        actor: `credential:${principal.credentialId}`,
+        version: b.version,
+      });
       return metalView(node);
     },
   );

@@ -24,7 +24,12 @@ const MAX_SITE_AGENTS = 16;
 const ROUTING_ACTIVITY: keyof SiteRoutingActivities = 'siteAgentFor';
 
 type Session = { nodeId: string; role: string; taskQueue: string; lastSeenAt: Date };
-const agentView = (s: Session) => ({ agentNodeId: s.nodeId, taskQueue: s.taskQueue, connected: isConnected(s.lastSeenAt), lastSeenAt: s.lastSeenAt.toISOString() });
+const agentView = (s: Session) => ({
+  agentNodeId: s.nodeId,
+  taskQueue: s.taskQueue,
+  connected: isConnected(s.lastSeenAt),
+  lastSeenAt: s.lastSeenAt.toISOString(),
+});
 
 async function describeRun(handle: WorkflowHandle) {
   try {

@@ -60,10 +60,14 @@ export const metalRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) =
     return reply.status(201).send(metalView(node));
   });
 
-  app.get('/v1/metal/nodes/:nodeId', { schema: { tags, params: metalNodeParamsSchema, querystring: tenantQuerySchema, response: { 200: metalNodeSchema } } }, async (request) => {
-    authorize(request, 'compute:nodes:read', request.query.tenantId);
-    return metalView(await findMetalNode(ctx.db, request.query.tenantId, request.params.nodeId));
-  });
+  app.get(
+    '/v1/metal/nodes/:nodeId',
+    { schema: { tags, params: metalNodeParamsSchema, querystring: tenantQuerySchema, response: { 200: metalNodeSchema } } },
+    async (request) => {
+      authorize(request, 'compute:nodes:read', request.query.tenantId);
+      return metalView(await findMetalNode(ctx.db, request.query.tenantId, request.params.nodeId));
+    },
+  );
 
   app.get('/v1/metal/nodes', { schema: { tags, querystring: metalListQuerySchema, response: { 200: metalNodeListSchema } } }, async (request) => {
     const q = request.query;
@@ -85,27 +89,43 @@ export const metalRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) =
   });
 
   for (const name of plainVerbs) {
-    app.post(`/v1/metal/nodes/:nodeId/${name}`, { schema: { tags, params: metalNodeParamsSchema, body: metalVerbSchema, response: { 200: metalNodeSchema } } }, async (request) => {
-      const principal = authorize(request, 'compute:nodes:provision', request.body.tenantId);
-      return verb(principal, request.body.tenantId, request.params.nodeId, request.body.version, { verb: name });
-    });
+    app.post(
+      `/v1/metal/nodes/:nodeId/${name}`,
+      { schema: { tags, params: metalNodeParamsSchema, body: metalVerbSchema, response: { 200: metalNodeSchema } } },
+      async (request) => {
+        const principal = authorize(request, 'compute:nodes:provision', request.body.tenantId);
+        return verb(principal, request.body.tenantId, request.params.nodeId, request.body.version, { verb: name });
+      },
+    );
   }
 
-  app.post('/v1/metal/nodes/:nodeId/deploy', { schema: { tags, params: metalNodeParamsSchema, body: metalDeploySchema, response: { 200: metalNodeSchema } } }, async (request) => {
-    const b = request.body;
-    const principal = authorize(request, 'compute:nodes:provision', b.tenantId);
-    return verb(principal, b.tenantId, request.params.nodeId, b.version, { verb: 'deploy', profileId: b.profileId, profileVersion: b.profileVersion });
-  });
+  app.post(
+    '/v1/metal/nodes/:nodeId/deploy',
+    { schema: { tags, params: metalNodeParamsSchema, body: metalDeploySchema, response: { 200: metalNodeSchema } } },
+    async (request) => {
+      const b = request.body;
+      const principal = authorize(request, 'compute:nodes:provision', b.tenantId);
+      return verb(principal, b.tenantId, request.params.nodeId, b.version, { verb: 'deploy', profileId: b.profileId, profileVersion: b.profileVersion });
+    },
+  );
 
-  app.post('/v1/metal/nodes/:nodeId/undeploy', { schema: { tags, params: metalNodeParamsSchema, body: metalUndeploySchema, response: { 200: metalNodeSchema } } }, async (request) => {
-    const principal = authorize(request, 'compute:nodes:provision', request.body.tenantId);
-    return verb(principal, request.body.tenantId, request.params.nodeId, request.body.version, { verb: 'release', wipe: request.body.wipe });
-  });
+  app.post(
+    '/v1/metal/nodes/:nodeId/undeploy',
+    { schema: { tags, params: metalNodeParamsSchema, body: metalUndeploySchema, response: { 200: metalNodeSchema } } },
+    async (request) => {
+      const principal = authorize(request, 'compute:nodes:provision', request.body.tenantId);
+      return verb(principal, request.body.tenantId, request.params.nodeId, request.body.version, { verb: 'release', wipe: request.body.wipe });
+    },
+  );
 
-  app.post('/v1/metal/nodes/:nodeId/abort', { schema: { tags, params: metalNodeParamsSchema, body: metalAbortSchema, response: { 200: metalNodeSchema } } }, async (request) => {
-    const principal = authorize(request, 'compute:nodes:provision', request.body.tenantId);
-    return verb(principal, request.body.tenantId, request.params.nodeId, request.body.version, { verb: 'abort', reason: request.body.reason });
-  });
+  app.post(
+    '/v1/metal/nodes/:nodeId/abort',
+    { schema: { tags, params: metalNodeParamsSchema, body: metalAbortSchema, response: { 200: metalNodeSchema } } },
+    async (request) => {
+      const principal = authorize(request, 'compute:nodes:provision', request.body.tenantId);
+      return verb(principal, request.body.tenantId, request.params.nodeId, request.body.version, { verb: 'abort', reason: request.body.reason });
+    },
+  );
 
   app.post(
     '/v1/metal/nodes/:nodeId/power',
@@ -114,16 +134,31 @@ export const metalRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) =
       const b = request.body;
       authorize(request, 'compute:nodes:power', b.tenantId);
       const node = await recordPowerRequest(ctx.db, { tenantId: b.tenantId, nodeId: request.params.nodeId, version: b.version, action: b.action });
-      const run = await startProvision(ctx, { tenantId: node.tenantId, nodeId: node.id, profileId: `metal-power-${b.action}`, version: 1, provisionState: 'power' });
+      const run = await startProvision(ctx, {
+        tenantId: node.tenantId,
+        nodeId: node.id,
+        profileId: `metal-power-${b.action}`,
+        version: 1,
+        provisionState: 'power',
+      });
       return { ...metalView(node), powerWorkflowId: run.workflowId };
     },
   );
 
-  app.post('/v1/metal/nodes/:nodeId/confirm-mac', { schema: { tags, params: metalNodeParamsSchema, body: metalConfirmMacSchema, response: { 200: metalNodeSchema } } }, async (request) => {
-    authorize(request, 'compute:nodes:provision', request.body.tenantId);
-    const node = await confirmMacAndWake(ctx.db, ctx.temporal, { tenantId: request.body.tenantId, nodeId: request.params.nodeId, mac: request.body.mac, requestId: request.id });
-    return metalView(node);
-  });
+  app.post(
+    '/v1/metal/nodes/:nodeId/confirm-mac',
+    { schema: { tags, params: metalNodeParamsSchema, body: metalConfirmMacSchema, response: { 200: metalNodeSchema } } },
+    async (request) => {
+      authorize(request, 'compute:nodes:provision', request.body.tenantId);
+      const node = await confirmMacAndWake(ctx.db, ctx.temporal, {
+        tenantId: request.body.tenantId,
+        nodeId: request.params.nodeId,
+        mac: request.body.mac,
+        requestId: request.id,
+      });
+      return metalView(node);
+    },
+  );
 
   // A bulk answers at once with its run (202); the metal-bulk workflow applies it (core/metal/bulk.ts).
   const bulkDeps = {
@@ -133,7 +168,15 @@ export const metalRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) =
     // One quorum batch for the run: its nodes, the verb's whole chain, the run's reason (nothing when the tenant has no quorum).
     requestQuorumBatch: async (run: { id: string; tenantId: string; verb: string; reason: string }, nodeIds: string[]) => {
       const chain = bulkVerbChain(run.verb === 'undeploy' ? 'release' : (run.verb as Parameters<typeof bulkVerbChain>[0]));
-      await requestBatch(ctx.db, { tenantId: run.tenantId, kind: 'bulk', subject: run.id, reason: `metal bulk ${run.verb} of ${nodeIds.length} nodes: ${run.reason}`, commands: chain.commands, states: chain.states, nodeIds });
+      await requestBatch(ctx.db, {
+        tenantId: run.tenantId,
+        kind: 'bulk',
+        subject: run.id,
+        reason: `metal bulk ${run.verb} of ${nodeIds.length} nodes: ${run.reason}`,
+        commands: chain.commands,
+        states: chain.states,
+        nodeIds,
+      });
     },
   };
   app.post('/v1/metal/bulk', { schema: { tags, body: metalBulkSchema, response: { 202: metalBulkRunSchema } } }, async (request, reply) => {
@@ -142,14 +185,28 @@ export const metalRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) =
     return reply.status(202).send(run);
   });
 
-  app.get('/v1/metal/bulk/:bulkId', { schema: { tags, params: metalBulkParamsSchema, querystring: metalBulkQuerySchema, response: { 200: metalBulkPageSchema } } }, async (request) => {
-    const q = request.query;
-    authorize(request, 'compute:nodes:read', q.tenantId);
-    return readBulkPage(ctx.db, { tenantId: q.tenantId, bulkId: request.params.bulkId, limit: q.limit, ...(q.outcome ? { outcome: q.outcome } : {}), ...(q.cursor !== undefined ? { cursor: q.cursor } : {}) });
-  });
+  app.get(
+    '/v1/metal/bulk/:bulkId',
+    { schema: { tags, params: metalBulkParamsSchema, querystring: metalBulkQuerySchema, response: { 200: metalBulkPageSchema } } },
+    async (request) => {
+      const q = request.query;
+      authorize(request, 'compute:nodes:read', q.tenantId);
+      return readBulkPage(ctx.db, {
+        tenantId: q.tenantId,
+        bulkId: request.params.bulkId,
+        limit: q.limit,
+        ...(q.outcome ? { outcome: q.outcome } : {}),
+        ...(q.cursor !== undefined ? { cursor: q.cursor } : {}),
+      });
+    },
+  );
 
-  app.post('/v1/metal/bulk/:bulkId/cancel', { schema: { tags, params: metalBulkParamsSchema, body: metalBulkCancelSchema, response: { 200: metalBulkRunSchema } } }, async (request) => {
-    const principal = authorize(request, 'compute:nodes:provision', request.body.tenantId);
-    return cancelBulk(bulkDeps, request.body.tenantId, request.params.bulkId, principal.credentialId);
-  });
+  app.post(
+    '/v1/metal/bulk/:bulkId/cancel',
+    { schema: { tags, params: metalBulkParamsSchema, body: metalBulkCancelSchema, response: { 200: metalBulkRunSchema } } },
+    async (request) => {
+      const principal = authorize(request, 'compute:nodes:provision', request.body.tenantId);
+      return cancelBulk(bulkDeps, request.body.tenantId, request.params.bulkId, principal.credentialId);
+    },
+  );
 };

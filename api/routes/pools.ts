@@ -26,15 +26,23 @@ export const poolRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) =>
     return { pools: rows.map(poolView) };
   });
 
-  app.get('/v1/pools/:poolId', { schema: { tags: ['pools'], params: poolParamsSchema, querystring: tenantQuerySchema, response: { 200: poolSchema } } }, async (request) => {
-    authorize(request, 'compute:sites:read', request.query.tenantId);
-    return poolView(await findOwnedPool(ctx.db, request.query.tenantId, request.params.poolId));
-  });
+  app.get(
+    '/v1/pools/:poolId',
+    { schema: { tags: ['pools'], params: poolParamsSchema, querystring: tenantQuerySchema, response: { 200: poolSchema } } },
+    async (request) => {
+      authorize(request, 'compute:sites:read', request.query.tenantId);
+      return poolView(await findOwnedPool(ctx.db, request.query.tenantId, request.params.poolId));
+    },
+  );
 
-  app.patch('/v1/pools/:poolId', { schema: { tags: ['pools'], params: poolParamsSchema, body: poolUpdateSchema, response: { 200: poolSchema } } }, async (request) => {
-    authorize(request, 'compute:sites:manage', request.body.tenantId);
-    return updatePool(ctx.db, request.params.poolId, request.body);
-  });
+  app.patch(
+    '/v1/pools/:poolId',
+    { schema: { tags: ['pools'], params: poolParamsSchema, body: poolUpdateSchema, response: { 200: poolSchema } } },
+    async (request) => {
+      authorize(request, 'compute:sites:manage', request.body.tenantId);
+      return updatePool(ctx.db, request.params.poolId, request.body);
+    },
+  );
 
   app.delete('/v1/pools/:poolId', { schema: { tags: ['pools'], params: poolParamsSchema, querystring: tenantQuerySchema } }, async (request) => {
     authorize(request, 'compute:sites:manage', request.query.tenantId);

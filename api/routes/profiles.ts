@@ -2,7 +2,15 @@
 // validate (every problem with its path), render (the compiled plan).
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { profileIdSchema, profileCreateSchema, profileVersionSchema, profileUpdateSchema, profileValidationSchema, profileVersionQuerySchema, profileViewSchema } from '../../core/schemas/profiles';
+import {
+  profileIdSchema,
+  profileCreateSchema,
+  profileVersionSchema,
+  profileUpdateSchema,
+  profileValidationSchema,
+  profileVersionQuerySchema,
+  profileViewSchema,
+} from '../../core/schemas/profiles';
 import { tenantIdSchema } from '../../core/schemas/common';
 import { requireTenant } from '../../core/tenants';
 import { stepRegistry } from '../../core/steps/builtin';
@@ -23,35 +31,63 @@ export const profileRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx)
 
   app.get(
     '/v1/profiles',
-    { schema: { tags: ['profiles'], querystring: z.object({ tenantId: tenantIdSchema, id: profileIdSchema.optional() }), response: { 200: z.object({ profiles: z.array(profileViewSchema) }) } } },
+    {
+      schema: {
+        tags: ['profiles'],
+        querystring: z.object({ tenantId: tenantIdSchema, id: profileIdSchema.optional() }),
+        response: { 200: z.object({ profiles: z.array(profileViewSchema) }) },
+      },
+    },
     async (request) => {
       authorize(request, 'compute:profiles:read', request.query.tenantId);
       return { profiles: await listProfiles(ctx.db, request.query.tenantId, request.query.id) };
     },
   );
 
-  app.get('/v1/profiles/:id', { schema: { tags: ['profiles'], params, querystring: profileVersionQuerySchema, response: { 200: profileViewSchema } } }, async (request) => {
-    authorize(request, 'compute:profiles:read', request.query.tenantId);
-    return resolveProfile(ctx.db, request.query.tenantId, request.params.id, request.query.version);
-  });
+  app.get(
+    '/v1/profiles/:id',
+    { schema: { tags: ['profiles'], params, querystring: profileVersionQuerySchema, response: { 200: profileViewSchema } } },
+    async (request) => {
+      authorize(request, 'compute:profiles:read', request.query.tenantId);
+      return resolveProfile(ctx.db, request.query.tenantId, request.params.id, request.query.version);
+    },
+  );
 
   app.get(
     '/v1/profiles/:id/versions/:version',
-    { schema: { tags: ['profiles'], params: params.extend({ version: z.coerce.number().pipe(profileVersionSchema) }), querystring: z.object({ tenantId: tenantIdSchema }), response: { 200: profileViewSchema } } },
+    {
+      schema: {
+        tags: ['profiles'],
+        params: params.extend({ version: z.coerce.number().pipe(profileVersionSchema) }),
+        querystring: z.object({ tenantId: tenantIdSchema }),
+        response: { 200: profileViewSchema },
+      },
+    },
     async (request) => {
       authorize(request, 'compute:profiles:read', request.query.tenantId);
       return resolveProfile(ctx.db, request.query.tenantId, request.params.id, request.params.version);
     },
   );
 
-  app.patch('/v1/profiles/:id', { schema: { tags: ['profiles'], params, body: profileUpdateSchema, response: { 200: profileViewSchema } } }, async (request) => {
-    authorize(request, 'compute:profiles:manage', request.body.tenantId);
-    return updateProfile(ctx.db, { ...request.body, id: request.params.id });
-  });
+  app.patch(
+    '/v1/profiles/:id',
+    { schema: { tags: ['profiles'], params, body: profileUpdateSchema, response: { 200: profileViewSchema } } },
+    async (request) => {
+      authorize(request, 'compute:profiles:manage', request.body.tenantId);
+      return updateProfile(ctx.db, { ...request.body, id: request.params.id });
+    },
+  );
 
   app.post(
     '/v1/profiles/:id/validate',
-    { schema: { tags: ['profiles'], params, body: z.object({ tenantId: tenantIdSchema, version: profileVersionSchema.optional() }).strict(), response: { 200: profileValidationSchema } } },
+    {
+      schema: {
+        tags: ['profiles'],
+        params,
+        body: z.object({ tenantId: tenantIdSchema, version: profileVersionSchema.optional() }).strict(),
+        response: { 200: profileValidationSchema },
+      },
+    },
     async (request) => {
       authorize(request, 'compute:profiles:read', request.body.tenantId);
       const profile = await resolveProfile(ctx.db, request.body.tenantId, request.params.id, request.body.version);

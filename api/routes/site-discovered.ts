@@ -13,7 +13,15 @@ import type { ApiContext } from '../context';
 export const siteDiscoveredRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) => {
   app.get(
     '/v1/sites/:siteId/discovered',
-    { schema: { tags: ['metal'], summary: 'metal.discovered', params: siteParamsSchema, querystring: tenantQuerySchema, response: { 200: discoveredListSchema } } },
+    {
+      schema: {
+        tags: ['metal'],
+        summary: 'metal.discovered',
+        params: siteParamsSchema,
+        querystring: tenantQuerySchema,
+        response: { 200: discoveredListSchema },
+      },
+    },
     async (request) => {
       authorize(request, 'compute:sites:read', request.query.tenantId);
       const site = await findOwnedSite(ctx.db, request.query.tenantId, request.params.siteId);

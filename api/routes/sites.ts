@@ -25,19 +25,31 @@ export const siteRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) =>
     return { sites: rows.map(siteView) };
   });
 
-  app.get('/v1/sites/:siteId', { schema: { tags: ['sites'], params: siteParamsSchema, querystring: tenantQuerySchema, response: { 200: siteSchema.extend(siteAgentsSchema.shape) } } }, async (request) => {
-    authorize(request, 'compute:sites:read', request.query.tenantId);
-    const site = await findOwnedSite(ctx.db, request.query.tenantId, request.params.siteId);
-    return { ...siteView(site), ...(await siteAgentsOf(ctx.db, site.id)) };
-  });
+  app.get(
+    '/v1/sites/:siteId',
+    { schema: { tags: ['sites'], params: siteParamsSchema, querystring: tenantQuerySchema, response: { 200: siteSchema.extend(siteAgentsSchema.shape) } } },
+    async (request) => {
+      authorize(request, 'compute:sites:read', request.query.tenantId);
+      const site = await findOwnedSite(ctx.db, request.query.tenantId, request.params.siteId);
+      return { ...siteView(site), ...(await siteAgentsOf(ctx.db, site.id)) };
+    },
+  );
 
-  app.patch('/v1/sites/:siteId', { schema: { tags: ['sites'], params: siteParamsSchema, body: siteUpdateSchema, response: { 200: siteSchema } } }, async (request) => {
-    authorize(request, 'compute:sites:manage', request.body.tenantId);
-    return updateSite(ctx.db, request.params.siteId, request.body);
-  });
+  app.patch(
+    '/v1/sites/:siteId',
+    { schema: { tags: ['sites'], params: siteParamsSchema, body: siteUpdateSchema, response: { 200: siteSchema } } },
+    async (request) => {
+      authorize(request, 'compute:sites:manage', request.body.tenantId);
+      return updateSite(ctx.db, request.params.siteId, request.body);
+    },
+  );
 
-  app.delete('/v1/sites/:siteId', { schema: { tags: ['sites'], params: siteParamsSchema, querystring: tenantQuerySchema, response: { 200: siteDeletedSchema } } }, async (request) => {
-    authorize(request, 'compute:sites:manage', request.query.tenantId);
-    return deleteSite(ctx.db, request.query.tenantId, request.params.siteId);
-  });
+  app.delete(
+    '/v1/sites/:siteId',
+    { schema: { tags: ['sites'], params: siteParamsSchema, querystring: tenantQuerySchema, response: { 200: siteDeletedSchema } } },
+    async (request) => {
+      authorize(request, 'compute:sites:manage', request.query.tenantId);
+      return deleteSite(ctx.db, request.query.tenantId, request.params.siteId);
+    },
+  );
 };

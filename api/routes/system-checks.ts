@@ -10,7 +10,15 @@ import { requireTenant } from '../../core/tenants';
 import { authorize } from '../auth';
 import type { ApiContext } from '../context';
 
-function view(row: { id: string; tenantId: string; workflowId: string; status: string; workerId: string | null; createdAt: Date; completedAt: Date | null }): SystemCheckView {
+function view(row: {
+  id: string;
+  tenantId: string;
+  workflowId: string;
+  status: string;
+  workerId: string | null;
+  createdAt: Date;
+  completedAt: Date | null;
+}): SystemCheckView {
   return {
     ...row,
     status: row.status === 'succeeded' ? 'succeeded' : 'running',
@@ -20,24 +28,35 @@ function view(row: { id: string; tenantId: string; workflowId: string; status: s
 }
 
 export const systemCheckRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) => {
-  app.post('/v1/system/checks', { schema: { tags: ['system'], body: systemCheckCreateSchema, response: { 202: systemCheckSchema } } }, async (request, reply) => {
-    authorize(request, 'compute:events:read', request.body.tenantId);
-    await requireTenant(ctx.db, request.body.tenantId);
-    const id = newId('check');
-    const workflowId = `system-check:${id}`;
-    const row = await ctx.db.systemCheck.create({ data: { id, tenantId: request.body.tenantId, workflowId, status: 'running' } });
-    await ctx.temporal.workflow.start('systemCheck', {
-      workflowId,
-      taskQueue: ctx.config.controlQueue,
-      args: [{ checkId: id }],
-      searchAttributes: { TenantId: [request.body.tenantId] },
-    });
-    return reply.status(202).send(view(row));
-  });
+  app.post(
+    '/v1/system/checks',
+    { schema: { tags: ['system'], body: systemCheckCreateSchema, response: { 202: systemCheckSchema } } },
+    async (request, reply) => {
+      authorize(request, 'compute:events:read', request.body.tenantId);
+      await requireTenant(ctx.db, request.body.tenantId);
+      const id = newId('check');
+      const workflowId = `system-check:${id}`;
+      const row = await ctx.db.systemCheck.create({ data: { id, tenantId: request.body.tenantId, workflowId, status: 'running' } });
+      await ctx.temporal.workflow.start('systemCheck', {
+        workflowId,
+        taskQueue: ctx.config.controlQueue,
+        args: [{ checkId: id }],
+        searchAttributes: { TenantId: [request.body.tenantId] },
+      });
+      return reply.status(202).send(view(row));
+    },
+  );
 
   app.get(
     '/v1/system/checks/:checkId',
-    { schema: { tags: ['system'], params: z.object({ checkId: idOf('check') }), querystring: z.object({ tenantId: tenantIdSchema }), response: { 200: systemCheckSchema } } },
+    {
+      schema: {
+        tags: ['system'],
+        params: z.object({ checkId: idOf('check') }),
+        querystring: z.object({ tenantId: tenantIdSchema }),
+        response: { 200: systemCheckSchema },
+      },
+    },
     async (request) => {
       authorize(request, 'compute:events:read', request.query.tenantId);
       const row = await ctx.db.systemCheck.findFirst({ where: { id: request.params.checkId, tenantId: request.query.tenantId } });

@@ -18,15 +18,46 @@ const NODES = 500;
 async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'ironflow-bench-api-'));
   const address = `127.0.0.1:${await freePort()}`;
-  const server = await startTemporalServer({ address, namespace: 'default', dbFile: path.join(dir, 'temporal.db'), ...serverSettings(loadConfig({}).temporal), logFile: path.join(dir, 'temporal.log') });
-  const config = loadConfig({ ...process.env, IRONFLOW_DATA_DIR: dir, IRONFLOW_TEMPORAL_ADDRESS: address, IRONFLOW_API_PORT: '0', IRONFLOW_GATEWAY_PORT: '0', IRONFLOW_METRICS_SDK_ADDRESS: 'off', IRONFLOW_LOG_LEVEL: 'warn' });
+  const server = await startTemporalServer({
+    address,
+    namespace: 'default',
+    dbFile: path.join(dir, 'temporal.db'),
+    ...serverSettings(loadConfig({}).temporal),
+    logFile: path.join(dir, 'temporal.log'),
+  });
+  const config = loadConfig({
+    ...process.env,
+    IRONFLOW_DATA_DIR: dir,
+    IRONFLOW_TEMPORAL_ADDRESS: address,
+    IRONFLOW_API_PORT: '0',
+    IRONFLOW_GATEWAY_PORT: '0',
+    IRONFLOW_METRICS_SDK_ADDRESS: 'off',
+    IRONFLOW_LOG_LEVEL: 'warn',
+  });
   const cp = await startControlPlane(config);
   const siteId = newId('site');
   const poolId = newId('pool');
-  await cp.db.site.create({ data: { id: siteId, ownerTenantId: 'root', kind: 'shared', region: 'bench', callerId: 'bench', idempotencyKey: 'bench', requestHash: 'bench' } });
+  await cp.db.site.create({
+    data: { id: siteId, ownerTenantId: 'root', kind: 'shared', region: 'bench', callerId: 'bench', idempotencyKey: 'bench', requestHash: 'bench' },
+  });
   await cp.db.pool.create({ data: { id: poolId, tenantId: 'root', siteId, class: 'bench', policy: {} } });
   const ids = Array.from({ length: NODES }, () => newId('node'));
-  await cp.db.node.createMany({ data: ids.map((id, i) => ({ id, tenantId: 'root', siteId, poolId, role: 'machine', provisionState: 'ready', power: 'off', macs: [`52:54:00:00:${Math.floor(i / 256).toString(16).padStart(2, '0')}:${(i % 256).toString(16).padStart(2, '0')}`] })) });
+  await cp.db.node.createMany({
+    data: ids.map((id, i) => ({
+      id,
+      tenantId: 'root',
+      siteId,
+      poolId,
+      role: 'machine',
+      provisionState: 'ready',
+      power: 'off',
+      macs: [
+        `52:54:00:00:${Math.floor(i / 256)
+          .toString(16)
+          .padStart(2, '0')}:${(i % 256).toString(16).padStart(2, '0')}`,
+      ],
+    })),
+  });
   process.stdout.write(`${JSON.stringify({ url: cp.url, bearer: cp.rootCredential.bearer, poolId, nodeId: ids[0] })}\n`);
   const stop = async () => {
     await cp.close();

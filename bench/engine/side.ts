@@ -24,7 +24,9 @@ import { freePort } from '../../test/helpers/ports';
 import { percentile } from '../lib/percentile';
 import { createBareActivities } from './bare-activities';
 
-const { values } = parseArgs({ options: { side: { type: 'string' }, runs: { type: 'string', default: '100' }, concurrency: { type: 'string', default: '25' } } });
+const { values } = parseArgs({
+  options: { side: { type: 'string' }, runs: { type: 'string', default: '100' }, concurrency: { type: 'string', default: '25' } },
+});
 const runs = Number(values.runs);
 const concurrency = Number(values.concurrency);
 const nodeId = (i: number) => `node_bench${String(i).padStart(5, '0')}`;
@@ -33,7 +35,9 @@ const nodeId = (i: number) => `node_bench${String(i).padStart(5, '0')}`;
 type RunOne = (i: number) => Promise<void>;
 
 async function seedNodes(db: Db): Promise<void> {
-  await db.site.create({ data: { id: 'site_bench', ownerTenantId: 'root', kind: 'shared', region: 'bench', callerId: 'bench', idempotencyKey: 'bench', requestHash: 'bench' } });
+  await db.site.create({
+    data: { id: 'site_bench', ownerTenantId: 'root', kind: 'shared', region: 'bench', callerId: 'bench', idempotencyKey: 'bench', requestHash: 'bench' },
+  });
   await db.node.createMany({ data: Array.from({ length: runs }, (_, i) => ({ id: nodeId(i), tenantId: 'root', siteId: 'site_bench', role: 'host' })) });
 }
 
@@ -84,8 +88,21 @@ async function main(): Promise<void> {
   if (values.side !== 'ironflow' && values.side !== 'bare') throw new Error('--side ironflow|bare');
   const dir = mkdtempSync(path.join(tmpdir(), `ironflow-bench-${values.side}-`));
   const address = `127.0.0.1:${await freePort()}`;
-  const server = await startTemporalServer({ address, namespace: 'default', dbFile: path.join(dir, 'temporal.db'), ...serverSettings(loadConfig({}).temporal), logFile: path.join(dir, 'temporal.log') });
-  const config = loadConfig({ ...process.env, IRONFLOW_DATA_DIR: dir, IRONFLOW_TEMPORAL_ADDRESS: address, IRONFLOW_API_PORT: '0', IRONFLOW_GATEWAY_PORT: '0', IRONFLOW_METRICS_SDK_ADDRESS: 'off' });
+  const server = await startTemporalServer({
+    address,
+    namespace: 'default',
+    dbFile: path.join(dir, 'temporal.db'),
+    ...serverSettings(loadConfig({}).temporal),
+    logFile: path.join(dir, 'temporal.log'),
+  });
+  const config = loadConfig({
+    ...process.env,
+    IRONFLOW_DATA_DIR: dir,
+    IRONFLOW_TEMPORAL_ADDRESS: address,
+    IRONFLOW_API_PORT: '0',
+    IRONFLOW_GATEWAY_PORT: '0',
+    IRONFLOW_METRICS_SDK_ADDRESS: 'off',
+  });
   const side = values.side === 'ironflow' ? await ironflowSide(config) : await bareSide(config);
   try {
     const latencies: number[] = [];
@@ -105,7 +122,13 @@ async function main(): Promise<void> {
     const wallMs = performance.now() - started;
     const cpu = process.cpuUsage(cpuBefore);
     latencies.sort((a, b) => a - b);
-    const result = { wallMs: Math.round(wallMs), cpuMs: Math.round((cpu.user + cpu.system) / 1000), runs, concurrency, latencyMs: { p50: Math.round(percentile(latencies, 50)), p95: Math.round(percentile(latencies, 95)) } };
+    const result = {
+      wallMs: Math.round(wallMs),
+      cpuMs: Math.round((cpu.user + cpu.system) / 1000),
+      runs,
+      concurrency,
+      latencyMs: { p50: Math.round(percentile(latencies, 50)), p95: Math.round(percentile(latencies, 95)) },
+    };
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } finally {
     await side.close();

@@ -56,7 +56,11 @@ async function load(served: Served, route: string, rate: number, seconds: number
   // A route that refuses would measure the refusal: fail loudly instead.
   const probe = await fetch(`${served.url}${route}`, { headers: { authorization: `Bearer ${served.bearer}` } });
   if (!probe.ok) throw new Error(`GET ${route} answered ${probe.status}: ${(await probe.text()).slice(0, 300)}`);
-  const { stdout } = await run(process.execPath, [autocannonBin, '-j', '-R', String(rate), '-d', String(seconds), '-c', '20', '-H', `authorization=Bearer ${served.bearer}`, `${served.url}${route}`], { maxBuffer: 16 << 20 });
+  const { stdout } = await run(
+    process.execPath,
+    [autocannonBin, '-j', '-R', String(rate), '-d', String(seconds), '-c', '20', '-H', `authorization=Bearer ${served.bearer}`, `${served.url}${route}`],
+    { maxBuffer: 16 << 20 },
+  );
   const result = JSON.parse(stdout) as { latency: { p50: number; p99: number }; requests: { average: number }; non2xx: number; errors: number };
   return { p50: result.latency.p50, p99: result.latency.p99, rate: result.requests.average, errors: result.non2xx + result.errors };
 }
@@ -119,7 +123,17 @@ export const apiFigure: Figure = {
         '| --- | --- | --- | --- | --- | --- | --- |',
         ...rows,
       ].join('\n'),
-      charts: [{ file: 'api-latency.png', chart: { title: 'API read latency (p99) against request rate', xLabel: 'requests per second', yLabel: 'ms', series: [...series].map(([name, points]) => ({ name, points })) } }],
+      charts: [
+        {
+          file: 'api-latency.png',
+          chart: {
+            title: 'API read latency (p99) against request rate',
+            xLabel: 'requests per second',
+            yLabel: 'ms',
+            series: [...series].map(([name, points]) => ({ name, points })),
+          },
+        },
+      ],
     };
   },
 };

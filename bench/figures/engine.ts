@@ -19,7 +19,11 @@ interface SideResult {
 }
 
 async function side(name: 'ironflow' | 'bare', runs: number, concurrency: number): Promise<SideResult> {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', sideScript, '--side', name, '--runs', String(runs), '--concurrency', String(concurrency)], { maxBuffer: 1 << 20, timeout: 15 * 60_000 });
+  const { stdout } = await run(
+    process.execPath,
+    ['--import', 'tsx', sideScript, '--side', name, '--runs', String(runs), '--concurrency', String(concurrency)],
+    { maxBuffer: 1 << 20, timeout: 15 * 60_000 },
+  );
   return JSON.parse(stdout.trim().split('\n').at(-1) as string) as SideResult;
 }
 
@@ -68,7 +72,15 @@ export const engineFigure: Figure = {
       charts: [
         {
           file: 'engine-latency.png',
-          chart: { title: 'Workflow latency (p50) against concurrency', xLabel: 'workflows at a time', yLabel: 'ms', series: [{ name: 'Ironflow', points: latency.ironflow }, { name: 'bare Temporal', points: latency.bare }] },
+          chart: {
+            title: 'Workflow latency (p50) against concurrency',
+            xLabel: 'workflows at a time',
+            yLabel: 'ms',
+            series: [
+              { name: 'Ironflow', points: latency.ironflow },
+              { name: 'bare Temporal', points: latency.bare },
+            ],
+          },
         },
       ],
     };

@@ -43,8 +43,14 @@ export function lineChartSvg(chart: Chart): string {
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}" font-family="sans-serif" font-size="12">`,
     `<rect width="100%" height="100%" fill="white"/>`,
     `<text x="${MARGIN.left}" y="24" font-size="15">${escapeXml(chart.title)}</text>`,
-    ...xTicks.map((t) => `<line x1="${px(t)}" x2="${px(t)}" y1="${MARGIN.top}" y2="${MARGIN.top + plotH}" stroke="#eee"/><text x="${px(t)}" y="${MARGIN.top + plotH + 16}" text-anchor="middle">${t}</text>`),
-    ...yTicks.map((t) => `<line x1="${MARGIN.left}" x2="${MARGIN.left + plotW}" y1="${py(t)}" y2="${py(t)}" stroke="#eee"/><text x="${MARGIN.left - 6}" y="${py(t) + 4}" text-anchor="end">${t}</text>`),
+    ...xTicks.map(
+      (t) =>
+        `<line x1="${px(t)}" x2="${px(t)}" y1="${MARGIN.top}" y2="${MARGIN.top + plotH}" stroke="#eee"/><text x="${px(t)}" y="${MARGIN.top + plotH + 16}" text-anchor="middle">${t}</text>`,
+    ),
+    ...yTicks.map(
+      (t) =>
+        `<line x1="${MARGIN.left}" x2="${MARGIN.left + plotW}" y1="${py(t)}" y2="${py(t)}" stroke="#eee"/><text x="${MARGIN.left - 6}" y="${py(t) + 4}" text-anchor="end">${t}</text>`,
+    ),
     `<text x="${MARGIN.left + plotW / 2}" y="${HEIGHT - 10}" text-anchor="middle">${escapeXml(chart.xLabel)}</text>`,
     `<text transform="translate(16 ${MARGIN.top + plotH / 2}) rotate(-90)" text-anchor="middle">${escapeXml(chart.yLabel)}</text>`,
     ...chart.series.map((s, i) => {
@@ -62,7 +68,11 @@ export function lineChartSvg(chart: Chart): string {
 /** Writes the chart as a PNG file (and nothing else). */
 export async function writeChartPng(chart: Chart, file: string): Promise<void> {
   requireChromium();
-  const browser = await chromium.launch({ executablePath: CHROMIUM_BINARY, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'] });
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM_BINARY,
+    headless: true,
+    args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'],
+  });
   try {
     const page = await browser.newPage({ viewport: { width: WIDTH, height: HEIGHT } });
     await page.setContent(`<html><body style="margin:0">${lineChartSvg(chart)}</body></html>`);

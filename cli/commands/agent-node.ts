@@ -17,7 +17,8 @@ const joinFlags = {
 
 export const agentJoinCommand = defineCommand({
   name: 'agent join',
-  summary: 'Join the installed OS as its node: ironflow agent join --server URL --token-file FILE --node-id ID [--data-dir D] (removes the token file once joined)',
+  summary:
+    'Join the installed OS as its node: ironflow agent join --server URL --token-file FILE --node-id ID [--data-dir D] (removes the token file once joined)',
   flags: z.object({
     ...joinFlags,
     // Accepted as the user data passes them; see docs/lifecycle.md for which are checked today.
@@ -29,7 +30,8 @@ export const agentJoinCommand = defineCommand({
 
 export const agentNodeCommand = defineCommand({
   name: 'agent node',
-  summary: 'Run the node agent in the foreground: ironflow agent node [--data-dir D] [--server URL --token-file FILE --node-id ID to join first; no --node-id with a pool adopt token]',
+  summary:
+    'Run the node agent in the foreground: ironflow agent node [--data-dir D] [--server URL --token-file FILE --node-id ID to join first; no --node-id with a pool adopt token]',
   flags: z.object(joinFlags),
   run: async (_ctx, input) => {
     await runNodeAgent(input);

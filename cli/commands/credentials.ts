@@ -54,7 +54,8 @@ export const credentialsRevokeCommand = defineCommand({
 
 export const credentialsRotateCommand = defineCommand({
   name: 'credentials rotate',
-  summary: 'Give an API credential a new secret (the old one is refused at once; the new bearer is printed once): ironflow credentials rotate cred_… [--tenant T] [--expires-at ISO]',
+  summary:
+    'Give an API credential a new secret (the old one is refused at once; the new bearer is printed once): ironflow credentials rotate cred_… [--tenant T] [--expires-at ISO]',
   flags: z.object({ credentialId: credentialIdFlag, tenantId: tenant, expiresAt: credentialRotateSchema.shape.expiresAt }),
   positionals: ['credentialId'],
   run: (ctx, input) => ctx.api.call('POST', `/v1/credentials/${input.credentialId}/rotate`, { tenantId: input.tenantId, expiresAt: input.expiresAt }),

@@ -54,9 +54,21 @@ async function emulateInProcess(config: SiteAgentConfig, input: Flags) {
   const machines = [];
   for (let i = 0; i < input.machines; i++) {
     const { machine, bmc } = await fleet.add({ diskBytes: input.diskMib * 1024 * 1024 });
-    machines.push({ id: machine.description.id, bmcAddress: bmc.address, username: bmc.username, password: bmc.password, macs: machine.description.macs, productUuid: machine.description.uuid, disk: machine.diskPath });
+    machines.push({
+      id: machine.description.id,
+      bmcAddress: bmc.address,
+      username: bmc.username,
+      password: bmc.password,
+      macs: machine.description.macs,
+      productUuid: machine.description.uuid,
+      disk: machine.diskPath,
+    });
   }
-  const file = await serveUntilInterrupted(config.dataDir, machines, `${input.machines} emulated machines (BMCs at ${fleet.bmc.url}) next to site agent ${agent.identity.current.nodeId}`);
+  const file = await serveUntilInterrupted(
+    config.dataDir,
+    machines,
+    `${input.machines} emulated machines (BMCs at ${fleet.bmc.url}) next to site agent ${agent.identity.current.nodeId}`,
+  );
   await fleet.close();
   await agent.stop();
   return file;
@@ -68,7 +80,10 @@ async function emulateOnQemu(config: SiteAgentConfig, input: Flags) {
   const identity = loadIdentity(config.dataDir, loadOrCreateKey(config.dataDir))?.current;
   if (identity && identity.siteId !== input.siteId) throw wrongSite(input, identity.siteId);
   const gatewayPort = input.gatewayPort ?? Number(identity?.temporal.address.split(':').pop());
-  if (!Number.isInteger(gatewayPort) || gatewayPort <= 0) throw new IronflowError('INVALID_INPUT', 'the site agent has not joined yet: pass --gateway-port (the control plane\'s agent gateway port)', { path: 'gatewayPort' });
+  if (!Number.isInteger(gatewayPort) || gatewayPort <= 0)
+    throw new IronflowError('INVALID_INPUT', "the site agent has not joined yet: pass --gateway-port (the control plane's agent gateway port)", {
+      path: 'gatewayPort',
+    });
   const site = await startQemuSite({
     dir: path.join(config.dataDir, 'emulator', 'qemu'),
     controlPlaneUrl: config.controlPlaneUrl,
@@ -80,7 +95,16 @@ async function emulateOnQemu(config: SiteAgentConfig, input: Flags) {
   const machines = [];
   for (let i = 0; i < input.machines; i++) {
     const machine = site.addMachine({ firmware: input.firmware, diskBytes: input.diskMib * 1024 * 1024 });
-    machines.push({ id: machine.id, bmcAddress: machine.bmc.address, username: machine.bmc.username, password: machine.bmc.password, macs: [machine.mac], productUuid: machine.productUuid, disk: machine.disk, serialLogs: machine.serialLogs });
+    machines.push({
+      id: machine.id,
+      bmcAddress: machine.bmc.address,
+      username: machine.bmc.username,
+      password: machine.bmc.password,
+      macs: [machine.mac],
+      productUuid: machine.productUuid,
+      disk: machine.disk,
+      serialLogs: machine.serialLogs,
+    });
     process.stderr.write(`${machine.id}: BMC ${machine.bmc.address}, serial logs ${machine.serialLogs}\n`);
   }
   const banner = `${input.machines} QEMU machines (${input.firmware}) next to the site agent in a network namespace (its log: ${site.agentLogFile}); they reach the control plane at ${site.machineFacingHost} (start it with api.tls naming ${site.machineFacingHost}, IRONFLOW_API_URL=https://${site.machineFacingHost}:<api port> and IRONFLOW_AGENT_GATEWAY_ADDRESS=${site.machineFacingHost}:${gatewayPort})`;
@@ -93,11 +117,15 @@ async function emulateOnQemu(config: SiteAgentConfig, input: Flags) {
 
 export const devEmulateCommand = defineCommand({
   name: 'dev emulate',
-  summary: 'Run N emulated machines (Redfish BMC, PXE firmware, ramdisk) next to a site agent: ironflow dev emulate --machines 3 --site site_… --config site-agent.toml [--qemu [--firmware bios|uefi]] (--qemu: QEMU VMs, root)',
+  summary:
+    'Run N emulated machines (Redfish BMC, PXE firmware, ramdisk) next to a site agent: ironflow dev emulate --machines 3 --site site_… --config site-agent.toml [--qemu [--firmware bios|uefi]] (--qemu: QEMU VMs, root)',
   flags,
   run: async (_ctx, input) => {
     const config = loadSiteAgentConfig(input.config);
-    if (!input.qemu && !config.boot) throw new IronflowError('INVALID_CONFIG', `${input.config} has no [boot] section: the emulated machines boot from the agent's boot server`, { path: 'boot' });
+    if (!input.qemu && !config.boot)
+      throw new IronflowError('INVALID_CONFIG', `${input.config} has no [boot] section: the emulated machines boot from the agent's boot server`, {
+        path: 'boot',
+      });
     const file = input.qemu ? await emulateOnQemu(config, input) : await emulateInProcess(config, input);
     return { machines: input.machines, file };
   },

@@ -35,7 +35,9 @@ export const eventsCommand = defineCommand({
       await new Promise((r) => setTimeout(r, 1000));
       const next = await page(cursor);
       if (next.events.length) {
-        process.stdout.write(`${ctx.format === 'json' ? JSON.stringify(next.events) : next.events.map((e) => `${e.seq}  ${e.createdAt}  ${e.type}  ${e.subjectId ?? '-'}`).join('\n')}\n`);
+        process.stdout.write(
+          `${ctx.format === 'json' ? JSON.stringify(next.events) : next.events.map((e) => `${e.seq}  ${e.createdAt}  ${e.type}  ${e.subjectId ?? '-'}`).join('\n')}\n`,
+        );
         cursor = lastSeq(next, cursor);
       }
     }

@@ -33,7 +33,8 @@ const imageColumns: Column[] = [
 
 export const imagesRegisterCommand = defineCommand({
   name: 'images register',
-  summary: 'Register an image by digest: --ref N@V --kind os --source URL --disk-format raw --compression zstd --sha256 HEX --size BYTES [--signer ID --signature B64]',
+  summary:
+    'Register an image by digest: --ref N@V --kind os --source URL --disk-format raw --compression zstd --sha256 HEX --size BYTES [--signer ID --signature B64]',
   // --format is the CLI's output flag, so the image format is --disk-format, and sizeBytes is --size.
   flags: imageRegisterObject
     .omit({ format: true, sizeBytes: true })

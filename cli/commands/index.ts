@@ -19,4 +19,25 @@ import { profileCommands } from './profiles';
 import { statusCommand } from './status';
 import { tenantsCreateCommand } from './tenants';
 
-export const commands: Command[] = [statusCommand, eventsCommand, tenantsCreateCommand, ...credentialCommands, ...imageCommands, ...imageSignerCommands, ...siteCommands, ...siteTokenCommands, ...poolCommands, ...profileCommands, agentSiteCommand, agentRamdiskCommand, agentJoinCommand, agentNodeCommand, ...metalCommands, metalMaintenanceCommand, metalAdoptTokenCommand, metalStatusCommand, ...batchCommands, devEmulateCommand];
+export const commands: Command[] = [
+  statusCommand,
+  eventsCommand,
+  tenantsCreateCommand,
+  ...credentialCommands,
+  ...imageCommands,
+  ...imageSignerCommands,
+  ...siteCommands,
+  ...siteTokenCommands,
+  ...poolCommands,
+  ...profileCommands,
+  agentSiteCommand,
+  agentRamdiskCommand,
+  agentJoinCommand,
+  agentNodeCommand,
+  ...metalCommands,
+  metalMaintenanceCommand,
+  metalAdoptTokenCommand,
+  metalStatusCommand,
+  ...batchCommands,
+  devEmulateCommand,
+];

@@ -24,7 +24,12 @@ export const metalAdoptTokenCommand = defineCommand({
     const out = input.out ? path.resolve(input.out) : undefined;
     // Checked before minting, so a token is never made that could not be saved.
     if (out && existsSync(out)) throw new IronflowError('INVALID_INPUT', `--out: ${out} exists; refusing to overwrite it (pick a new file)`, { path: 'out' });
-    const minted = await ctx.api.call<AdoptTokenView>('POST', '/v1/metal/adopt-tokens', { tenantId: input.tenantId, poolId: input.poolId, ttlSeconds: input.ttl, maxUses: input.maxUses });
+    const minted = await ctx.api.call<AdoptTokenView>('POST', '/v1/metal/adopt-tokens', {
+      tenantId: input.tenantId,
+      poolId: input.poolId,
+      ttlSeconds: input.ttl,
+      maxUses: input.maxUses,
+    });
     if (!out) return minted;
     const { token, ...shown } = minted;
     writeFileSync(out, `${token}\n`, { mode: 0o600, flag: 'wx' });

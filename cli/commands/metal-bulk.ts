@@ -16,9 +16,16 @@ const tenant = tenantIdSchema.default(ROOT_TENANT);
 const POLL_MS = 1000;
 
 function nodeIdsFrom(flags: { nodeId?: string[]; nodesFile?: string }): string[] {
-  const fromFile = flags.nodesFile ? readFileSync(flags.nodesFile === '-' ? 0 : flags.nodesFile, 'utf8').split(/\s+/).filter(Boolean) : [];
+  const fromFile = flags.nodesFile
+    ? readFileSync(flags.nodesFile === '-' ? 0 : flags.nodesFile, 'utf8')
+        .split(/\s+/)
+        .filter(Boolean)
+    : [];
   const ids = [...(flags.nodeId ?? []), ...fromFile];
-  if (ids.length === 0) throw new IronflowError('INVALID_INPUT', 'name the nodes with --node N (repeated) or --nodes-file FILE (one id per line, - for stdin)', { path: 'nodeIds' });
+  if (ids.length === 0)
+    throw new IronflowError('INVALID_INPUT', 'name the nodes with --node N (repeated) or --nodes-file FILE (one id per line, - for stdin)', {
+      path: 'nodeIds',
+    });
   return ids;
 }
 
@@ -33,7 +40,11 @@ async function watch(ctx: CliContext, bulkId: string, tenantId: string): Promise
   for (;;) {
     const run = await ctx.api.call<MetalBulkPage>('GET', showPath(bulkId, { tenantId, limit: '1' }));
     const decided = run.total - (run.counts.pending ?? 0);
-    progress.update(decided, run.total, `${run.status} · accepted ${run.counts.accepted ?? 0} · refused ${run.counts.refused ?? 0} · failed ${run.counts.failed ?? 0} · cancelled ${run.counts.cancelled ?? 0}`);
+    progress.update(
+      decided,
+      run.total,
+      `${run.status} · accepted ${run.counts.accepted ?? 0} · refused ${run.counts.refused ?? 0} · failed ${run.counts.failed ?? 0} · cancelled ${run.counts.cancelled ?? 0}`,
+    );
     if (run.status !== 'running') break;
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
@@ -97,7 +108,15 @@ export const metalBulkCommands: Command[] = [
     positionals: ['bulkId'],
     async run(ctx, f) {
       if (f.watch) await watch(ctx, f.bulkId, f.tenantId);
-      const page = await ctx.api.call<MetalBulkPage>('GET', showPath(f.bulkId, { tenantId: f.tenantId, limit: String(f.limit), ...(f.outcome ? { outcome: f.outcome } : {}), ...(f.cursor ? { cursor: f.cursor } : {}) }));
+      const page = await ctx.api.call<MetalBulkPage>(
+        'GET',
+        showPath(f.bulkId, {
+          tenantId: f.tenantId,
+          limit: String(f.limit),
+          ...(f.outcome ? { outcome: f.outcome } : {}),
+          ...(f.cursor ? { cursor: f.cursor } : {}),
+        }),
+      );
       if (ctx.format === 'table') {
         ctx.note(summary(page));
         if (page.nextCursor) ctx.note(`more: --cursor ${page.nextCursor}`);

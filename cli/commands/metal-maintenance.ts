@@ -8,7 +8,8 @@ import { defineCommand } from '../command';
 
 export const metalMaintenanceCommand = defineCommand({
   name: 'metal maintenance',
-  summary: 'Turn maintenance on or off (a node in maintenance refuses deploy): ironflow metal maintenance NODE --on|--off --reason TEXT [--tenant T] [--version N]',
+  summary:
+    'Turn maintenance on or off (a node in maintenance refuses deploy): ironflow metal maintenance NODE --on|--off --reason TEXT [--tenant T] [--version N]',
   flags: z.object({
     nodeId: idOf('node'),
     tenantId: tenantIdSchema.default(ROOT_TENANT),

@@ -32,7 +32,9 @@ function bmcPassword(file: string | undefined): string {
   if (file) return readFileSync(file, 'utf8').replace(/\r?\n$/, '');
   const fromEnv = process.env.IRONFLOW_BMC_PASSWORD;
   if (fromEnv) return fromEnv;
-  throw new IronflowError('INVALID_INPUT', 'give the BMC password with --bmc-password-file FILE or IRONFLOW_BMC_PASSWORD (never on the command line)', { path: 'bmc.password' });
+  throw new IronflowError('INVALID_INPUT', 'give the BMC password with --bmc-password-file FILE or IRONFLOW_BMC_PASSWORD (never on the command line)', {
+    path: 'bmc.password',
+  });
 }
 
 const discoveredColumns = [
@@ -49,7 +51,8 @@ const verbPath = (nodeId: string, verb: string) => `/v1/metal/nodes/${nodeId}/${
 
 export const metalEnrollCommand = defineCommand({
   name: 'metal enroll',
-  summary: 'Enroll a machine by its BMC: --pool P --bmc-driver redfish|ipmi --bmc-address A --bmc-username U (--bmc-password-file F | IRONFLOW_BMC_PASSWORD) [--mac M]… [--product-uuid U] [--hardware-profile H] [--driver concern=name]…',
+  summary:
+    'Enroll a machine by its BMC: --pool P --bmc-driver redfish|ipmi --bmc-address A --bmc-username U (--bmc-password-file F | IRONFLOW_BMC_PASSWORD) [--mac M]… [--product-uuid U] [--hardware-profile H] [--driver concern=name]…',
   flags: z.object({
     tenantId: tenant,
     poolId: idOf('pool'),
@@ -68,7 +71,13 @@ export const metalEnrollCommand = defineCommand({
     ctx.api.call('POST', '/v1/metal/nodes', {
       tenantId: f.tenantId,
       poolId: f.poolId,
-      bmc: { driver: f.bmcDriver, address: f.bmcAddress, username: f.bmcUsername, password: bmcPassword(f.bmcPasswordFile), ...(f.bmcCaFile ? { caPem: readFileSync(f.bmcCaFile, 'utf8') } : {}) },
+      bmc: {
+        driver: f.bmcDriver,
+        address: f.bmcAddress,
+        username: f.bmcUsername,
+        password: bmcPassword(f.bmcPasswordFile),
+        ...(f.bmcCaFile ? { caPem: readFileSync(f.bmcCaFile, 'utf8') } : {}),
+      },
       ...(f.mac ? { macs: f.mac } : {}),
       ...(f.productUuid ? { productUuid: f.productUuid } : {}),
       ...(f.hardwareProfile ? { hardwareProfile: f.hardwareProfile } : {}),
@@ -90,7 +99,12 @@ export const metalListCommand = defineCommand({
   summary: 'Metal nodes: ironflow metal list --tenant T [--pool P] [--site S] [--state ready]',
   flags: z.object({ tenantId: tenant, poolId: idOf('pool').optional(), siteId: idOf('site').optional(), state: z.enum(provisionStates).optional() }),
   run: async (ctx, f) => {
-    const query = new URLSearchParams({ tenantId: f.tenantId, ...(f.poolId ? { poolId: f.poolId } : {}), ...(f.siteId ? { siteId: f.siteId } : {}), ...(f.state ? { state: f.state } : {}) });
+    const query = new URLSearchParams({
+      tenantId: f.tenantId,
+      ...(f.poolId ? { poolId: f.poolId } : {}),
+      ...(f.siteId ? { siteId: f.siteId } : {}),
+      ...(f.state ? { state: f.state } : {}),
+    });
     return (await ctx.api.call<{ nodes: MetalNodeView[] }>('GET', `/v1/metal/nodes?${query}`)).nodes;
   },
   table: { columns },
@@ -117,7 +131,8 @@ export const metalCommands: Command[] = [
     summary: 'Deploy a ready node with a profile: ironflow metal deploy NODE --profile ID --profile-version N',
     flags: z.object({ ...nodeFlags, profile: profileIdSchema, profileVersion: z.number().int().min(1) }),
     positionals: ['nodeId'],
-    run: (ctx, f) => ctx.api.call('POST', verbPath(f.nodeId, 'deploy'), { tenantId: f.tenantId, version: f.version, profileId: f.profile, profileVersion: f.profileVersion }),
+    run: (ctx, f) =>
+      ctx.api.call('POST', verbPath(f.nodeId, 'deploy'), { tenantId: f.tenantId, version: f.version, profileId: f.profile, profileVersion: f.profileVersion }),
   }),
   defineCommand({
     name: 'metal undeploy',
@@ -146,7 +161,7 @@ export const metalCommands: Command[] = [
   }),
   defineCommand({
     name: 'metal discovered',
-    summary: 'PXE clients the site\'s agents saw in the last 24 h (unverified; candidates await confirm-mac): ironflow metal discovered --site S [--tenant T]',
+    summary: "PXE clients the site's agents saw in the last 24 h (unverified; candidates await confirm-mac): ironflow metal discovered --site S [--tenant T]",
     flags: z.object({ tenantId: tenant, siteId: idOf('site') }),
     run: async (ctx, f) =>
       (await ctx.api.call<{ items: DiscoveredMachine[] }>('GET', `/v1/sites/${f.siteId}/discovered?${new URLSearchParams({ tenantId: f.tenantId })}`)).items,
@@ -154,7 +169,7 @@ export const metalCommands: Command[] = [
   }),
   defineCommand({
     name: 'metal confirm-mac',
-    summary: 'Bind a machine\'s PXE MAC (its discovered candidate or one you know): ironflow metal confirm-mac NODE --mac M [--tenant T]',
+    summary: "Bind a machine's PXE MAC (its discovered candidate or one you know): ironflow metal confirm-mac NODE --mac M [--tenant T]",
     flags: z.object({ nodeId: idOf('node'), tenantId: tenant, mac: macSchema }),
     positionals: ['nodeId'],
     run: (ctx, f) => ctx.api.call('POST', verbPath(f.nodeId, 'confirm-mac'), { tenantId: f.tenantId, mac: f.mac }),

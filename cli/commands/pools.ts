@@ -48,10 +48,17 @@ const poolColumns = [
 
 export const poolsCreateCommand = defineCommand({
   name: 'pools create',
-  summary: 'Create a pool: --tenant T --site S --class C [--hardware-profile P] [--prewarm-image name@v]… [--trust-provisioning-network] [--agent ironflow|none] [--key K]',
+  summary:
+    'Create a pool: --tenant T --site S --class C [--hardware-profile P] [--prewarm-image name@v]… [--trust-provisioning-network] [--agent ironflow|none] [--key K]',
   flags: z.object({ tenantId: tenant, siteId: idOf('site'), class: poolClassSchema, key: idempotencyKeySchema.optional(), ...policyFlags }),
   run: (ctx, input) =>
-    ctx.api.call('POST', '/v1/pools', { tenantId: input.tenantId, siteId: input.siteId, class: input.class, policy: policyFrom(input) ?? {}, idempotencyKey: input.key }),
+    ctx.api.call('POST', '/v1/pools', {
+      tenantId: input.tenantId,
+      siteId: input.siteId,
+      class: input.class,
+      policy: policyFrom(input) ?? {},
+      idempotencyKey: input.key,
+    }),
 });
 
 export const poolsGetCommand = defineCommand({
@@ -78,7 +85,8 @@ export const poolsUpdateCommand = defineCommand({
   summary: 'Change a pool: ironflow pools update POOL [--class C] [policy flags] [--version N]',
   flags: z.object({ poolId: idOf('pool'), tenantId: tenant, class: poolClassSchema.optional(), version: z.number().int().min(1).optional(), ...policyFlags }),
   positionals: ['poolId'],
-  run: (ctx, input) => ctx.api.call('PATCH', `/v1/pools/${input.poolId}`, { tenantId: input.tenantId, class: input.class, version: input.version, policy: policyFrom(input) }),
+  run: (ctx, input) =>
+    ctx.api.call('PATCH', `/v1/pools/${input.poolId}`, { tenantId: input.tenantId, class: input.class, version: input.version, policy: policyFrom(input) }),
 });
 
 export const poolsDeleteCommand = defineCommand({

@@ -61,15 +61,24 @@ export const profilesValidateCommand = defineCommand({
   flags: z.object({ id: profileIdSchema, tenantId, profileVersion }),
   positionals: ['id'],
   async run(ctx, input) {
-    const result = await ctx.api.call<{ id: string; version: number; valid: boolean; problems: Array<{ path: string; message: string }> }>('POST', `/v1/profiles/${input.id}/validate`, {
-      tenantId: input.tenantId,
-      ...(input.profileVersion ? { version: input.profileVersion } : {}),
-    });
+    const result = await ctx.api.call<{ id: string; version: number; valid: boolean; problems: Array<{ path: string; message: string }> }>(
+      'POST',
+      `/v1/profiles/${input.id}/validate`,
+      {
+        tenantId: input.tenantId,
+        ...(input.profileVersion ? { version: input.profileVersion } : {}),
+      },
+    );
     if (ctx.format === 'json') return result;
     ctx.note(result.valid ? `${result.id}@${result.version}: valid` : `${result.id}@${result.version}: ${result.problems.length} problem(s)`);
     return result.problems;
   },
-  table: { columns: [{ header: 'path', value: (p) => p.path }, { header: 'problem', value: (p) => p.message }] },
+  table: {
+    columns: [
+      { header: 'path', value: (p) => p.path },
+      { header: 'problem', value: (p) => p.message },
+    ],
+  },
 });
 
 export const profilesRenderCommand = defineCommand({
@@ -87,10 +96,18 @@ export const profilesRenderCommand = defineCommand({
 export const profilesUpdateCommand = defineCommand({
   name: 'profiles update',
   summary: 'Replace a version’s document (--file F) or change its visibility (--visibility V): ID [--profile-version N] [--if-version N]',
-  flags: z.object({ id: profileIdSchema, tenantId, profileVersion, file: z.string().optional(), visibility: profileVisibilitySchema.optional(), ifVersion: z.number().int().min(1).optional() }),
+  flags: z.object({
+    id: profileIdSchema,
+    tenantId,
+    profileVersion,
+    file: z.string().optional(),
+    visibility: profileVisibilitySchema.optional(),
+    ifVersion: z.number().int().min(1).optional(),
+  }),
   positionals: ['id'],
   run(ctx, input) {
-    if ((input.file === undefined) === (input.visibility === undefined)) throw new IronflowError('INVALID_INPUT', 'give --file or --visibility (one of them)', { path: 'file' });
+    if ((input.file === undefined) === (input.visibility === undefined))
+      throw new IronflowError('INVALID_INPUT', 'give --file or --visibility (one of them)', { path: 'file' });
     return ctx.api.call('PATCH', `/v1/profiles/${input.id}`, {
       tenantId: input.tenantId,
       ...(input.profileVersion ? { version: input.profileVersion } : {}),
@@ -137,7 +154,14 @@ async function follow(ctx: CliContext, workflowId: string, tenant: string): Prom
 export const profilesRunCommand = defineCommand({
   name: 'profiles run',
   summary: 'Run a profile on a machine as a provision workflow: ID --node NODE [--state deploying] [--profile-version N] [--follow]',
-  flags: z.object({ id: profileIdSchema, tenantId, nodeId: z.string().min(1), profileVersion, state: z.string().default('deploying'), follow: z.boolean().default(false) }),
+  flags: z.object({
+    id: profileIdSchema,
+    tenantId,
+    nodeId: z.string().min(1),
+    profileVersion,
+    state: z.string().default('deploying'),
+    follow: z.boolean().default(false),
+  }),
   positionals: ['id'],
   async run(ctx, input) {
     const started = await ctx.api.call<{ workflowId: string; profileRef: string }>('POST', `/v1/profiles/${input.id}/runs`, {
@@ -164,4 +188,13 @@ export const workflowsFollowCommand = defineCommand({
   },
 });
 
-export const profileCommands = [profilesCreateCommand, profilesListCommand, profilesGetCommand, profilesValidateCommand, profilesRenderCommand, profilesUpdateCommand, profilesRunCommand, workflowsFollowCommand];
+export const profileCommands = [
+  profilesCreateCommand,
+  profilesListCommand,
+  profilesGetCommand,
+  profilesValidateCommand,
+  profilesRenderCommand,
+  profilesUpdateCommand,
+  profilesRunCommand,
+  workflowsFollowCommand,
+];

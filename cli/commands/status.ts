@@ -28,7 +28,8 @@ export const statusCommand = defineCommand({
         await new Promise((r) => setTimeout(r, 200));
         check = await ctx.api.call<SystemCheckView>('GET', `/v1/system/checks/${started.id}?tenantId=${encodeURIComponent(input.tenant)}`);
       }
-      result.check = check.status === 'succeeded' ? `ok: ${check.workflowId} ran on worker ${check.workerId}` : `still running: ${check.workflowId} (is the worker up?)`;
+      result.check =
+        check.status === 'succeeded' ? `ok: ${check.workflowId} ran on worker ${check.workerId}` : `still running: ${check.workflowId} (is the worker up?)`;
     }
     return result;
   },

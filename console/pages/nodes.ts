@@ -38,31 +38,43 @@ function externalLink(href: string, text: string): SafeHtml {
 
 function nodeRow(node: MetalNodeView, links: TemporalLinks): SafeHtml {
   return html`<tr data-node-id="${node.nodeId}" data-state="${node.provisionState ?? ''}">
-<td class="mono">${externalLink(links.nodeWorkflows(node.nodeId), node.nodeId)}</td>
-<td class="state">${node.provisionState ?? NO_STATE}${node.provisionPhase ? html` <span class="phase">(${node.provisionPhase})</span>` : ''}</td>
-<td>${node.power ?? 'unknown'}</td>
-<td>${node.maintenance ? html`<span class="badge maintenance">maintenance</span>` : 'no'}</td>
-<td class="mono">${node.macs.join(', ') || '—'}</td>
-<td>${node.workflowId ? externalLink(links.workflow(node.workflowId), node.workflowId) : '—'}</td>
-<td class="error">${node.lastError ? `${node.lastError.code}: ${node.lastError.message}` : ''}</td>
-</tr>`;
+    <td class="mono">${externalLink(links.nodeWorkflows(node.nodeId), node.nodeId)}</td>
+    <td class="state">${node.provisionState ?? NO_STATE}${node.provisionPhase ? html` <span class="phase">(${node.provisionPhase})</span>` : ''}</td>
+    <td>${node.power ?? 'unknown'}</td>
+    <td>${node.maintenance ? html`<span class="badge maintenance">maintenance</span>` : 'no'}</td>
+    <td class="mono">${node.macs.join(', ') || '—'}</td>
+    <td>${node.workflowId ? externalLink(links.workflow(node.workflowId), node.workflowId) : '—'}</td>
+    <td class="error">${node.lastError ? `${node.lastError.code}: ${node.lastError.message}` : ''}</td>
+  </tr>`;
 }
 
 function nodesTables(nodes: MetalNodeView[], links: TemporalLinks): SafeHtml {
   if (nodes.length === 0) return html`<p class="empty">This tenant has no machines.</p>`;
   return html`${groupNodes(nodes).map(
-    ([pool, states]) => html`<section class="pool">
-<h2>Pool ${pool}</h2>
-${states.map(
-  ([state, members]) => html`<h3>${state} <span class="count">${members.length}</span></h3>
-<table class="nodes">
-<thead><tr><th>Node (its workflows)</th><th>State</th><th>Power</th><th>Maintenance</th><th>MACs</th><th>Workflow</th><th>Last error</th></tr></thead>
-<tbody>
-${members.map((node) => nodeRow(node, links))}
-</tbody>
-</table>`,
-)}
-</section>`,
+    ([pool, states]) =>
+      html`<section class="pool">
+        <h2>Pool ${pool}</h2>
+        ${states.map(
+          ([state, members]) =>
+            html`<h3>${state} <span class="count">${members.length}</span></h3>
+              <table class="nodes">
+                <thead>
+                  <tr>
+                    <th>Node (its workflows)</th>
+                    <th>State</th>
+                    <th>Power</th>
+                    <th>Maintenance</th>
+                    <th>MACs</th>
+                    <th>Workflow</th>
+                    <th>Last error</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  ${members.map((node) => nodeRow(node, links))}
+                </tbody>
+              </table>`,
+        )}
+      </section>`,
   )}`;
 }
 

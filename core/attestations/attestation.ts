@@ -61,7 +61,13 @@ export function attestationSigningInput(context: AttestationContext, header: { i
 }
 
 /** The result with its attestation, signed by `key` (the private key of `certificatePem`). */
-export function attestResult<R extends JsonObject>(key: KeyObject, certificatePem: string, context: AttestationContext, result: R, now = new Date()): R & { attestation: Attestation } {
+export function attestResult<R extends JsonObject>(
+  key: KeyObject,
+  certificatePem: string,
+  context: AttestationContext,
+  result: R,
+  now = new Date(),
+): R & { attestation: Attestation } {
   if ('attestation' in result) throw new Error('a result to attest must not carry an attestation of its own');
   const certificateDer = fromPem(certificatePem, ['CERTIFICATE'], 'certificate');
   const issuedAt = now.toISOString();

@@ -12,7 +12,13 @@ export async function consumeTokenUse(tx: Tx, token: JoinTokenRecord, now: Date)
   });
   if (consumed.count === 1) return;
   const current = await tx.joinToken.findUnique({ where: { id: token.id } });
-  if (!current || current.revokedAt) throw refusal('UNAUTHENTICATED', 'token-revoked', `join token ${token.id} was revoked; ask for a new one`, { tokenId: token.id });
-  if (current.expiresAt.getTime() <= now.getTime()) throw refusal('UNAUTHENTICATED', 'token-expired', `join token ${token.id} expired at ${current.expiresAt.toISOString()}; ask for a new one`, { tokenId: token.id });
-  throw refusal('UNAUTHENTICATED', 'token-used-up', `join token ${token.id} has no uses left; ask for a new one (site-tokens create --max-uses)`, { tokenId: token.id });
+  if (!current || current.revokedAt)
+    throw refusal('UNAUTHENTICATED', 'token-revoked', `join token ${token.id} was revoked; ask for a new one`, { tokenId: token.id });
+  if (current.expiresAt.getTime() <= now.getTime())
+    throw refusal('UNAUTHENTICATED', 'token-expired', `join token ${token.id} expired at ${current.expiresAt.toISOString()}; ask for a new one`, {
+      tokenId: token.id,
+    });
+  throw refusal('UNAUTHENTICATED', 'token-used-up', `join token ${token.id} has no uses left; ask for a new one (site-tokens create --max-uses)`, {
+    tokenId: token.id,
+  });
 }

@@ -7,7 +7,12 @@ import { discoveryAttestor } from './discovery-attestor';
 import { provisionedAttestor } from './provisioned-attestor';
 import { siteAttestor } from './site-attestor';
 
-const attestors = new Map<string, Attestor>([[siteAttestor.role, siteAttestor], [discoveryAttestor.role, discoveryAttestor], [provisionedAttestor.role, provisionedAttestor], [adoptAttestor.role, adoptAttestor]]);
+const attestors = new Map<string, Attestor>([
+  [siteAttestor.role, siteAttestor],
+  [discoveryAttestor.role, discoveryAttestor],
+  [provisionedAttestor.role, provisionedAttestor],
+  [adoptAttestor.role, adoptAttestor],
+]);
 
 export function attestorFor(role: string): Attestor {
   const attestor = attestors.get(role);

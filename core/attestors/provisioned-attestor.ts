@@ -9,17 +9,30 @@ import { consumeTokenUse } from './consume-token-use';
 export const provisionedAttestor: Attestor = {
   role: 'provisioned',
   async admit({ tx, token, now, workflowRuns, claimedNodeId }) {
-    if (!token.nodeId || !token.workflowId) throw refusal('UNAUTHENTICATED', 'token-unbound', `provisioned token ${token.id} is not bound to a node and a workflow`, { tokenId: token.id });
+    if (!token.nodeId || !token.workflowId)
+      throw refusal('UNAUTHENTICATED', 'token-unbound', `provisioned token ${token.id} is not bound to a node and a workflow`, { tokenId: token.id });
     if (claimedNodeId !== undefined && claimedNodeId !== token.nodeId) {
-      throw refusal('UNAUTHENTICATED', 'node-mismatch', `this token was minted for another node than ${claimedNodeId}; an installed OS joins only as the node it was installed for`, { tokenId: token.id });
+      throw refusal(
+        'UNAUTHENTICATED',
+        'node-mismatch',
+        `this token was minted for another node than ${claimedNodeId}; an installed OS joins only as the node it was installed for`,
+        { tokenId: token.id },
+      );
     }
     // The token first (used, expired, revoked are the usual answers), then the workflow:
     // a refusal rolls the transaction back, so a refused join consumes nothing.
     await consumeTokenUse(tx, token, now);
     const runs = workflowRuns ? await workflowRuns(token.workflowId, token.nodeId) : false;
-    if (!runs) throw refusal('INVALID_STATE', 'workflow-not-running', `workflow ${token.workflowId} that minted this token is not running; a provisioned token joins only during its deploy`, { tokenId: token.id });
+    if (!runs)
+      throw refusal(
+        'INVALID_STATE',
+        'workflow-not-running',
+        `workflow ${token.workflowId} that minted this token is not running; a provisioned token joins only during its deploy`,
+        { tokenId: token.id },
+      );
     const node = await tx.node.findUnique({ where: { id: token.nodeId } });
-    if (!node || node.deletedAt || node.siteId !== token.siteId) throw refusal('INVALID_STATE', 'node-gone', `node ${token.nodeId} of provisioned token ${token.id} is gone`, { tokenId: token.id });
+    if (!node || node.deletedAt || node.siteId !== token.siteId)
+      throw refusal('INVALID_STATE', 'node-gone', `node ${token.nodeId} of provisioned token ${token.id} is gone`, { tokenId: token.id });
     return { tenantId: node.tenantId, siteId: node.siteId, poolId: node.poolId, nodeId: node.id, newNode: false, role: 'node' };
   },
 };

@@ -9,11 +9,15 @@ import { consumeTokenUse } from './consume-token-use';
 export const siteAttestor: Attestor = {
   role: 'site',
   async admit({ tx, token, now }) {
-    if (token.poolId !== null) throw refusal('UNAUTHENTICATED', 'token-not-a-site-token', `join token ${token.id} is bound to a pool, not a site`, { tokenId: token.id });
+    if (token.poolId !== null)
+      throw refusal('UNAUTHENTICATED', 'token-not-a-site-token', `join token ${token.id} is bound to a pool, not a site`, { tokenId: token.id });
     // The token first: deleting a site revokes its tokens, so that is the usual answer.
     await consumeTokenUse(tx, token, now);
     await referenceLiveSite(tx, token.tenantId, token.siteId).catch((error: unknown) => {
-      throw refusal('INVALID_STATE', 'site-deleted', `site ${token.siteId} of join token ${token.id} is deleted or gone`, { tokenId: token.id, cause: (error as Error).message });
+      throw refusal('INVALID_STATE', 'site-deleted', `site ${token.siteId} of join token ${token.id} is deleted or gone`, {
+        tokenId: token.id,
+        cause: (error as Error).message,
+      });
     });
     return { tenantId: token.tenantId, siteId: token.siteId, poolId: null, nodeId: newId('node'), newNode: true, role: 'site' };
   },

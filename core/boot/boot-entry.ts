@@ -17,14 +17,17 @@ export function bootArchitectureFor(arch: string | null | undefined, uefi: boole
 export const BOOT_ENTRY_TTL_MS = 2 * 3_600_000;
 export const DISCOVERY_TOKEN_TTL_SECONDS = 900;
 
-export const macSchema = z.string().max(32).transform((value, ctx) => {
-  const mac = normalizeMac(value);
-  if (!mac) {
-    ctx.addIssue({ code: 'custom', message: 'a unicast MAC such as aa:bb:cc:dd:ee:ff' });
-    return z.NEVER;
-  }
-  return mac;
-});
+export const macSchema = z
+  .string()
+  .max(32)
+  .transform((value, ctx) => {
+    const mac = normalizeMac(value);
+    if (!mac) {
+      ctx.addIssue({ code: 'custom', message: 'a unicast MAC such as aa:bb:cc:dd:ee:ff' });
+      return z.NEVER;
+    }
+    return mac;
+  });
 
 /** SMBIOS UUIDs only in canonical form, lower case. */
 export const productUuidSchema = z
@@ -40,9 +43,15 @@ export const bootEntrySchema = z
     nodeId: z.string().min(1).max(64),
     workflowId: z.string().min(1).max(256),
     /** The discovery token's secret-store reference (the agent fetches the bearer with it); a ramdisk boot only. */
-    tokenRef: z.string().regex(/^sec_[A-Za-z0-9]+$/, 'a secret-store reference sec_…').optional(),
+    tokenRef: z
+      .string()
+      .regex(/^sec_[A-Za-z0-9]+$/, 'a secret-store reference sec_…')
+      .optional(),
     /** Instead of a ramdisk boot: sanboot the cached, verified ISO of this digest (no token, no if.* parameters). */
-    sanbootSha256: z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 digest, 64 lower-case hex characters').optional(),
+    sanbootSha256: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/, 'a sha256 digest, 64 lower-case hex characters')
+      .optional(),
     notAfter: z.iso.datetime(),
   })
   .strict()

@@ -65,7 +65,9 @@ export function encodeSignedAssertion(key: KeyObject, certificatePem: string, as
 }
 
 const malformed = (why: string) =>
-  new IronflowError('UNAUTHENTICATED', `the discovery assertion is malformed (${why}); boot the machine again from its site agent`, { reason: 'assertion-malformed' });
+  new IronflowError('UNAUTHENTICATED', `the discovery assertion is malformed (${why}); boot the machine again from its site agent`, {
+    reason: 'assertion-malformed',
+  });
 
 /** Parses an encoded assertion, bounded; does not check the signature (see below). */
 export function decodeSignedAssertion(encoded: string): DecodedAssertion {

@@ -34,10 +34,23 @@ export interface DiscoveryTokenFor {
  * The secret-store reference of the MAC's discovery token for this workflow: the live,
  * unused one a previous send of the same entry minted, or a fresh one.
  */
-export async function discoveryTokenRef(db: Db, secrets: SecretStore, target: DiscoveryTokenFor, now = new Date()): Promise<{ tokenId: string; ref: string; minted: boolean }> {
+export async function discoveryTokenRef(
+  db: Db,
+  secrets: SecretStore,
+  target: DiscoveryTokenFor,
+  now = new Date(),
+): Promise<{ tokenId: string; ref: string; minted: boolean }> {
   return db.$transaction(async (tx) => {
     const live = await tx.joinToken.findMany({
-      where: { role: 'discovery', workflowId: target.workflowId, nodeId: target.nodeId, expectMac: target.mac, revokedAt: null, usesLeft: { gt: 0 }, expiresAt: { gt: new Date(now.getTime() + REUSE_MARGIN_MS) } },
+      where: {
+        role: 'discovery',
+        workflowId: target.workflowId,
+        nodeId: target.nodeId,
+        expectMac: target.mac,
+        revokedAt: null,
+        usesLeft: { gt: 0 },
+        expiresAt: { gt: new Date(now.getTime() + REUSE_MARGIN_MS) },
+      },
       orderBy: { createdAt: 'desc' },
     });
     for (const token of live) {
@@ -48,10 +61,28 @@ export async function discoveryTokenRef(db: Db, secrets: SecretStore, target: Di
     const { bearer, secretHash } = mintBearer(JOIN_TOKEN_SCHEME, id);
     const expiresAt = new Date(now.getTime() + DISCOVERY_TOKEN_TTL_SECONDS * 1000);
     await tx.joinToken.create({
-      data: { id, tenantId: target.tenantId, siteId: target.siteId, poolId: target.poolId, nodeId: target.nodeId, role: 'discovery', secretHash, maxUses: 1, usesLeft: 1, expiresAt, expectMac: target.mac, workflowId: target.workflowId },
+      data: {
+        id,
+        tenantId: target.tenantId,
+        siteId: target.siteId,
+        poolId: target.poolId,
+        nodeId: target.nodeId,
+        role: 'discovery',
+        secretHash,
+        maxUses: 1,
+        usesLeft: 1,
+        expiresAt,
+        expectMac: target.mac,
+        workflowId: target.workflowId,
+      },
     });
     const ref = await secrets.put(tx, { tenantId: target.tenantId, purpose: `${DISCOVERY_SECRET_PURPOSE}${id}`, value: bearer, expiresAt });
-    await appendEvent(tx, { tenantId: target.tenantId, type: 'security.discovery-token.created', subjectId: target.nodeId, data: { tokenId: id, mac: target.mac, workflowId: target.workflowId, ref, expiresAt: expiresAt.toISOString() } });
+    await appendEvent(tx, {
+      tenantId: target.tenantId,
+      type: 'security.discovery-token.created',
+      subjectId: target.nodeId,
+      data: { tokenId: id, mac: target.mac, workflowId: target.workflowId, ref, expiresAt: expiresAt.toISOString() },
+    });
     return { tokenId: id, ref, minted: true };
   });
 }
@@ -69,18 +100,36 @@ export async function grantBootSecret(deps: BmcAccessDeps, agent: AuthenticatedA
     }
     const now = Date.now();
     if (token.revokedAt || token.usesLeft <= 0 || token.expiresAt.getTime() <= now) {
-      throw refusal('INVALID_STATE', 'boot-secret-spent', `discovery token ${token.id} is used, revoked or expired; the boot step sends a new entry when it retries`);
+      throw refusal(
+        'INVALID_STATE',
+        'boot-secret-spent',
+        `discovery token ${token.id} is used, revoked or expired; the boot step sends a new entry when it retries`,
+      );
     }
     const bearer = await deps.secrets.get(deps.db, stored.id);
-    await appendEvent(deps.db, { tenantId: node.tenantId, type: 'security.boot-secret.granted', subjectId: node.id, data: { ...subject, tokenId: token.id, siteId: agent.siteId, serial: agent.serial } });
+    await appendEvent(deps.db, {
+      tenantId: node.tenantId,
+      type: 'security.boot-secret.granted',
+      subjectId: node.id,
+      data: { ...subject, tokenId: token.id, siteId: agent.siteId, serial: agent.serial },
+    });
     return { token: bearer, expiresAt: token.expiresAt.toISOString() };
   } catch (error) {
-    return recordRefusal(deps.db, 'security.boot-secret.refused', error, { tenantId: await refusalTenant(deps.db, agent, input.nodeId), subjectId: input.nodeId, data: { ...subject, siteId: agent.siteId } });
+    return recordRefusal(deps.db, 'security.boot-secret.refused', error, {
+      tenantId: await refusalTenant(deps.db, agent, input.nodeId),
+      subjectId: input.nodeId,
+      data: { ...subject, siteId: agent.siteId },
+    });
   }
 }
 
 /** Revokes a workflow's discovery tokens for the machine and deletes every stored bearer of them. */
-export async function revokeWorkflowDiscoveryTokens(db: Db, nodeId: string, workflowId: string, now = new Date()): Promise<{ revoked: number; deleted: number }> {
+export async function revokeWorkflowDiscoveryTokens(
+  db: Db,
+  nodeId: string,
+  workflowId: string,
+  now = new Date(),
+): Promise<{ revoked: number; deleted: number }> {
   return db.$transaction(async (tx) => {
     const tokens = await tx.joinToken.findMany({ where: { role: 'discovery', nodeId, workflowId }, select: { id: true, tenantId: true, revokedAt: true } });
     const live = tokens.filter((t) => !t.revokedAt).map((t) => t.id);
@@ -90,7 +139,12 @@ export async function revokeWorkflowDiscoveryTokens(db: Db, nodeId: string, work
       : 0;
     const tenantId = tokens[0]?.tenantId;
     if (tenantId && (revoked > 0 || deleted > 0)) {
-      await appendEvent(tx, { tenantId, type: 'security.discovery-token.revoked', subjectId: nodeId, data: { workflowId, tokenIds: live, secretsDeleted: deleted } });
+      await appendEvent(tx, {
+        tenantId,
+        type: 'security.discovery-token.revoked',
+        subjectId: nodeId,
+        data: { workflowId, tokenIds: live, secretsDeleted: deleted },
+      });
     }
     return { revoked, deleted };
   });
@@ -99,7 +153,8 @@ export async function revokeWorkflowDiscoveryTokens(db: Db, nodeId: string, work
 /** boot.cleanUp's control-plane half, for a site agent of the machine's own site: the workflow's tokens and stored bearers. */
 export async function releaseBootSecrets(db: Db, agent: AuthenticatedAgent, input: BootSecretRelease): Promise<{ revoked: number; deleted: number }> {
   try {
-    if (agent.role !== 'site' || !agent.siteId) throw refusal('PERMISSION_DENIED', 'not-a-site-agent', `only site agents clean up boot entries; ${agent.nodeId} is a ${agent.role} agent`);
+    if (agent.role !== 'site' || !agent.siteId)
+      throw refusal('PERMISSION_DENIED', 'not-a-site-agent', `only site agents clean up boot entries; ${agent.nodeId} is a ${agent.role} agent`);
     const node = await db.node.findUnique({ where: { id: input.nodeId }, select: { siteId: true } });
     if (!node || node.siteId !== agent.siteId) throw refusal('NOT_FOUND', 'node-not-at-site', `node ${input.nodeId} not found at site ${agent.siteId}`);
     const discovery = await revokeWorkflowDiscoveryTokens(db, input.nodeId, input.workflowId);
@@ -107,6 +162,10 @@ export async function releaseBootSecrets(db: Db, agent: AuthenticatedAgent, inpu
     const userData = await releaseWorkflowUserData(db, input.nodeId, input.workflowId);
     return { revoked: discovery.revoked + userData.revoked, deleted: discovery.deleted + userData.deleted };
   } catch (error) {
-    return recordRefusal(db, 'security.boot-secret.refused', error, { tenantId: await refusalTenant(db, agent, input.nodeId), subjectId: input.nodeId, data: { nodeId: input.nodeId, workflowId: input.workflowId, agentNodeId: agent.nodeId } });
+    return recordRefusal(db, 'security.boot-secret.refused', error, {
+      tenantId: await refusalTenant(db, agent, input.nodeId),
+      subjectId: input.nodeId,
+      data: { nodeId: input.nodeId, workflowId: input.workflowId, agentNodeId: agent.nodeId },
+    });
   }
 }

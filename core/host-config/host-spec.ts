@@ -38,10 +38,16 @@ export interface HostSpecInput {
 }
 
 /** Checks one unit (with its `when`) and returns its settings; INVALID_CONFIG with `path` otherwise. */
-export function checkUnit(name: string, raw: unknown, path: string, registry: HostConfigUnitRegistry = hostConfigUnits): { when?: string; settings: JsonObject; known: boolean } {
+export function checkUnit(
+  name: string,
+  raw: unknown,
+  path: string,
+  registry: HostConfigUnitRegistry = hostConfigUnits,
+): { when?: string; settings: JsonObject; known: boolean } {
   if (!isObject(raw)) throw new IronflowError('INVALID_CONFIG', `${path}: a unit is an object of settings`, { path });
   const { when, ...rest } = raw;
-  if (when !== undefined && typeof when !== 'string') throw new IronflowError('INVALID_CONFIG', `${path}.when: a label expression string`, { path: `${path}.when` });
+  if (when !== undefined && typeof when !== 'string')
+    throw new IronflowError('INVALID_CONFIG', `${path}.when: a label expression string`, { path: `${path}.when` });
   if (typeof when === 'string') {
     try {
       labelsMatch(when, {});

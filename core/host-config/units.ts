@@ -5,17 +5,32 @@
 // the units it knows had their turn.
 import { z } from 'zod';
 
-const cpuList = z.string().max(256).regex(/^\d+(-\d+)?(,\d+(-\d+)?)*$/, 'a CPU list such as 2-15,18');
+const cpuList = z
+  .string()
+  .max(256)
+  .regex(/^\d+(-\d+)?(,\d+(-\d+)?)*$/, 'a CPU list such as 2-15,18');
 
 export const builtinUnitSettings = {
-  hugepages: z
-    .object({ size: z.enum(['2M', '1G']), count: z.number().int().min(0).max(1_048_576), perNumaNode: z.boolean().default(false) })
-    .strict(),
+  hugepages: z.object({ size: z.enum(['2M', '1G']), count: z.number().int().min(0).max(1_048_576), perNumaNode: z.boolean().default(false) }).strict(),
   'kernel-modules': z
     .object({
-      load: z.array(z.string().regex(/^[a-z0-9_-]{1,64}$/, 'a module name')).max(64).default([]),
-      blacklist: z.array(z.string().regex(/^[a-z0-9_-]{1,64}$/, 'a module name')).max(64).default([]),
-      options: z.record(z.string().regex(/^[a-z0-9_-]{1,64}$/), z.string().max(256).regex(/^[^\n\r]*$/, 'one line')).default({}),
+      load: z
+        .array(z.string().regex(/^[a-z0-9_-]{1,64}$/, 'a module name'))
+        .max(64)
+        .default([]),
+      blacklist: z
+        .array(z.string().regex(/^[a-z0-9_-]{1,64}$/, 'a module name'))
+        .max(64)
+        .default([]),
+      options: z
+        .record(
+          z.string().regex(/^[a-z0-9_-]{1,64}$/),
+          z
+            .string()
+            .max(256)
+            .regex(/^[^\n\r]*$/, 'one line'),
+        )
+        .default({}),
     })
     .strict(),
   cpu: z
@@ -23,11 +38,21 @@ export const builtinUnitSettings = {
     .strict(),
   iommu: z.object({ mode: z.enum(['on', 'off', 'passthrough']) }).strict(),
   gpu: z
-    .object({ driverBranch: z.string().regex(/^\d{3}$/, 'a driver branch such as 580').optional(), persistenceMode: z.boolean().default(true), mig: z.enum(['off', 'on']).default('off') })
+    .object({
+      driverBranch: z
+        .string()
+        .regex(/^\d{3}$/, 'a driver branch such as 580')
+        .optional(),
+      persistenceMode: z.boolean().default(true),
+      mig: z.enum(['off', 'on']).default('off'),
+    })
     .strict(),
   kubernetes: z
     .object({
-      version: z.string().regex(/^1\.\d{1,3}(\.\d{1,3})?$/, 'a Kubernetes version such as 1.31').optional(),
+      version: z
+        .string()
+        .regex(/^1\.\d{1,3}(\.\d{1,3})?$/, 'a Kubernetes version such as 1.31')
+        .optional(),
       role: z.enum(['worker', 'control-plane']).default('worker'),
       labels: z.record(z.string().max(253), z.string().max(63)).default({}),
       taints: z.array(z.string().max(316)).max(32).default([]),

@@ -7,14 +7,7 @@ import { IronflowError, notFound, parseWith } from '../errors';
 import { appendEvent } from '../events';
 import { newId } from '../ids';
 import { ROOT_TENANT } from '../permissions';
-import {
-  imageListQuerySchema,
-  imageRegisterSchema,
-  type ImageListQuery,
-  type ImagePage,
-  type ImageRegisterInput,
-  type ImageView,
-} from '../schemas/images';
+import { imageListQuerySchema, imageRegisterSchema, type ImageListQuery, type ImagePage, type ImageRegisterInput, type ImageView } from '../schemas/images';
 import { announcePrewarmChange } from './prewarm-sites';
 import { allowlistVerifier, type ImageVerdict, type ImageVerifier } from './verify';
 
@@ -73,9 +66,16 @@ export async function registerImage(db: Db, input: ImageRegisterInput, options: 
   const verifier = options.verifier ?? allowlistVerifier(db);
   let signerTenantId: string | null = null;
   if (parsed.signerId !== undefined && parsed.signature !== undefined) {
-    const verdict = await verifier.verify({ image: parsed, signerId: parsed.signerId, signature: parsed.signature, allowlistTenants: allowlistTenantsFor(parsed.tenantId) });
+    const verdict = await verifier.verify({
+      image: parsed,
+      signerId: parsed.signerId,
+      signature: parsed.signature,
+      allowlistTenants: allowlistTenantsFor(parsed.tenantId),
+    });
     if (!verdict.ok) {
-      throw new IronflowError('INVALID_INPUT', `${verdict.reason}; sign the output of imageSigningInput (ironflow images sign) with a key of the allowlist`, { path: 'signature' });
+      throw new IronflowError('INVALID_INPUT', `${verdict.reason}; sign the output of imageSigningInput (ironflow images sign) with a key of the allowlist`, {
+        path: 'signature',
+      });
     }
     signerTenantId = verdict.signerTenantId;
   }
@@ -83,7 +83,10 @@ export async function registerImage(db: Db, input: ImageRegisterInput, options: 
     const existing = await db.image.findUnique({ where: { tenantId_ref: { tenantId: parsed.tenantId, ref: parsed.ref } } });
     if (!existing) return undefined;
     if (!sameRegistration(existing, parsed)) {
-      throw new IronflowError('CONFLICT', `image ${parsed.ref} is already registered with other fields; refs are immutable, register a new version`, { path: 'ref', imageId: existing.id });
+      throw new IronflowError('CONFLICT', `image ${parsed.ref} is already registered with other fields; refs are immutable, register a new version`, {
+        path: 'ref',
+        imageId: existing.id,
+      });
     }
     return { image: imageView(existing), created: false };
   };
@@ -169,12 +172,18 @@ export async function resolveImageRef(db: DbOrTx, tenantId: string, ref: string)
  */
 async function storedSignatureVerdict(row: Image, verifier: ImageVerifier): Promise<ImageVerdict | 'unsigned'> {
   const signed = row.signerId !== null && row.signature !== null && row.signerTenantId !== null;
-  if (!signed) return row.verified || row.signerId !== null || row.signature !== null ? { ok: false, reason: 'the row claims a signature it does not hold' } : 'unsigned';
+  if (!signed)
+    return row.verified || row.signerId !== null || row.signature !== null ? { ok: false, reason: 'the row claims a signature it does not hold' } : 'unsigned';
   if (!row.verified) return { ok: false, reason: 'the row holds a signature but is not marked verified' };
   if (row.signerTenantId !== row.tenantId && row.signerTenantId !== ROOT_TENANT) {
     return { ok: false, reason: `signer tenant ${row.signerTenantId} may not vouch for an image of tenant ${row.tenantId}` };
   }
-  return verifier.verify({ image: row, signerId: row.signerId as string, signature: row.signature as string, allowlistTenants: [row.signerTenantId as string] });
+  return verifier.verify({
+    image: row,
+    signerId: row.signerId as string,
+    signature: row.signature as string,
+    allowlistTenants: [row.signerTenantId as string],
+  });
 }
 
 function refusal(row: Image, reason: 'unsigned' | 'signature', why: string): IronflowError {

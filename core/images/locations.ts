@@ -73,13 +73,10 @@ export async function syncSiteImageLocations(db: DbOrTx, siteId: string, now: Da
  * Marks an image at a site as used now and pins it for `pinForMs` (a deploy streaming it
  * touches it as it goes; 0 unpins). False when the site holds no record of the image.
  */
-export async function touchImageLocation(
-  db: DbOrTx,
-  input: { imageId: string; siteId: string; pinForMs?: number },
-  now: Date = new Date(),
-): Promise<boolean> {
+export async function touchImageLocation(db: DbOrTx, input: { imageId: string; siteId: string; pinForMs?: number }, now: Date = new Date()): Promise<boolean> {
   const pinForMs = input.pinForMs ?? DEFAULT_PIN_MS;
-  if (!Number.isInteger(pinForMs) || pinForMs < 0) throw new IronflowError('INVALID_INPUT', 'pinForMs is a whole number of milliseconds, 0 or more', { path: 'pinForMs' });
+  if (!Number.isInteger(pinForMs) || pinForMs < 0)
+    throw new IronflowError('INVALID_INPUT', 'pinForMs is a whole number of milliseconds, 0 or more', { path: 'pinForMs' });
   const result = await db.imageLocation.updateMany({
     where: { imageId: input.imageId, siteId: input.siteId },
     data: { lastUsedAt: now, pinnedUntil: pinForMs > 0 ? new Date(now.getTime() + pinForMs) : null },

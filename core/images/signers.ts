@@ -31,10 +31,14 @@ export async function addImageSigner(db: Db, input: { tenantId: string; id: stri
     const existing = await tx.imageSigner.findUnique({ where: { tenantId_id: { tenantId: parsed.tenantId, id: parsed.id } } });
     if (existing) {
       if (existing.revokedAt) {
-        throw new IronflowError('CONFLICT', `signer ${parsed.id} of tenant ${parsed.tenantId} was revoked; a revoked id is never reused, choose a new one`, { path: 'id' });
+        throw new IronflowError('CONFLICT', `signer ${parsed.id} of tenant ${parsed.tenantId} was revoked; a revoked id is never reused, choose a new one`, {
+          path: 'id',
+        });
       }
       if (existing.publicKeyPem !== key.spkiPem) {
-        throw new IronflowError('CONFLICT', `signer ${parsed.id} of tenant ${parsed.tenantId} already has another key; choose a new id for a new key`, { path: 'id' });
+        throw new IronflowError('CONFLICT', `signer ${parsed.id} of tenant ${parsed.tenantId} already has another key; choose a new id for a new key`, {
+          path: 'id',
+        });
       }
       return signerView(existing);
     }

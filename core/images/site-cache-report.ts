@@ -45,7 +45,11 @@ export async function pinnedSiteImages(db: DbOrTx, siteId: string, now: Date = n
  * made when the site holds none yet (`pulling`: the pin adds it to the site's list), so the
  * agent caches it and never evicts it while the pin lasts. `pinForMs` 0 unpins.
  */
-export async function pinImageAtSite(db: DbOrTx, input: { imageId: string; siteId: string; sizeBytes: bigint | number; pinForMs?: number }, now: Date = new Date()): Promise<void> {
+export async function pinImageAtSite(
+  db: DbOrTx,
+  input: { imageId: string; siteId: string; sizeBytes: bigint | number; pinForMs?: number },
+  now: Date = new Date(),
+): Promise<void> {
   const pinForMs = input.pinForMs ?? DEFAULT_PIN_MS;
   const known = await touchImageLocation(db, { imageId: input.imageId, siteId: input.siteId, pinForMs }, now);
   if (known || pinForMs === 0) return;

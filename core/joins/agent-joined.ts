@@ -31,7 +31,11 @@ export function temporalAgentJoinedNotifier(temporal: Client): AgentJoinedNotifi
 const MAX_SIGNALLED_WORKFLOWS = 8;
 
 /** The node's running provision workflows, told that its node agent is back; answers their ids. */
-export async function signalNodeAgentBack(temporal: Client, nodeId: string, notify: AgentJoinedNotifier = temporalAgentJoinedNotifier(temporal)): Promise<string[]> {
+export async function signalNodeAgentBack(
+  temporal: Client,
+  nodeId: string,
+  notify: AgentJoinedNotifier = temporalAgentJoinedNotifier(temporal),
+): Promise<string[]> {
   const quoted = nodeId.replace(/["\\]/g, '');
   const running: string[] = [];
   for await (const workflow of temporal.workflow.list({ query: `NodeId = "${quoted}" AND WorkflowType = "provision" AND ExecutionStatus = "Running"` })) {

@@ -33,7 +33,12 @@ export interface JoinDeps {
 
 async function findToken(db: Db, bearer: string): Promise<JoinTokenRecord> {
   const parsed = parseBearer(JOIN_TOKEN_SCHEME, bearer);
-  if (!parsed) throw refusal('UNAUTHENTICATED', 'malformed-token', `the join token must look like ${JOIN_TOKEN_SCHEME}_jt_….<secret>, as printed once by site-tokens create`);
+  if (!parsed)
+    throw refusal(
+      'UNAUTHENTICATED',
+      'malformed-token',
+      `the join token must look like ${JOIN_TOKEN_SCHEME}_jt_….<secret>, as printed once by site-tokens create`,
+    );
   const token = await db.joinToken.findUnique({ where: { id: parsed.id } });
   if (!token || !secretMatches(parsed.secret, token.secretHash)) throw refusal('UNAUTHENTICATED', 'unknown-token', 'unknown join token; ask for a new one');
   return token;
@@ -48,7 +53,12 @@ async function wakeNewNode(deps: JoinDeps, admission: Admission): Promise<void> 
   try {
     await deps.wakeLifecycle?.(node);
   } catch (error) {
-    await appendEvent(deps.db, { tenantId: node.tenantId, type: 'node.lifecycle.wake-failed', subjectId: node.id, data: { state: node.provisionState, message: (error as Error).message.slice(0, 256) } }).catch(() => undefined);
+    await appendEvent(deps.db, {
+      tenantId: node.tenantId,
+      type: 'node.lifecycle.wake-failed',
+      subjectId: node.id,
+      data: { state: node.provisionState, message: (error as Error).message.slice(0, 256) },
+    }).catch(() => undefined);
   }
 }
 
@@ -62,12 +72,36 @@ export async function joinNode(deps: JoinDeps, input: JoinInput): Promise<JoinAn
     const found = token;
     const now = new Date();
     const issued = await db.$transaction(async (tx) => {
-      const admission = await attestor.admit({ tx, token: found, csr, now, ca, discovery: input.discovery, workflowRuns: deps.workflowRuns, discoveryApproval: deps.discoveryApproval, claimedNodeId: input.nodeId });
+      const admission = await attestor.admit({
+        tx,
+        token: found,
+        csr,
+        now,
+        ca,
+        discovery: input.discovery,
+        workflowRuns: deps.workflowRuns,
+        discoveryApproval: deps.discoveryApproval,
+        claimedNodeId: input.nodeId,
+      });
       if (admission.newNode) {
-        const provision = admission.provision ? { provisionState: admission.provision.state, workflowId: admission.provision.workflowId, workflowSeq: admission.provision.workflowId ? 1 : 0 } : {};
-        await tx.node.create({ data: { id: admission.nodeId, tenantId: admission.tenantId, siteId: admission.siteId, poolId: admission.poolId, role: admission.role, ...provision } });
+        const provision = admission.provision
+          ? { provisionState: admission.provision.state, workflowId: admission.provision.workflowId, workflowSeq: admission.provision.workflowId ? 1 : 0 }
+          : {};
+        await tx.node.create({
+          data: { id: admission.nodeId, tenantId: admission.tenantId, siteId: admission.siteId, poolId: admission.poolId, role: admission.role, ...provision },
+        });
         if (admission.provision) {
-          await appendEvent(tx, { tenantId: admission.tenantId, type: `node.provision.${admission.provision.state}`, subjectId: admission.nodeId, data: { from: null, to: admission.provision.state, ...(admission.provision.workflowId ? { workflowId: admission.provision.workflowId } : {}), tokenId: found.id } });
+          await appendEvent(tx, {
+            tenantId: admission.tenantId,
+            type: `node.provision.${admission.provision.state}`,
+            subjectId: admission.nodeId,
+            data: {
+              from: null,
+              to: admission.provision.state,
+              ...(admission.provision.workflowId ? { workflowId: admission.provision.workflowId } : {}),
+              tokenId: found.id,
+            },
+          });
         }
       }
       const identity = { nodeId: admission.nodeId, role: admission.role, siteId: admission.siteId };
@@ -76,7 +110,14 @@ export async function joinNode(deps: JoinDeps, input: JoinInput): Promise<JoinAn
         tenantId: admission.tenantId,
         type: 'node.joined',
         subjectId: admission.nodeId,
-        data: { role: admission.role, siteId: admission.siteId, poolId: admission.poolId, tokenId: found.id, serial: certificate.serial, keyAlgorithm: csr.algorithm },
+        data: {
+          role: admission.role,
+          siteId: admission.siteId,
+          poolId: admission.poolId,
+          tokenId: found.id,
+          serial: certificate.serial,
+          keyAlgorithm: csr.algorithm,
+        },
       });
       return { admission, certificate };
     });
@@ -89,7 +130,12 @@ export async function joinNode(deps: JoinDeps, input: JoinInput): Promise<JoinAn
       siteId: admission.siteId,
       certificateChain: [certificate.pem, ca.certificatePem],
       expiresAt: certificate.notAfter.toISOString(),
-      temporal: { address: deps.gateway.address, namespace: deps.gateway.namespace, serverName: deps.gateway.serverName, taskQueue: agentTaskQueue(admission.role, admission.siteId, admission.nodeId) },
+      temporal: {
+        address: deps.gateway.address,
+        namespace: deps.gateway.namespace,
+        serverName: deps.gateway.serverName,
+        taskQueue: agentTaskQueue(admission.role, admission.siteId, admission.nodeId),
+      },
     };
   } catch (error) {
     if (error instanceof DeferredJoin) await error.record(db);

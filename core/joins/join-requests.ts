@@ -29,10 +29,14 @@ export const joinRequestIdFor = (tokenId: string, spkiDer: Uint8Array): string =
 export class DeferredJoin extends IronflowError {
   constructor(readonly draft: JoinRequestDraft) {
     const id = joinRequestIdFor(draft.tokenId, draft.spkiDer);
-    super('INVALID_STATE', `this discovery join waits for an operator's approval (join request ${id}: ironflow join-requests approve ${id}); the ramdisk retries`, {
-      reason: 'approval-pending',
-      joinRequestId: id,
-    });
+    super(
+      'INVALID_STATE',
+      `this discovery join waits for an operator's approval (join request ${id}: ironflow join-requests approve ${id}); the ramdisk retries`,
+      {
+        reason: 'approval-pending',
+        joinRequestId: id,
+      },
+    );
   }
 
   async record(db: Db, now = new Date()): Promise<void> {
@@ -41,8 +45,23 @@ export class DeferredJoin extends IronflowError {
     if (existing) return;
     const detail = { tokenId: this.draft.tokenId, nodeId: this.draft.nodeId, workflowId: this.draft.workflowId, reason: this.draft.reason };
     await db.$transaction(async (tx) => {
-      await tx.joinRequest.create({ data: { id, tenantId: this.draft.tenantId, siteId: this.draft.siteId, status: 'open', mac: this.draft.mac, detail, expiresAt: new Date(now.getTime() + JOIN_REQUEST_TTL_MS) } });
-      await appendEvent(tx, { tenantId: this.draft.tenantId, type: 'security.join-request.opened', subjectId: id, data: { ...detail, siteId: this.draft.siteId, mac: this.draft.mac } });
+      await tx.joinRequest.create({
+        data: {
+          id,
+          tenantId: this.draft.tenantId,
+          siteId: this.draft.siteId,
+          status: 'open',
+          mac: this.draft.mac,
+          detail,
+          expiresAt: new Date(now.getTime() + JOIN_REQUEST_TTL_MS),
+        },
+      });
+      await appendEvent(tx, {
+        tenantId: this.draft.tenantId,
+        type: 'security.join-request.opened',
+        subjectId: id,
+        data: { ...detail, siteId: this.draft.siteId, mac: this.draft.mac },
+      });
     });
   }
 }
@@ -58,8 +77,10 @@ export async function consumeApproval(tx: DbOrTx, tokenId: string, spkiDer: Uint
   const id = joinRequestIdFor(tokenId, spkiDer);
   const request = await tx.joinRequest.findUnique({ where: { id } });
   if (!request) return 'none';
-  const refuse = (reason: string, message: string) => new IronflowError(reason === 'approval-pending' ? 'INVALID_STATE' : 'PERMISSION_DENIED', message, { reason, joinRequestId: id });
-  if (request.status === 'open' && request.expiresAt.getTime() <= now.getTime()) throw refuse('join-request-expired', `join request ${id} expired undecided; boot the machine again`);
+  const refuse = (reason: string, message: string) =>
+    new IronflowError(reason === 'approval-pending' ? 'INVALID_STATE' : 'PERMISSION_DENIED', message, { reason, joinRequestId: id });
+  if (request.status === 'open' && request.expiresAt.getTime() <= now.getTime())
+    throw refuse('join-request-expired', `join request ${id} expired undecided; boot the machine again`);
   if (request.status === 'open') throw refuse('approval-pending', `join request ${id} still waits for an operator's approval`);
   if (request.status === 'rejected') throw refuse('join-rejected', `an operator rejected join request ${id}`);
   if (request.status !== 'approved') throw refuse('approval-used', `join request ${id} was ${request.status}; an approval admits one join`);
@@ -102,7 +123,11 @@ function view(row: Row, now: Date): JoinRequestView {
   };
 }
 
-export async function listJoinRequests(db: Db, query: { tenantId: string; siteId?: string; status?: string; limit: number }, now = new Date()): Promise<JoinRequestView[]> {
+export async function listJoinRequests(
+  db: Db,
+  query: { tenantId: string; siteId?: string; status?: string; limit: number },
+  now = new Date(),
+): Promise<JoinRequestView[]> {
   const rows = await db.joinRequest.findMany({
     where: { tenantId: query.tenantId, ...(query.siteId ? { siteId: query.siteId } : {}) },
     orderBy: { createdAt: 'desc' },
@@ -111,15 +136,27 @@ export async function listJoinRequests(db: Db, query: { tenantId: string; siteId
   return rows.map((r) => view(r, now)).filter((r) => !query.status || r.status === query.status);
 }
 
-export async function decideJoinRequest(db: Db, input: { tenantId: string; id: string; decision: 'approve' | 'reject'; callerId?: string }, now = new Date()): Promise<JoinRequestView> {
+export async function decideJoinRequest(
+  db: Db,
+  input: { tenantId: string; id: string; decision: 'approve' | 'reject'; callerId?: string },
+  now = new Date(),
+): Promise<JoinRequestView> {
   return db.$transaction(async (tx) => {
     const row = await tx.joinRequest.findUnique({ where: { id: input.id } });
     authorizeTenantObject(row, input.tenantId, input.id);
     const current = view(row, now);
-    if (current.status !== 'open') throw new IronflowError('INVALID_STATE', `join request ${input.id} is ${current.status}; only an open request can be decided`, { status: current.status });
+    if (current.status !== 'open')
+      throw new IronflowError('INVALID_STATE', `join request ${input.id} is ${current.status}; only an open request can be decided`, {
+        status: current.status,
+      });
     const status = input.decision === 'approve' ? 'approved' : 'rejected';
     const updated = await tx.joinRequest.update({ where: { id: input.id }, data: { status, decidedAt: now } });
-    await appendEvent(tx, { tenantId: row.tenantId, type: `security.join-request.${status}`, subjectId: row.id, data: { siteId: row.siteId, mac: row.mac, callerId: input.callerId ?? null } });
+    await appendEvent(tx, {
+      tenantId: row.tenantId,
+      type: `security.join-request.${status}`,
+      subjectId: row.id,
+      data: { siteId: row.siteId, mac: row.mac, callerId: input.callerId ?? null },
+    });
     return view(updated, now);
   });
 }

@@ -4,7 +4,14 @@ import type { Tx } from '../db';
 import type { NodeIdentity } from '../pki/identity';
 import type { IssuedCertificate, NodeCa } from '../pki/node-ca';
 
-export async function recordCertificate(tx: Tx, ca: NodeCa, spkiDer: Uint8Array, identity: NodeIdentity, validitySeconds: number, now: Date): Promise<IssuedCertificate> {
+export async function recordCertificate(
+  tx: Tx,
+  ca: NodeCa,
+  spkiDer: Uint8Array,
+  identity: NodeIdentity,
+  validitySeconds: number,
+  now: Date,
+): Promise<IssuedCertificate> {
   const certificate = await ca.issue(spkiDer, identity, validitySeconds, now);
   await tx.nodeCertificate.create({
     data: {

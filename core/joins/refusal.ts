@@ -28,7 +28,14 @@ export async function recordRefusal(db: DbOrTx, type: string, error: unknown, co
       tenantId: context.tenantId ?? ROOT_TENANT,
       type,
       subjectId: context.subjectId,
-      data: boundValue({ ...context.data, code: error.code, reason: typeof error.details.reason === 'string' ? error.details.reason : error.code.toLowerCase().replace(/_/g, '-') }, REFUSAL_BOUNDS) as Record<string, unknown>,
+      data: boundValue(
+        {
+          ...context.data,
+          code: error.code,
+          reason: typeof error.details.reason === 'string' ? error.details.reason : error.code.toLowerCase().replace(/_/g, '-'),
+        },
+        REFUSAL_BOUNDS,
+      ) as Record<string, unknown>,
     }).catch(() => undefined); // a failed audit write must not mask the refusal itself
   }
   throw error;

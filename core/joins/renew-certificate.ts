@@ -18,13 +18,23 @@ export async function renewCertificate(db: Db, ca: NodeCa, input: RenewInput) {
     const csr = parseCsr(input.csr);
     const sameKey = csr.spkiDer.length === agent.spkiDer.length && timingSafeEqual(csr.spkiDer, agent.spkiDer);
     if (!sameKey) {
-      throw refusal('UNAUTHENTICATED', 'key-mismatch', 'the renewal CSR must be signed by the key of the current certificate (openssl req -new -key <the agent key>)', { nodeId: agent.nodeId });
+      throw refusal(
+        'UNAUTHENTICATED',
+        'key-mismatch',
+        'the renewal CSR must be signed by the key of the current certificate (openssl req -new -key <the agent key>)',
+        { nodeId: agent.nodeId },
+      );
     }
     const now = new Date();
     const certificate = await db.$transaction(async (tx) => {
       const identity = { nodeId: agent.nodeId, role: agent.role, siteId: agent.siteId };
       const issued = await recordCertificate(tx, ca, csr.spkiDer, identity, validityFor(agent.role), now);
-      await appendEvent(tx, { tenantId: agent.tenantId, type: 'node.certificate.renewed', subjectId: agent.nodeId, data: { previousSerial: agent.serial, serial: issued.serial } });
+      await appendEvent(tx, {
+        tenantId: agent.tenantId,
+        type: 'node.certificate.renewed',
+        subjectId: agent.nodeId,
+        data: { previousSerial: agent.serial, serial: issued.serial },
+      });
       return issued;
     });
     return {
@@ -35,6 +45,10 @@ export async function renewCertificate(db: Db, ca: NodeCa, input: RenewInput) {
       expiresAt: certificate.notAfter.toISOString(),
     };
   } catch (error) {
-    return recordRefusal(db, 'security.agent.refused', error, { tenantId: agent.tenantId, subjectId: agent.nodeId, data: { purpose: 'renew', serial: agent.serial } });
+    return recordRefusal(db, 'security.agent.refused', error, {
+      tenantId: agent.tenantId,
+      subjectId: agent.nodeId,
+      data: { purpose: 'renew', serial: agent.serial },
+    });
   }
 }

@@ -106,7 +106,10 @@ export async function startBulk(deps: BulkDeps, actorId: string, input: MetalBul
 
   const replay = async (existing: MetalBulkRun) => {
     if (existing.tenantId !== input.tenantId || existing.requestHash !== hash) {
-      throw new IronflowError('CONFLICT', `idempotency key ${input.idempotencyKey} was used for a different bulk request (${existing.id}); use a new key`, { path: 'idempotencyKey', bulkId: existing.id });
+      throw new IronflowError('CONFLICT', `idempotency key ${input.idempotencyKey} was used for a different bulk request (${existing.id}); use a new key`, {
+        path: 'idempotencyKey',
+        bulkId: existing.id,
+      });
     }
     if (existing.status === 'running') await startWorkflow(deps, existing); // the first answer may have been lost before the start
     return { run: await bulkRunView(deps.db, existing), created: false };
@@ -212,7 +215,8 @@ export async function readBulkPage(db: Db, q: BulkPageQuery): Promise<MetalBulkP
  */
 export async function cancelBulk(deps: BulkDeps, tenantId: string, bulkId: string, actorId: string): Promise<MetalBulkRunView> {
   const run = await findBulkRun(deps.db, tenantId, bulkId);
-  if (run.status !== 'running') throw new IronflowError('INVALID_STATE', `bulk run ${bulkId} is already ${run.status}; nothing to cancel`, { status: run.status });
+  if (run.status !== 'running')
+    throw new IronflowError('INVALID_STATE', `bulk run ${bulkId} is already ${run.status}; nothing to cancel`, { status: run.status });
   if (!run.cancelRequestedAt) {
     await deps.db.$transaction(async (tx) => {
       await tx.metalBulkRun.updateMany({ where: { id: bulkId, status: 'running', cancelRequestedAt: null }, data: { cancelRequestedAt: new Date() } });

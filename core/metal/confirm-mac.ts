@@ -26,7 +26,9 @@ export const macsOf = (node: Pick<Node, 'macs'>): string[] =>
 
 /** The node of the site (other than `exceptNodeId`) whose MACs include `mac`, if any. */
 export async function nodeWithMac(db: DbOrTx, siteId: string, mac: string, exceptNodeId?: string): Promise<Node | undefined> {
-  const nodes = await db.node.findMany({ where: { siteId, deletedAt: null, provisionState: { not: null }, ...(exceptNodeId ? { id: { not: exceptNodeId } } : {}) } });
+  const nodes = await db.node.findMany({
+    where: { siteId, deletedAt: null, provisionState: { not: null }, ...(exceptNodeId ? { id: { not: exceptNodeId } } : {}) },
+  });
   return nodes.find((n) => macsOf(n).includes(mac));
 }
 
@@ -38,13 +40,26 @@ export async function confirmMac(db: Db, request: ConfirmMacRequest): Promise<No
     const node = await findMetalNode(tx, request.tenantId, request.nodeId);
     if (node.provisionState === 'retired') throw new IronflowError('INVALID_STATE', `node ${node.id} is retired`, { state: node.provisionState });
     const known = macsOf(node);
-    if (known.length > 0) throw new IronflowError('INVALID_STATE', `node ${node.id} already has its MACs (${known.join(', ')}); nothing to confirm`, { state: node.provisionState, macs: known });
+    if (known.length > 0)
+      throw new IronflowError('INVALID_STATE', `node ${node.id} already has its MACs (${known.join(', ')}); nothing to confirm`, {
+        state: node.provisionState,
+        macs: known,
+      });
     const other = await nodeWithMac(tx, node.siteId, mac, node.id);
     if (other) throw new IronflowError('CONFLICT', `MAC ${mac} belongs to node ${other.id} of the same site`, { path: 'mac', nodeId: other.id });
     // Guarded by the version read, so two deciders at once cannot both bind.
-    const updated = await tx.node.updateMany({ where: { id: node.id, version: node.version }, data: { macs: [mac], macSource: 'operator', discoveredMac: null, version: { increment: 1 } } });
-    if (updated.count !== 1) throw new IronflowError('CONFLICT', `node ${node.id} changed while its MAC was confirmed; read it again and retry`, { path: 'version' });
-    await appendEvent(tx, { tenantId: node.tenantId, type: 'node.pxe-mac.confirmed', subjectId: node.id, data: { nodeId: node.id, mac, discovered: node.discoveredMac === mac, requestId: request.requestId } });
+    const updated = await tx.node.updateMany({
+      where: { id: node.id, version: node.version },
+      data: { macs: [mac], macSource: 'operator', discoveredMac: null, version: { increment: 1 } },
+    });
+    if (updated.count !== 1)
+      throw new IronflowError('CONFLICT', `node ${node.id} changed while its MAC was confirmed; read it again and retry`, { path: 'version' });
+    await appendEvent(tx, {
+      tenantId: node.tenantId,
+      type: 'node.pxe-mac.confirmed',
+      subjectId: node.id,
+      data: { nodeId: node.id, mac, discovered: node.discoveredMac === mac, requestId: request.requestId },
+    });
     return tx.node.findUniqueOrThrow({ where: { id: node.id } });
   });
 }

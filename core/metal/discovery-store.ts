@@ -23,7 +23,11 @@ export function discoveryDigest(entries: readonly DiscoveryEntry[]): string {
 }
 
 /** Replaces the agent's stored list when it changed; true when it wrote. */
-export async function recordDiscoveryReport(db: Db, input: { agentNodeId: string; siteId: string; entries: readonly DiscoveryEntry[] }, now: Date = new Date()): Promise<boolean> {
+export async function recordDiscoveryReport(
+  db: Db,
+  input: { agentNodeId: string; siteId: string; entries: readonly DiscoveryEntry[] },
+  now: Date = new Date(),
+): Promise<boolean> {
   const digest = discoveryDigest(input.entries);
   const stored = await db.discoveryReport.findUnique({ where: { agentNodeId: input.agentNodeId } });
   if (stored?.digest === digest && stored.siteId === input.siteId) return false;

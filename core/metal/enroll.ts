@@ -56,7 +56,12 @@ export async function enrollNode(db: Db, secrets: SecretStore, input: MetalEnrol
         labels: (input.labels ?? {}) as object,
       },
     });
-    await appendEvent(tx, { tenantId: input.tenantId, type: 'node.enrolled', subjectId: nodeId, data: { poolId: pool.id, siteId: pool.siteId, bmc: { driver: input.bmc.driver, address: input.bmc.address }, hardwareProfile: hardwareProfile ?? null } });
+    await appendEvent(tx, {
+      tenantId: input.tenantId,
+      type: 'node.enrolled',
+      subjectId: nodeId,
+      data: { poolId: pool.id, siteId: pool.siteId, bmc: { driver: input.bmc.driver, address: input.bmc.address }, hardwareProfile: hardwareProfile ?? null },
+    });
     await appendEvent(tx, { tenantId: input.tenantId, type: 'node.provision.enrolling', subjectId: nodeId, data: { from: null, to: 'enrolling', workflowId } });
     return node;
   });

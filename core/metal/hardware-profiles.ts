@@ -19,10 +19,22 @@ export interface DriverBinding {
 export type DriverBindings = Partial<Record<DriverConcern, DriverBinding>>;
 
 const shipped: Record<string, HardwareProfile> = {
-  'redfish-ipxe': { description: 'Redfish BMC, iPXE boot, image streaming from the ramdisk', drivers: { power: 'redfish', management: 'redfish', 'virtual-media': 'redfish', boot: 'ipxe', deploy: 'image-stream', inspect: 'agent' } },
-  'ipmi-ipxe': { description: 'IPMI BMC, iPXE boot, image streaming from the ramdisk', drivers: { power: 'ipmi', management: 'ipmi', boot: 'ipxe', deploy: 'image-stream', inspect: 'agent' } },
-  'gpu-redfish': { description: 'GPU servers with a Redfish BMC: iPXE boot, image streaming, in-band inspection', drivers: { power: 'redfish', management: 'redfish', boot: 'ipxe', deploy: 'image-stream', inspect: 'agent' } },
-  'oob-redfish': { description: 'Agentless machines: Redfish for everything, virtual media for installs', drivers: { power: 'redfish', management: 'redfish', 'virtual-media': 'redfish', boot: 'virtual-media', deploy: 'virtual-media', inspect: 'redfish' } },
+  'redfish-ipxe': {
+    description: 'Redfish BMC, iPXE boot, image streaming from the ramdisk',
+    drivers: { power: 'redfish', management: 'redfish', 'virtual-media': 'redfish', boot: 'ipxe', deploy: 'image-stream', inspect: 'agent' },
+  },
+  'ipmi-ipxe': {
+    description: 'IPMI BMC, iPXE boot, image streaming from the ramdisk',
+    drivers: { power: 'ipmi', management: 'ipmi', boot: 'ipxe', deploy: 'image-stream', inspect: 'agent' },
+  },
+  'gpu-redfish': {
+    description: 'GPU servers with a Redfish BMC: iPXE boot, image streaming, in-band inspection',
+    drivers: { power: 'redfish', management: 'redfish', boot: 'ipxe', deploy: 'image-stream', inspect: 'agent' },
+  },
+  'oob-redfish': {
+    description: 'Agentless machines: Redfish for everything, virtual media for installs',
+    drivers: { power: 'redfish', management: 'redfish', 'virtual-media': 'redfish', boot: 'virtual-media', deploy: 'virtual-media', inspect: 'redfish' },
+  },
 };
 const registered = new Map<string, HardwareProfile>(Object.entries(shipped));
 

@@ -61,7 +61,8 @@ function identityFacts(node: Node, outputs: Obj[]): { data: Partial<Node>; misma
       for (const nic of sections.nics) if (nic.ip) ips.add(nic.ip);
       const seen = sections.system.productUuid;
       const enrolled = node.productUuid ?? (data.productUuid as string | undefined);
-      if (seen && enrolled && !sameProductUuid(seen, enrolled)) mismatch = `machine-identity-mismatch: the ramdisk reports product UUID ${seen}, the node was enrolled as ${enrolled}`;
+      if (seen && enrolled && !sameProductUuid(seen, enrolled))
+        mismatch = `machine-identity-mismatch: the ramdisk reports product UUID ${seen}, the node was enrolled as ${enrolled}`;
     }
   }
   data.macs = [...macs] as unknown as Node['macs'];
@@ -106,11 +107,17 @@ export async function applyStateOutcome(db: Db, outcome: StateOutcome): Promise<
       if (!verified && (await isAgentless(tx, node.poolId))) {
         // Agentless machines cannot attest a wipe: released, and said so.
         verified = true;
-        await appendEvent(tx, { tenantId: node.tenantId, type: 'node.release.unverified', subjectId: node.id, data: { workflowId: node.workflowId, wipe: node.releaseWipe } });
+        await appendEvent(tx, {
+          tenantId: node.tenantId,
+          type: 'node.release.unverified',
+          subjectId: node.id,
+          data: { workflowId: node.workflowId, wipe: node.releaseWipe },
+        });
       }
       data = { role: 'machine', deployProfile: null as unknown as Node['deployProfile'], power: 'off' };
     }
-    if (state === 'deploying') data = { role: outcome.role ?? 'host', power: 'on', ...(outcome.hostSpec ? { hostSpec: outcome.hostSpec as Node['hostSpec'] } : {}) };
+    if (state === 'deploying')
+      data = { role: outcome.role ?? 'host', power: 'on', ...(outcome.hostSpec ? { hostSpec: outcome.hostSpec as Node['hostSpec'] } : {}) };
     if (state === 'retiring') data = { bmcCredentialsRef: null, power: 'off' };
     let move;
     try {

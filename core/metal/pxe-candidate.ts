@@ -14,7 +14,12 @@ export const MATCH_CLOCK_SLACK_MS = 30_000;
 const LOOKBACK_MS = 24 * 3_600_000;
 
 /** UUIDs firmware ships when the vendor filled in none: shared by every such machine. */
-const PLACEHOLDER_UUIDS = ['00000000000000000000000000000000', 'ffffffffffffffffffffffffffffffff', '03000200040005000006000700080009', '00020003000400050006000700080009'];
+const PLACEHOLDER_UUIDS = [
+  '00000000000000000000000000000000',
+  'ffffffffffffffffffffffffffffffff',
+  '03000200040005000006000700080009',
+  '00020003000400050006000700080009',
+];
 
 export type NoCandidateReason = 'not-seen' | 'ambiguous' | 'shared-uuid' | 'mac-enrolled';
 
@@ -47,7 +52,10 @@ export async function findPxeCandidate(
   const first = rows[0] as (typeof rows)[number];
   const sinceCommand = first.firstSeen.getTime() - query.powerCommandAt.getTime();
   if (sinceCommand < -MATCH_CLOCK_SLACK_MS || sinceCommand > MATCH_WINDOW_MS) return { kind: 'none', reason: 'not-seen' };
-  const others = await db.node.findMany({ where: { siteId: query.siteId, deletedAt: null, provisionState: { not: null }, id: { not: query.nodeId }, productUuid: { not: null } }, select: { productUuid: true } });
+  const others = await db.node.findMany({
+    where: { siteId: query.siteId, deletedAt: null, provisionState: { not: null }, id: { not: query.nodeId }, productUuid: { not: null } },
+    select: { productUuid: true },
+  });
   if (others.some((other) => sameProductUuid(query.productUuid, other.productUuid as string))) return { kind: 'none', reason: 'shared-uuid' };
   if (await nodeWithMac(db, query.siteId, mac)) return { kind: 'none', reason: 'mac-enrolled' };
   return { kind: 'candidate', mac, productUuid: first.productUuid as string, agentNodeId: first.agentNodeId };

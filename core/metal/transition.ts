@@ -30,7 +30,10 @@ export async function isAgentless(db: DbOrTx, poolId: string | null): Promise<bo
 
 export function checkVersion(node: Node, expected: number | undefined): void {
   if (expected !== undefined && expected !== node.version) {
-    throw new IronflowError('CONFLICT', `node ${node.id} is at version ${node.version}, not ${expected}; read it again and retry`, { path: 'version', version: node.version });
+    throw new IronflowError('CONFLICT', `node ${node.id} is at version ${node.version}, not ${expected}; read it again and retry`, {
+      path: 'version',
+      version: node.version,
+    });
   }
 }
 
@@ -68,7 +71,13 @@ export async function commitMove(tx: Tx, node: Node, move: Move, options: MoveOp
     tenantId: node.tenantId,
     type: options.eventType ?? `node.provision.${move.to}`,
     subjectId: node.id,
-    data: { from: node.provisionState, to: move.to, ...(move.phase ? { phase: move.phase } : {}), ...(workflowId ? { workflowId } : {}), ...(options.event ?? {}) },
+    data: {
+      from: node.provisionState,
+      to: move.to,
+      ...(move.phase ? { phase: move.phase } : {}),
+      ...(workflowId ? { workflowId } : {}),
+      ...(options.event ?? {}),
+    },
   });
   return tx.node.findUniqueOrThrow({ where: { id: node.id } });
 }

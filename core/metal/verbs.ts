@@ -53,7 +53,9 @@ async function decide(deps: MetalDeps, tx: Tx, node: Node, args: VerbArgs, actor
       verbMove('unrescue', stateOf(node)); // INVALID_STATE outside rescue
       if (node.provisionPhase === 'unrescuing') return node; // a second call while metal-unrescue runs
       if (node.provisionPhase !== 'booted') {
-        throw new IronflowError('CONFLICT', `node ${node.id}: the rescue ramdisk is still booting (${node.workflowId}); unrescue once it is up`, { phase: node.provisionPhase });
+        throw new IronflowError('CONFLICT', `node ${node.id}: the rescue ramdisk is still booting (${node.workflowId}); unrescue once it is up`, {
+          phase: node.provisionPhase,
+        });
       }
       const moved = await commitMove(tx, node, verbMove('unrescue', stateOf(node)), { eventType: 'node.provision.unrescuing' });
       return moved;
@@ -77,8 +79,14 @@ async function decide(deps: MetalDeps, tx: Tx, node: Node, args: VerbArgs, actor
       const move = verbMove('deploy', stateOf(node));
       refuseInMaintenance(node, 'deploy');
       const profile = await deps.resolveDeployProfile(tx, node.tenantId, args.profileId, args.profileVersion);
-      if (profile.target !== 'metal') throw new IronflowError('INVALID_INPUT', `profile ${args.profileId}@${args.profileVersion} targets ${profile.target}, not metal`, { path: 'profileId' });
-      return commitMove(tx, node, move, { data: { deployProfile: { id: args.profileId, version: args.profileVersion } }, event: { verb: 'deploy', profile: `${args.profileId}@${args.profileVersion}` } });
+      if (profile.target !== 'metal')
+        throw new IronflowError('INVALID_INPUT', `profile ${args.profileId}@${args.profileVersion} targets ${profile.target}, not metal`, {
+          path: 'profileId',
+        });
+      return commitMove(tx, node, move, {
+        data: { deployProfile: { id: args.profileId, version: args.profileVersion } },
+        event: { verb: 'deploy', profile: `${args.profileId}@${args.profileVersion}` },
+      });
     }
     case 'release':
       return commitMove(tx, node, verbMove('release', stateOf(node)), { data: { releaseWipe: args.wipe }, event: { verb: 'undeploy', wipe: args.wipe } });
@@ -92,7 +100,12 @@ async function decide(deps: MetalDeps, tx: Tx, node: Node, args: VerbArgs, actor
  * `recordInTransaction` writes the caller's own record of the move in the same transaction (a bulk
  * run's outcome), so a retried caller never applies the verb twice nor loses that it did.
  */
-export async function applyVerb(deps: MetalDeps, request: VerbRequest, args: VerbArgs, recordInTransaction?: (tx: Tx, moved: Node) => Promise<void>): Promise<Node> {
+export async function applyVerb(
+  deps: MetalDeps,
+  request: VerbRequest,
+  args: VerbArgs,
+  recordInTransaction?: (tx: Tx, moved: Node) => Promise<void>,
+): Promise<Node> {
   let before: Node | undefined;
   const after = await deps.db.$transaction(async (tx) => {
     const node = await findMetalNode(tx, request.tenantId, request.nodeId);
@@ -110,4 +123,3 @@ export async function applyVerb(deps: MetalDeps, request: VerbRequest, args: Ver
   await wakeLifecycle(deps.temporal, deps.controlQueue, after);
   return after;
 }
-

@@ -22,6 +22,10 @@ export async function takeAgentRequestNonce(db: Db, request: { nodeId: string; n
     });
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
-    throw refusal('UNAUTHENTICATED', 'replayed-request', 'this signed request was already received (its x-ironflow-agent-nonce was used); agents sign every request afresh');
+    throw refusal(
+      'UNAUTHENTICATED',
+      'replayed-request',
+      'this signed request was already received (its x-ironflow-agent-nonce was used); agents sign every request afresh',
+    );
   }
 }

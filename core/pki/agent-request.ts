@@ -80,7 +80,9 @@ export function verifyAgentRequest(
 ): void {
   const now = request.now ?? Date.now();
   if (Math.abs(now - signed.timestampMs) > AGENT_REQUEST_MAX_SKEW_MS) {
-    throw unauthenticated(`the request's timestamp is more than ${AGENT_REQUEST_MAX_SKEW_MS / 1000} s from the control plane's clock; check the agent's clock (NTP)`);
+    throw unauthenticated(
+      `the request's timestamp is more than ${AGENT_REQUEST_MAX_SKEW_MS / 1000} s from the control plane's clock; check the agent's clock (NTP)`,
+    );
   }
   const key = createPublicKey({ key: Buffer.from(spkiDer), format: 'der', type: 'spki' });
   const input = agentRequestSigningInput(request.method, request.pathAndQuery, signed.timestampMs, signed.nonce, request.body);
@@ -90,5 +92,5 @@ export function verifyAgentRequest(
   } catch {
     ok = false;
   }
-  if (!ok) throw unauthenticated('the request signature does not verify with the certificate\'s key');
+  if (!ok) throw unauthenticated("the request signature does not verify with the certificate's key");
 }

@@ -80,7 +80,11 @@ function endEntityExtensions(keys: LeafKeys, purpose: string, names: Pkijs.Gener
     extension(OID.extKeyUsage, false, new pkijs.ExtKeyUsage({ keyPurposes: [purpose] })),
     extension(OID.subjectAltName, false, new pkijs.GeneralNames({ names })),
     extension(OID.subjectKeyIdentifier, false, new asn1js.OctetString({ valueHex: keys.subjectKeyId })),
-    extension(OID.authorityKeyIdentifier, false, new pkijs.AuthorityKeyIdentifier({ keyIdentifier: new asn1js.OctetString({ valueHex: keys.authorityKeyId }) })),
+    extension(
+      OID.authorityKeyIdentifier,
+      false,
+      new pkijs.AuthorityKeyIdentifier({ keyIdentifier: new asn1js.OctetString({ valueHex: keys.authorityKeyId }) }),
+    ),
   ];
 }
 
@@ -92,7 +96,11 @@ export function leafExtensions(options: LeafKeys & { uri: string }): Pkijs.Exten
 /** A control-plane server's certificate (the agent gateway): server authentication, DNS names. */
 export function serverExtensions(options: LeafKeys & { dnsNames: string[] }): Pkijs.Extension[] {
   const pkijs = pki();
-  return endEntityExtensions(options, OID.serverAuth, options.dnsNames.map((value) => new pkijs.GeneralName({ type: 2, value })));
+  return endEntityExtensions(
+    options,
+    OID.serverAuth,
+    options.dnsNames.map((value) => new pkijs.GeneralName({ type: 2, value })),
+  );
 }
 
 /** The URI names in a certificate's subjectAltName. */

@@ -23,7 +23,11 @@ export function parseCsr(pem: string, path = 'csr'): ParsedCsr {
     if (asn.offset === -1) throw new Error('not DER');
     csr = new pkijs.CertificationRequest({ schema: asn.result });
   } catch {
-    throw new IronflowError('INVALID_INPUT', `${path}: not a PKCS#10 certificate signing request (make one with: openssl req -new -key node.key -subj /CN=agent)`, { path });
+    throw new IronflowError(
+      'INVALID_INPUT',
+      `${path}: not a PKCS#10 certificate signing request (make one with: openssl req -new -key node.key -subj /CN=agent)`,
+      { path },
+    );
   }
   const spkiDer = new Uint8Array(csr.subjectPublicKeyInfo.toSchema().toBER(false));
   let publicKey: KeyObject;

@@ -23,7 +23,10 @@ const CA_SECRET_PURPOSE = 'pki.node-ca';
 const CA_VALIDITY_YEARS = 10;
 /** Clock skew allowance: certificates start a minute in the past. */
 const BACKDATE_MS = 60_000;
-const CA_NAME: Array<[string, string]> = [[OID.organization, 'Ironflow'], [OID.commonName, 'Ironflow node CA']];
+const CA_NAME: Array<[string, string]> = [
+  [OID.organization, 'Ironflow'],
+  [OID.commonName, 'Ironflow node CA'],
+];
 const ecdsaP256 = { name: 'ECDSA', namedCurve: 'P-256' } as const;
 
 export interface IssuedCertificate {
@@ -100,7 +103,10 @@ export class NodeCa {
 
   /** Signs a server certificate for a control-plane endpoint agents dial (the agent gateway), so they pin this CA. */
   async issueServer(spkiDer: Uint8Array, dnsNames: string[], validitySeconds: number, now = new Date()): Promise<IssuedCertificate> {
-    const subject: Array<[string, string]> = [[OID.organization, 'Ironflow'], [OID.commonName, dnsNames[0] ?? 'ironflow']];
+    const subject: Array<[string, string]> = [
+      [OID.organization, 'Ironflow'],
+      [OID.commonName, dnsNames[0] ?? 'ironflow'],
+    ];
     return this.sign(spkiDer, subject, validitySeconds, now, (keys) => serverExtensions({ ...keys, dnsNames }));
   }
 
@@ -126,7 +132,13 @@ export class NodeCa {
     await certificate.sign(this.privateKey as unknown as PkiCryptoKey, 'SHA-256');
     const der = new Uint8Array(certificate.toSchema().toBER(false));
     // pkijs encodes times at second precision: report what the certificate says.
-    return { pem: toPem('CERTIFICATE', der), serial: serial.hex, fingerprint: fingerprintOf(der), notBefore: certificate.notBefore.value, notAfter: certificate.notAfter.value };
+    return {
+      pem: toPem('CERTIFICATE', der),
+      serial: serial.hex,
+      fingerprint: fingerprintOf(der),
+      notBefore: certificate.notBefore.value,
+      notAfter: certificate.notAfter.value,
+    };
   }
 
   /**
@@ -144,7 +156,9 @@ export class NodeCa {
     }
     const signature = new Uint8Array(certificate.signatureValue.valueBlock.valueHexView);
     if (!verifyX509Signature(this.publicKey, certificate.signatureAlgorithm.algorithmId, certificate.tbsView, signature)) return undefined;
-    const identity = subjectAltUris(certificate).map(parseIdentityUri).find((i) => i !== undefined);
+    const identity = subjectAltUris(certificate)
+      .map(parseIdentityUri)
+      .find((i) => i !== undefined);
     if (!identity) return undefined;
     return {
       serial: Buffer.from(certificate.serialNumber.valueBlock.valueHexView).toString('hex'),
@@ -162,8 +176,7 @@ export class NodeCa {
  * both create one: each then uses the oldest stored, and the loser's is removed.
  */
 export async function loadOrCreateNodeCa(db: DbOrTx, secrets: SecretStore, dataDir?: string): Promise<NodeCa> {
-  const oldest = () =>
-    db.secret.findFirst({ where: { tenantId: ROOT_TENANT, purpose: CA_SECRET_PURPOSE }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+  const oldest = () => db.secret.findFirst({ where: { tenantId: ROOT_TENANT, purpose: CA_SECRET_PURPOSE }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
   let row = await oldest();
   if (!row) {
     const created = await NodeCa.create();

@@ -20,7 +20,10 @@ export async function createPool(db: Db, input: PoolCreateInput): Promise<{ pool
     const view = poolView(existing);
     // The pool has no stored request hash: compare with what it holds now.
     if (existing.deletedAt || requestHash({ siteId: view.siteId, class: view.class, policy: view.policy }) !== asked) {
-      throw new IronflowError('CONFLICT', `idempotency key ${input.idempotencyKey} names pool ${existing.id}, which differs from this request; use a new key`, { path: 'idempotencyKey', poolId: existing.id });
+      throw new IronflowError('CONFLICT', `idempotency key ${input.idempotencyKey} names pool ${existing.id}, which differs from this request; use a new key`, {
+        path: 'idempotencyKey',
+        poolId: existing.id,
+      });
     }
     return { pool: view, created: false };
   };
@@ -32,7 +35,14 @@ export async function createPool(db: Db, input: PoolCreateInput): Promise<{ pool
     const row = await db.$transaction(async (tx) => {
       await referenceLiveSite(tx, input.tenantId, input.siteId);
       const created = await tx.pool.create({
-        data: { id, tenantId: input.tenantId, siteId: input.siteId, class: input.class, policy: input.policy as object, idempotencyKey: input.idempotencyKey ?? null },
+        data: {
+          id,
+          tenantId: input.tenantId,
+          siteId: input.siteId,
+          class: input.class,
+          policy: input.policy as object,
+          idempotencyKey: input.idempotencyKey ?? null,
+        },
       });
       await appendEvent(tx, { tenantId: input.tenantId, type: 'pool.created', subjectId: id, data: { siteId: input.siteId, class: input.class } });
       return created;

@@ -15,7 +15,10 @@ export async function updatePool(db: Db, poolId: string, input: PoolUpdateInput)
   return db.$transaction(async (tx) => {
     const pool = await findOwnedPool(tx, input.tenantId, poolId);
     if (input.version !== undefined && input.version !== pool.version) {
-      throw new IronflowError('CONFLICT', `pool ${poolId} is at version ${pool.version}, not ${input.version}; read it again and retry`, { path: 'version', version: pool.version });
+      throw new IronflowError('CONFLICT', `pool ${poolId} is at version ${pool.version}, not ${input.version}; read it again and retry`, {
+        path: 'version',
+        version: pool.version,
+      });
     }
     const current = poolView(pool).policy;
     const patch = input.policy ?? {};

@@ -27,7 +27,10 @@ export const operationRecordSchema = z
     bmc: z.string().min(1).max(512),
     state: z.enum(ledgerStates),
     result: jsonValueSchema.optional(),
-    error: z.object({ code: z.string().min(1).max(64), message: z.string().max(4096), outcomeUnknown: z.boolean() }).strict().optional(),
+    error: z
+      .object({ code: z.string().min(1).max(64), message: z.string().max(4096), outcomeUnknown: z.boolean() })
+      .strict()
+      .optional(),
     startedAt: z.iso.datetime(),
     finishedAt: z.iso.datetime().optional(),
   })

@@ -10,7 +10,10 @@ export const bootSecretRequestSchema = z
   .object({
     nodeId: idOf('node'),
     workflowId: z.string().min(1).max(512),
-    ref: z.string().regex(/^sec_[A-Za-z0-9]+$/, 'a secret-store reference sec_…').max(64),
+    ref: z
+      .string()
+      .regex(/^sec_[A-Za-z0-9]+$/, 'a secret-store reference sec_…')
+      .max(64),
   })
   .strict();
 export type BootSecretRequest = z.infer<typeof bootSecretRequestSchema>;

@@ -56,6 +56,9 @@ export const sessionAnswerSchema = z.object({
     })
     .nullable(),
   /** A node agent's desired host state (Node.hostSpec: core/host-config/host-spec.ts); null for other roles. */
-  host: z.object({ spec: z.record(z.string(), z.unknown()).nullable() }).nullable().optional(),
+  host: z
+    .object({ spec: z.record(z.string(), z.unknown()).nullable() })
+    .nullable()
+    .optional(),
 });
 export type SessionAnswer = z.infer<typeof sessionAnswerSchema>;

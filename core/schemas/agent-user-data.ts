@@ -8,7 +8,10 @@ export const userDataRequestSchema = z
   .object({
     nodeId: idOf('node'),
     workflowId: z.string().min(1).max(512),
-    ref: z.string().regex(/^sec_[A-Za-z0-9]+$/, 'a secret-store reference sec_…').max(64),
+    ref: z
+      .string()
+      .regex(/^sec_[A-Za-z0-9]+$/, 'a secret-store reference sec_…')
+      .max(64),
   })
   .strict();
 export type UserDataRequest = z.infer<typeof userDataRequestSchema>;

@@ -22,7 +22,12 @@ export const redfishTargetSchema = z.object({
       return url.username === '' && url.password === '' && (url.pathname === '/' || url.pathname === '') && url.search === '';
     }, 'the BMC address is scheme://host[:port] only: no path, query or credentials'),
   /** The ComputerSystem id; the first member of /redfish/v1/Systems when absent. */
-  systemId: z.string().min(1).max(256).regex(/^[^/?#]+$/, 'a Redfish resource id (no /, ? or #)').optional(),
+  systemId: z
+    .string()
+    .min(1)
+    .max(256)
+    .regex(/^[^/?#]+$/, 'a Redfish resource id (no /, ? or #)')
+    .optional(),
   /** Pinned CA (PEM) for an https BMC; the system CA store when absent. */
   caPem: pemCertificate.optional(),
   auth: z.enum(['basic', 'session']).default('basic'),

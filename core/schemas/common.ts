@@ -11,7 +11,11 @@ export const tenantIdSchema = z
 
 export const idOf = (kind: IdKind) => z.string().regex(idPattern(kind), `expected a ${kind} id`);
 
-export const idempotencyKeySchema = z.string().min(1).max(128).regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces');
+export const idempotencyKeySchema = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces');
 
 /** An error answer with one of these codes: a message naming the fix, details (details.path: the offending field). */
 export const errorSchemaOf = (codes: readonly [ErrorCode, ...ErrorCode[]]) =>

@@ -14,7 +14,10 @@ export const credentialCreateSchema = z
   .object({
     tenantId: tenantIdSchema,
     name: displayNameSchema,
-    permissions: z.array(credentialPermissionSchema).min(1).max(permissions.length + 1),
+    permissions: z
+      .array(credentialPermissionSchema)
+      .min(1)
+      .max(permissions.length + 1),
     /** Refused from this instant on; without it the credential does not expire. */
     expiresAt: expiresAtSchema.optional(),
   })

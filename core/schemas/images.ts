@@ -112,9 +112,7 @@ export const imagePageSchema = z.object({ images: z.array(imageViewSchema), next
 export type ImagePage = z.infer<typeof imagePageSchema>;
 
 /** Signer allowlist rows (host-only: no API method). */
-export const imageSignerAddSchema = z
-  .object({ tenantId: tenantIdSchema, id: imageSignerIdSchema, publicKeyPem: z.string().min(1).max(8192) })
-  .strict();
+export const imageSignerAddSchema = z.object({ tenantId: tenantIdSchema, id: imageSignerIdSchema, publicKeyPem: z.string().min(1).max(8192) }).strict();
 export const imageSignerRevokeSchema = z.object({ tenantId: tenantIdSchema, id: imageSignerIdSchema }).strict();
 
 export const imageSignerViewSchema = z.object({

@@ -8,7 +8,11 @@ import { bmcDriverNames, bmcTargetSchema } from './bmc';
 import { idempotencyKeySchema, idOf, labelCountMessage, labelCountOk, tenantIdSchema } from './common';
 import { profileIdSchema, profileVersionSchema } from './profiles';
 
-const label = z.string().min(1).max(64).regex(/^[a-z0-9][a-z0-9._-]*$/, 'lower-case letters, digits, dots, dashes and underscores');
+const label = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[a-z0-9][a-z0-9._-]*$/, 'lower-case letters, digits, dots, dashes and underscores');
 
 export const macSchema = z
   .string()
@@ -22,7 +26,10 @@ export const bmcEnrollSchema = z
     address: z.string().min(1).max(255),
     username: z.string().min(1).max(128),
     password: z.string().min(1).max(256),
-    caPem: z.string().max(64 * 1024).optional(),
+    caPem: z
+      .string()
+      .max(64 * 1024)
+      .optional(),
   })
   .strict()
   .superRefine((bmc, ctx) => {
@@ -42,7 +49,10 @@ export const metalEnrollSchema = z
     hardwareProfile: label.optional(),
     drivers: z.partialRecord(z.enum(driverConcerns), label).optional(),
     macs: z.array(macSchema).max(16).optional(),
-    productUuid: z.string().regex(/^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$/, 'a UUID').optional(),
+    productUuid: z
+      .string()
+      .regex(/^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$/, 'a UUID')
+      .optional(),
     arch: z.enum(['x86_64', 'aarch64']).default('x86_64'),
     uefi: z.boolean().default(true),
     labels: z.record(label, z.string().max(256)).refine(labelCountOk, labelCountMessage).optional(),

@@ -6,7 +6,11 @@ import { durationPattern } from '../duration';
 import { idempotencyKeySchema, idOf, tenantIdSchema } from './common';
 
 /** A pool's host config unit: replaces the profile's unit of that concern (null: no override). */
-const poolUnit = <S extends z.ZodObject>(settings: S) => settings.extend({ when: z.string().min(1).max(512).optional() }).nullable().optional();
+const poolUnit = <S extends z.ZodObject>(settings: S) =>
+  settings
+    .extend({ when: z.string().min(1).max(512).optional() })
+    .nullable()
+    .optional();
 const poolUnitFields = {
   hugepages: poolUnit(builtinUnitSettings.hugepages),
   kernelModules: poolUnit(builtinUnitSettings['kernel-modules']),
@@ -18,8 +22,15 @@ const poolUnitFields = {
   gpuSharing: poolUnit(builtinUnitSettings['gpu-sharing']),
 };
 
-const labelSchema = z.string().min(1).max(64).regex(/^[a-z0-9][a-z0-9._-]*$/, 'lower-case letters, digits, dots, dashes and underscores');
-export const imageRefSchema = z.string().max(200).regex(/^[a-z0-9][a-z0-9._/-]*@[A-Za-z0-9][A-Za-z0-9._+-]*$/, 'an image ref is name@version, e.g. ubuntu-24.04@2025.06.1');
+const labelSchema = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[a-z0-9][a-z0-9._-]*$/, 'lower-case letters, digits, dots, dashes and underscores');
+export const imageRefSchema = z
+  .string()
+  .max(200)
+  .regex(/^[a-z0-9][a-z0-9._/-]*@[A-Za-z0-9][A-Za-z0-9._+-]*$/, 'an image ref is name@version, e.g. ubuntu-24.04@2025.06.1');
 
 export const acceptanceCheckSchema = z
   .object({
@@ -47,7 +58,13 @@ export type RetireWipe = z.infer<typeof retireWipeSchema>;
 
 /** `{ "<step use>": "<duration>" }`: the state workflows' step timeouts for this pool's machines (profiles/pool-step-timeouts.ts). */
 const stepTimeoutsSchema = z
-  .record(z.string().max(64).regex(/^[a-z][a-zA-Z0-9]*(\.[a-z][a-zA-Z0-9]*)+$/, 'a step name, e.g. metal.ensureRamdisk'), z.string().regex(durationPattern, "a duration, e.g. '30s', '15m', '2h'"))
+  .record(
+    z
+      .string()
+      .max(64)
+      .regex(/^[a-z][a-zA-Z0-9]*(\.[a-z][a-zA-Z0-9]*)+$/, 'a step name, e.g. metal.ensureRamdisk'),
+    z.string().regex(durationPattern, "a duration, e.g. '30s', '15m', '2h'"),
+  )
   .refine((timeouts) => Object.keys(timeouts).length <= 32, 'at most 32 step timeouts');
 
 export const poolPolicySchema = z

@@ -30,7 +30,10 @@ export const retriesSchema = z.union([
 ]);
 
 const stepFields = {
-  id: z.string().regex(/^[a-z][a-z0-9-]{0,62}$/, 'a step id is lower-case letters, digits and dashes').optional(),
+  id: z
+    .string()
+    .regex(/^[a-z][a-z0-9-]{0,62}$/, 'a step id is lower-case letters, digits and dashes')
+    .optional(),
   use: z.string().regex(/^[a-z][a-zA-Z0-9]*(\.[a-z][a-zA-Z0-9]*)+$/, 'a step is named like power.setPower'),
   on: z.enum(queueKinds).optional(),
   with: jsonObjectSchema.optional(),
@@ -57,12 +60,19 @@ export const imageSchema = z
 export const userDataSchema = z
   .object({
     kind: z.enum(['cloud-init', 'ignition']),
-    template: z.string().min(1).max(128).regex(/^[A-Za-z0-9._-]+$/, 'a template is a file name'),
+    template: z
+      .string()
+      .min(1)
+      .max(128)
+      .regex(/^[A-Za-z0-9._-]+$/, 'a template is a file name'),
     tokenTtlSeconds: z.number().int().min(300).max(86_400).optional(),
   })
   .strict();
 
-export const hostConfigSchema = z.record(z.string().regex(/^[a-z0-9][a-z0-9.-]*$/, 'a unit name is lower-case letters, digits, dots and dashes'), jsonObjectSchema);
+export const hostConfigSchema = z.record(
+  z.string().regex(/^[a-z0-9][a-z0-9.-]*$/, 'a unit name is lower-case letters, digits, dots and dashes'),
+  jsonObjectSchema,
+);
 
 export const vmSchema = z.object({ vcpus: z.number().int().min(1).max(512), memoryMiB: z.number().int().min(256) }).strict();
 
@@ -116,9 +126,7 @@ const profileDocumentInputSchema = z.record(z.string(), z.unknown()).superRefine
 
 export const profileVisibilitySchema = z.enum(['private', 'public']);
 
-export const profileCreateSchema = z
-  .object({ tenantId: tenantIdSchema, document: profileDocumentInputSchema, public: z.boolean().default(false) })
-  .strict();
+export const profileCreateSchema = z.object({ tenantId: tenantIdSchema, document: profileDocumentInputSchema, public: z.boolean().default(false) }).strict();
 
 export const profileUpdateSchema = z
   .object({
@@ -129,7 +137,10 @@ export const profileUpdateSchema = z
     ifVersion: z.number().int().min(1).optional(),
   })
   .strict()
-  .refine((v) => (v.document === undefined) !== (v.visibility === undefined), { message: 'give either a replacement document or a visibility', path: ['document'] });
+  .refine((v) => (v.document === undefined) !== (v.visibility === undefined), {
+    message: 'give either a replacement document or a visibility',
+    path: ['document'],
+  });
 
 export const profileVersionQuerySchema = z.object({ tenantId: tenantIdSchema, version: z.coerce.number().pipe(profileVersionSchema).optional() });
 
@@ -151,7 +162,11 @@ export const profileRunSchema = z
     tenantId: tenantIdSchema,
     nodeId: z.string().min(1).max(64),
     version: profileVersionSchema.optional(),
-    provisionState: z.string().regex(/^[a-z-]+$/).max(32).default('deploying'),
+    provisionState: z
+      .string()
+      .regex(/^[a-z-]+$/)
+      .max(32)
+      .default('deploying'),
     labels: z.record(z.string().max(63), z.string().max(63)).refine(labelCountOk, labelCountMessage).default({}),
   })
   .strict();

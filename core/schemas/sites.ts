@@ -52,7 +52,6 @@ export const siteUpdateSchema = siteUpdateFields.superRefine((value, ctx) => {
 });
 export type SiteUpdateInput = z.infer<typeof siteUpdateSchema>;
 
-
 export const siteSchema = z.object({
   id: z.string(),
   ownerTenantId: z.string(),

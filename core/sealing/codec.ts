@@ -78,7 +78,8 @@ export class SealingCodec implements PayloadCodec {
       );
     }
     const sealed = Buffer.from(payload.data ?? new Uint8Array());
-    if (sealed.length < NONCE_BYTES + TAG_BYTES) throw new UnsealError(index, 'tampered', `sealed payload ${index} is too short to be one: it was altered`, keyId);
+    if (sealed.length < NONCE_BYTES + TAG_BYTES)
+      throw new UnsealError(index, 'tampered', `sealed payload ${index} is too short to be one: it was altered`, keyId);
     const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, NONCE_BYTES));
     decipher.setAAD(associatedData(keyId));
     decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
@@ -86,7 +87,12 @@ export class SealingCodec implements PayloadCodec {
     try {
       plain = Buffer.concat([decipher.update(sealed.subarray(NONCE_BYTES, sealed.length - TAG_BYTES)), decipher.final()]);
     } catch {
-      throw new UnsealError(index, 'tampered', `sealed payload ${index} does not open with history key ${JSON.stringify(keyId.slice(0, 64))}: it was altered, or the key's bytes in ${this.ring.file} changed`, keyId);
+      throw new UnsealError(
+        index,
+        'tampered',
+        `sealed payload ${index} does not open with history key ${JSON.stringify(keyId.slice(0, 64))}: it was altered, or the key's bytes in ${this.ring.file} changed`,
+        keyId,
+      );
     }
     return temporal.api.common.v1.Payload.decode(plain);
   }

@@ -59,7 +59,9 @@ export function parseHistoryKeyRing(file: string, text: string): HistoryKeyRing 
   parsed.data.keys.forEach((entry, index) => {
     const key = Buffer.from(entry.key, 'base64');
     if (key.length !== HISTORY_KEY_BYTES) {
-      throw new IronflowError('INVALID_CONFIG', `${file}: keys.${index}.key is not 32 bytes of base64 (make one with openssl rand -base64 32)`, { path: `keys.${index}.key` });
+      throw new IronflowError('INVALID_CONFIG', `${file}: keys.${index}.key is not 32 bytes of base64 (make one with openssl rand -base64 32)`, {
+        path: `keys.${index}.key`,
+      });
     }
     if (byId.has(entry.id)) throw new IronflowError('INVALID_CONFIG', `${file}: key id ${entry.id} is listed twice`, { path: `keys.${index}.id` });
     byId.set(entry.id, key);

@@ -22,7 +22,9 @@ export async function createSiteToken(db: Db, siteId: string, input: SiteTokenCr
     const existing = await db.joinToken.findUnique({ where: { tenantId_idempotencyKey: { tenantId: input.tenantId, idempotencyKey: key } } });
     if (!existing) return undefined;
     if (existing.requestHash !== hash) {
-      throw new IronflowError('CONFLICT', `idempotency key ${key} was used for a different token request (site ${existing.siteId}); use a new key`, { path: 'idempotencyKey' });
+      throw new IronflowError('CONFLICT', `idempotency key ${key} was used for a different token request (site ${existing.siteId}); use a new key`, {
+        path: 'idempotencyKey',
+      });
     }
     return { token: siteTokenView(existing), created: false };
   };

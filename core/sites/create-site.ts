@@ -17,7 +17,10 @@ export async function createSite(db: Db, callerId: string, input: SiteCreateInpu
 
   const replay = (existing: SiteRow & { requestHash: string; deletedAt: Date | null }) => {
     if (existing.requestHash !== hash) {
-      throw new IronflowError('CONFLICT', `idempotency key ${input.idempotencyKey} was used for a different site request; use a new key`, { path: 'idempotencyKey', siteId: id });
+      throw new IronflowError('CONFLICT', `idempotency key ${input.idempotencyKey} was used for a different site request; use a new key`, {
+        path: 'idempotencyKey',
+        siteId: id,
+      });
     }
     if (existing.deletedAt) throw new IronflowError('INVALID_STATE', `site ${id} (key ${input.idempotencyKey}) was deleted; use a new key`, { siteId: id });
     return { site: siteView(existing), created: false };
@@ -40,7 +43,12 @@ export async function createSite(db: Db, callerId: string, input: SiteCreateInpu
           requestHash: hash,
         },
       });
-      await appendEvent(tx, { tenantId: input.tenantId, type: 'site.created', subjectId: id, data: { kind: input.kind, region: input.region, iamRegion: input.iamRegion ?? null } });
+      await appendEvent(tx, {
+        tenantId: input.tenantId,
+        type: 'site.created',
+        subjectId: id,
+        data: { kind: input.kind, region: input.region, iamRegion: input.iamRegion ?? null },
+      });
       return created;
     });
     return { site: siteView(row), created: true };

@@ -14,12 +14,13 @@ export async function deleteSite(db: Db, tenantId: string, siteId: string): Prom
     if (!site) throw notFound('site', siteId);
     if (locked.count === 0 || site.deletedAt) return { deleted: false, tombstoned: true };
 
-    const [pools, nodes] = await Promise.all([
-      tx.pool.count({ where: { siteId, deletedAt: null } }),
-      tx.node.count({ where: { siteId, deletedAt: null } }),
-    ]);
+    const [pools, nodes] = await Promise.all([tx.pool.count({ where: { siteId, deletedAt: null } }), tx.node.count({ where: { siteId, deletedAt: null } })]);
     if (pools > 0 || nodes > 0) {
-      throw new IronflowError('INVALID_STATE', `site ${siteId} still has ${pools} live pool(s) and ${nodes} live node(s); delete or move them first`, { siteId, pools, nodes });
+      throw new IronflowError('INVALID_STATE', `site ${siteId} still has ${pools} live pool(s) and ${nodes} live node(s); delete or move them first`, {
+        siteId,
+        pools,
+        nodes,
+      });
     }
     const now = new Date();
     const tokens = await tx.joinToken.updateMany({ where: { siteId, revokedAt: null }, data: { revokedAt: now } });

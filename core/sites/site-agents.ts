@@ -16,7 +16,10 @@ export async function siteAgentsOf(db: DbOrTx, siteId: string, now: Date = new D
       connected: isConnected(s.lastSeenAt, now.getTime()),
       lastSeenAt: s.lastSeenAt.toISOString(),
       bootServer: live && lease?.holderNodeId === s.nodeId,
-      siteStatus: siteSectionStatusSchema.nullable().catch(null).parse(s.siteStatus ?? null),
+      siteStatus: siteSectionStatusSchema
+        .nullable()
+        .catch(null)
+        .parse(s.siteStatus ?? null),
     })),
     bootLease: lease ? { holderNodeId: lease.holderNodeId, epoch: lease.epoch, expiresAt: lease.expiresAt?.toISOString() ?? null, live } : null,
   };

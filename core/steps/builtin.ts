@@ -69,7 +69,14 @@ export const builtinSteps: StepDefinition[] = [
     summary: 'Reports the machine’s inventory from the ramdisk; with expect, a machine that is not the enrolled one fails (machine-identity-mismatch)',
     queues: ['ramdisk', 'node'],
     // `expect` is filled by the lifecycle from the enrolled identity.
-    with: z.object({ expect: z.object({ productUuid: z.string().max(64).optional(), macs: z.array(z.string().max(17)).max(64).optional() }).strict().optional() }).strict(),
+    with: z
+      .object({
+        expect: z
+          .object({ productUuid: z.string().max(64).optional(), macs: z.array(z.string().max(17)).max(64).optional() })
+          .strict()
+          .optional(),
+      })
+      .strict(),
     defaultTimeout: '5m',
     defaultRetries: 2,
   },
@@ -78,7 +85,9 @@ export const builtinSteps: StepDefinition[] = [
     summary: 'Wipes the machine’s disks and reports a node-signed result',
     queues: ['ramdisk'],
     // fallback: what a disk whose drive cannot do `mode` gets instead (a retire's pool policy.retireWipe); absent: such a disk fails the step UNSUPPORTED.
-    with: z.object({ mode: z.enum(['quick', 'secure-erase', 'crypto-erase']).default('quick'), fallback: z.enum(['quick', 'secure-erase']).optional() }).strict(),
+    with: z
+      .object({ mode: z.enum(['quick', 'secure-erase', 'crypto-erase']).default('quick'), fallback: z.enum(['quick', 'secure-erase']).optional() })
+      .strict(),
     defaultTimeout: '2h',
     defaultRetries: 1,
     heartbeat: '30s',

@@ -33,7 +33,14 @@ export const metalSteps: StepDefinition[] = [
     summary: 'Resolves and verifies the image in the owner’s tenant, sends deploy.image to the ramdisk, checks the digest written',
     queues: ['control'],
     // Filled from the plan's image by the lifecycle when a profile gives none.
-    with: z.object({ image: z.object({ ref: imageRef, format: z.enum(['raw', 'qcow2', 'iso']).optional(), compression: z.enum(['none', 'zstd', 'gzip']).optional() }).strict().optional() }).strict(),
+    with: z
+      .object({
+        image: z
+          .object({ ref: imageRef, format: z.enum(['raw', 'qcow2', 'iso']).optional(), compression: z.enum(['none', 'zstd', 'gzip']).optional() })
+          .strict()
+          .optional(),
+      })
+      .strict(),
     defaultTimeout: '45m',
     defaultRetries: 0,
     heartbeat: '1m',
@@ -61,7 +68,10 @@ export const metalSteps: StepDefinition[] = [
     summary: 'Mints a provisioned join token, renders the profile’s user data and stores it in the secret store (references only)',
     queues: ['control'],
     // The compiler fills these from the profile's userData, so the history shows what was rendered.
-    with: z.object({ kind: z.enum(['cloud-init', 'ignition']), template: z.string().min(1).max(128), tokenTtlSeconds: z.number().int().min(300).max(86_400) }).partial().strict(),
+    with: z
+      .object({ kind: z.enum(['cloud-init', 'ignition']), template: z.string().min(1).max(128), tokenTtlSeconds: z.number().int().min(300).max(86_400) })
+      .partial()
+      .strict(),
     defaultTimeout: '1m',
     defaultRetries: 2,
   },

@@ -18,7 +18,11 @@ export function renderCloudInit(vars: UserDataVariables): string {
     ],
     runcmd: [
       // agentUrl is single-quoted for sh (it holds no quote); the binary is installed only if its digest matches.
-      ['sh', '-c', `curl -fsSL '${vars.agentUrl}' -o ${download} && echo '${vars.agentSha256}  ${download}' | sha256sum -c - && chmod 0755 ${download} && mv ${download} ${AGENT_BINARY}`],
+      [
+        'sh',
+        '-c',
+        `curl -fsSL '${vars.agentUrl}' -o ${download} && echo '${vars.agentSha256}  ${download}' | sha256sum -c - && chmod 0755 ${download} && mv ${download} ${AGENT_BINARY}`,
+      ],
       agentJoinArgv(vars),
       ['systemctl', 'enable', '--now', AGENT_UNIT],
     ],

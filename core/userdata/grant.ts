@@ -23,10 +23,16 @@ export const userDataSecretPurpose = (workflowId: string): string => `userdata:$
 export async function grantUserData(deps: UserDataGrantDeps, agent: AuthenticatedAgent, input: UserDataRequest): Promise<UserDataAnswer> {
   const subject = { nodeId: input.nodeId, workflowId: input.workflowId, ref: input.ref, agentNodeId: agent.nodeId, serial: agent.serial };
   try {
-    if (agent.role !== 'ramdisk') throw refusal('PERMISSION_DENIED', 'not-a-ramdisk', `only a machine's ramdisk fetches its user data; ${agent.nodeId} is a ${agent.role} agent`);
-    if (agent.nodeId !== input.nodeId) throw refusal('PERMISSION_DENIED', 'another-node', `a ramdisk fetches only its own node's user data, not node ${input.nodeId}'s`);
+    if (agent.role !== 'ramdisk')
+      throw refusal('PERMISSION_DENIED', 'not-a-ramdisk', `only a machine's ramdisk fetches its user data; ${agent.nodeId} is a ${agent.role} agent`);
+    if (agent.nodeId !== input.nodeId)
+      throw refusal('PERMISSION_DENIED', 'another-node', `a ramdisk fetches only its own node's user data, not node ${input.nodeId}'s`);
     if (!(await workflowRunsFor(deps.temporal, input.workflowId, input.nodeId))) {
-      throw refusal('PERMISSION_DENIED', 'workflow-not-running', `workflow ${input.workflowId} is not a running workflow of node ${input.nodeId}; user data is handed out only during its deploy`);
+      throw refusal(
+        'PERMISSION_DENIED',
+        'workflow-not-running',
+        `workflow ${input.workflowId} is not a running workflow of node ${input.nodeId}; user data is handed out only during its deploy`,
+      );
     }
     const stored = await deps.db.secret.findUnique({ where: { id: input.ref } });
     if (!stored || stored.purpose !== userDataSecretPurpose(input.workflowId) || stored.tenantId !== agent.tenantId) {

@@ -6,7 +6,16 @@ import { IronflowError, fromZodError } from '../errors';
 import { CLOUD_INIT_TEMPLATE, renderCloudInit } from './cloud-init';
 import { PLACEHOLDER, type UserDataConfig, type UserDataTemplate } from './config';
 import { IGNITION_TEMPLATE, renderIgnition } from './ignition';
-import { agentSha256Schema, agentUrlSchema, controlPlaneUrlSchema, hostnameOf, joinTokenSchema, nodeIdSchema, pinsSchema, type UserDataVariables } from './values';
+import {
+  agentSha256Schema,
+  agentUrlSchema,
+  controlPlaneUrlSchema,
+  hostnameOf,
+  joinTokenSchema,
+  nodeIdSchema,
+  pinsSchema,
+  type UserDataVariables,
+} from './values';
 
 export const shippedTemplates: Record<string, { kind: string; render: (vars: UserDataVariables) => string }> = {
   [CLOUD_INIT_TEMPLATE]: { kind: 'cloud-init', render: renderCloudInit },
@@ -41,7 +50,11 @@ export interface RenderedUserData {
 function variablesOf(input: RenderVariablesInput): UserDataVariables {
   for (const field of ['controlPlaneUrl', 'agentUrl', 'agentSha256'] as const) {
     if (input[field] === undefined) {
-      throw new IronflowError('INVALID_CONFIG', `userData.${field} is not configured; user data cannot be rendered without the control plane URL, the agent URL and its sha256`, { path: `userData.${field}` });
+      throw new IronflowError(
+        'INVALID_CONFIG',
+        `userData.${field} is not configured; user data cannot be rendered without the control plane URL, the agent URL and its sha256`,
+        { path: `userData.${field}` },
+      );
     }
   }
   const result = variablesSchema.safeParse(input);
@@ -54,7 +67,8 @@ function substitute(template: string, vars: UserDataVariables, name: string): st
   const values = vars as unknown as Record<string, string | undefined>;
   return template.replace(PLACEHOLDER, (_whole, placeholder: string) => {
     const value = Object.hasOwn(values, placeholder) ? values[placeholder] : undefined;
-    if (value === undefined) throw new IronflowError('INVALID_CONFIG', `template ${name}: placeholder {{${placeholder}}} has no value`, { path: `userData.templates.${name}` });
+    if (value === undefined)
+      throw new IronflowError('INVALID_CONFIG', `template ${name}: placeholder {{${placeholder}}} has no value`, { path: `userData.templates.${name}` });
     return value;
   });
 }
@@ -78,12 +92,18 @@ export function renderUserData(
   const kindResult = userDataKindSchema.safeParse(kind);
   if (!kindResult.success) throw fromZodError(kindResult.error, 'INVALID_CONFIG', 'userData.kind');
   const name = options.template ?? defaultTemplateOf[kind];
-  if (!name) throw new IronflowError('INVALID_CONFIG', `no template ships for kind ${kind}; name one of userData.templates in the profile's userData.template`, { path: 'userData.template' });
+  if (!name)
+    throw new IronflowError('INVALID_CONFIG', `no template ships for kind ${kind}; name one of userData.templates in the profile's userData.template`, {
+      path: 'userData.template',
+    });
   const vars = variablesOf(input);
   const custom = options.templates && Object.hasOwn(options.templates, name) ? options.templates[name] : undefined;
   if (custom !== undefined) return { kind, template: name, document: renderCustom(custom, vars, name) };
   const shipped = shippedTemplates[name];
-  if (!shipped) throw new IronflowError('INVALID_CONFIG', `no template ${name}: configure it in userData.templates, or use ${Object.keys(shippedTemplates).join(' or ')}`, { path: 'userData.template' });
+  if (!shipped)
+    throw new IronflowError('INVALID_CONFIG', `no template ${name}: configure it in userData.templates, or use ${Object.keys(shippedTemplates).join(' or ')}`, {
+      path: 'userData.template',
+    });
   if (shipped.kind !== kind) throw new IronflowError('INVALID_CONFIG', `template ${name} renders ${shipped.kind}, not ${kind}`, { path: 'userData.template' });
   return { kind, template: name, document: shipped.render(vars) };
 }

@@ -44,15 +44,23 @@ export function userDataSettings(fileSection: unknown, env: NodeJS.ProcessEnv, p
     const path = String(error.details.path ?? 'userData');
     const key = path.split('.').at(-1) ?? '';
     const variable = (userDataEnv as Record<string, string>)[key];
-    throw new IronflowError('INVALID_CONFIG', `${error.message} (fix it in temporal-dev.yaml's userData section${variable ? ` or ${variable}` : ''})`, { path });
+    throw new IronflowError('INVALID_CONFIG', `${error.message} (fix it in temporal-dev.yaml's userData section${variable ? ` or ${variable}` : ''})`, {
+      path,
+    });
   }
 }
 
 /** Rendering needs the agent's download URL and digest: INVALID_CONFIG naming the missing key otherwise. */
-export function requireAgentDownload(config: UserDataConfig): asserts config is UserDataConfig & { agentUrl: string; agentSha256: string; controlPlaneUrl: string } {
+export function requireAgentDownload(
+  config: UserDataConfig,
+): asserts config is UserDataConfig & { agentUrl: string; agentSha256: string; controlPlaneUrl: string } {
   for (const key of ['controlPlaneUrl', 'agentUrl', 'agentSha256'] as const) {
     if (config[key] === undefined) {
-      throw new IronflowError('INVALID_CONFIG', `userData.${key} is not configured: publish the node agent and set userData.${key} in temporal-dev.yaml or ${userDataEnv[key]}`, { path: `userData.${key}` });
+      throw new IronflowError(
+        'INVALID_CONFIG',
+        `userData.${key} is not configured: publish the node agent and set userData.${key} in temporal-dev.yaml or ${userDataEnv[key]}`,
+        { path: `userData.${key}` },
+      );
     }
   }
 }

@@ -32,12 +32,19 @@ export const agentUrlSchema = singleLineValue.pipe(
 export const agentSha256Schema = singleLineValue.pipe(z.string().regex(/^[0-9a-f]{64}$/, 'agentSha256 is 64 lower-case hex digits'));
 
 /** sha256/ plus the base64 SHA-256 digest of an SPKI (32 bytes: 43 characters and one =). */
-export const pinSchema = singleLineValue.pipe(z.string().regex(/^sha256\/[A-Za-z0-9+/]{43}=$/, 'a pin is sha256/ plus the base64 SHA-256 digest of the key (44 characters)'));
+export const pinSchema = singleLineValue.pipe(
+  z.string().regex(/^sha256\/[A-Za-z0-9+/]{43}=$/, 'a pin is sha256/ plus the base64 SHA-256 digest of the key (44 characters)'),
+);
 
 export const nodeIdSchema = singleLineValue.pipe(z.string().regex(idPattern('node'), 'expected a node id'));
 
 /** A bearer: `<scheme>_<id>.<secret>` with base64url characters only. */
-export const joinTokenSchema = singleLineValue.pipe(z.string().max(512).regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, 'a join token is <scheme>_<id>.<secret>'));
+export const joinTokenSchema = singleLineValue.pipe(
+  z
+    .string()
+    .max(512)
+    .regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, 'a join token is <scheme>_<id>.<secret>'),
+);
 
 export const pinNames = ['servingCaPin', 'joinSigningPin', 'joinEncryptionPin'] as const;
 export type PinName = (typeof pinNames)[number];

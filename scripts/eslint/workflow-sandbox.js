@@ -25,7 +25,9 @@ export default {
       return target.startsWith('workflows/') || pure.has(target);
     };
     const typeOnly = (node) =>
-      node.importKind === 'type' || node.exportKind === 'type' || (node.specifiers?.length > 0 && node.specifiers.every((s) => s.importKind === 'type' || s.exportKind === 'type'));
+      node.importKind === 'type' ||
+      node.exportKind === 'type' ||
+      (node.specifiers?.length > 0 && node.specifiers.every((s) => s.importKind === 'type' || s.exportKind === 'type'));
     const check = (node) => {
       if (!node.source || typeOnly(node) || allowed(node.source.value)) return;
       context.report({ node, messageId: 'sandbox', data: { source: node.source.value } });

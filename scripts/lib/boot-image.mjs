@@ -25,7 +25,33 @@ export function reporter(name) {
 const { fail } = reporter('boot-image');
 
 /** busybox applets the inits use (and an operator at the console may want). */
-const APPLETS = ['sh', 'mount', 'umount', 'mkdir', 'cat', 'echo', 'sed', 'grep', 'ip', 'udhcpc', 'insmod', 'poweroff', 'reboot', 'sleep', 'ls', 'dd', 'blkdiscard', 'sync', 'tr', 'head', 'dmesg', 'uname', 'findfs', 'blkid', 'blockdev'];
+const APPLETS = [
+  'sh',
+  'mount',
+  'umount',
+  'mkdir',
+  'cat',
+  'echo',
+  'sed',
+  'grep',
+  'ip',
+  'udhcpc',
+  'insmod',
+  'poweroff',
+  'reboot',
+  'sleep',
+  'ls',
+  'dd',
+  'blkdiscard',
+  'sync',
+  'tr',
+  'head',
+  'dmesg',
+  'uname',
+  'findfs',
+  'blkid',
+  'blockdev',
+];
 
 export function sha256File(file) {
   return createHash('sha256').update(readFileSync(file)).digest('hex');
@@ -39,11 +65,16 @@ export function requireTools(tools) {
       fail(`${tool} is missing`, `apt-get install -y ${pkg}`);
     }
   }
-  if (!existsSync('/bin/busybox') || execFileSync('sh', ['-c', 'ldd /bin/busybox 2>&1 || true'], { encoding: 'utf8' }).includes('=>')) fail('a static busybox is missing', 'apt-get install -y busybox-static');
+  if (!existsSync('/bin/busybox') || execFileSync('sh', ['-c', 'ldd /bin/busybox 2>&1 || true'], { encoding: 'utf8' }).includes('=>'))
+    fail('a static busybox is missing', 'apt-get install -y busybox-static');
 }
 
 export function newestKernel() {
-  const kernels = existsSync('/boot') ? readdirSync('/boot').filter((f) => /^vmlinuz-.*-amd64$/.test(f)).sort() : [];
+  const kernels = existsSync('/boot')
+    ? readdirSync('/boot')
+        .filter((f) => /^vmlinuz-.*-amd64$/.test(f))
+        .sort()
+    : [];
   const file = kernels.at(-1);
   if (!file) fail('no Debian kernel in /boot', 'apt-get install -y linux-image-amd64');
   const version = file.slice('vmlinuz-'.length);
@@ -58,7 +89,15 @@ export function moduleLoadOrder(version, names) {
     const [module, deps] = line.split(':');
     if (module) dep.set(module, (deps ?? '').trim().split(/\s+/).filter(Boolean));
   }
-  const byName = new Map([...dep.keys()].map((m) => [path.basename(m).replace(/\.ko(\.(xz|zst|gz))?$/, '').replace(/-/g, '_'), m]));
+  const byName = new Map(
+    [...dep.keys()].map((m) => [
+      path
+        .basename(m)
+        .replace(/\.ko(\.(xz|zst|gz))?$/, '')
+        .replace(/-/g, '_'),
+      m,
+    ]),
+  );
   const order = [];
   const visit = (module) => {
     if (order.includes(module)) return;
@@ -76,7 +115,9 @@ export async function bundleAgent(entry, dir) {
   const noWorkflowBundler = {
     name: 'no-workflow-bundler',
     setup(build) {
-      build.onResolve({ filter: /^\.\/workflow\/bundler$/ }, (args) => (args.importer.includes(`${path.sep}@temporalio${path.sep}worker${path.sep}`) ? { path: 'workflow-bundler', namespace: 'ironflow-image' } : undefined));
+      build.onResolve({ filter: /^\.\/workflow\/bundler$/ }, (args) =>
+        args.importer.includes(`${path.sep}@temporalio${path.sep}worker${path.sep}`) ? { path: 'workflow-bundler', namespace: 'ironflow-image' } : undefined,
+      );
       build.onLoad({ filter: /.*/, namespace: 'ironflow-image' }, () => ({
         contents: `const unavailable = () => { throw new Error('this image runs activity workers only: workflow bundling is not in it'); };
 module.exports = { defaultWorkflowInterceptorModules: [], allowedBuiltinModules: [], disallowedBuiltinModules: [], disallowedModules: [], WorkflowCodeBundler: unavailable, bundleWorkflowCode: unavailable };`,
@@ -84,7 +125,17 @@ module.exports = { defaultWorkflowInterceptorModules: [], allowedBuiltinModules:
       }));
     },
   };
-  await esbuild.build({ entryPoints: [path.join(repoRoot, entry)], bundle: true, platform: 'node', target: 'node20', format: 'cjs', outfile: path.join(dir, 'agent.cjs'), plugins: [noWorkflowBundler], logLevel: 'error', legalComments: 'none' });
+  await esbuild.build({
+    entryPoints: [path.join(repoRoot, entry)],
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    outfile: path.join(dir, 'agent.cjs'),
+    plugins: [noWorkflowBundler],
+    logLevel: 'error',
+    legalComments: 'none',
+  });
   // The core bridge finds its native module next to the bundle (releases/<target>/index.node).
   const native = path.join(repoRoot, 'node_modules/@temporalio/core-bridge/releases/x86_64-unknown-linux-gnu/index.node');
   if (!existsSync(native)) fail(`the Temporal core's native module is missing (${native})`, 'npm ci');
@@ -146,7 +197,14 @@ export function stageInitramfs(stage, { kernel, modules, init, files = {}, binar
 }
 
 export function packInitramfs(stage, file) {
-  execFileSync('sh', ['-c', `cd "${stage}" && find . -mindepth 1 | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0 | zstd -q -T0 -15 -f -o "${file}.tmp" && mv "${file}.tmp" "${file}"`], { stdio: 'inherit' });
+  execFileSync(
+    'sh',
+    [
+      '-c',
+      `cd "${stage}" && find . -mindepth 1 | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0 | zstd -q -T0 -15 -f -o "${file}.tmp" && mv "${file}.tmp" "${file}"`,
+    ],
+    { stdio: 'inherit' },
+  );
 }
 
 /** The shell lines of an init that mount the kernel's filesystems and load the staged modules. */

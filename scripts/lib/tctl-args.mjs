@@ -78,7 +78,13 @@ const COMMANDS = {
   },
   describe: {
     temporal: 'describe',
-    flags: [workflowId, runId, { names: ['print_raw', 'praw'], to: '--raw', bool: true }, { names: ['reset_points_only'], to: '--reset-points', bool: true }, output],
+    flags: [
+      workflowId,
+      runId,
+      { names: ['print_raw', 'praw'], to: '--raw', bool: true },
+      { names: ['reset_points_only'], to: '--reset-points', bool: true },
+      output,
+    ],
     required: [{ any: ['--workflow-id'], say: '-w/--workflow_id' }],
     // tctl printed the description as JSON; scripts reading it keep working.
     defaultOutput: 'json',
@@ -145,7 +151,14 @@ const OTHER_COMMANDS = {
 };
 
 /** @type {Record<string, string | undefined>} tctl's --status values and the ExecutionStatus each lists. */
-const STATUSES = { completed: 'Completed', failed: 'Failed', canceled: 'Canceled', terminated: 'Terminated', continuedasnew: 'ContinuedAsNew', timedout: 'TimedOut' };
+const STATUSES = {
+  completed: 'Completed',
+  failed: 'Failed',
+  canceled: 'Canceled',
+  terminated: 'Terminated',
+  continuedasnew: 'ContinuedAsNew',
+  timedout: 'TimedOut',
+};
 
 export const USAGE = `tctl (compatibility command: runs the same request through \`temporal\`)
 
@@ -173,26 +186,37 @@ export function translateTctl(args, env) {
   if (group === undefined || group === 'help' || globals.help) return 'help';
   if (group !== 'workflow' && group !== 'wf') {
     const instead = OTHER_COMMANDS[group];
-    throw new TctlUsageError(`\`tctl ${group}\` is not supported by this compatibility command; use ${instead ? `\`${instead}\`` : '`temporal` itself'} (see \`temporal --help\`)`);
+    throw new TctlUsageError(
+      `\`tctl ${group}\` is not supported by this compatibility command; use ${instead ? `\`${instead}\`` : '`temporal` itself'} (see \`temporal --help\`)`,
+    );
   }
   if (sub === undefined || sub === 'help') return 'help';
   const name = COMMAND_ALIASES[sub] ?? sub;
   const command = COMMANDS[name];
   if (!command) {
     const instead = OTHER_WORKFLOW_COMMANDS[sub];
-    throw new TctlUsageError(`\`tctl workflow ${sub}\` is not supported by this compatibility command; use ${instead ? `\`${instead}\`` : '`temporal workflow`'} (see \`temporal workflow --help\`)`);
+    throw new TctlUsageError(
+      `\`tctl workflow ${sub}\` is not supported by this compatibility command; use ${instead ? `\`${instead}\`` : '`temporal workflow`'} (see \`temporal workflow --help\`)`,
+    );
   }
   // Global flags are accepted after the subcommand too (no subcommand flag shares their names).
-  const parsed = parseFlags(rest, [...command.flags, ...GLOBAL_FLAGS], { stopAtPositional: false, where: `tctl workflow ${name}`, temporal: `temporal workflow ${command.temporal}` });
+  const parsed = parseFlags(rest, [...command.flags, ...GLOBAL_FLAGS], {
+    stopAtPositional: false,
+    where: `tctl workflow ${name}`,
+    temporal: `temporal workflow ${command.temporal}`,
+  });
   if (parsed.help) return 'help';
   if (parsed.positional.length > 0) {
-    throw new TctlUsageError(`\`tctl workflow ${name}\` takes no argument ${JSON.stringify(parsed.positional[0])}; name the workflow with -w (the \`temporal\` equivalent: \`temporal workflow ${command.temporal} --workflow-id <id>\`)`);
+    throw new TctlUsageError(
+      `\`tctl workflow ${name}\` takes no argument ${JSON.stringify(parsed.positional[0])}; name the workflow with -w (the \`temporal\` equivalent: \`temporal workflow ${command.temporal} --workflow-id <id>\`)`,
+    );
   }
   const values = { ...globals.values, ...parsed.values };
   const argv = ['workflow', command.temporal, ...globals.argv, ...parsed.argv];
   if (name === 'list') argv.push(...listArgs(values, parsed.given.has('--query')));
   for (const need of command.required) {
-    if (!need.any.some((flag) => parsed.given.has(flag))) throw new TctlUsageError(`\`tctl workflow ${name}\` needs ${need.say} (the \`temporal\` equivalent: \`temporal workflow ${command.temporal} --help\`)`);
+    if (!need.any.some((flag) => parsed.given.has(flag)))
+      throw new TctlUsageError(`\`tctl workflow ${name}\` needs ${need.say} (the \`temporal\` equivalent: \`temporal workflow ${command.temporal} --help\`)`);
   }
   const format = outputFormat(values, command.defaultOutput);
   if (format) argv.push('--output', format);

@@ -39,7 +39,10 @@ const LEASE_TTL_MS = 15_000;
 /** TCG boots take 30–60 s; two at once on two cores, more. */
 const BOOT_TIMEOUT_MS = 240_000;
 
-const skipReason = process.env.IRONFLOW_E2E_QEMU === '0' ? 'IRONFLOW_E2E_QEMU=0: the QEMU real-firmware boot test runs in the other pass (CI runs it on SQLite only)' : undefined;
+const skipReason =
+  process.env.IRONFLOW_E2E_QEMU === '0'
+    ? 'IRONFLOW_E2E_QEMU=0: the QEMU real-firmware boot test runs in the other pass (CI runs it on SQLite only)'
+    : undefined;
 if (skipReason) process.stderr.write(`boot-real-firmware: skipped: ${skipReason}\n`);
 
 interface DhcpReply {
@@ -114,15 +117,11 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
     const configFile = path.join(dir, 'site-agent.toml');
     writeFileSync(
       configFile,
-      [
-        `control_plane_url = ${JSON.stringify(site.t.cp.url)}`,
-        'data_dir = "data"',
-        '',
-        ...namespacedBootSection(agentHost, { filesDir }),
-        '',
-      ].join('\n'),
+      [`control_plane_url = ${JSON.stringify(site.t.cp.url)}`, 'data_dir = "data"', '', ...namespacedBootSection(agentHost, { filesDir }), ''].join('\n'),
     );
-    agent = spawnSiteAgent(configFile, { IRONFLOW_JOIN_TOKEN: site.siteToken }, (command, args, options) => network.spawnIn(agentHost.ns, command, args, options));
+    agent = spawnSiteAgent(configFile, { IRONFLOW_JOIN_TOKEN: site.siteToken }, (command, args, options) =>
+      network.spawnIn(agentHost.ns, command, args, options),
+    );
     await agent.waitForLog('holding the boot lease: active boot server', 90_000);
 
     await site.t.root.call('POST', '/v1/profiles', {
@@ -139,7 +138,14 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
   }, 180_000);
 
   afterAll(async () => {
-    await Promise.all(runs.map((id) => site.t.cp.temporal.workflow.getHandle(id).terminate('test over').catch(() => undefined)));
+    await Promise.all(
+      runs.map((id) =>
+        site.t.cp.temporal.workflow
+          .getHandle(id)
+          .terminate('test over')
+          .catch(() => undefined),
+      ),
+    );
     await Promise.all([...machines.values()].map((m) => m.stop()));
     await bmc?.close();
     if (agent) await stopChild(agent.child);
@@ -154,9 +160,26 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
     machines.set(mac, record.machine);
     const { db, secrets } = site.t.cp;
     const nodeId = newId('node');
-    const bmcCredentialsRef = await secrets.put(db, { tenantId: 'root', purpose: 'bmc-credentials', value: JSON.stringify({ username: record.bmc.username, password: record.bmc.password }) });
+    const bmcCredentialsRef = await secrets.put(db, {
+      tenantId: 'root',
+      purpose: 'bmc-credentials',
+      value: JSON.stringify({ username: record.bmc.username, password: record.bmc.password }),
+    });
     await db.node.create({
-      data: { id: nodeId, tenantId: 'root', siteId: site.siteId, role: 'host', bmcDriver: 'redfish', bmcAddress: record.bmc.address, bmcCredentialsRef, macs: [mac], productUuid: uuid, arch: 'x86_64', uefi: firmware === 'uefi', power: 'off' },
+      data: {
+        id: nodeId,
+        tenantId: 'root',
+        siteId: site.siteId,
+        role: 'host',
+        bmcDriver: 'redfish',
+        bmcAddress: record.bmc.address,
+        bmcCredentialsRef,
+        macs: [mac],
+        productUuid: uuid,
+        arch: 'x86_64',
+        uefi: firmware === 'uefi',
+        power: 'off',
+      },
     });
     return nodeId;
   }
@@ -170,14 +193,22 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
   /** Proxy answers to a MAC heard on the wire (the broadcast ones: port 67 to a client without an address). */
   const proxyReplies = (mac: string) => watch.replies.filter((r) => r.from === agentHost.ip && r.mac === mac);
   /** The boot files the agent says it answered a MAC with (every port, unicast ones too). */
-  const answeredBootFiles = (mac: string) => agent.entries().filter((e) => e.message === 'proxy DHCP answered' && e.mac === mac).map((e) => String(e.bootFile));
+  const answeredBootFiles = (mac: string) =>
+    agent
+      .entries()
+      .filter((e) => e.message === 'proxy DHCP answered' && e.mac === mac)
+      .map((e) => String(e.bootFile));
   const leasedIp = (mac: string) => dhcp.leasedIp(mac);
 
   /** Boots a machine through metal.ensureRamdisk and checks what its kernel received. */
   async function bootsToMarker(name: string, firmware: Firmware, mac: string): Promise<{ firmware: Firmware; seconds: number; cmdlineBytes: number }> {
     const uuid = randomUUID();
     const nodeId = await enrollQemuMachine(name, firmware, mac, uuid);
-    const started = await site.t.root.call<{ workflowId: string }>('POST', '/v1/profiles/qemu-ramdisk-boot/runs', { tenantId: 'root', nodeId, provisionState: 'commissioning' });
+    const started = await site.t.root.call<{ workflowId: string }>('POST', '/v1/profiles/qemu-ramdisk-boot/runs', {
+      tenantId: 'root',
+      nodeId,
+      provisionState: 'commissioning',
+    });
     runs.push(started.workflowId);
     const machine = await until(`${name} to be powered on through its BMC`, () => machines.get(mac)?.boots[0], 120_000);
     const log = await machine.waitForSerial(INITRD_MARKER, BOOT_TIMEOUT_MS);
@@ -206,7 +237,8 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
     const received = firmware === 'uefi' ? words.slice(1) : words;
     // Compared with the token masked (a failure's diff would print it) and the assertion left
     // out (each script signs a fresh one); both are checked on their own below.
-    const masked = (args: string[]) => args.filter((a) => !a.startsWith('if.assertion=')).map((a) => (a.startsWith('if.token=') ? `if.token=<${a.length} chars>` : a));
+    const masked = (args: string[]) =>
+      args.filter((a) => !a.startsWith('if.assertion=')).map((a) => (a.startsWith('if.token=') ? `if.token=<${a.length} chars>` : a));
     expect(masked(received)).toEqual(masked(script?.args ?? []));
     expect(received.find((a) => a.startsWith('if.token=')) === `if.token=${script?.params.token}`, 'the kernel got the discovery token whole').toBe(true);
     expect(received.at(-1)).toBe('console=ttyS0');
@@ -220,12 +252,16 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
     return { firmware, seconds, cmdlineBytes: Buffer.byteLength(cmdline) };
   }
 
-  it('a SeaBIOS machine and an OVMF machine each boot the kernel and initrd with the script\'s parameters', async () => {
-    const [bios, uefi] = await Promise.all([bootsToMarker('bios', 'bios', '52:54:00:77:60:01'), bootsToMarker('uefi', 'uefi', '52:54:00:77:60:02')]);
-    process.stderr.write(
-      `boot-real-firmware: power-on to marker under TCG (both at once): SeaBIOS ${bios.seconds.toFixed(1)} s, OVMF ${uefi.seconds.toFixed(1)} s; kernel command line ${bios.cmdlineBytes} / ${uefi.cmdlineBytes} bytes (x86 keeps 2048)\n`,
-    );
-  }, BOOT_TIMEOUT_MS + 60_000);
+  it(
+    "a SeaBIOS machine and an OVMF machine each boot the kernel and initrd with the script's parameters",
+    async () => {
+      const [bios, uefi] = await Promise.all([bootsToMarker('bios', 'bios', '52:54:00:77:60:01'), bootsToMarker('uefi', 'uefi', '52:54:00:77:60:02')]);
+      process.stderr.write(
+        `boot-real-firmware: power-on to marker under TCG (both at once): SeaBIOS ${bios.seconds.toFixed(1)} s, OVMF ${uefi.seconds.toFixed(1)} s; kernel command line ${bios.cmdlineBytes} / ${uefi.cmdlineBytes} bytes (x86 keeps 2048)\n`,
+      );
+    },
+    BOOT_TIMEOUT_MS + 60_000,
+  );
 
   it('a machine without a boot entry gets no proxy answer and is listed as discovered', async () => {
     const mac = '52:54:00:77:60:03';
@@ -235,7 +271,11 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
     await until('dnsmasq to lease the unknown machine an address', () => leasedIp(mac), 120_000).catch((error: Error) => {
       throw new Error(`${error.message}; dnsmasq's log:\n${dhcp.log()}`);
     });
-    await until('the agent to list the unknown MAC as discovered', () => agent.entries().some((e) => JSON.stringify(e).includes(mac) && /discover/i.test(String(e.message))), 60_000);
+    await until(
+      'the agent to list the unknown MAC as discovered',
+      () => agent.entries().some((e) => JSON.stringify(e).includes(mac) && /discover/i.test(String(e.message))),
+      60_000,
+    );
     expect(proxyReplies(mac)).toEqual([]);
     expect(answeredBootFiles(mac)).toEqual([]);
     await machine.stop();

@@ -30,7 +30,9 @@ beforeAll(async () => {
     permissions: ['compute:sites:read', 'compute:nodes:read', 'compute:nodes:provision'],
   });
   acme.credential = created.credential;
-  acme.siteId = (await site.t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'acme', kind: 'custom', region: 'acme-1', idempotencyKey: 'console-acme' })).id;
+  acme.siteId = (
+    await site.t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'acme', kind: 'custom', region: 'acme-1', idempotencyKey: 'console-acme' })
+  ).id;
 }, 180_000);
 
 afterAll(async () => {
@@ -88,14 +90,20 @@ describe('the operator console', () => {
   it('refuses a form post without the session’s CSRF token, and a sign-in form from elsewhere', async () => {
     const page = await browser.newPage();
     await signIn(page, site.t.cp.rootCredential.bearer);
-    const forged = await page.request.post(`${base}/console/discovery/confirm`, { form: { siteId: site.siteId, nodeId: 'node_x', mac: '02:00:00:00:00:01' }, maxRedirects: 0 });
+    const forged = await page.request.post(`${base}/console/discovery/confirm`, {
+      form: { siteId: site.siteId, nodeId: 'node_x', mac: '02:00:00:00:00:01' },
+      maxRedirects: 0,
+    });
     expect(forged.status()).toBe(403);
     expect(await forged.text()).toContain('PERMISSION_DENIED');
     const wrongToken = await page.request.post(`${base}/console/sign-out`, { form: { csrf: 'not-the-token' }, maxRedirects: 0 });
     expect(wrongToken.status()).toBe(403);
     // A sign-in post without the form's cookie (another site's page) is refused before the credential is looked at.
     const other = await browser.newPage();
-    const crossSite = await other.request.post(`${base}/console/sign-in`, { form: { csrf: 'x', credential: site.t.cp.rootCredential.bearer }, maxRedirects: 0 });
+    const crossSite = await other.request.post(`${base}/console/sign-in`, {
+      form: { csrf: 'x', credential: site.t.cp.rootCredential.bearer },
+      maxRedirects: 0,
+    });
     expect(crossSite.status()).toBe(403);
     expect((await other.context().cookies()).map((c) => c.name)).not.toContain('ironflow_console');
   });

@@ -14,7 +14,10 @@ import { startE2eSite, type E2eSite } from '../helpers/e2e-site';
 // (vitest.config.ts), and CI runs it in its SQLite pass only; IRONFLOW_E2E_SLOW=0 (set by
 // .ci/run for the PostgreSQL re-run) skips it, saying so. The database does nothing here that
 // the rest of the suite does not do on both.
-const skipReason = process.env.IRONFLOW_E2E_SLOW === '0' ? 'IRONFLOW_E2E_SLOW=0: the flaky-BMC run (5 s BMC latency) runs in the other pass (CI runs it on SQLite only)' : undefined;
+const skipReason =
+  process.env.IRONFLOW_E2E_SLOW === '0'
+    ? 'IRONFLOW_E2E_SLOW=0: the flaky-BMC run (5 s BMC latency) runs in the other pass (CI runs it on SQLite only)'
+    : undefined;
 if (skipReason) process.stderr.write(`flaky-bmcs: skipped: ${skipReason}\n`);
 
 let site: E2eSite | undefined;

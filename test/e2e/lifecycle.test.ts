@@ -43,7 +43,11 @@ describe('the metal lifecycle on emulated machines', () => {
   it('three machines enrolled by their BMC alone reach ready on their own (enroll → inspect → commission)', async () => {
     for (let i = 0; i < 3; i++) {
       const { machine, bmc } = await site.fleet.add({ diskBytes: 8 * 1024 * 1024 });
-      const enrolled = await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId: site.poolId, bmc: { driver: 'redfish', address: bmc.address, username: bmc.username, password: bmc.password } });
+      const enrolled = await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', {
+        tenantId: 'root',
+        poolId: site.poolId,
+        bmc: { driver: 'redfish', address: bmc.address, username: bmc.username, password: bmc.password },
+      });
       expect(enrolled).toMatchObject({ provisionState: 'enrolling', macs: [] });
       nodes.push({ nodeId: enrolled.nodeId, machine });
     }
@@ -101,7 +105,11 @@ describe('the metal lifecycle on emulated machines', () => {
     const aborted = await verb(nodeId, 'abort', { reason: 'e2e: stop this deploy' });
     expect(aborted).toMatchObject({ provisionState: 'failed', failedFrom: 'deploying', maintenance: true, lastError: { code: 'ABORTED' } });
     const workflowId = `node:${nodeId}:deploying:4`;
-    await until('the aborted deploy to end', async () => (await site.t.cp.temporal.workflow.getHandle(workflowId).describe()).status.name !== 'RUNNING', 60_000);
+    await until(
+      'the aborted deploy to end',
+      async () => (await site.t.cp.temporal.workflow.getHandle(workflowId).describe()).status.name !== 'RUNNING',
+      60_000,
+    );
     expect(bootEntries().filter((e) => e.nodeId === nodeId)).toEqual([]);
     expect(await liveTokens(nodeId)).toBe(0);
     expect(await scheduledActivities(workflowId)).toContain('boot.cleanUp');

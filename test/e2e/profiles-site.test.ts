@@ -37,20 +37,31 @@ const bmcOf = (machine: Machine): EmulatedMachine => {
 };
 /** What the BMC carried out from `from` on (faults aside). */
 const carriedOut = (bmc: EmulatedMachine, from: number) => bmc.commands.slice(from).filter((c) => !c.startsWith('fault:'));
-const eventsOf = async (nodeId: string, since: number) => (await site.t.cp.db.event.findMany({ where: { subjectId: nodeId, seq: { gt: since } }, orderBy: { seq: 'asc' } })).map((e) => ({ type: e.type, data: e.data as Record<string, unknown> }));
+const eventsOf = async (nodeId: string, since: number) =>
+  (await site.t.cp.db.event.findMany({ where: { subjectId: nodeId, seq: { gt: since } }, orderBy: { seq: 'asc' } })).map((e) => ({
+    type: e.type,
+    data: e.data as Record<string, unknown>,
+  }));
 const lastSeq = async () => (await site.t.cp.db.event.findFirst({ orderBy: { seq: 'desc' } }))?.seq ?? 0;
 /** Waits for the fire-and-forget events too (on PostgreSQL the read can come first). */
 const eventsUntil = (nodeId: string, since: number, types: string[]) =>
-  until(`events ${types.join(', ')} of ${nodeId}`, async () => {
-    const events = await eventsOf(nodeId, since);
-    return types.every((t) => events.some((e) => e.type === t)) ? events : undefined;
-  }, 30_000);
+  until(
+    `events ${types.join(', ')} of ${nodeId}`,
+    async () => {
+      const events = await eventsOf(nodeId, since);
+      return types.every((t) => events.some((e) => e.type === t)) ? events : undefined;
+    },
+    30_000,
+  );
 /** The steps a workflow scheduled (the workflow's own activities, such as routing to a site agent, aside). */
 const stepsOf = async (workflowId: string) => (await site.scheduledActivities(workflowId)).filter((a) => stepRegistry.get(a) !== undefined);
 /** The steps of the node's state workflow that ran `state` last. */
 const activitiesOf = async (nodeId: string, state: string) => {
   const seqOf = (id: string) => Number(id.split(':').at(-1));
-  const id = (await site.stateWorkflows(nodeId)).filter((w) => w.includes(`:${state}:`)).sort((a, b) => seqOf(a) - seqOf(b)).at(-1);
+  const id = (await site.stateWorkflows(nodeId))
+    .filter((w) => w.includes(`:${state}:`))
+    .sort((a, b) => seqOf(a) - seqOf(b))
+    .at(-1);
   if (!id) throw new Error(`no ${state} workflow of ${nodeId}`);
   return stepsOf(id);
 };
@@ -61,7 +72,14 @@ const nothingLeft = async (nodeId: string) => {
 
 beforeAll(async () => {
   site = await startE2eSite('e2e-profiles-site');
-  oobPoolId = (await site.t.root.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId: site.siteId, class: 'e2e-oob', policy: { agent: 'none', allowEmulatedMachines: true } })).id;
+  oobPoolId = (
+    await site.t.root.call<{ id: string }>('POST', '/v1/pools', {
+      tenantId: 'root',
+      siteId: site.siteId,
+      class: 'e2e-oob',
+      policy: { agent: 'none', allowEmulatedMachines: true },
+    })
+  ).id;
   agentNode = site.enrollToReady(1).then(([first]) => first as { nodeId: string; machine: Machine });
   agentNode.catch(() => undefined); // awaited by the rescue test
 }, 120_000);
@@ -102,7 +120,10 @@ describe('site-side shipped profiles against the real site agent', () => {
     const from = oob.bmc.commands.length;
     const since = await lastSeq();
     const power = async (action: string) => {
-      const answer = await site.t.root.call<MetalNodeView & { powerWorkflowId: string }>('POST', `/v1/metal/nodes/${oob.nodeId}/power`, { tenantId: 'root', action });
+      const answer = await site.t.root.call<MetalNodeView & { powerWorkflowId: string }>('POST', `/v1/metal/nodes/${oob.nodeId}/power`, {
+        tenantId: 'root',
+        action,
+      });
       await site.t.cp.temporal.workflow.getHandle(answer.powerWorkflowId).result();
       expect(await stepsOf(answer.powerWorkflowId)).toEqual(['power.setPower']);
       return site.get(oob.nodeId);
@@ -116,10 +137,14 @@ describe('site-side shipped profiles against the real site agent', () => {
     expect(oob.machine.state).toBe('off');
     // Each action one reset at the BMC: none sent twice, nothing else sent.
     expect(carriedOut(oob.bmc, from)).toEqual(['reset:On', 'reset:PowerCycle', 'reset:ForceOff']);
-    const events = await until('three power requests', async () => {
-      const all = (await eventsOf(oob.nodeId, since)).filter((e) => e.type === 'node.power.requested');
-      return all.length === 3 ? all : undefined;
-    }, 30_000);
+    const events = await until(
+      'three power requests',
+      async () => {
+        const all = (await eventsOf(oob.nodeId, since)).filter((e) => e.type === 'node.power.requested');
+        return all.length === 3 ? all : undefined;
+      },
+      30_000,
+    );
     expect(events.map((e) => e.data.action)).toEqual(['on', 'cycle', 'off']);
     await nothingLeft(oob.nodeId);
   }, 60_000);
@@ -131,8 +156,21 @@ describe('site-side shipped profiles against the real site agent', () => {
     const origin = new URL((await site.t.cp.db.image.findUniqueOrThrow({ where: { id: osRow.id } })).source).origin;
     site.serve('/e2e-live.iso', iso);
     const signer = generateKeyPairSync('ed25519');
-    await addImageSigner(site.t.cp.db, { tenantId: 'root', id: 'e2e-iso-signer', publicKeyPem: signer.publicKey.export({ type: 'spki', format: 'pem' }).toString() });
-    const input = { tenantId: 'root', ref: 'e2e-live@1', kind: 'iso', format: 'iso', compression: 'none', sha256: sha(iso), sizeBytes: iso.length, source: `${origin}/e2e-live.iso` };
+    await addImageSigner(site.t.cp.db, {
+      tenantId: 'root',
+      id: 'e2e-iso-signer',
+      publicKeyPem: signer.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+    });
+    const input = {
+      tenantId: 'root',
+      ref: 'e2e-live@1',
+      kind: 'iso',
+      format: 'iso',
+      compression: 'none',
+      sha256: sha(iso),
+      sizeBytes: iso.length,
+      source: `${origin}/e2e-live.iso`,
+    };
     const signature = sign(null, imageSigningInput(input), signer.privateKey).toString('base64');
     expect((await site.t.root.call<{ verified: boolean }>('POST', '/v1/images', { ...input, signerId: 'e2e-iso-signer', signature })).verified).toBe(true);
     await site.t.root.call('POST', '/v1/profiles', {

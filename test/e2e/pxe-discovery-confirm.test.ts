@@ -37,18 +37,38 @@ interface DiscoveredItem {
 }
 
 async function enrollByUuid(machine: Machine, bmc: { address: string; username: string; password: string }, poolId = site.poolId): Promise<MetalNodeView> {
-  return site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId, productUuid: machine.description.uuid, bmc: { driver: 'redfish', ...bmc } });
+  return site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', {
+    tenantId: 'root',
+    poolId,
+    productUuid: machine.description.uuid,
+    bmc: { driver: 'redfish', ...bmc },
+  });
 }
 
 const discovered = async () => (await site.t.root.call<{ items: DiscoveredItem[] }>('GET', `/v1/sites/${site.siteId}/discovered?tenantId=root`)).items;
-const confirm = (nodeId: string, mac: unknown) => site.t.root.request<{ error?: { code: string; message: string; details?: Record<string, unknown> } } & Partial<MetalNodeView>>('POST', `/v1/metal/nodes/${nodeId}/confirm-mac`, { tenantId: 'root', mac });
-const events = async (type: string, nodeId: string) => (await site.t.cp.db.event.findMany({ where: { type, subjectId: nodeId }, orderBy: { seq: 'asc' } })).map((e) => e.data as Record<string, unknown>);
+const confirm = (nodeId: string, mac: unknown) =>
+  site.t.root.request<{ error?: { code: string; message: string; details?: Record<string, unknown> } } & Partial<MetalNodeView>>(
+    'POST',
+    `/v1/metal/nodes/${nodeId}/confirm-mac`,
+    { tenantId: 'root', mac },
+  );
+const events = async (type: string, nodeId: string) =>
+  (await site.t.cp.db.event.findMany({ where: { type, subjectId: nodeId }, orderBy: { seq: 'asc' } })).map((e) => e.data as Record<string, unknown>);
 
 /** Waits until the node's MAC is its candidate: listed as discovered, shown in its metal view, and named as the wait. */
 async function candidateOf(nodeId: string, mac: string): Promise<void> {
-  await until(`${mac} listed as ${nodeId}'s candidate`, async () => (await discovered()).some((item) => item.mac === mac && item.candidateFor === nodeId), 120_000);
+  await until(
+    `${mac} listed as ${nodeId}'s candidate`,
+    async () => (await discovered()).some((item) => item.mac === mac && item.candidateFor === nodeId),
+    120_000,
+  );
   expect(await site.get(nodeId)).toMatchObject({ provisionState: 'inspecting', macs: [], discoveredMac: mac });
-  await until('the status names the wait', async () => (await site.t.root.call<{ waitingFor: string | null }>('GET', `/v1/metal/nodes/${nodeId}/status?tenantId=root`)).waitingFor === 'metal.confirmMac', 30_000);
+  await until(
+    'the status names the wait',
+    async () =>
+      (await site.t.root.call<{ waitingFor: string | null }>('GET', `/v1/metal/nodes/${nodeId}/status?tenantId=root`)).waitingFor === 'metal.confirmMac',
+    30_000,
+  );
   expect(await events('node.pxe-mac.discovered', nodeId)).toEqual([expect.objectContaining({ nodeId, mac, siteId: site.siteId, bound: false })]);
 }
 
@@ -57,7 +77,12 @@ describe('PXE discovery and metal.confirmMac', () => {
 
   it('a machine enrolled by UUID alone becomes a candidate, is confirmed through the REST route (after each refusal) and reaches ready', async () => {
     const other = await site.fleet.add({ diskBytes: 8 * 1024 * 1024 });
-    const otherNode = await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId: site.poolId, macs: other.machine.description.macs, bmc: { driver: 'redfish', ...other.bmc } });
+    const otherNode = await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', {
+      tenantId: 'root',
+      poolId: site.poolId,
+      macs: other.machine.description.macs,
+      bmc: { driver: 'redfish', ...other.bmc },
+    });
     const { machine, bmc } = await site.fleet.add({ diskBytes: 8 * 1024 * 1024, bmcReportsMacs: false });
     const enrolled = await enrollByUuid(machine, bmc);
     expect(enrolled).toMatchObject({ macs: [], macSource: null, discoveredMac: null });
@@ -75,7 +100,9 @@ describe('PXE discovery and metal.confirmMac', () => {
     expect(confirmed).toMatchObject({ status: 200, body: { macs: [mac], macSource: 'operator', discoveredMac: null } });
     const ready = await site.settle(enrolled.nodeId, 'ready', 150_000);
     expect(ready).toMatchObject({ macs: [mac], macSource: 'operator', productUuid: machine.description.uuid, power: 'off' });
-    expect(await events('node.pxe-mac.confirmed', enrolled.nodeId)).toEqual([expect.objectContaining({ nodeId: enrolled.nodeId, mac, discovered: true, requestId: expect.any(String) })]);
+    expect(await events('node.pxe-mac.confirmed', enrolled.nodeId)).toEqual([
+      expect.objectContaining({ nodeId: enrolled.nodeId, mac, discovered: true, requestId: expect.any(String) }),
+    ]);
     // The MAC is the node's now: wherever the list still shows it, it names the node, as no one's candidate.
     for (const item of (await discovered()).filter((i) => i.mac === mac)) expect([item.nodeId, item.candidateFor]).toEqual([enrolled.nodeId, undefined]);
 
@@ -92,24 +119,50 @@ describe('PXE discovery and metal.confirmMac', () => {
     // Asynchronously: the control-plane worker shares this process and must answer the query.
     // Histories are sealed: the CLI reads through the API's codec with a root credential, as an operator sets it (docs/signals.md).
     const env = { ...process.env, TEMPORAL_CODEC_ENDPOINT: `${site.t.cp.url}${CODEC_PATH}`, TEMPORAL_CODEC_AUTH: `Bearer ${site.t.cp.rootCredential.bearer}` };
-    const temporal = async (...args: string[]) => (await promisify(execFile)(path.join(repoRoot, '.tools/bin/temporal'), [...args, '--address', inject('temporalAddress')], { encoding: 'utf8', env })).stdout;
+    const temporal = async (...args: string[]) =>
+      (await promisify(execFile)(path.join(repoRoot, '.tools/bin/temporal'), [...args, '--address', inject('temporalAddress')], { encoding: 'utf8', env }))
+        .stdout;
     // First a MAC another machine has: the signal cannot answer, the status query and an event say why.
-    await temporal('workflow', 'signal', '--workflow-id', `node:${enrolled.nodeId}`, '--name', 'confirmMac', '--input', JSON.stringify(first.machine.description.macs[0]));
-    await until('the refused signal in the status query', async () => {
-      const status = JSON.parse(await temporal('workflow', 'query', '--workflow-id', `node:${enrolled.nodeId}`, '--type', 'status', '--output', 'json')) as { queryResult: Array<{ rejectedSignals: Array<{ name: string; reason: string }> | null }> };
-      // The Temporal CLI prints an empty list as null.
-      return (status.queryResult[0]?.rejectedSignals ?? []).some((r) => r.name === 'confirmMac' && r.reason.startsWith('CONFLICT'));
-    }, 30_000);
+    await temporal(
+      'workflow',
+      'signal',
+      '--workflow-id',
+      `node:${enrolled.nodeId}`,
+      '--name',
+      'confirmMac',
+      '--input',
+      JSON.stringify(first.machine.description.macs[0]),
+    );
+    await until(
+      'the refused signal in the status query',
+      async () => {
+        const status = JSON.parse(await temporal('workflow', 'query', '--workflow-id', `node:${enrolled.nodeId}`, '--type', 'status', '--output', 'json')) as {
+          queryResult: Array<{ rejectedSignals: Array<{ name: string; reason: string }> | null }>;
+        };
+        // The Temporal CLI prints an empty list as null.
+        return (status.queryResult[0]?.rejectedSignals ?? []).some((r) => r.name === 'confirmMac' && r.reason.startsWith('CONFLICT'));
+      },
+      30_000,
+    );
     expect(await events('node.pxe-mac.refused', enrolled.nodeId)).toEqual([expect.objectContaining({ code: 'CONFLICT' })]);
 
     await temporal('workflow', 'signal', '--workflow-id', `node:${enrolled.nodeId}`, '--name', 'confirmMac', '--input', JSON.stringify(mac));
     const ready = await site.settle(enrolled.nodeId, 'ready', 150_000);
     expect(ready).toMatchObject({ macs: [mac], macSource: 'operator' });
-    expect(await events('node.pxe-mac.confirmed', enrolled.nodeId)).toEqual([expect.objectContaining({ mac, discovered: true, requestId: expect.stringMatching(/^signal:node:/) })]);
+    expect(await events('node.pxe-mac.confirmed', enrolled.nodeId)).toEqual([
+      expect.objectContaining({ mac, discovered: true, requestId: expect.stringMatching(/^signal:node:/) }),
+    ]);
   }, 400_000);
 
   it('a pool that trusts its provisioning network binds the candidate at once; a host claiming another machine’s UUID fails the identity backstop before anything is written', async () => {
-    const trusting = (await site.t.root.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId: site.siteId, class: 'e2e-trusting', policy: { trustProvisioningNetwork: true, allowEmulatedMachines: true } })).id;
+    const trusting = (
+      await site.t.root.call<{ id: string }>('POST', '/v1/pools', {
+        tenantId: 'root',
+        siteId: site.siteId,
+        class: 'e2e-trusting',
+        policy: { trustProvisioningNetwork: true, allowEmulatedMachines: true },
+      })
+    ).id;
     const { machine, bmc } = await site.fleet.add({ diskBytes: 8 * 1024 * 1024, bmcReportsMacs: false });
     const honest = await enrollByUuid(machine, bmc, trusting);
     const ready = await site.settle(honest.nodeId, 'ready', 200_000);
@@ -121,7 +174,12 @@ describe('PXE discovery and metal.confirmMac', () => {
     // UUID), so only the backstop can tell.
     const claimed = randomUUID();
     const rogue = await site.fleet.add({ diskBytes: 8 * 1024 * 1024, bmcReportsMacs: false, firmwareUuid: claimed });
-    const node = await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId: trusting, productUuid: claimed, bmc: { driver: 'redfish', ...rogue.bmc } });
+    const node = await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', {
+      tenantId: 'root',
+      poolId: trusting,
+      productUuid: claimed,
+      bmc: { driver: 'redfish', ...rogue.bmc },
+    });
     const failed = await site.settle(node.nodeId, 'failed', 200_000);
     expect(failed.lastError).toMatchObject({ code: 'DRIVER_ERROR', message: expect.stringContaining('machine-identity-mismatch') });
     // Its ramdisk did join (the backstop, not the join, stopped it), and the run ended in

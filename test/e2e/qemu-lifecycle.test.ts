@@ -43,7 +43,8 @@ const IMAGE_REF = 'qemu-os@1';
 /** Each phase boots at least once under TCG (30–60 s) and moves real bytes. */
 const PHASE_TIMEOUT_MS = 600_000;
 
-const skipReason = process.env.IRONFLOW_E2E_QEMU === '0' ? 'IRONFLOW_E2E_QEMU=0: the QEMU lifecycle test runs in the other pass (CI runs it on SQLite only)' : undefined;
+const skipReason =
+  process.env.IRONFLOW_E2E_QEMU === '0' ? 'IRONFLOW_E2E_QEMU=0: the QEMU lifecycle test runs in the other pass (CI runs it on SQLite only)' : undefined;
 if (skipReason) process.stderr.write(`qemu-lifecycle: skipped: ${skipReason}\n`);
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
@@ -59,7 +60,10 @@ function requireTools(tools: Array<[string, string]>): void {
     }
   });
   const packages = [...new Set(missing.map(([, pkg]) => pkg))];
-  if (packages.length > 0) throw new Error(`the QEMU lifecycle test needs ${missing.map(([t]) => t).join(', ')}: apt-get install -y ${packages.join(' ')} (or bash scripts/test-deps.sh)`);
+  if (packages.length > 0)
+    throw new Error(
+      `the QEMU lifecycle test needs ${missing.map(([t]) => t).join(', ')}: apt-get install -y ${packages.join(' ')} (or bash scripts/test-deps.sh)`,
+    );
 }
 
 /** `npm run <script>` (skips when up to date); its own message names what is missing on failure. */
@@ -68,7 +72,9 @@ function buildImage(script: string): void {
     execFileSync('npm', ['run', '--silent', script], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], timeout: 600_000 });
   } catch (error) {
     const { stderr, stdout } = error as { stderr?: Buffer; stdout?: Buffer };
-    throw new Error(`npm run ${script} failed (bash scripts/test-deps.sh installs what it needs):\n${String(stderr ?? '')}${String(stdout ?? '')}`.slice(0, 4000));
+    throw new Error(
+      `npm run ${script} failed (bash scripts/test-deps.sh installs what it needs):\n${String(stderr ?? '')}${String(stdout ?? '')}`.slice(0, 4000),
+    );
   }
 }
 
@@ -115,11 +121,17 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
         `control_plane_ca_file = ${JSON.stringify(apiCaFile)}`,
         'data_dir = "data"',
         '',
-        ...namespacedBootSection(agentHost, { filesDir: path.join(repoRoot, '.ironflow/ramdisk'), gatewayUrl: `https://${agentHost.ip}:${apiPort}`, cacheCaFile: caFile }),
+        ...namespacedBootSection(agentHost, {
+          filesDir: path.join(repoRoot, '.ironflow/ramdisk'),
+          gatewayUrl: `https://${agentHost.ip}:${apiPort}`,
+          cacheCaFile: caFile,
+        }),
         '',
       ].join('\n'),
     );
-    const started = spawnSiteAgent(configFile, { IRONFLOW_JOIN_TOKEN: boot.siteToken }, (command, args, options) => network.spawnIn(agentHost.ns, command, args, options));
+    const started = spawnSiteAgent(configFile, { IRONFLOW_JOIN_TOKEN: boot.siteToken }, (command, args, options) =>
+      network.spawnIn(agentHost.ns, command, args, options),
+    );
     agent = started;
     await started.waitForLog('holding the boot lease: active boot server', 90_000);
     return {
@@ -134,23 +146,30 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
 
   /** Every boot's serial log path and tail, for a failure message. */
   const consoles = () =>
-    (machine?.boots ?? []).map((b) => `--- boot ${b.index} (${b.device}), serial log ${b.serialLog}:\n${b.tail().slice(-1200)}`).join('\n') || '(the machine never powered on)';
+    (machine?.boots ?? []).map((b) => `--- boot ${b.index} (${b.device}), serial log ${b.serialLog}:\n${b.tail().slice(-1200)}`).join('\n') ||
+    '(the machine never powered on)';
 
   /** settle (failing at once when the node lands in failed), saying where the machine's consoles stand on failure. */
   async function settle(state: string): Promise<MetalNodeView> {
     let settled = false;
     try {
-      const failed = until('the node to fail', async () => {
-        if (settled) throw new Error('settled');
-        const node = await site.get(nodeId);
-        return node.provisionState === 'failed' && node.workflowId === null ? node : undefined;
-      }, PHASE_TIMEOUT_MS).then(
+      const failed = until(
+        'the node to fail',
+        async () => {
+          if (settled) throw new Error('settled');
+          const node = await site.get(nodeId);
+          return node.provisionState === 'failed' && node.workflowId === null ? node : undefined;
+        },
+        PHASE_TIMEOUT_MS,
+      ).then(
         (node) => Promise.reject(new Error(`${nodeId} failed from ${node.failedFrom}: ${JSON.stringify(node.lastError)}`)),
         () => new Promise<never>(() => undefined),
       );
       return await Promise.race([site.settle(nodeId, state, PHASE_TIMEOUT_MS), failed]);
     } catch (error) {
-      throw new Error(`${(error as Error).message}\nsite agent log tail:\n${(agent?.lines ?? []).slice(-40).join('\n')}\ndnsmasq log tail:\n${dhcp.log().slice(-600)}\nconsoles:\n${consoles()}`);
+      throw new Error(
+        `${(error as Error).message}\nsite agent log tail:\n${(agent?.lines ?? []).slice(-40).join('\n')}\ndnsmasq log tail:\n${dhcp.log().slice(-600)}\nconsoles:\n${consoles()}`,
+      );
     } finally {
       settled = true;
     }
@@ -162,7 +181,12 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
   beforeAll(async () => {
     requireQemu(['bios']);
     requireDnsmasq();
-    requireTools([['mtype', 'mtools'], ['syslinux', 'syslinux'], ['cpio', 'cpio'], ['zstd', 'zstd']]);
+    requireTools([
+      ['mtype', 'mtools'],
+      ['syslinux', 'syslinux'],
+      ['cpio', 'cpio'],
+      ['zstd', 'zstd'],
+    ]);
     buildImage('build:ramdisk');
     buildImage('build:os-image');
     osImage = readFileSync(path.join(repoRoot, '.ironflow/os-image/os.img'));
@@ -177,7 +201,14 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
     // The image, signed, pre-warmed into the site agent's cache by its pool's policy: the
     // ramdisk streams it from there (if.cache), over the provisioning network.
     imageSha256 = (await site.registerImage(IMAGE_REF, osImage)).sha256;
-    poolId = (await site.t.root.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId: site.siteId, class: 'qemu-metal', policy: { prewarmImages: [IMAGE_REF] } })).id;
+    poolId = (
+      await site.t.root.call<{ id: string }>('POST', '/v1/pools', {
+        tenantId: 'root',
+        siteId: site.siteId,
+        class: 'qemu-metal',
+        policy: { prewarmImages: [IMAGE_REF] },
+      })
+    ).id;
     await until('the site agent to cache the image', () => existsSync(path.join(agentDataDir, 'cache', imageSha256)), 180_000).catch((error: Error) => {
       throw new Error(`${error.message}; site agent log tail:\n${(agent?.lines ?? []).slice(-15).join('\n')}`);
     });
@@ -211,107 +242,141 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
     await network?.destroy();
   });
 
-  it('enrolled by its BMC alone, it is inspected and commissioned in the real ramdisk (its own UUID and MAC, a real wipe) and rests ready, off', async () => {
-    const record = bmc.add({ id: 'qemu-bios', network, firmware: 'bios', mac: MAC, uuid, dir, diskBytes: DISK_BYTES, memoryMb: 1024 });
-    machine = record.machine;
-    const enrolledAt = Date.now();
-    const node = await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId, bmc: { driver: 'redfish', ...record.bmc } });
-    nodeId = node.nodeId;
-    void (async () => {
-      while (watching) {
-        const state = (await site.get(nodeId).catch(() => undefined))?.provisionState;
-        if (state && transitions.at(-1)?.state !== state) transitions.push({ state, at: Date.now() });
-        await new Promise((r) => setTimeout(r, 500));
-      }
-    })();
+  it(
+    'enrolled by its BMC alone, it is inspected and commissioned in the real ramdisk (its own UUID and MAC, a real wipe) and rests ready, off',
+    async () => {
+      const record = bmc.add({ id: 'qemu-bios', network, firmware: 'bios', mac: MAC, uuid, dir, diskBytes: DISK_BYTES, memoryMb: 1024 });
+      machine = record.machine;
+      const enrolledAt = Date.now();
+      const node = await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId, bmc: { driver: 'redfish', ...record.bmc } });
+      nodeId = node.nodeId;
+      void (async () => {
+        while (watching) {
+          const state = (await site.get(nodeId).catch(() => undefined))?.provisionState;
+          if (state && transitions.at(-1)?.state !== state) transitions.push({ state, at: Date.now() });
+          await new Promise((r) => setTimeout(r, 500));
+        }
+      })();
 
-    const ready = await settle('ready');
-    expect(ready).toMatchObject({ macs: [MAC], productUuid: uuid, power: 'off', maintenance: false });
-    // The inventory the real ramdisk read from the VM's SMBIOS and NIC.
-    const row = await site.t.cp.db.node.findUniqueOrThrow({ where: { id: nodeId } });
-    const inventory = row.inventory as { system?: { productUuid?: string }; nics?: Array<{ mac: string }>; disks?: Array<{ sizeBytes: number }> };
-    expect(inventory.system?.productUuid).toBe(uuid);
-    expect(inventory.nics?.map((n) => n.mac)).toContain(MAC);
-    expect(inventory.disks?.map((d) => d.sizeBytes)).toContain(DISK_BYTES);
-    expect((await site.t.cp.db.nodeCertificate.findMany({ where: { nodeId } })).map((c) => c.role)).toContain('ramdisk');
-    // The commissioning wipe: attested by the ramdisk's certificate (the lifecycle verified it to reach ready) and read back.
-    const commissioning = (await site.stateWorkflows(nodeId)).find((id) => id.includes(':commissioning:')) as string;
-    const outputs = ((await site.t.cp.temporal.workflow.getHandle(commissioning).result()) as { outputs: Record<string, { attestation?: unknown; disks?: Array<{ readBack: boolean }> }> }).outputs;
-    const wipe = Object.values(outputs).find((o) => o && typeof o === 'object' && 'attestation' in o && 'disks' in o);
-    expect(wipe?.disks?.every((d) => d.readBack), `the wipe result: ${JSON.stringify(wipe)}`).toBe(true);
-    expect(await site.t.cp.db.event.count({ where: { subjectId: nodeId, type: 'security.attestation.refused' } })).toBe(0);
-    // The ramdisk ran on this VM (its console), and commissioning powered it off through the BMC.
-    expect(machine.boots.some((b) => b.serial().includes('ironflow ramdisk:')), consoles()).toBe(true);
-    expect(bmc.host.get('qemu-bios')?.powerState).toBe('Off');
-    expect(machine.running).toBe(false);
-    process.stderr.write(
-      `qemu-lifecycle: enroll → ready ${seconds(enrolledAt, Date.now())} s (inspecting at ${seconds(enrolledAt, firstAt('inspecting'))} s, commissioning at ${seconds(enrolledAt, firstAt('commissioning'))} s); boots: ${machine.boots.map((b) => b.device).join(', ')}\n`,
-    );
-  }, PHASE_TIMEOUT_MS + 60_000);
+      const ready = await settle('ready');
+      expect(ready).toMatchObject({ macs: [MAC], productUuid: uuid, power: 'off', maintenance: false });
+      // The inventory the real ramdisk read from the VM's SMBIOS and NIC.
+      const row = await site.t.cp.db.node.findUniqueOrThrow({ where: { id: nodeId } });
+      const inventory = row.inventory as { system?: { productUuid?: string }; nics?: Array<{ mac: string }>; disks?: Array<{ sizeBytes: number }> };
+      expect(inventory.system?.productUuid).toBe(uuid);
+      expect(inventory.nics?.map((n) => n.mac)).toContain(MAC);
+      expect(inventory.disks?.map((d) => d.sizeBytes)).toContain(DISK_BYTES);
+      expect((await site.t.cp.db.nodeCertificate.findMany({ where: { nodeId } })).map((c) => c.role)).toContain('ramdisk');
+      // The commissioning wipe: attested by the ramdisk's certificate (the lifecycle verified it to reach ready) and read back.
+      const commissioning = (await site.stateWorkflows(nodeId)).find((id) => id.includes(':commissioning:')) as string;
+      const outputs = (
+        (await site.t.cp.temporal.workflow.getHandle(commissioning).result()) as {
+          outputs: Record<string, { attestation?: unknown; disks?: Array<{ readBack: boolean }> }>;
+        }
+      ).outputs;
+      const wipe = Object.values(outputs).find((o) => o && typeof o === 'object' && 'attestation' in o && 'disks' in o);
+      expect(
+        wipe?.disks?.every((d) => d.readBack),
+        `the wipe result: ${JSON.stringify(wipe)}`,
+      ).toBe(true);
+      expect(await site.t.cp.db.event.count({ where: { subjectId: nodeId, type: 'security.attestation.refused' } })).toBe(0);
+      // The ramdisk ran on this VM (its console), and commissioning powered it off through the BMC.
+      expect(
+        machine.boots.some((b) => b.serial().includes('ironflow ramdisk:')),
+        consoles(),
+      ).toBe(true);
+      expect(bmc.host.get('qemu-bios')?.powerState).toBe('Off');
+      expect(machine.running).toBe(false);
+      process.stderr.write(
+        `qemu-lifecycle: enroll → ready ${seconds(enrolledAt, Date.now())} s (inspecting at ${seconds(enrolledAt, firstAt('inspecting'))} s, commissioning at ${seconds(enrolledAt, firstAt('commissioning'))} s); boots: ${machine.boots.map((b) => b.device).join(', ')}\n`,
+      );
+    },
+    PHASE_TIMEOUT_MS + 60_000,
+  );
 
-  it('deploys the OS image (the disk holds its bytes, the config drive its user data) and the installed OS joins as the same node', async () => {
-    const bootsBefore = machine.boots.length;
-    // Right after ready, as an operator would: a powered-off ramdisk's long poll may still be open
-    // at the server and take the first ramdisk task; the relay tries a timed-out attempt once more.
-    const deployAt = Date.now();
-    expect((await site.verb(nodeId, 'deploy', { profileId: 'qemu-os-host', profileVersion: 1 })).provisionState).toBe('deploying');
-    // The disk as the deploy left it: copied as the BMC powers the machine on from its disk,
-    // before the installed OS mounts its partition (its agent writes its identity there).
-    const diskBoot = until('the power cycle into the disk', () => machine.boots.slice(bootsBefore).find((b) => b.device === 'disk'), PHASE_TIMEOUT_MS);
-    const snapshot = path.join(dir, 'deployed-disk.img');
-    const snapshotTaken = diskBoot.then((boot) => {
-      copyFileSync(machine.spec.diskPath as string, snapshot);
-      return { boot, osRunning: boot.serial().includes('ironflow os:'), at: Date.now() };
-    });
-    snapshotTaken.catch(() => undefined);
-    const deployed = await settle('deployed');
-    expect(deployed).toMatchObject({ role: 'host', power: 'on' });
-    const { boot, osRunning, at: diskBootAt } = await snapshotTaken;
-    expect(osRunning, 'the disk was copied before the installed OS ran').toBe(false);
+  it(
+    'deploys the OS image (the disk holds its bytes, the config drive its user data) and the installed OS joins as the same node',
+    async () => {
+      const bootsBefore = machine.boots.length;
+      // Right after ready, as an operator would: a powered-off ramdisk's long poll may still be open
+      // at the server and take the first ramdisk task; the relay tries a timed-out attempt once more.
+      const deployAt = Date.now();
+      expect((await site.verb(nodeId, 'deploy', { profileId: 'qemu-os-host', profileVersion: 1 })).provisionState).toBe('deploying');
+      // The disk as the deploy left it: copied as the BMC powers the machine on from its disk,
+      // before the installed OS mounts its partition (its agent writes its identity there).
+      const diskBoot = until('the power cycle into the disk', () => machine.boots.slice(bootsBefore).find((b) => b.device === 'disk'), PHASE_TIMEOUT_MS);
+      const snapshot = path.join(dir, 'deployed-disk.img');
+      const snapshotTaken = diskBoot.then((boot) => {
+        copyFileSync(machine.spec.diskPath as string, snapshot);
+        return { boot, osRunning: boot.serial().includes('ironflow os:'), at: Date.now() };
+      });
+      snapshotTaken.catch(() => undefined);
+      const deployed = await settle('deployed');
+      expect(deployed).toMatchObject({ role: 'host', power: 'on' });
+      const { boot, osRunning, at: diskBootAt } = await snapshotTaken;
+      expect(osRunning, 'the disk was copied before the installed OS ran').toBe(false);
 
-    // The image's bytes: everything but MBR partition entry 2 (bytes 462–477), where the
-    // ramdisk adds the config drive (the image leaves that slot empty).
-    const disk = readFileSync(snapshot);
-    const entry2 = { from: 446 + 16, to: 446 + 32 };
-    expect(osImage.subarray(entry2.from, entry2.to).every((b) => b === 0)).toBe(true);
-    const withoutEntry2 = (bytes: Buffer) => Buffer.concat([bytes.subarray(0, entry2.from), bytes.subarray(entry2.to, osImage.length)]);
-    expect(sha256(withoutEntry2(disk)), 'the disk holds the image').toBe(sha256(withoutEntry2(osImage)));
-    // Entry 2: a FAT32 (LBA) partition of 4 MiB at the first MiB boundary after the image's partition.
-    const type = disk[entry2.from + 4];
-    const start = disk.readUInt32LE(entry2.from + 8);
-    const sectors = disk.readUInt32LE(entry2.from + 12);
-    const imageEnd = osImage.readUInt32LE(446 + 8) + osImage.readUInt32LE(446 + 12);
-    expect({ type, start, sectors }).toEqual({ type: 0x0c, start: Math.ceil(imageEnd / 2048) * 2048, sectors: 8192 });
-    // The config drive (CIDATA) holds the user data: the join line for this node, at the
-    // address the machine reaches the API at. (Only checked, never printed: it holds a token.)
-    const env = { ...process.env, MTOOLS_SKIP_CHECK: '1' };
-    const driveAt = `${snapshot}@@${start * 512}`;
-    expect(execFileSync('mlabel', ['-s', '-i', driveAt, '::'], { env, encoding: 'utf8' })).toMatch(/CIDATA/);
-    const userData = execFileSync('mtype', ['-i', driveAt, '::/user-data'], { env, encoding: 'utf8' });
-    expect(userData.startsWith('#cloud-config'), 'user-data is a cloud-config').toBe(true);
-    expect(joinArgsFromUserData('cloud-init', userData)).toMatchObject({ server: `https://${agentHost.ip}:${new URL(site.t.cp.url).port}`, nodeId, servingCaPin: expect.stringMatching(/^sha256\//) });
+      // The image's bytes: everything but MBR partition entry 2 (bytes 462–477), where the
+      // ramdisk adds the config drive (the image leaves that slot empty).
+      const disk = readFileSync(snapshot);
+      const entry2 = { from: 446 + 16, to: 446 + 32 };
+      expect(osImage.subarray(entry2.from, entry2.to).every((b) => b === 0)).toBe(true);
+      const withoutEntry2 = (bytes: Buffer) => Buffer.concat([bytes.subarray(0, entry2.from), bytes.subarray(entry2.to, osImage.length)]);
+      expect(sha256(withoutEntry2(disk)), 'the disk holds the image').toBe(sha256(withoutEntry2(osImage)));
+      // Entry 2: a FAT32 (LBA) partition of 4 MiB at the first MiB boundary after the image's partition.
+      const type = disk[entry2.from + 4];
+      const start = disk.readUInt32LE(entry2.from + 8);
+      const sectors = disk.readUInt32LE(entry2.from + 12);
+      const imageEnd = osImage.readUInt32LE(446 + 8) + osImage.readUInt32LE(446 + 12);
+      expect({ type, start, sectors }).toEqual({ type: 0x0c, start: Math.ceil(imageEnd / 2048) * 2048, sectors: 8192 });
+      // The config drive (CIDATA) holds the user data: the join line for this node, at the
+      // address the machine reaches the API at. (Only checked, never printed: it holds a token.)
+      const env = { ...process.env, MTOOLS_SKIP_CHECK: '1' };
+      const driveAt = `${snapshot}@@${start * 512}`;
+      expect(execFileSync('mlabel', ['-s', '-i', driveAt, '::'], { env, encoding: 'utf8' })).toMatch(/CIDATA/);
+      const userData = execFileSync('mtype', ['-i', driveAt, '::/user-data'], { env, encoding: 'utf8' });
+      expect(userData.startsWith('#cloud-config'), 'user-data is a cloud-config').toBe(true);
+      expect(joinArgsFromUserData('cloud-init', userData)).toMatchObject({
+        server: `https://${agentHost.ip}:${new URL(site.t.cp.url).port}`,
+        nodeId,
+        servingCaPin: expect.stringMatching(/^sha256\//),
+      });
 
-    // The installed OS booted from the disk and its node agent joined as the same node.
-    expect(boot.device).toBe('disk');
-    expect(await machine.status()).toBe('running');
-    await boot.waitForSerial('ironflow os: config drive', 10_000);
-    expect((await site.t.cp.db.nodeCertificate.findMany({ where: { nodeId, role: 'node' } })).length).toBe(1);
-    // Its session replaces the ramdisk's once its first heartbeat arrives.
-    await until('the installed OS\'s agent to hold the node\'s session', async () => (await site.t.cp.db.agentSession.findUnique({ where: { nodeId } }))?.role === 'node', 120_000);
-    process.stderr.write(
-      `qemu-lifecycle: deploy → deployed ${seconds(deployAt, Date.now())} s (power cycle into the disk at ${seconds(deployAt, diskBootAt)} s, the OS joined ${seconds(diskBootAt, Date.now())} s later)\n`,
-    );
-  }, PHASE_TIMEOUT_MS + 60_000);
+      // The installed OS booted from the disk and its node agent joined as the same node.
+      expect(boot.device).toBe('disk');
+      expect(await machine.status()).toBe('running');
+      await boot.waitForSerial('ironflow os: config drive', 10_000);
+      expect((await site.t.cp.db.nodeCertificate.findMany({ where: { nodeId, role: 'node' } })).length).toBe(1);
+      // Its session replaces the ramdisk's once its first heartbeat arrives.
+      await until(
+        "the installed OS's agent to hold the node's session",
+        async () => (await site.t.cp.db.agentSession.findUnique({ where: { nodeId } }))?.role === 'node',
+        120_000,
+      );
+      process.stderr.write(
+        `qemu-lifecycle: deploy → deployed ${seconds(deployAt, Date.now())} s (power cycle into the disk at ${seconds(deployAt, diskBootAt)} s, the OS joined ${seconds(diskBootAt, Date.now())} s later)\n`,
+      );
+    },
+    PHASE_TIMEOUT_MS + 60_000,
+  );
 
-  it('undeploys with a quick wipe back to ready, off', async () => {
-    const undeployAt = Date.now();
-    expect((await site.verb(nodeId, 'undeploy', { wipe: 'quick' })).provisionState).toBe('releasing');
-    const released = await settle('ready');
-    expect(released).toMatchObject({ role: 'machine', power: 'off' });
-    // The quick wipe zeroed the disk's head (the image's MBR and partition start are gone).
-    expect(readFileSync(machine.spec.diskPath as string).subarray(0, 1024 * 1024).every((b) => b === 0)).toBe(true);
-    expect(bmc.host.get('qemu-bios')?.powerState).toBe('Off');
-    expect(await machine.status()).toBe('off');
-    process.stderr.write(`qemu-lifecycle: undeploy → ready ${seconds(undeployAt, Date.now())} s; boots: ${machine.boots.map((b) => b.device).join(', ')}\n`);
-  }, PHASE_TIMEOUT_MS + 60_000);
+  it(
+    'undeploys with a quick wipe back to ready, off',
+    async () => {
+      const undeployAt = Date.now();
+      expect((await site.verb(nodeId, 'undeploy', { wipe: 'quick' })).provisionState).toBe('releasing');
+      const released = await settle('ready');
+      expect(released).toMatchObject({ role: 'machine', power: 'off' });
+      // The quick wipe zeroed the disk's head (the image's MBR and partition start are gone).
+      expect(
+        readFileSync(machine.spec.diskPath as string)
+          .subarray(0, 1024 * 1024)
+          .every((b) => b === 0),
+      ).toBe(true);
+      expect(bmc.host.get('qemu-bios')?.powerState).toBe('Off');
+      expect(await machine.status()).toBe('off');
+      process.stderr.write(`qemu-lifecycle: undeploy → ready ${seconds(undeployAt, Date.now())} s; boots: ${machine.boots.map((b) => b.device).join(', ')}\n`);
+    },
+    PHASE_TIMEOUT_MS + 60_000,
+  );
 });

@@ -130,7 +130,9 @@ describe('the scanner', () => {
     expect(keyLines).toHaveLength(2);
     expect(findLeaks([{ where: 'escaped', text: JSON.stringify({ key: pem }) }], keyLines)).toHaveLength(2);
     // And it is what the end-to-end scan below uses: a leak makes that test fail.
-    expect(secretsIn('stored', JSON.stringify({ username: 'admin', password: 'a-planted-bmc-password' })).map((s) => s.value)).toEqual(['a-planted-bmc-password']);
+    expect(secretsIn('stored', JSON.stringify({ username: 'admin', password: 'a-planted-bmc-password' })).map((s) => s.value)).toEqual([
+      'a-planted-bmc-password',
+    ]);
   });
 });
 
@@ -161,7 +163,8 @@ describe('an emulated lifecycle', () => {
       if (!headers.has('x-ironflow-agent-signature')) {
         const url = String(input instanceof Request ? input.url : input);
         // Kept with its URL: the API's port is known only once the site started.
-        if (!/octet-stream/.test(response.headers.get('content-type') ?? '')) answers.push({ url, where: `answer to ${init?.method ?? 'GET'} ${url.replace(/\?.*/, '')}`, text: await response.clone().text() });
+        if (!/octet-stream/.test(response.headers.get('content-type') ?? ''))
+          answers.push({ url, where: `answer to ${init?.method ?? 'GET'} ${url.replace(/\?.*/, '')}`, text: await response.clone().text() });
       }
       return response;
     };
@@ -186,7 +189,11 @@ describe('an emulated lifecycle', () => {
     // Enroll by the BMC alone → inspect → commission → ready; deploy a signed image; undeploy.
     const { machine, bmc } = await site.fleet.add({ diskBytes: 8 * 1024 * 1024 });
     remember({ name: 'the BMC password', value: bmc.password });
-    const node = await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId: site.poolId, bmc: { driver: 'redfish', address: bmc.address, username: bmc.username, password: bmc.password } });
+    const node = await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', {
+      tenantId: 'root',
+      poolId: site.poolId,
+      bmc: { driver: 'redfish', address: bmc.address, username: bmc.username, password: bmc.password },
+    });
     await site.settle(node.nodeId, 'ready', 120_000);
     await site.registerImage('scan-os@1', randomBytes(256 * 1024));
     await site.deployProfile('scan-os-host', 'scan-os@1');
@@ -201,10 +208,12 @@ describe('an emulated lifecycle', () => {
 
     // Keys on disk: the site agent's identity, the fleet's machines, the control plane's.
     const dataDirs = [site.t.config.dataDir, site.agent.dataDir];
-    for (const dir of dataDirs) for (const file of keyFiles(dir)) for (const secret of privateKeyLines(`the key in ${path.basename(file)}`, readFileSync(file, 'utf8'))) remember(secret);
+    for (const dir of dataDirs)
+      for (const file of keyFiles(dir)) for (const secret of privateKeyLines(`the key in ${path.basename(file)}`, readFileSync(file, 'utf8'))) remember(secret);
     remember({ name: 'the secret store key', value: readFileSync(path.join(site.t.config.dataDir, 'secret-store.key'), 'utf8').trim() });
     const historyKeys = path.join(site.t.config.dataDir, HISTORY_KEYS_FILE);
-    if (existsSync(historyKeys)) for (const { key } of (JSON.parse(readFileSync(historyKeys, 'utf8')) as HistoryKeyRingFile).keys) remember({ name: 'a history sealing key', value: key });
+    if (existsSync(historyKeys))
+      for (const { key } of (JSON.parse(readFileSync(historyKeys, 'utf8')) as HistoryKeyRingFile).keys) remember({ name: 'a history sealing key', value: key });
     for (const secret of [...secrets.values()]) {
       const bearer = new RegExp(`^(?:${CREDENTIAL_SCHEME}|${JOIN_TOKEN_SCHEME})_.+\\.`).test(secret.value);
       if (bearer) remember({ name: `${secret.name}'s secret`, value: secret.value.slice(secret.value.lastIndexOf('.') + 1) });
@@ -220,12 +229,25 @@ describe('an emulated lifecycle', () => {
     const texts: Text[] = [];
     // Every Temporal history of this control plane's workflows, raw: no codec.
     const address = ['--address', site.t.config.temporal.address, '--namespace', site.t.config.temporal.namespace];
-    const list = (await run(temporal, ['workflow', 'list', ...address, '--query', `TaskQueue = "${site.t.config.controlQueue}"`, '--limit', '1000', '-o', 'json'], { maxBuffer: 64 * 1024 * 1024 })).stdout.trim();
+    const list = (
+      await run(temporal, ['workflow', 'list', ...address, '--query', `TaskQueue = "${site.t.config.controlQueue}"`, '--limit', '1000', '-o', 'json'], {
+        maxBuffer: 64 * 1024 * 1024,
+      })
+    ).stdout.trim();
     // An array, or one execution a line (the CLI's versions differ).
-    const listed = (list.startsWith('[') ? JSON.parse(list) : list.split('\n').filter(Boolean).map((line) => JSON.parse(line))) as Array<{ execution: { workflowId: string; runId: string } }>;
+    const listed = (
+      list.startsWith('[')
+        ? JSON.parse(list)
+        : list
+            .split('\n')
+            .filter(Boolean)
+            .map((line) => JSON.parse(line))
+    ) as Array<{ execution: { workflowId: string; runId: string } }>;
     expect(listed.length).toBeGreaterThanOrEqual(4); // enroll, inspect, commission, deploy, release, the site's boot controller…
     for (const { execution } of listed) {
-      const shown = await run(temporal, ['workflow', 'show', ...address, '-w', execution.workflowId, '-r', execution.runId, '-o', 'json'], { maxBuffer: 64 * 1024 * 1024 });
+      const shown = await run(temporal, ['workflow', 'show', ...address, '-w', execution.workflowId, '-r', execution.runId, '-o', 'json'], {
+        maxBuffer: 64 * 1024 * 1024,
+      });
       texts.push({ where: `history of ${execution.workflowId}`, text: shown.stdout });
     }
     // The whole event log.

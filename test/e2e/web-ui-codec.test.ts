@@ -34,8 +34,15 @@ beforeAll(async () => {
 
   const nodeId = `node_webuicodec${randomBytes(4).toString('hex')}`;
   await createNode(t.cp.db, { nodeId, siteId: 'site_webui_codec' });
-  await t.root.call('POST', '/v1/profiles', { tenantId: 'root', document: { id: 'webui-sealed', version: 1, target: 'metal', steps: [{ use: 'event.append', with: { message: marker } }] } });
-  const { workflowId } = await t.root.call<{ workflowId: string }>('POST', '/v1/profiles/webui-sealed/runs', { tenantId: 'root', nodeId, provisionState: 'inspecting' });
+  await t.root.call('POST', '/v1/profiles', {
+    tenantId: 'root',
+    document: { id: 'webui-sealed', version: 1, target: 'metal', steps: [{ use: 'event.append', with: { message: marker } }] },
+  });
+  const { workflowId } = await t.root.call<{ workflowId: string }>('POST', '/v1/profiles/webui-sealed/runs', {
+    tenantId: 'root',
+    nodeId,
+    provisionState: 'inspecting',
+  });
   const handle = t.cp.temporal.workflow.getHandle(workflowId);
   await handle.result();
   historyUrl = `${temporalLinks(config).workflow(workflowId)}/${(await handle.describe()).runId}/history`;
@@ -56,7 +63,16 @@ async function textShowing(page: Page, expected: string): Promise<string> {
   const started = Date.now();
   let text = '';
   while (Date.now() - started < 30_000) {
-    text = (await Promise.all(page.frames().map((f) => f.locator('body').innerText().catch(() => '')))).join('\n');
+    text = (
+      await Promise.all(
+        page.frames().map((f) =>
+          f
+            .locator('body')
+            .innerText()
+            .catch(() => ''),
+        ),
+      )
+    ).join('\n');
     if (text.includes(expected)) return text;
     await new Promise((r) => setTimeout(r, 500));
   }

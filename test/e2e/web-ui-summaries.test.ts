@@ -46,7 +46,9 @@ beforeAll(async () => {
   t = await startTestControlPlane({ config: { ...config, temporal: { ...config.temporal, address, uiPort } } });
   browser = await launchBrowser();
   siteId = (await t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'lab-webui', idempotencyKey: 'webui-site' })).id;
-  poolId = (await t.root.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId, class: 'metal-host', policy: { hardwareProfile: 'gpu-redfish' } })).id;
+  poolId = (
+    await t.root.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId, class: 'metal-host', policy: { hardwareProfile: 'gpu-redfish' } })
+  ).id;
 });
 
 afterAll(async () => {
@@ -59,7 +61,14 @@ afterAll(async () => {
 
 /** The page's text with its frames' (the Web UI renders markdown, summaries and details, in sandboxed iframes). */
 async function textOf(page: Page): Promise<string> {
-  const texts = await Promise.all(page.frames().map((frame) => frame.locator('body').innerText().catch(() => '')));
+  const texts = await Promise.all(
+    page.frames().map((frame) =>
+      frame
+        .locator('body')
+        .innerText()
+        .catch(() => ''),
+    ),
+  );
   return texts.join('\n');
 }
 
@@ -95,7 +104,12 @@ describe('the Temporal Web UI', () => {
       macs: ['b8:ce:f6:00:08:01'],
     });
     const nodeId = enrolled.nodeId;
-    const waiting = await until(() => statusOf(nodeId), (s) => s.waitingFor !== null, 30_000, 'the wait for a site agent');
+    const waiting = await until(
+      () => statusOf(nodeId),
+      (s) => s.waitingFor !== null,
+      30_000,
+      'the wait for a site agent',
+    );
     const run = waiting.workflow;
     if (!run) throw new Error('no workflow');
     const page = await browser.newPage();
@@ -105,7 +119,11 @@ describe('the Temporal Web UI', () => {
 
     // The state workflow waits for a site agent: its summary, its static details (the plan)
     // and its current details (the step, the wait and since when) say so.
-    const waitingPage = await pageShowing(page, metadataUrl, [`node ${nodeId} · enrolling · metal-enroll@1 · site ${siteId}`, 'Profile metal-enroll@1', `Waiting for: a connected site agent of site ${siteId} · since`]);
+    const waitingPage = await pageShowing(page, metadataUrl, [
+      `node ${nodeId} · enrolling · metal-enroll@1 · site ${siteId}`,
+      'Profile metal-enroll@1',
+      `Waiting for: a connected site agent of site ${siteId} · since`,
+    ]);
     expect(waitingPage).toMatch(/Step: steps\[0\] inspect\.oob · since \d{4}-\d\d-\d\dT/);
 
     // A site agent connects and runs the step (it hangs): the activity's summary names the step and the agent's queue.
@@ -118,7 +136,12 @@ describe('the Temporal Web UI', () => {
       },
     });
     session = keepSessions(t.cp.db, [{ nodeId: AGENT, siteId, role: 'site', taskQueue: siteAgentQueue(siteId, AGENT) }]);
-    await until(() => statusOf(nodeId), (s) => s.step?.activityAttempt !== null && s.step?.activityAttempt !== undefined, 30_000, 'inspect.oob to run');
+    await until(
+      () => statusOf(nodeId),
+      (s) => s.step?.activityAttempt !== null && s.step?.activityAttempt !== undefined,
+      30_000,
+      'inspect.oob to run',
+    );
     const activitySummary = `steps[0] · inspect.oob → ${siteAgentQueue(siteId, AGENT)}`;
     const runningPage = await pageShowing(page, metadataUrl, [activitySummary, `Step: steps[0] inspect.oob · on ${siteAgentQueue(siteId, AGENT)} · attempt 1`]);
     expect(runningPage).not.toContain('Waiting for:');
@@ -130,7 +153,16 @@ describe('the Temporal Web UI', () => {
     const provisionRun = t.cp.temporal.workflow.getHandle(run.workflowId);
     const since = '2026-01-02T03:04:05.000Z';
     await provisionRun.signal('stepProgress', { key: 'steps[0]', progress: { waitingFor: 'metal.confirmMac', since } });
-    expect((await until(() => statusOf(nodeId), (s) => s.waitingFor !== null, 10_000, 'the reported wait')).waitingFor).toBe('metal.confirmMac');
+    expect(
+      (
+        await until(
+          () => statusOf(nodeId),
+          (s) => s.waitingFor !== null,
+          10_000,
+          'the reported wait',
+        )
+      ).waitingFor,
+    ).toBe('metal.confirmMac');
     await pageShowing(page, metadataUrl, [`Waiting for: metal.confirmMac · since ${since}`]);
     await provisionRun.signal('stepProgress', { key: 'steps[0]', progress: { bytesWritten: 1024 ** 3, sizeBytes: 4 * 1024 ** 3 } });
     const writing = await pageShowing(page, metadataUrl, ['Progress: 1.0 GiB of 4.0 GiB written (25%)']);
@@ -138,7 +170,11 @@ describe('the Temporal Web UI', () => {
 
     // The lifecycle: its summary, and details naming the state it drives and the child running it.
     const lifecycle = await t.cp.temporal.workflow.getHandle(`node:${nodeId}`).describe();
-    await pageShowing(page, `${uiUrl}/namespaces/default/workflows/${encodeURIComponent(`node:${nodeId}`)}/${lifecycle.runId}/user-metadata`, [`node ${nodeId} · lifecycle · site ${siteId}`, 'Drives: enrolling', `Child: ${run.workflowId}`]);
+    await pageShowing(page, `${uiUrl}/namespaces/default/workflows/${encodeURIComponent(`node:${nodeId}`)}/${lifecycle.runId}/user-metadata`, [
+      `node ${nodeId} · lifecycle · site ${siteId}`,
+      'Drives: enrolling',
+      `Child: ${run.workflowId}`,
+    ]);
 
     await t.root.call('POST', `/v1/metal/nodes/${nodeId}/abort`, { tenantId: 'root', reason: 'web ui test done' });
   });

@@ -42,9 +42,26 @@ export async function enrollMachine(site: BootSite, machine: Machine, bmc: { add
   const { db, secrets } = site.t.cp;
   const nodeId = newId('node');
   const d = machine.description;
-  const bmcCredentialsRef = await secrets.put(db, { tenantId: 'root', purpose: 'bmc-credentials', value: JSON.stringify({ username: bmc.username, password: bmc.password }) });
+  const bmcCredentialsRef = await secrets.put(db, {
+    tenantId: 'root',
+    purpose: 'bmc-credentials',
+    value: JSON.stringify({ username: bmc.username, password: bmc.password }),
+  });
   await db.node.create({
-    data: { id: nodeId, tenantId: 'root', siteId: site.siteId, role: 'host', bmcDriver: 'redfish', bmcAddress: bmc.address, bmcCredentialsRef, macs: d.macs, productUuid: d.uuid, arch: d.arch, uefi: d.uefi, power: 'off' },
+    data: {
+      id: nodeId,
+      tenantId: 'root',
+      siteId: site.siteId,
+      role: 'host',
+      bmcDriver: 'redfish',
+      bmcAddress: bmc.address,
+      bmcCredentialsRef,
+      macs: d.macs,
+      productUuid: d.uuid,
+      arch: d.arch,
+      uefi: d.uefi,
+      power: 'off',
+    },
   });
   return nodeId;
 }

@@ -146,14 +146,24 @@ export async function startE2eSite(key: string, options: E2eSiteOptions = {}): P
   const gatewayPort = await freePort();
   // Machines off loopback reach the API over TLS only (agents refuse plain http there): a
   // throwaway CA, a certificate naming the machine-facing host, the chain served, its CA pinned.
-  const apiTls = options.machineFacingHost ? makeServerCertificate(mkdtempSync(path.join(inject('runDir'), 'api-tls-')), 'api.e2e', [options.machineFacingHost]) : undefined;
+  const apiTls = options.machineFacingHost
+    ? makeServerCertificate(mkdtempSync(path.join(inject('runDir'), 'api-tls-')), 'api.e2e', [options.machineFacingHost])
+    : undefined;
   const apiCaPin = apiTls ? spkiPinOf(apiTls.caPem) : undefined;
   // The installed OS joins the API's public URL (the user data's --server), so it must be the real port.
   const env: Record<string, string> = {
     IRONFLOW_API_PORT: String(apiPort),
     IRONFLOW_API_URL: `${apiTls ? 'https' : 'http'}://${options.machineFacingHost ?? '127.0.0.1'}:${apiPort}`,
     // The user data's --serving-ca-pin; pins come as a set of three and the join pins are not checked yet (docs/lifecycle.md).
-    ...(apiTls && apiCaPin ? { IRONFLOW_API_TLS_CERT: apiTls.chainFile, IRONFLOW_API_TLS_KEY: apiTls.keyFile, IRONFLOW_SERVING_CA_PIN: apiCaPin, IRONFLOW_JOIN_SIGNING_PIN: apiCaPin, IRONFLOW_JOIN_ENCRYPTION_PIN: apiCaPin } : {}),
+    ...(apiTls && apiCaPin
+      ? {
+          IRONFLOW_API_TLS_CERT: apiTls.chainFile,
+          IRONFLOW_API_TLS_KEY: apiTls.keyFile,
+          IRONFLOW_SERVING_CA_PIN: apiCaPin,
+          IRONFLOW_JOIN_SIGNING_PIN: apiCaPin,
+          IRONFLOW_JOIN_ENCRYPTION_PIN: apiCaPin,
+        }
+      : {}),
     IRONFLOW_GATEWAY_PORT: String(gatewayPort),
     ...(options.machineFacingHost ? { IRONFLOW_AGENT_GATEWAY_ADDRESS: `${options.machineFacingHost}:${gatewayPort}` } : {}),
     IRONFLOW_AGENT_URL: 'https://downloads.example.com/ironflow-agent',
@@ -199,9 +209,20 @@ export async function startE2eSite(key: string, options: E2eSiteOptions = {}): P
       : await inProcessAgent(site);
   const imageBase = `https://127.0.0.1:${imagePort}`;
   // The fleet is emulated: its DCGM reports say so, and count only in a pool that allows emulated machines.
-  const poolId = (await site.t.root.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId: site.siteId, class: 'e2e-metal', policy: { allowEmulatedMachines: true } })).id;
+  const poolId = (
+    await site.t.root.call<{ id: string }>('POST', '/v1/pools', {
+      tenantId: 'root',
+      siteId: site.siteId,
+      class: 'e2e-metal',
+      policy: { allowEmulatedMachines: true },
+    })
+  ).id;
   const signer = generateKeyPairSync('ed25519');
-  await addImageSigner(site.t.cp.db, { tenantId: 'root', id: 'e2e-platform', publicKeyPem: signer.publicKey.export({ type: 'spki', format: 'pem' }).toString() });
+  await addImageSigner(site.t.cp.db, {
+    tenantId: 'root',
+    id: 'e2e-platform',
+    publicKeyPem: signer.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+  });
 
   const fleetLog: string[] = [];
   const fleet = await Fleet.start({
@@ -217,16 +238,29 @@ export async function startE2eSite(key: string, options: E2eSiteOptions = {}): P
   const settle = async (nodeId: string, state: string, timeoutMs = 90_000): Promise<MetalNodeView> => {
     let last: MetalNodeView | undefined;
     try {
-      return await until(`${nodeId} to rest in ${state}`, async () => {
-        last = await get(nodeId);
-        return last.provisionState === state && last.workflowId === null ? last : undefined;
-      }, timeoutMs);
+      return await until(
+        `${nodeId} to rest in ${state}`,
+        async () => {
+          last = await get(nodeId);
+          return last.provisionState === state && last.workflowId === null ? last : undefined;
+        },
+        timeoutMs,
+      );
     } catch (error) {
       // Say where it stands: the state workflow's pending activities and their last failures.
       const pending = last?.workflowId
-        ? ((await site.t.cp.temporal.workflow.getHandle(last.workflowId).describe().catch(() => undefined))?.raw.pendingActivities ?? []).map((a) => ({ type: a.activityType?.name, attempt: a.attempt, failure: a.lastFailure?.message }))
+        ? (
+            (
+              await site.t.cp.temporal.workflow
+                .getHandle(last.workflowId)
+                .describe()
+                .catch(() => undefined)
+            )?.raw.pendingActivities ?? []
+          ).map((a) => ({ type: a.activityType?.name, attempt: a.attempt, failure: a.lastFailure?.message }))
         : [];
-      throw new Error(`${(error as Error).message}; last: ${JSON.stringify({ state: last?.provisionState, workflowId: last?.workflowId, lastError: last?.lastError, pending })}`);
+      throw new Error(
+        `${(error as Error).message}; last: ${JSON.stringify({ state: last?.provisionState, workflowId: last?.workflowId, lastError: last?.lastError, pending })}`,
+      );
     }
   };
 
@@ -251,7 +285,16 @@ export async function startE2eSite(key: string, options: E2eSiteOptions = {}): P
       const gz = gzipSync(content);
       const name = `/${ref.replace('@', '-')}.raw.gz`;
       served.set(name, gz);
-      const input = { tenantId: 'root', ref, kind: 'os', format: 'raw', compression: 'gzip', sha256: sha(gz), sizeBytes: gz.length, source: `${imageBase}${name}` };
+      const input = {
+        tenantId: 'root',
+        ref,
+        kind: 'os',
+        format: 'raw',
+        compression: 'gzip',
+        sha256: sha(gz),
+        sizeBytes: gz.length,
+        source: `${imageBase}${name}`,
+      };
       const signature = sign(null, imageSigningInput(input), signer.privateKey).toString('base64');
       const image = await site.t.root.call<{ id: string; verified: boolean }>('POST', '/v1/images', { ...input, signerId: 'e2e-platform', signature });
       if (!image.verified) throw new Error(`image ${ref} was not verified`);
@@ -284,7 +327,11 @@ export async function startE2eSite(key: string, options: E2eSiteOptions = {}): P
       const enrolled: Array<{ nodeId: string; machine: Machine }> = [];
       for (let i = 0; i < count; i++) {
         const { machine, bmc } = await fleet.add({ diskBytes: 8 * 1024 * 1024 });
-        const node = await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId, bmc: { driver: 'redfish', address: bmc.address, username: bmc.username, password: bmc.password } });
+        const node = await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', {
+          tenantId: 'root',
+          poolId,
+          bmc: { driver: 'redfish', address: bmc.address, username: bmc.username, password: bmc.password },
+        });
         if (node.provisionState !== 'enrolling') throw new Error(`enrolled ${node.nodeId} is ${node.provisionState}`);
         enrolled.push({ nodeId: node.nodeId, machine });
       }
@@ -293,7 +340,9 @@ export async function startE2eSite(key: string, options: E2eSiteOptions = {}): P
     },
     async scheduledActivities(workflowId) {
       const history = await site.t.cp.temporal.workflow.getHandle(workflowId).fetchHistory();
-      return (history.events ?? []).flatMap((e) => (e.activityTaskScheduledEventAttributes?.activityType?.name ? [e.activityTaskScheduledEventAttributes.activityType.name] : []));
+      return (history.events ?? []).flatMap((e) =>
+        e.activityTaskScheduledEventAttributes?.activityType?.name ? [e.activityTaskScheduledEventAttributes.activityType.name] : [],
+      );
     },
     async stateWorkflows(nodeId) {
       const ids: string[] = [];

@@ -151,7 +151,11 @@ const metalVerb = (extra: Record<string, unknown> = {}): RouteSpec => ({
 
 const AGENT = 'an agent route: authenticated by its node certificate and a request signature (the agent-authentication suite), never by an API credential';
 /** A quorum approver a probe names (a real Ed25519 key, so only the probe's own fault is refused). */
-export const probeApprover = { id: 'probe', name: 'Probe approver', publicKeyPem: generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }).toString() };
+export const probeApprover = {
+  id: 'probe',
+  name: 'Probe approver',
+  publicKeyPem: generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+};
 const JOIN = 'join: authenticated by a join token or the current certificate in the body (test/integration/join.test.ts)';
 const CONSOLE = "the operator console: its own sign-in session, acting through the API's routes with the signed-in credential";
 const agentBody = (o: TenantObjects, rest: Record<string, unknown> = {}) => ({ body: { nodeId: o.nodeId, workflowId: o.workflowId, ...rest } });
@@ -197,11 +201,24 @@ export const routeSpecs: Record<string, RouteSpec> = {
     permission: 'compute:images:publish',
     crossTenant: 'own-create',
     request: (_o, t) => ({
-      body: b(t, { ref: 'probe-os@1', kind: 'os', format: 'raw', compression: 'none', sha256: 'ab'.repeat(32), sizeBytes: 1024, source: 'https://images.example/probe.raw' }),
+      body: b(t, {
+        ref: 'probe-os@1',
+        kind: 'os',
+        format: 'raw',
+        compression: 'none',
+        sha256: 'ab'.repeat(32),
+        sizeBytes: 1024,
+        source: 'https://images.example/probe.raw',
+      }),
     }),
   },
   'GET /v1/images': { access: 'tenant', permission: 'compute:images:read', crossTenant: 'own-list', request: (_o, t) => ({ query: q(t) }) },
-  'GET /v1/images/{imageId}': { access: 'tenant', permission: 'compute:images:read', crossTenant: 'not-found', request: (o, t) => ({ params: { imageId: o.imageId }, query: q(t) }) },
+  'GET /v1/images/{imageId}': {
+    access: 'tenant',
+    permission: 'compute:images:read',
+    crossTenant: 'not-found',
+    request: (o, t) => ({ params: { imageId: o.imageId }, query: q(t) }),
+  },
   'POST /v1/images/{imageId}/promote': {
     access: 'tenant',
     permission: 'compute:images:publish',
@@ -216,14 +233,24 @@ export const routeSpecs: Record<string, RouteSpec> = {
     request: (_o, t) => ({ body: b(t, { kind: 'custom', region: 'probe-1', idempotencyKey: 'isolation-probe-site' }) }),
   },
   'GET /v1/sites': { access: 'tenant', permission: 'compute:sites:read', crossTenant: 'own-list', request: (_o, t) => ({ query: q(t) }) },
-  'GET /v1/sites/{siteId}': { access: 'tenant', permission: 'compute:sites:read', crossTenant: 'not-found', request: (o, t) => ({ params: { siteId: o.siteId }, query: q(t) }) },
+  'GET /v1/sites/{siteId}': {
+    access: 'tenant',
+    permission: 'compute:sites:read',
+    crossTenant: 'not-found',
+    request: (o, t) => ({ params: { siteId: o.siteId }, query: q(t) }),
+  },
   'PATCH /v1/sites/{siteId}': {
     access: 'tenant',
     permission: 'compute:sites:manage',
     crossTenant: 'not-found',
     request: (o, t) => ({ params: { siteId: o.siteId }, body: b(t, { region: 'probe-2' }) }),
   },
-  'DELETE /v1/sites/{siteId}': { access: 'tenant', permission: 'compute:sites:manage', crossTenant: 'not-found', request: (o, t) => ({ params: { siteId: o.siteId }, query: q(t) }) },
+  'DELETE /v1/sites/{siteId}': {
+    access: 'tenant',
+    permission: 'compute:sites:manage',
+    crossTenant: 'not-found',
+    request: (o, t) => ({ params: { siteId: o.siteId }, query: q(t) }),
+  },
   'POST /v1/sites/{siteId}/tokens': {
     access: 'tenant',
     permission: 'compute:sites:manage',
@@ -244,16 +271,36 @@ export const routeSpecs: Record<string, RouteSpec> = {
   },
 
   // A pool on the owner's site, a node in the owner's pool: the referenced object is NOT_FOUND.
-  'POST /v1/pools': { access: 'tenant', permission: 'compute:sites:manage', crossTenant: 'not-found', request: (o, t) => ({ body: b(t, { siteId: o.siteId, class: 'probe' }) }) },
-  'GET /v1/pools': { access: 'tenant', permission: 'compute:sites:read', crossTenant: 'own-list', request: (o, t) => ({ query: { ...q(t), siteId: o.siteId } }) },
-  'GET /v1/pools/{poolId}': { access: 'tenant', permission: 'compute:sites:read', crossTenant: 'not-found', request: (o, t) => ({ params: { poolId: o.poolId }, query: q(t) }) },
+  'POST /v1/pools': {
+    access: 'tenant',
+    permission: 'compute:sites:manage',
+    crossTenant: 'not-found',
+    request: (o, t) => ({ body: b(t, { siteId: o.siteId, class: 'probe' }) }),
+  },
+  'GET /v1/pools': {
+    access: 'tenant',
+    permission: 'compute:sites:read',
+    crossTenant: 'own-list',
+    request: (o, t) => ({ query: { ...q(t), siteId: o.siteId } }),
+  },
+  'GET /v1/pools/{poolId}': {
+    access: 'tenant',
+    permission: 'compute:sites:read',
+    crossTenant: 'not-found',
+    request: (o, t) => ({ params: { poolId: o.poolId }, query: q(t) }),
+  },
   'PATCH /v1/pools/{poolId}': {
     access: 'tenant',
     permission: 'compute:sites:manage',
     crossTenant: 'not-found',
     request: (o, t) => ({ params: { poolId: o.poolId }, body: b(t, { class: 'probe-renamed' }) }),
   },
-  'DELETE /v1/pools/{poolId}': { access: 'tenant', permission: 'compute:sites:manage', crossTenant: 'not-found', request: (o, t) => ({ params: { poolId: o.poolId }, query: q(t) }) },
+  'DELETE /v1/pools/{poolId}': {
+    access: 'tenant',
+    permission: 'compute:sites:manage',
+    crossTenant: 'not-found',
+    request: (o, t) => ({ params: { poolId: o.poolId }, query: q(t) }),
+  },
 
   'POST /v1/join': { access: 'public', reason: JOIN, request: () => ({ body: { token: 'ifj_probe.secret', csr: 'not a csr' } }) },
   'POST /v1/join/renew': { access: 'public', reason: JOIN, request: () => ({ body: { certificate: 'not a certificate', csr: 'not a csr' } }) },
@@ -284,18 +331,33 @@ export const routeSpecs: Record<string, RouteSpec> = {
   'POST /v1/agents/bmc-operations/put': {
     access: 'public',
     reason: AGENT,
-    request: (o) => agentBody(o, { expected: 'none', operation: { operationId: 'power-on:1', kind: 'power', bmc: 'https://10.0.0.1', state: 'started', startedAt: at } }),
+    request: (o) =>
+      agentBody(o, { expected: 'none', operation: { operationId: 'power-on:1', kind: 'power', bmc: 'https://10.0.0.1', state: 'started', startedAt: at } }),
   },
   'POST /v1/agents/boot-secret': { access: 'public', reason: AGENT, request: (o) => agentBody(o, { ref: 'sec_probe' }) },
   'POST /v1/agents/boot-secret/release': { access: 'public', reason: AGENT, request: (o) => agentBody(o) },
   'POST /v1/agents/user-data': { access: 'public', reason: AGENT, request: (o) => agentBody(o, { ref: 'sec_probe' }) },
-  'POST /v1/agents/quorum-refusals': { access: 'public', reason: AGENT, request: (o) => agentBody(o, { kind: 'disk.wipe', reason: 'quorum-missing', message: 'probe' }) },
+  'POST /v1/agents/quorum-refusals': {
+    access: 'public',
+    reason: AGENT,
+    request: (o) => agentBody(o, { kind: 'disk.wipe', reason: 'quorum-missing', message: 'probe' }),
+  },
 
-  'PUT /v1/quorum/policy': { access: 'tenant', permission: 'compute:credentials:manage', crossTenant: 'own-create', request: (_o, t) => ({ body: b(t, { required: 1, approvers: [probeApprover] }) }) },
+  'PUT /v1/quorum/policy': {
+    access: 'tenant',
+    permission: 'compute:credentials:manage',
+    crossTenant: 'own-create',
+    request: (_o, t) => ({ body: b(t, { required: 1, approvers: [probeApprover] }) }),
+  },
   'GET /v1/quorum/policy': { access: 'tenant', permission: 'compute:nodes:read', crossTenant: 'not-found', request: (_o, t) => ({ query: q(t) }) },
   'DELETE /v1/quorum/policy': { access: 'tenant', permission: 'compute:credentials:manage', crossTenant: 'not-found', request: (_o, t) => ({ query: q(t) }) },
   'GET /v1/quorum/batches': { access: 'tenant', permission: 'compute:nodes:read', crossTenant: 'own-list', request: (_o, t) => ({ query: q(t) }) },
-  'GET /v1/quorum/batches/{batchId}': { access: 'tenant', permission: 'compute:nodes:read', crossTenant: 'not-found', request: (o, t) => ({ params: { batchId: o.batchId }, query: q(t) }) },
+  'GET /v1/quorum/batches/{batchId}': {
+    access: 'tenant',
+    permission: 'compute:nodes:read',
+    crossTenant: 'not-found',
+    request: (o, t) => ({ params: { batchId: o.batchId }, query: q(t) }),
+  },
   'POST /v1/quorum/batches/{batchId}/approvals': {
     access: 'tenant',
     permission: 'compute:nodes:read',
@@ -313,10 +375,22 @@ export const routeSpecs: Record<string, RouteSpec> = {
     access: 'tenant',
     permission: 'compute:profiles:manage',
     crossTenant: 'own-create',
-    request: (_o, t) => ({ body: b(t, { document: { id: 'isolation-probe', version: 1, target: 'metal', steps: [{ use: 'power.setPower', on: 'site', with: { action: 'on' } }] } }) }),
+    request: (_o, t) => ({
+      body: b(t, { document: { id: 'isolation-probe', version: 1, target: 'metal', steps: [{ use: 'power.setPower', on: 'site', with: { action: 'on' } }] } }),
+    }),
   },
-  'GET /v1/profiles': { access: 'tenant', permission: 'compute:profiles:read', crossTenant: 'own-list', request: (o, t) => ({ query: { ...q(t), id: o.profileId } }) },
-  'GET /v1/profiles/{id}': { access: 'tenant', permission: 'compute:profiles:read', crossTenant: 'not-found', request: (o, t) => ({ params: { id: o.profileId }, query: q(t) }) },
+  'GET /v1/profiles': {
+    access: 'tenant',
+    permission: 'compute:profiles:read',
+    crossTenant: 'own-list',
+    request: (o, t) => ({ query: { ...q(t), id: o.profileId } }),
+  },
+  'GET /v1/profiles/{id}': {
+    access: 'tenant',
+    permission: 'compute:profiles:read',
+    crossTenant: 'not-found',
+    request: (o, t) => ({ params: { id: o.profileId }, query: q(t) }),
+  },
   'PATCH /v1/profiles/{id}': {
     access: 'tenant',
     permission: 'compute:profiles:manage',
@@ -329,8 +403,18 @@ export const routeSpecs: Record<string, RouteSpec> = {
     crossTenant: 'not-found',
     request: (o, t) => ({ params: { id: o.profileId, version: '1' }, query: q(t) }),
   },
-  'POST /v1/profiles/{id}/validate': { access: 'tenant', permission: 'compute:profiles:read', crossTenant: 'not-found', request: (o, t) => ({ params: { id: o.profileId }, body: b(t) }) },
-  'GET /v1/profiles/{id}/render': { access: 'tenant', permission: 'compute:profiles:read', crossTenant: 'not-found', request: (o, t) => ({ params: { id: o.profileId }, query: q(t) }) },
+  'POST /v1/profiles/{id}/validate': {
+    access: 'tenant',
+    permission: 'compute:profiles:read',
+    crossTenant: 'not-found',
+    request: (o, t) => ({ params: { id: o.profileId }, body: b(t) }),
+  },
+  'GET /v1/profiles/{id}/render': {
+    access: 'tenant',
+    permission: 'compute:profiles:read',
+    crossTenant: 'not-found',
+    request: (o, t) => ({ params: { id: o.profileId }, query: q(t) }),
+  },
   'POST /v1/profiles/{id}/runs': {
     access: 'tenant',
     permission: 'compute:nodes:provision',
@@ -348,11 +432,28 @@ export const routeSpecs: Record<string, RouteSpec> = {
     access: 'tenant',
     permission: 'compute:nodes:provision',
     crossTenant: 'not-found',
-    request: (o, t) => ({ body: b(t, { poolId: o.poolId, bmc: { driver: 'redfish', address: 'https://10.0.77.1', username: 'admin', password: 'probe-bmc-password' } }) }),
+    request: (o, t) => ({
+      body: b(t, { poolId: o.poolId, bmc: { driver: 'redfish', address: 'https://10.0.77.1', username: 'admin', password: 'probe-bmc-password' } }),
+    }),
   },
-  'GET /v1/metal/nodes': { access: 'tenant', permission: 'compute:nodes:read', crossTenant: 'own-list', request: (o, t) => ({ query: { ...q(t), poolId: o.poolId } }) },
-  'GET /v1/metal/nodes/{nodeId}': { access: 'tenant', permission: 'compute:nodes:read', crossTenant: 'not-found', request: (o, t) => ({ params: node(o), query: q(t) }) },
-  'GET /v1/metal/nodes/{nodeId}/status': { access: 'tenant', permission: 'compute:nodes:read', crossTenant: 'not-found', request: (o, t) => ({ params: node(o), query: q(t) }) },
+  'GET /v1/metal/nodes': {
+    access: 'tenant',
+    permission: 'compute:nodes:read',
+    crossTenant: 'own-list',
+    request: (o, t) => ({ query: { ...q(t), poolId: o.poolId } }),
+  },
+  'GET /v1/metal/nodes/{nodeId}': {
+    access: 'tenant',
+    permission: 'compute:nodes:read',
+    crossTenant: 'not-found',
+    request: (o, t) => ({ params: node(o), query: q(t) }),
+  },
+  'GET /v1/metal/nodes/{nodeId}/status': {
+    access: 'tenant',
+    permission: 'compute:nodes:read',
+    crossTenant: 'not-found',
+    request: (o, t) => ({ params: node(o), query: q(t) }),
+  },
   'POST /v1/metal/nodes/{nodeId}/manage': metalVerb(),
   'POST /v1/metal/nodes/{nodeId}/inspect': metalVerb(),
   'POST /v1/metal/nodes/{nodeId}/provide': metalVerb(),
@@ -403,7 +504,11 @@ export const routeSpecs: Record<string, RouteSpec> = {
   'POST /console/sign-in': { access: 'public', reason: CONSOLE, request: () => ({ body: { csrf: 'probe', credential: 'ifk_probe.secret' } }) },
   'POST /console/sign-out': { access: 'public', reason: CONSOLE, request: () => ({ body: { csrf: 'probe' } }) },
   'GET /console/discovery': { access: 'public', reason: CONSOLE },
-  'POST /console/discovery/confirm': { access: 'public', reason: CONSOLE, request: (o) => ({ body: { csrf: 'probe', siteId: o.siteId, nodeId: o.nodeId, mac: 'b8:ce:f6:77:00:01' } }) },
+  'POST /console/discovery/confirm': {
+    access: 'public',
+    reason: CONSOLE,
+    request: (o) => ({ body: { csrf: 'probe', siteId: o.siteId, nodeId: o.nodeId, mac: 'b8:ce:f6:77:00:01' } }),
+  },
   'GET /console/nodes': { access: 'public', reason: CONSOLE },
   // The Temporal Web UI's codec (hidden from the document): sealed payloads say no tenant, so only the platform's operators.
   'POST /console/codec/decode': { access: 'root', permission: 'compute:nodes:read', request: () => ({ body: { payloads: [] } }) },

@@ -16,7 +16,8 @@ export function workDir(): string {
 
 /** A new key in `dir/<name>.key` and a CSR for it; answers the CSR's PEM. */
 export function newKeyAndCsr(dir: string, name: string, kind: KeyKind): string {
-  const keyArgs = kind === 'ec' ? ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256'] : kind === 'ed25519' ? ['-newkey', 'ed25519'] : ['-newkey', 'rsa:2048'];
+  const keyArgs =
+    kind === 'ec' ? ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256'] : kind === 'ed25519' ? ['-newkey', 'ed25519'] : ['-newkey', 'rsa:2048'];
   openssl(['req', '-new', ...keyArgs, '-nodes', '-keyout', `${name}.key`, '-subj', '/CN=agent', '-out', `${name}.csr`], dir);
   return readFileSync(path.join(dir, `${name}.csr`), 'utf8');
 }

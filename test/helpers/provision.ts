@@ -62,7 +62,10 @@ export class Ledger {
   }
   entries(): LedgerEntry[] {
     if (!existsSync(this.file)) return [];
-    return readFileSync(this.file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as LedgerEntry);
+    return readFileSync(this.file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as LedgerEntry);
   }
   count(step: string, event: LedgerEntry['event']): number {
     return this.entries().filter((e) => e.step === step && e.event === event).length;

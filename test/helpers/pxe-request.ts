@@ -39,7 +39,8 @@ export function pxeRequest(spec: PxeRequestSpec): Buffer {
   header.writeUInt32BE(0x63825363, 236);
   const arch = spec.arch;
   const family = spec.vendorClass ?? 'PXEClient';
-  const vendorClass = (family === 'PXEClient' || family === 'HTTPClient') && !spec.bareVendorClass ? `${family}:Arch:${String(arch ?? 0).padStart(5, '0')}:UNDI:003016` : family;
+  const vendorClass =
+    (family === 'PXEClient' || family === 'HTTPClient') && !spec.bareVendorClass ? `${family}:Arch:${String(arch ?? 0).padStart(5, '0')}:UNDI:003016` : family;
   const options: number[] = [53, 1, spec.messageType, 57, 2, 0x04, 0xec, 55, 7, 1, 3, 43, 60, 66, 67, 128];
   if (spec.uuid) options.push(97, 17, 0, ...Buffer.from(spec.uuid.replaceAll('-', ''), 'hex'));
   if (arch !== undefined) options.push(93, 2, arch >> 8, arch & 0xff);

@@ -4,7 +4,16 @@
 // OVMF PXE client fetches an iPXE build over TFTP, so those tests need Debian's ipxe too.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { OVMF_CODE, OVMF_VARS, QEMU_BINARY, QemuMachine, VIRTIO_ROM, type QemuBoot, type QemuFirmware, type QemuMachineSpec } from '../../agent/emulator/qemu-machine';
+import {
+  OVMF_CODE,
+  OVMF_VARS,
+  QEMU_BINARY,
+  QemuMachine,
+  VIRTIO_ROM,
+  type QemuBoot,
+  type QemuFirmware,
+  type QemuMachineSpec,
+} from '../../agent/emulator/qemu-machine';
 import type { TestNetwork } from './netns';
 
 export type Firmware = QemuFirmware;

@@ -151,7 +151,11 @@ export function redfishDriverContract(getEnv: () => RedfishContractEnv, getImage
     const env = getEnv();
     const driver = driverFor(env, { systemId: 'no-such-system' });
     try {
-      const error = await expectDriverError(driver.management.setBoot({ device: 'pxe', persistent: false }), /system no-such-system was not found/i, env.password);
+      const error = await expectDriverError(
+        driver.management.setBoot({ device: 'pxe', persistent: false }),
+        /system no-such-system was not found/i,
+        env.password,
+      );
       expect(error.details.status).toBe(404);
     } finally {
       await driver.close();

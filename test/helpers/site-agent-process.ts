@@ -36,14 +36,17 @@ export function spawnSiteAgent(configFile: string, env: Record<string, string> =
     lines.push(...parts.filter((l) => l.trim() !== ''));
   });
   child.stdout?.on('data', (chunk: Buffer) => lines.push(chunk.toString('utf8').trimEnd()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  const parsed = () => lines.flatMap((l) => {
-    try {
-      return [JSON.parse(l) as Record<string, unknown>];
-    } catch {
-      return [];
-    }
-  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const parsed = () =>
+    lines.flatMap((l) => {
+      try {
+        return [JSON.parse(l) as Record<string, unknown>];
+      } catch {
+        return [];
+      }
+    });
   return {
     child,
     lines,

@@ -14,7 +14,10 @@ export interface SiteAgentFixture {
   start(env?: NodeJS.ProcessEnv): Promise<SiteAgent>;
 }
 
-export function siteAgentFixture(controlPlaneUrl: string, options: { renewAfter?: string; bmcNetworks?: string[]; boot?: string[]; bootPort?: number } = {}): SiteAgentFixture {
+export function siteAgentFixture(
+  controlPlaneUrl: string,
+  options: { renewAfter?: string; bmcNetworks?: string[]; boot?: string[]; bootPort?: number } = {},
+): SiteAgentFixture {
   const dir = mkdtempSync(path.join(inject('runDir'), 'site-agent-'));
   const configFile = path.join(dir, 'site-agent.toml');
   writeFileSync(

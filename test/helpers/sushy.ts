@@ -40,10 +40,14 @@ export async function startSushy(options: { systems: SushySystem[]; tls?: boolea
   const password = options.password ?? 'sushy-pw-1';
   let htpasswd: string;
   try {
-    htpasswd = execFileSync('python3', ['-c', 'import bcrypt,sys; print(sys.argv[1] + ":" + bcrypt.hashpw(sys.argv[2].encode(), bcrypt.gensalt(rounds=4)).decode())', username, password], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    htpasswd = execFileSync(
+      'python3',
+      ['-c', 'import bcrypt,sys; print(sys.argv[1] + ":" + bcrypt.hashpw(sys.argv[2].encode(), bcrypt.gensalt(rounds=4)).decode())', username, password],
+      {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
   } catch (error) {
     throw new Error(`python3 with bcrypt (which sushy-tools brings) is missing: ${INSTALL_SUSHY}; ${(error as Error).message.slice(0, 300)}`);
   }
@@ -66,7 +70,9 @@ export async function startSushy(options: { systems: SushySystem[]; tls?: boolea
     `SUSHY_EMULATOR_STATE_DIR = ${JSON.stringify(path.join(dir, 'state'))}`,
     `SUSHY_EMULATOR_FAKE_SYSTEMS = json.loads(${JSON.stringify(JSON.stringify(systems))})`,
     "SUSHY_EMULATOR_VMEDIA_DEVICES = {'Cd': {'Name': 'Virtual CD', 'MediaTypes': ['CD', 'DVD']}}",
-    ...(certificates ? [`SUSHY_EMULATOR_SSL_CERT = ${JSON.stringify(certificates.certFile)}`, `SUSHY_EMULATOR_SSL_KEY = ${JSON.stringify(certificates.keyFile)}`] : []),
+    ...(certificates
+      ? [`SUSHY_EMULATOR_SSL_CERT = ${JSON.stringify(certificates.certFile)}`, `SUSHY_EMULATOR_SSL_KEY = ${JSON.stringify(certificates.keyFile)}`]
+      : []),
   ].join('\n');
   writeFileSync(path.join(dir, 'emulator.conf'), config);
   const child = spawn('sushy-emulator', ['--config', path.join(dir, 'emulator.conf')], { stdio: ['ignore', 'pipe', 'pipe'] });

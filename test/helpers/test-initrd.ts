@@ -27,7 +27,11 @@ echo "${CMDLINE_BEGIN}$(/bin/busybox cat /proc/cmdline)${CMDLINE_END}" > /dev/co
 
 /** The newest Debian kernel under /boot (linux-image-amd64 installs vmlinuz-<version>-amd64). */
 export function debianKernel(): string {
-  const kernels = existsSync('/boot') ? readdirSync('/boot').filter((f) => /^vmlinuz-.*-amd64$/.test(f)).sort() : [];
+  const kernels = existsSync('/boot')
+    ? readdirSync('/boot')
+        .filter((f) => /^vmlinuz-.*-amd64$/.test(f))
+        .sort()
+    : [];
   const newest = kernels.at(-1);
   if (!newest) throw new Error('no Debian kernel in /boot (vmlinuz-*-amd64): apt-get install -y linux-image-amd64 (or bash scripts/test-deps.sh)');
   return `/boot/${newest}`;

@@ -37,7 +37,13 @@ export function malformedPacket(random: () => number, n: number): Buffer {
   const int = (max: number) => Math.floor(random() * max);
   const bytes = (length: number) => Buffer.from(Array.from({ length }, () => int(256)));
   const opcode = (1 + int(2)) as 1 | 2;
-  const valid = () => requestPacket(opcode, printable(random, 1 + int(40)), ['octet', 'netascii', 'OCTET'][int(3)] as string, random() < 0.5 ? { blksize: String(int(70_000)), tsize: '0' } : {});
+  const valid = () =>
+    requestPacket(
+      opcode,
+      printable(random, 1 + int(40)),
+      ['octet', 'netascii', 'OCTET'][int(3)] as string,
+      random() < 0.5 ? { blksize: String(int(70_000)), tsize: '0' } : {},
+    );
   switch (n % 11) {
     case 0: {
       const packet = bytes(int(600));

@@ -42,7 +42,8 @@ let machineB: string;
 
 beforeAll(async () => {
   t = await startTestControlPlane({ worker: false });
-  const site = (key: string) => t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: `lab-${key}`, idempotencyKey: `auth-suite-${key}` });
+  const site = (key: string) =>
+    t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: `lab-${key}`, idempotencyKey: `auth-suite-${key}` });
   siteA = (await site('a')).id;
   siteB = (await site('b')).id;
   siteToken = (await t.root.call<{ token: string }>('POST', `/v1/sites/${siteA}/tokens`, { tenantId: 'root', ttlSeconds: 600 })).token;
@@ -58,8 +59,23 @@ afterAll(async () => t?.close());
 
 async function machine(siteId: string): Promise<string> {
   const nodeId = newId('node');
-  const credentialsRef = await t.cp.secrets.put(t.cp.db, { tenantId: 'root', purpose: 'bmc-credentials', value: JSON.stringify({ username: 'admin', password: BMC_PASSWORD }) });
-  await t.cp.db.node.create({ data: { id: nodeId, tenantId: 'root', siteId, role: 'host', provisionState: 'inspecting', bmcDriver: 'redfish', bmcAddress: 'https://10.0.31.1', bmcCredentialsRef: credentialsRef } });
+  const credentialsRef = await t.cp.secrets.put(t.cp.db, {
+    tenantId: 'root',
+    purpose: 'bmc-credentials',
+    value: JSON.stringify({ username: 'admin', password: BMC_PASSWORD }),
+  });
+  await t.cp.db.node.create({
+    data: {
+      id: nodeId,
+      tenantId: 'root',
+      siteId,
+      role: 'host',
+      provisionState: 'inspecting',
+      bmcDriver: 'redfish',
+      bmcAddress: 'https://10.0.31.1',
+      bmcCredentialsRef: credentialsRef,
+    },
+  });
   return nodeId;
 }
 
@@ -68,7 +84,9 @@ async function issued(nodeId: string, role: 'ramdisk' | 'site', siteId: string, 
   const keys = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const ca = await loadOrCreateNodeCa(t.cp.db, t.cp.secrets, t.config.dataDir);
   const spki = new Uint8Array(keys.publicKey.export({ type: 'spki', format: 'der' }));
-  const certificate = await t.cp.db.$transaction((tx) => recordCertificate(tx, ca, spki, { nodeId, role, siteId }, options.validitySeconds ?? 600, options.issuedAt ?? new Date()));
+  const certificate = await t.cp.db.$transaction((tx) =>
+    recordCertificate(tx, ca, spki, { nodeId, role, siteId }, options.validitySeconds ?? 600, options.issuedAt ?? new Date()),
+  );
   return { nodeId, key: keys.privateKey, certificate: certificate.pem, keyPem: keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() };
 }
 
@@ -80,11 +98,21 @@ interface Answer {
 function post(route: string, body: string, headers: Record<string, string>): Promise<Answer> {
   const url = new URL(route, t.cp.url);
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', localAddress: SOURCE, headers: { ...headers, 'content-type': 'application/json' } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Answer['body'] }));
-    });
+    const req = httpRequest(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        localAddress: SOURCE,
+        headers: { ...headers, 'content-type': 'application/json' },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Answer['body'] }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -118,10 +146,19 @@ function expectNoSecret(event: Event, agent: Agent, request: { body: string; hea
 }
 
 /** Sends the request, expects the refusal, and answers the one security event it recorded. */
-async function refused(agent: Agent, route: string, request: { body: string; headers: Record<string, string> }, expected: { status: number; code: string; reason: string; event: string }): Promise<Event> {
+async function refused(
+  agent: Agent,
+  route: string,
+  request: { body: string; headers: Record<string, string> },
+  expected: { status: number; code: string; reason: string; event: string },
+): Promise<Event> {
   const before = await lastSeq();
   const answer = await post(route, request.body, request.headers);
-  expect({ status: answer.status, code: answer.body.error?.code, reason: answer.body.error?.details.reason }).toEqual({ status: expected.status, code: expected.code, reason: expected.reason });
+  expect({ status: answer.status, code: answer.body.error?.code, reason: answer.body.error?.details.reason }).toEqual({
+    status: expected.status,
+    code: expected.code,
+    reason: expected.reason,
+  });
   const events = await eventsAfter(before);
   expect(events.map((e) => e.type)).toEqual([expected.event]);
   const event = events[0] as Event;
@@ -136,23 +173,38 @@ describe('agent authentication', () => {
     expect((await post('/v1/agents/session', request.body, request.headers)).status).toBe(200);
   });
 
-  it('refuses a request signed by a key that is not the certificate\'s', async () => {
+  it("refuses a request signed by a key that is not the certificate's", async () => {
     const stranger = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
     const request = signed(siteAgent, '/v1/agents/session', { agentVersion: 'forged' }, stranger);
-    const event = await refused(siteAgent, '/v1/agents/session', request, { status: 401, code: 'UNAUTHENTICATED', reason: 'agent-signature', event: 'security.agent.refused' });
+    const event = await refused(siteAgent, '/v1/agents/session', request, {
+      status: 401,
+      code: 'UNAUTHENTICATED',
+      reason: 'agent-signature',
+      event: 'security.agent.refused',
+    });
     expect(event).toMatchObject({ subjectId: siteAgent.nodeId, tenantId: 'root', data: { purpose: 'session' } });
   });
 
   it('refuses a body changed after signing', async () => {
     const request = signed(siteAgent, '/v1/agents/bmc-access', { nodeId: machineA, workflowId: `node:${machineA}:inspecting:1` });
     const tampered = { ...request, body: JSON.stringify({ nodeId: machineB, workflowId: `node:${machineA}:inspecting:1` }) };
-    await refused(siteAgent, '/v1/agents/bmc-access', tampered, { status: 401, code: 'UNAUTHENTICATED', reason: 'agent-signature', event: 'security.agent.refused' });
+    await refused(siteAgent, '/v1/agents/bmc-access', tampered, {
+      status: 401,
+      code: 'UNAUTHENTICATED',
+      reason: 'agent-signature',
+      event: 'security.agent.refused',
+    });
   });
 
   it('refuses a replayed signed request', async () => {
     const request = signed(siteAgent, '/v1/agents/session', { agentVersion: 'auth-suite' });
     expect((await post('/v1/agents/session', request.body, request.headers)).status).toBe(200);
-    const event = await refused(siteAgent, '/v1/agents/session', request, { status: 401, code: 'UNAUTHENTICATED', reason: 'replayed-request', event: 'security.agent.refused' });
+    const event = await refused(siteAgent, '/v1/agents/session', request, {
+      status: 401,
+      code: 'UNAUTHENTICATED',
+      reason: 'replayed-request',
+      event: 'security.agent.refused',
+    });
     expect(event.subjectId).toBe(siteAgent.nodeId);
   });
 
@@ -163,10 +215,27 @@ describe('agent authentication', () => {
     try {
       const otherCa = await loadOrCreateNodeCa(other.cp.db, other.cp.secrets, other.config.dataDir);
       const keys = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-      const pem = (await otherCa.issue(new Uint8Array(keys.publicKey.export({ type: 'spki', format: 'der' })), { nodeId: outsider.nodeId, role: 'site', siteId: siteA }, 600, new Date())).pem;
-      const foreign: Agent = { nodeId: outsider.nodeId, key: keys.privateKey, certificate: pem, keyPem: keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() };
+      const pem = (
+        await otherCa.issue(
+          new Uint8Array(keys.publicKey.export({ type: 'spki', format: 'der' })),
+          { nodeId: outsider.nodeId, role: 'site', siteId: siteA },
+          600,
+          new Date(),
+        )
+      ).pem;
+      const foreign: Agent = {
+        nodeId: outsider.nodeId,
+        key: keys.privateKey,
+        certificate: pem,
+        keyPem: keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+      };
       const request = signed(foreign, '/v1/agents/session', {});
-      await refused(foreign, '/v1/agents/session', request, { status: 401, code: 'UNAUTHENTICATED', reason: 'unknown-issuer', event: 'security.agent.refused' });
+      await refused(foreign, '/v1/agents/session', request, {
+        status: 401,
+        code: 'UNAUTHENTICATED',
+        reason: 'unknown-issuer',
+        event: 'security.agent.refused',
+      });
     } finally {
       await other.close();
     }
@@ -176,7 +245,12 @@ describe('agent authentication', () => {
     const nodeId = await machine(siteA);
     const expired = await issued(nodeId, 'ramdisk', siteA, { validitySeconds: 600, issuedAt: new Date(Date.now() - 3_600_000) });
     const request = signed(expired, '/v1/agents/session', {});
-    const event = await refused(expired, '/v1/agents/session', request, { status: 401, code: 'UNAUTHENTICATED', reason: 'certificate-expired', event: 'security.agent.refused' });
+    const event = await refused(expired, '/v1/agents/session', request, {
+      status: 401,
+      code: 'UNAUTHENTICATED',
+      reason: 'certificate-expired',
+      event: 'security.agent.refused',
+    });
     expect(event).toMatchObject({ subjectId: nodeId, data: { purpose: 'session' } });
     expect((event.data as { serial?: unknown }).serial).toEqual(expect.any(String));
   });
@@ -190,7 +264,12 @@ describe('agent authentication', () => {
     await t.cp.db.nodeCertificate.updateMany({ where: { nodeId, revokedAt: null }, data: { revokedAt: new Date() } });
     for (const route of ['/v1/agents/session', '/v1/agents/user-data']) {
       const request = signed(ramdisk, route, route === '/v1/agents/session' ? {} : { nodeId, workflowId: `node:${nodeId}:deploying:1`, ref: 'sec_x1' });
-      const event = await refused(ramdisk, route, request, { status: 401, code: 'UNAUTHENTICATED', reason: 'certificate-revoked', event: 'security.agent.refused' });
+      const event = await refused(ramdisk, route, request, {
+        status: 401,
+        code: 'UNAUTHENTICATED',
+        reason: 'certificate-revoked',
+        event: 'security.agent.refused',
+      });
       expect(event.subjectId).toBe(nodeId);
     }
   });
@@ -231,7 +310,12 @@ describe('agent authentication', () => {
 
   it("refuses a site agent on a ramdisk's route", async () => {
     const request = signed(siteAgent, '/v1/agents/user-data', { nodeId: machineA, workflowId: `node:${machineA}:deploying:1`, ref: 'sec_abc123' });
-    await refused(siteAgent, '/v1/agents/user-data', request, { status: 403, code: 'PERMISSION_DENIED', reason: 'not-a-ramdisk', event: 'security.userdata.refused' });
+    await refused(siteAgent, '/v1/agents/user-data', request, {
+      status: 403,
+      code: 'PERMISSION_DENIED',
+      reason: 'not-a-ramdisk',
+      event: 'security.userdata.refused',
+    });
   });
 
   it('refuses renewing an expired or a revoked certificate, and a copied certificate without its key', async () => {
@@ -243,22 +327,42 @@ describe('agent authentication', () => {
     };
     const renew = (agent: Agent, csr: string) => ({ body: JSON.stringify({ certificate: agent.certificate, csr }), headers: {} });
     const expired = await issued(await machine(siteA), 'ramdisk', siteA, { validitySeconds: 600, issuedAt: new Date(Date.now() - 3_600_000) });
-    await refused(expired, '/v1/join/renew', renew(expired, csrOf(expired)), { status: 401, code: 'UNAUTHENTICATED', reason: 'certificate-expired', event: 'security.agent.refused' });
+    await refused(expired, '/v1/join/renew', renew(expired, csrOf(expired)), {
+      status: 401,
+      code: 'UNAUTHENTICATED',
+      reason: 'certificate-expired',
+      event: 'security.agent.refused',
+    });
 
     const revokedNode = await machine(siteA);
     const revoked = await issued(revokedNode, 'ramdisk', siteA);
     await t.cp.db.nodeCertificate.updateMany({ where: { nodeId: revokedNode }, data: { revokedAt: new Date() } });
-    const event = await refused(revoked, '/v1/join/renew', renew(revoked, csrOf(revoked)), { status: 401, code: 'UNAUTHENTICATED', reason: 'certificate-revoked', event: 'security.agent.refused' });
+    const event = await refused(revoked, '/v1/join/renew', renew(revoked, csrOf(revoked)), {
+      status: 401,
+      code: 'UNAUTHENTICATED',
+      reason: 'certificate-revoked',
+      event: 'security.agent.refused',
+    });
     expect(event.data).toMatchObject({ purpose: 'renew' });
 
     // The site agent's certificate is public: without its key, a renewal gets nothing.
     const thief = newKeyAndCsr(workDir(), 'thief', 'ec');
-    await refused(siteAgent, '/v1/join/renew', renew(siteAgent, thief), { status: 401, code: 'UNAUTHENTICATED', reason: 'key-mismatch', event: 'security.agent.refused' });
+    await refused(siteAgent, '/v1/join/renew', renew(siteAgent, thief), {
+      status: 401,
+      code: 'UNAUTHENTICATED',
+      reason: 'key-mismatch',
+      event: 'security.agent.refused',
+    });
   });
 
   it("refuses a ramdisk's certificate for another machine's user data", async () => {
     const ramdisk = await issued(machineA, 'ramdisk', siteA);
     const request = signed(ramdisk, '/v1/agents/user-data', { nodeId: machineB, workflowId: `node:${machineB}:deploying:1`, ref: 'sec_abc123' });
-    await refused(ramdisk, '/v1/agents/user-data', request, { status: 403, code: 'PERMISSION_DENIED', reason: 'another-node', event: 'security.userdata.refused' });
+    await refused(ramdisk, '/v1/agents/user-data', request, {
+      status: 403,
+      code: 'PERMISSION_DENIED',
+      reason: 'another-node',
+      event: 'security.userdata.refused',
+    });
   });
 });

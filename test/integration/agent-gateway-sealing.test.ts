@@ -31,18 +31,36 @@ const text = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? []).
 
 describe('an agent step under sealed histories', () => {
   it('is plaintext to the agent that runs it and ciphertext in Temporal', async () => {
-    const siteId = (await t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'lab-seal', idempotencyKey: 'seal-site' })).id;
+    const siteId = (
+      await t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'lab-seal', idempotencyKey: 'seal-site' })
+    ).id;
     const minted = await t.root.call<{ token: string }>('POST', `/v1/sites/${siteId}/tokens`, { tenantId: 'root', ttlSeconds: 600 });
     const dir = workDir();
     const csr = newKeyAndCsr(dir, 'sealed-agent', 'ec');
-    const agent = await t.anonymous.call<{ nodeId: string; certificateChain: string[]; temporal: { address: string; serverName: string; taskQueue: string } }>('POST', '/v1/join', { token: minted.token, csr });
+    const agent = await t.anonymous.call<{ nodeId: string; certificateChain: string[]; temporal: { address: string; serverName: string; taskQueue: string } }>(
+      'POST',
+      '/v1/join',
+      { token: minted.token, csr },
+    );
     sessions = keepSessions(t.cp.db, [{ nodeId: agent.nodeId, siteId, role: 'site', taskQueue: siteAgentQueue(siteId, agent.nodeId) }]);
     await t.cp.db.bootLease.create({ data: { siteId, holderNodeId: agent.nodeId, epoch: 1, expiresAt: new Date(Date.now() + 3_600_000) } });
 
     const nodeId = newId('node');
     await createNode(t.cp.db, { nodeId, siteId });
-    await t.root.call('POST', '/v1/profiles', { tenantId: 'root', document: { id: 'sealed-probe', version: 1, target: 'metal', steps: [{ use: 'management.setBootDevice', on: 'site', with: { device: 'pxe' }, timeout: '60s' }] } });
-    const { workflowId } = await t.root.call<{ workflowId: string }>('POST', '/v1/profiles/sealed-probe/runs', { tenantId: 'root', nodeId, provisionState: 'inspecting' });
+    await t.root.call('POST', '/v1/profiles', {
+      tenantId: 'root',
+      document: {
+        id: 'sealed-probe',
+        version: 1,
+        target: 'metal',
+        steps: [{ use: 'management.setBootDevice', on: 'site', with: { device: 'pxe' }, timeout: '60s' }],
+      },
+    });
+    const { workflowId } = await t.root.call<{ workflowId: string }>('POST', '/v1/profiles/sealed-probe/runs', {
+      tenantId: 'root',
+      nodeId,
+      provisionState: 'inspecting',
+    });
 
     const connection = await Connection.connect({
       address: agent.temporal.address,
@@ -54,7 +72,9 @@ describe('an agent step under sealed histories', () => {
     });
     connections.push(connection);
     const namespace = t.config.temporal.namespace;
-    const task = await connection.withDeadline(Date.now() + 70_000, () => connection.workflowService.pollActivityTaskQueue({ namespace, taskQueue: { name: agent.temporal.taskQueue } }));
+    const task = await connection.withDeadline(Date.now() + 70_000, () =>
+      connection.workflowService.pollActivityTaskQueue({ namespace, taskQueue: { name: agent.temporal.taskQueue } }),
+    );
     // The agent reads its input as the SDK wrote it, with no key.
     const input = task.input?.payloads?.[0];
     expect(text(input?.metadata?.encoding)).toBe('json/plain');
@@ -70,9 +90,12 @@ describe('an agent step under sealed histories', () => {
     const raw = new Client({ connection: rawConnection, namespace });
     const history = await raw.workflow.getHandle(workflowId).fetchHistory();
     const events = history.events ?? [];
-    const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'management.setBootDevice')?.activityTaskScheduledEventAttributes;
+    const scheduled = events.find(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'management.setBootDevice',
+    )?.activityTaskScheduledEventAttributes;
     const completed = events.find((e) => e.activityTaskCompletedEventAttributes)?.activityTaskCompletedEventAttributes;
-    for (const payload of [...(scheduled?.input?.payloads ?? []), ...(completed?.result?.payloads ?? [])]) expect(text(payload.metadata?.encoding)).toBe(SEALED_ENCODING);
+    for (const payload of [...(scheduled?.input?.payloads ?? []), ...(completed?.result?.payloads ?? [])])
+      expect(text(payload.metadata?.encoding)).toBe(SEALED_ENCODING);
     expect(completed?.result?.payloads?.length).toBe(1);
     const everything = JSON.stringify(events.map((e) => ({ ...e, raw: text(Buffer.from(JSON.stringify(e))) })));
     // The node id is in the step's input (and readable in ids and search attributes, by design): look in the payloads only.

@@ -34,7 +34,10 @@ async function join(name: string): Promise<Joined> {
   const minted = await t.root.call<{ token: string }>('POST', `/v1/sites/${siteId}/tokens`, { tenantId: 'root', ttlSeconds: 600 });
   const dir = workDir();
   const csr = newKeyAndCsr(dir, name, 'ec');
-  const answer = await t.anonymous.call<{ nodeId: string; certificateChain: string[]; temporal: Joined['temporal'] }>('POST', '/v1/join', { token: minted.token, csr });
+  const answer = await t.anonymous.call<{ nodeId: string; certificateChain: string[]; temporal: Joined['temporal'] }>('POST', '/v1/join', {
+    token: minted.token,
+    csr,
+  });
   return { nodeId: answer.nodeId, chain: answer.certificateChain, key: readFileSync(path.join(dir, `${name}.key`), 'utf8'), temporal: answer.temporal };
 }
 
@@ -65,7 +68,8 @@ const grpcCode = async (call: Promise<unknown>): Promise<number | 'ok'> =>
 const PERMISSION_DENIED = 7;
 const UNAUTHENTICATED = 16;
 
-const refusals = async (nodeId: string) => (await t.cp.db.event.findMany({ where: { type: 'security.gateway.refused', subjectId: nodeId } })).map((e) => e.data as { method?: string; reason?: string });
+const refusals = async (nodeId: string) =>
+  (await t.cp.db.event.findMany({ where: { type: 'security.gateway.refused', subjectId: nodeId } })).map((e) => e.data as { method?: string; reason?: string });
 
 beforeAll(async () => {
   t = await startTestControlPlane();
@@ -93,8 +97,20 @@ describe('the agent gateway', () => {
   it('lets an agent poll its own queue and complete what it polled, and no other agent', async () => {
     const nodeId = newId('node');
     await createNode(t.cp.db, { nodeId, siteId });
-    await t.root.call('POST', '/v1/profiles', { tenantId: 'root', document: { id: 'gateway-probe', version: 1, target: 'metal', steps: [{ use: 'management.setBootDevice', on: 'site', with: { device: 'pxe' }, timeout: '60s' }] } });
-    const { workflowId } = await t.root.call<{ workflowId: string }>('POST', '/v1/profiles/gateway-probe/runs', { tenantId: 'root', nodeId, provisionState: 'inspecting' });
+    await t.root.call('POST', '/v1/profiles', {
+      tenantId: 'root',
+      document: {
+        id: 'gateway-probe',
+        version: 1,
+        target: 'metal',
+        steps: [{ use: 'management.setBootDevice', on: 'site', with: { device: 'pxe' }, timeout: '60s' }],
+      },
+    });
+    const { workflowId } = await t.root.call<{ workflowId: string }>('POST', '/v1/profiles/gateway-probe/runs', {
+      tenantId: 'root',
+      nodeId,
+      provisionState: 'inspecting',
+    });
 
     const connectionA = await connectAs(agentA);
     const a = connectionA.workflowService;
@@ -131,14 +147,21 @@ describe('the agent gateway', () => {
     expect(completed?.activityTaskCompletedEventAttributes?.identity).toBe(`site:${agentA.nodeId}`);
 
     // Events are written after the refusal is answered: wait for them.
-    const expected = ['PollActivityTaskQueue:wrong-task-queue', 'RecordActivityTaskHeartbeat:task-of-another-agent', 'RespondActivityTaskCompleted:task-of-another-agent'];
-    const recorded = await until(() => refusals(agentB.nodeId), (r) => expected.every((e) => r.some((x) => `${x.method}:${x.reason}` === e)), 10_000, 'refusal events of agent B');
-    expect(recorded.map((r) => `${r.method}:${r.reason}`)).toEqual(
-      expect.arrayContaining(expected),
+    const expected = [
+      'PollActivityTaskQueue:wrong-task-queue',
+      'RecordActivityTaskHeartbeat:task-of-another-agent',
+      'RespondActivityTaskCompleted:task-of-another-agent',
+    ];
+    const recorded = await until(
+      () => refusals(agentB.nodeId),
+      (r) => expected.every((e) => r.some((x) => `${x.method}:${x.reason}` === e)),
+      10_000,
+      'refusal events of agent B',
     );
+    expect(recorded.map((r) => `${r.method}:${r.reason}`)).toEqual(expect.arrayContaining(expected));
   });
 
-  it('refuses everything but an activity worker\'s calls, with a security event each', async () => {
+  it("refuses everything but an activity worker's calls, with a security event each", async () => {
     const a = (await connectAs(agentA)).workflowService;
     const namespace = t.config.temporal.namespace;
     const execution = { workflowId: `node:${agentB.nodeId}` };
@@ -147,7 +170,12 @@ describe('the agent gateway', () => {
       GetWorkflowExecutionHistory: a.getWorkflowExecutionHistory({ namespace, execution }),
       DescribeWorkflowExecution: a.describeWorkflowExecution({ namespace, execution }),
       SignalWorkflowExecution: a.signalWorkflowExecution({ namespace, workflowExecution: execution, signalName: 'abort' }),
-      StartWorkflowExecution: a.startWorkflowExecution({ namespace, workflowId: 'forged', workflowType: { name: 'provision' }, taskQueue: { name: t.config.controlQueue } }),
+      StartWorkflowExecution: a.startWorkflowExecution({
+        namespace,
+        workflowId: 'forged',
+        workflowType: { name: 'provision' },
+        taskQueue: { name: t.config.controlQueue },
+      }),
       TerminateWorkflowExecution: a.terminateWorkflowExecution({ namespace, workflowExecution: execution }),
       PollWorkflowTaskQueue: a.pollWorkflowTaskQueue({ namespace, taskQueue: { name: t.config.controlQueue } }),
       RespondActivityTaskCompletedById: a.respondActivityTaskCompletedById({ namespace, workflowId: 'x', activityId: '1' }),
@@ -157,17 +185,34 @@ describe('the agent gateway', () => {
     // Its own queue in another namespace is refused too.
     expect(await grpcCode(a.pollActivityTaskQueue({ namespace: 'other', taskQueue: { name: agentA.temporal.taskQueue } }))).toBe(PERMISSION_DENIED);
 
-    const recorded = await until(() => refusals(agentA.nodeId), (r) => Object.keys(probes).every((m) => r.some((x) => x.method === m)), 10_000, 'refusal events of agent A');
+    const recorded = await until(
+      () => refusals(agentA.nodeId),
+      (r) => Object.keys(probes).every((m) => r.some((x) => x.method === m)),
+      10_000,
+      'refusal events of agent A',
+    );
     for (const method of Object.keys(probes)) expect(recorded.map((r) => r.method)).toContain(method);
   });
 
   it('answers a malformed message INVALID_ARGUMENT and stays up', async () => {
-    const credentials = grpc.credentials.createSsl(Buffer.from(agentA.chain[agentA.chain.length - 1] as string), Buffer.from(agentA.key), Buffer.from(agentA.chain.join('')));
+    const credentials = grpc.credentials.createSsl(
+      Buffer.from(agentA.chain[agentA.chain.length - 1] as string),
+      Buffer.from(agentA.key),
+      Buffer.from(agentA.chain.join('')),
+    );
     const client = new grpc.Client(agentA.temporal.address, credentials, { 'grpc.ssl_target_name_override': agentA.temporal.serverName });
     const asBytes = (b: Buffer) => b;
     // Bytes that are no PollActivityTaskQueueRequest: a length-delimited field cut short.
     const code = await new Promise<number | undefined>((resolve) =>
-      client.makeUnaryRequest('/temporal.api.workflowservice.v1.WorkflowService/PollActivityTaskQueue', asBytes, asBytes, Buffer.from([0x0a, 0x7f, 0x01]), new grpc.Metadata(), { deadline: Date.now() + 5_000 }, (error) => resolve(error?.code)),
+      client.makeUnaryRequest(
+        '/temporal.api.workflowservice.v1.WorkflowService/PollActivityTaskQueue',
+        asBytes,
+        asBytes,
+        Buffer.from([0x0a, 0x7f, 0x01]),
+        new grpc.Metadata(),
+        { deadline: Date.now() + 5_000 },
+        (error) => resolve(error?.code),
+      ),
     );
     client.close();
     expect(code).toBe(grpc.status.INVALID_ARGUMENT);
@@ -179,7 +224,11 @@ describe('the agent gateway', () => {
     await expect(anonymous).rejects.toThrow();
     // A certificate and key of another CA, presented by a client that trusts the gateway.
     const foreign = makeServerCertificate(workDir(), 'not-a-node');
-    const impostor = { ...agentA, chain: [readFileSync(foreign.certFile, 'utf8'), agentA.chain[agentA.chain.length - 1] as string], key: readFileSync(foreign.keyFile, 'utf8') };
+    const impostor = {
+      ...agentA,
+      chain: [readFileSync(foreign.certFile, 'utf8'), agentA.chain[agentA.chain.length - 1] as string],
+      key: readFileSync(foreign.keyFile, 'utf8'),
+    };
     await expect(connectAs(impostor).then((c) => c.workflowService.getSystemInfo({}))).rejects.toThrow();
     // The same client with the real certificate is let in, so the refusals above are about the certificate.
     expect(await grpcCode((await connectAs(agentA)).workflowService.getSystemInfo({}))).toBe('ok');

@@ -24,7 +24,11 @@ beforeAll(async () => {
   const dir = workDir();
   const csr = newKeyAndCsr(dir, 'replay', 'ec');
   const joined = await t.anonymous.call<{ nodeId: string; certificateChain: string[] }>('POST', '/v1/join', { token: minted.token, csr });
-  agent = { nodeId: joined.nodeId, key: createPrivateKey({ key: readFileSync(path.join(dir, 'replay.key')) }), certificate: joined.certificateChain[0] as string };
+  agent = {
+    nodeId: joined.nodeId,
+    key: createPrivateKey({ key: readFileSync(path.join(dir, 'replay.key')) }),
+    certificate: joined.certificateChain[0] as string,
+  };
 });
 afterAll(async () => {
   await second?.close();
@@ -37,7 +41,9 @@ async function send(baseUrl: string, headers: Record<string, string>, body: stri
 }
 
 const replayEvents = async () =>
-  (await t.cp.db.event.findMany({ where: { type: 'security.agent.refused', subjectId: agent.nodeId } })).filter((e) => (e.data as { reason?: string }).reason === 'replayed-request');
+  (await t.cp.db.event.findMany({ where: { type: 'security.agent.refused', subjectId: agent.nodeId } })).filter(
+    (e) => (e.data as { reason?: string }).reason === 'replayed-request',
+  );
 
 describe('signed agent requests', () => {
   it('are refused when replayed, on the same API process and on another', async () => {
@@ -82,10 +88,14 @@ describe('signed agent requests', () => {
   it('keep working for the agent client, several in the same millisecond', async () => {
     const client = new ControlPlaneClient(t.cp.url);
     const signer = { key: agent.key, certificatePem: () => agent.certificate };
-    const answers = await Promise.all([1, 2, 3, 4].map(() => client.signedPost<{ nodeId: string }>(signer, '/v1/agents/session', { agentVersion: 'replay-test' })));
+    const answers = await Promise.all(
+      [1, 2, 3, 4].map(() => client.signedPost<{ nodeId: string }>(signer, '/v1/agents/session', { agentVersion: 'replay-test' })),
+    );
     for (const answer of answers) expect(answer.nodeId).toBe(agent.nodeId);
     const now = Date.now();
-    const sameInstant = [1, 2].map(() => signAgentRequest(agent.key, agent.certificate, { method: 'POST', pathAndQuery: '/v1/agents/session', body: '{}', now }));
+    const sameInstant = [1, 2].map(() =>
+      signAgentRequest(agent.key, agent.certificate, { method: 'POST', pathAndQuery: '/v1/agents/session', body: '{}', now }),
+    );
     for (const headers of sameInstant) expect((await send(t.cp.url, headers, '{}')).status).toBe(200);
   });
 });

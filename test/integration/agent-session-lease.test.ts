@@ -30,7 +30,11 @@ async function joinAgent(name: string): Promise<Agent> {
   const dir = workDir();
   const csr = newKeyAndCsr(dir, name, 'ec');
   const joined = await t.anonymous.call<{ nodeId: string; certificateChain: string[] }>('POST', '/v1/join', { token: minted.token, csr });
-  return { nodeId: joined.nodeId, key: createPrivateKey({ key: readFileSync(path.join(dir, `${name}.key`)) }), certificate: joined.certificateChain[0] as string };
+  return {
+    nodeId: joined.nodeId,
+    key: createPrivateKey({ key: readFileSync(path.join(dir, `${name}.key`)) }),
+    certificate: joined.certificateChain[0] as string,
+  };
 }
 
 async function heartbeat(agent: Agent, body: object = {}) {
@@ -57,11 +61,19 @@ describe('agent sessions', () => {
     // The certificate is public: presenting it with another key's signature fails.
     const impostor = await joinAgent('impostor');
     const forged = signAgentRequest(impostor.key, agent.certificate, { method: 'POST', pathAndQuery: '/v1/agents/session', body: '{}' });
-    const res = await fetch(new URL('/v1/agents/session', t.cp.url), { method: 'POST', headers: { ...forged, 'content-type': 'application/json' }, body: '{}' });
+    const res = await fetch(new URL('/v1/agents/session', t.cp.url), {
+      method: 'POST',
+      headers: { ...forged, 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(res.status).toBe(401);
     // A signature over another body does not carry over.
     const signed = signAgentRequest(agent.key, agent.certificate, { method: 'POST', pathAndQuery: '/v1/agents/session', body: '{}' });
-    const tampered = await fetch(new URL('/v1/agents/session', t.cp.url), { method: 'POST', headers: { ...signed, 'content-type': 'application/json' }, body: '{"hostname":"x"}' });
+    const tampered = await fetch(new URL('/v1/agents/session', t.cp.url), {
+      method: 'POST',
+      headers: { ...signed, 'content-type': 'application/json' },
+      body: '{"hostname":"x"}',
+    });
     expect(tampered.status).toBe(401);
     // A revoked certificate is refused.
     await t.cp.db.nodeCertificate.updateMany({ where: { nodeId: agent.nodeId }, data: { revokedAt: new Date() } });
@@ -90,13 +102,20 @@ describe('agent sessions', () => {
     // The holder goes silent; the standby keeps its session.
     const lastLease = (await heartbeat(first)).body.site?.bootLease;
     const expiresAt = Date.parse(lastLease?.expiresAt as string);
-    const promoted = await until(() => heartbeat(second), (r) => r.body.site?.bootLease.active === true, 45_000);
+    const promoted = await until(
+      () => heartbeat(second),
+      (r) => r.body.site?.bootLease.active === true,
+      45_000,
+    );
     const promotedAt = Date.now();
     expect(promoted.body.site?.bootLease.active).toBe(true);
     expect(promoted.body.site?.bootLease.epoch).toBe(epoch + 1);
     expect(promotedAt).toBeGreaterThanOrEqual(expiresAt);
 
-    const events = await t.root.call<{ events: Array<{ type: string; data: { holderNodeId: string; epoch: number } }> }>('GET', '/v1/events?tenantId=root&type=site.boot-lease');
+    const events = await t.root.call<{ events: Array<{ type: string; data: { holderNodeId: string; epoch: number } }> }>(
+      'GET',
+      '/v1/events?tenantId=root&type=site.boot-lease',
+    );
     expect(events.events.map((e) => e.type)).toEqual(expect.arrayContaining(['site.boot-lease.acquired', 'site.boot-lease.promoted']));
     expect(events.events.find((e) => e.type === 'site.boot-lease.promoted')?.data).toMatchObject({ holderNodeId: second.nodeId, epoch: epoch + 1 });
   }, 90_000);

@@ -66,7 +66,9 @@ describe('agents refuse plain http off loopback', () => {
   it('the site agent: control_plane_url', async () => {
     const run = await runAgent(['site', '--config', siteConfig('site', [`control_plane_url = "${offLoopback()}"`])]);
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain(`INVALID_CONFIG: ${path.join(dir, 'site.toml')}: control_plane_url is plain http to ${SUBNET}.9:${PORT}, which is not a loopback address`);
+    expect(run.stderr).toContain(
+      `INVALID_CONFIG: ${path.join(dir, 'site.toml')}: control_plane_url is plain http to ${SUBNET}.9:${PORT}, which is not a loopback address`,
+    );
     expect(run.stderr).toContain(`Use https://${SUBNET}.9:${PORT}`);
     expect(run.stderr).toContain('control_plane_ca_file');
     expect(run.stderr).not.toContain('ifst_refused');
@@ -74,7 +76,19 @@ describe('agents refuse plain http off loopback', () => {
 
   it('the site agent: boot.gateway_url (what its ramdisks would join), even with a loopback control plane', async () => {
     const file = path.join(dir, 'gateway.toml');
-    writeFileSync(file, ['control_plane_url = "http://127.0.0.1:9"', 'data_dir = "data-gw"', '', '[boot]', 'http_address = "127.0.0.1"', 'http_port = 0', `gateway_url = "${offLoopback()}"`, ''].join('\n'));
+    writeFileSync(
+      file,
+      [
+        'control_plane_url = "http://127.0.0.1:9"',
+        'data_dir = "data-gw"',
+        '',
+        '[boot]',
+        'http_address = "127.0.0.1"',
+        'http_port = 0',
+        `gateway_url = "${offLoopback()}"`,
+        '',
+      ].join('\n'),
+    );
     const run = await runAgent(['site', '--config', file]);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(`INVALID_CONFIG: ${file}: boot.gateway_url is plain http to ${SUBNET}.9:${PORT}, which is not a loopback address`);
@@ -83,7 +97,10 @@ describe('agents refuse plain http off loopback', () => {
 
   it('the ramdisk: if.gateway on its kernel command line', async () => {
     const cmdline = path.join(dir, 'cmdline');
-    writeFileSync(cmdline, `console=ttyS0 if.gateway=${offLoopback()} if.ca=${'a'.repeat(64)} if.mac=52:54:00:77:93:02 if.token=ifdt_x.never-sent if.assertion=x\n`);
+    writeFileSync(
+      cmdline,
+      `console=ttyS0 if.gateway=${offLoopback()} if.ca=${'a'.repeat(64)} if.mac=52:54:00:77:93:02 if.token=ifdt_x.never-sent if.assertion=x\n`,
+    );
     const run = await runAgent(['ramdisk', '--cmdline', cmdline]);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(`INVALID_CONFIG: if.gateway is plain http to ${SUBNET}.9:${PORT}, which is not a loopback address`);
@@ -95,20 +112,44 @@ describe('agents refuse plain http off loopback', () => {
     const tokenFile = path.join(dir, 'join-token');
     writeFileSync(tokenFile, 'ifjt_x.never-sent', { mode: 0o600 });
     for (const mode of ['join', 'node']) {
-      const run = await runAgent([mode, '--server', offLoopback(), '--token-file', tokenFile, '--node-id', 'node_01jabcdefghjkmnpqrstvwxyz0', '--data-dir', path.join(dir, `node-${mode}`)]);
+      const run = await runAgent([
+        mode,
+        '--server',
+        offLoopback(),
+        '--token-file',
+        tokenFile,
+        '--node-id',
+        'node_01jabcdefghjkmnpqrstvwxyz0',
+        '--data-dir',
+        path.join(dir, `node-${mode}`),
+      ]);
       expect(run.code, run.stderr).toBe(1);
       expect(run.stderr).toContain(`INVALID_CONFIG: --server is plain http to ${SUBNET}.9:${PORT}, which is not a loopback address`);
       expect(run.stderr).toContain('--serving-ca-pin');
       expect(run.stderr).not.toContain('never-sent');
     }
     // A pin with plain http, even on loopback, is a mistake named as such (not a silent downgrade).
-    const pinned = await runAgent(['join', '--server', 'http://127.0.0.1:9', '--serving-ca-pin', `sha256/${'A'.repeat(43)}=`, '--token-file', tokenFile, '--node-id', 'node_01jabcdefghjkmnpqrstvwxyz0', '--data-dir', path.join(dir, 'node-pinned')]);
+    const pinned = await runAgent([
+      'join',
+      '--server',
+      'http://127.0.0.1:9',
+      '--serving-ca-pin',
+      `sha256/${'A'.repeat(43)}=`,
+      '--token-file',
+      tokenFile,
+      '--node-id',
+      'node_01jabcdefghjkmnpqrstvwxyz0',
+      '--data-dir',
+      path.join(dir, 'node-pinned'),
+    ]);
     expect(pinned.stderr).toContain('INVALID_CONFIG: --serving-ca-pin is given but --server is not https');
   });
 
   it('none of them opened a connection to the plain-http address', async () => {
     // The listener is alive and reachable (a connection from the agent's namespace counts)…
-    const probe = network.spawnIn(agentHost.ns, process.execPath, ['-e', `require('net').connect(${PORT}, '${SUBNET}.9').on('close', () => process.exit(0))`], { stdio: 'ignore' });
+    const probe = network.spawnIn(agentHost.ns, process.execPath, ['-e', `require('net').connect(${PORT}, '${SUBNET}.9').on('close', () => process.exit(0))`], {
+      stdio: 'ignore',
+    });
     await new Promise((resolve) => probe.once('exit', resolve));
     await new Promise((resolve) => setTimeout(resolve, 200));
     // …and that probe is the only connection it ever saw.

@@ -19,7 +19,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCodes, httpStatusOf, type ErrorCode } from '../../core/errors';
 import { newId } from '../../core/ids';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
-import { probeApprover, routesToCover, routeSpecs, urlOf, type JsonSchema, type OpenApiRoute, type RouteRequest, type TenantObjects } from '../helpers/openapi-routes';
+import {
+  probeApprover,
+  routesToCover,
+  routeSpecs,
+  urlOf,
+  type JsonSchema,
+  type OpenApiRoute,
+  type RouteRequest,
+  type TenantObjects,
+} from '../helpers/openapi-routes';
 
 const MUTATING = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
 const MB = 1_000_000;
@@ -58,12 +67,15 @@ function send(from: string, method: string, pathAndQuery: string, body: string |
   return new Promise((resolve, reject) => {
     // A length for every body: Node sends a DELETE's body unframed otherwise. One connection per request: no answer waits on another's body.
     const framing = body === undefined ? {} : { 'content-length': String(Buffer.byteLength(body)) };
-    const req = httpRequest({ host: url.hostname, port: url.port, path: pathAndQuery, method, localAddress: from, headers: { ...framing, ...headers }, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const req = httpRequest(
+      { host: url.hostname, port: url.port, path: pathAndQuery, method, localAddress: from, headers: { ...framing, ...headers }, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
     // Writing a body the server refused by its length may end in EPIPE/ECONNRESET after the answer came.
     req.on('error', (error: NodeJS.ErrnoException) => (error.code === 'EPIPE' || error.code === 'ECONNRESET' ? undefined : reject(error)));
     req.end(body);
@@ -109,7 +121,8 @@ function fieldsOf(schema: JsonSchema | undefined, present: unknown, prefix: stri
   for (const [name, field] of Object.entries(schema?.properties ?? {})) {
     out.push({ path: [...prefix, name], schema: field });
     const nested = (present as Record<string, unknown> | undefined)?.[name];
-    if (field.type === 'object' && field.properties && nested && typeof nested === 'object' && !Array.isArray(nested)) out.push(...fieldsOf(field, nested, [...prefix, name]));
+    if (field.type === 'object' && field.properties && nested && typeof nested === 'object' && !Array.isArray(nested))
+      out.push(...fieldsOf(field, nested, [...prefix, name]));
   }
   return out;
 }
@@ -124,7 +137,14 @@ function withField(body: Record<string, unknown>, path: string[], value: unknown
 function probesOf(route: OpenApiRoute, valid: RouteRequest): Probe[] {
   const url = urlOf(route, valid);
   const base = valid.body ?? {};
-  const json = (what: string, body: unknown, field?: string, orField?: string): Probe => ({ what, url, body: JSON.stringify(body), contentType: 'application/json', ...(field ? { field } : {}), ...(orField ? { orField } : {}) });
+  const json = (what: string, body: unknown, field?: string, orField?: string): Probe => ({
+    what,
+    url,
+    body: JSON.stringify(body),
+    contentType: 'application/json',
+    ...(field ? { field } : {}),
+    ...(orField ? { orField } : {}),
+  });
   const probes: Probe[] = [];
   for (const { path, schema } of fieldsOf(route.body, base)) {
     const name = path.join('.');
@@ -135,7 +155,13 @@ function probesOf(route: OpenApiRoute, valid: RouteRequest): Probe[] {
   // Whatever the route takes, a hostile body is refused before it is read.
   probes.push(
     { what: 'JSON 10,000 levels deep', url, body: `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`, contentType: 'application/json', field: 'body' },
-    { what: 'an array 10,000 levels deep in a field', url, body: `{"tenantId":${'['.repeat(10_000)}${']'.repeat(10_000)}}`, contentType: 'application/json', field: 'body' },
+    {
+      what: 'an array 10,000 levels deep in a field',
+      url,
+      body: `{"tenantId":${'['.repeat(10_000)}${']'.repeat(10_000)}}`,
+      contentType: 'application/json',
+      field: 'body',
+    },
     { what: 'a 10 MB body', url, body: JSON.stringify({ ...base, pad: 'x'.repeat(10 * MB) }), contentType: 'application/json', field: 'body' },
   );
   if (route.body) {
@@ -146,20 +172,46 @@ function probesOf(route: OpenApiRoute, valid: RouteRequest): Probe[] {
       { what: 'an empty JSON body', url, body: '', contentType: 'application/json', field: 'body' },
       { what: 'no body at all', url, field: 'body' },
       { what: 'JSON that does not parse', url, body: '{"tenantId": "root",', contentType: 'application/json', field: 'body' },
-      { what: 'a __proto__ key', url, body: `{"__proto__":{"polluted":true},${JSON.stringify(base).slice(1)}`, contentType: 'application/json', field: 'body', orField: '__proto__' },
+      {
+        what: 'a __proto__ key',
+        url,
+        body: `{"__proto__":{"polluted":true},${JSON.stringify(base).slice(1)}`,
+        contentType: 'application/json',
+        field: 'body',
+        orField: '__proto__',
+      },
     );
   }
   // A route that takes its tenant from the query (the deletes) names it when it is missing, even if a body carries it.
   if (valid.query?.tenantId) {
     const withoutQuery = urlOf(route, { ...valid, query: {} }).replace(/\?$/, '');
-    probes.push({ what: 'tenantId in the body instead of the query', url: withoutQuery, body: JSON.stringify({ tenantId: valid.query.tenantId }), contentType: 'application/json', field: 'tenantId' });
+    probes.push({
+      what: 'tenantId in the body instead of the query',
+      url: withoutQuery,
+      body: JSON.stringify({ tenantId: valid.query.tenantId }),
+      contentType: 'application/json',
+      field: 'tenantId',
+    });
   }
   for (const param of route.pathParams) {
     // An id the route's pattern refuses names the parameter; a malformed or overlong segment, the URL; `../` that leaves the route, no route at all.
     for (const raw of ['%00', 'a%00b', '..', '..%2F..%2Fetc%2Fpasswd', '%2e%2e%2f%2e%2e%2f', '%zz', '%E0%A4%A', 'x'.repeat(300)]) {
-      probes.push({ what: `path ${param} = ${raw.slice(0, 40)}`, url: urlOf(route, valid, { [param]: raw }), body: JSON.stringify(base), contentType: 'application/json', field: param, orField: 'url' });
+      probes.push({
+        what: `path ${param} = ${raw.slice(0, 40)}`,
+        url: urlOf(route, valid, { [param]: raw }),
+        body: JSON.stringify(base),
+        contentType: 'application/json',
+        field: param,
+        orField: 'url',
+      });
     }
-    probes.push({ what: `path ${param} = ../../../etc/passwd`, url: urlOf(route, valid, { [param]: '../../../etc/passwd' }), body: JSON.stringify(base), contentType: 'application/json', statuses: [400, 404] });
+    probes.push({
+      what: `path ${param} = ../../../etc/passwd`,
+      url: urlOf(route, valid, { [param]: '../../../etc/passwd' }),
+      body: JSON.stringify(base),
+      contentType: 'application/json',
+      statuses: [400, 404],
+    });
   }
   return probes;
 }
@@ -177,12 +229,15 @@ function problemsOfApiAnswer(probe: Probe, answer: Answer): string[] {
   } catch {
     problems.push('not JSON');
   }
-  if (!error || typeof error.message !== 'string' || typeof error.details !== 'object' || error.details === null) return [...problems, 'no { error: { code, message, details } }'];
+  if (!error || typeof error.message !== 'string' || typeof error.details !== 'object' || error.details === null)
+    return [...problems, 'no { error: { code, message, details } }'];
   if (!(errorCodes as readonly string[]).includes(error.code ?? '')) problems.push(`code ${error.code} is not one of the spec's`);
   else if (httpStatusOf[error.code as ErrorCode] !== answer.status) problems.push(`code ${error.code} with status ${answer.status}`);
   if (probe.field) {
     const path = typeof error.details.path === 'string' ? error.details.path : '';
-    const named = [probe.field, probe.orField].some((f) => f !== undefined && (path === f || path.startsWith(`${f}.`) || path.startsWith(`${f}[`) || error.message?.includes(f)));
+    const named = [probe.field, probe.orField].some(
+      (f) => f !== undefined && (path === f || path.startsWith(`${f}.`) || path.startsWith(`${f}[`) || error.message?.includes(f)),
+    );
     if (!named) problems.push(`does not name ${probe.field}${probe.orField ? ` or ${probe.orField}` : ''} (path ${JSON.stringify(error.details.path)})`);
   }
   return problems;
@@ -214,7 +269,16 @@ async function makeRootObjects(): Promise<TenantObjects> {
     poolId: pool.id,
     bmc: { driver: 'redfish', address: 'https://10.0.78.1', username: 'admin', password: 'bad-input-bmc' },
   });
-  const image = await r.call<{ id: string }>('POST', '/v1/images', { tenantId: 'root', ref: 'bad-input@1', kind: 'os', format: 'raw', compression: 'none', sha256: 'ef'.repeat(32), sizeBytes: 1, source: 'https://images.example/b.raw' });
+  const image = await r.call<{ id: string }>('POST', '/v1/images', {
+    tenantId: 'root',
+    ref: 'bad-input@1',
+    kind: 'os',
+    format: 'raw',
+    compression: 'none',
+    sha256: 'ef'.repeat(32),
+    sizeBytes: 1,
+    source: 'https://images.example/b.raw',
+  });
   const profile = await r.call<{ id: string }>('POST', '/v1/profiles', {
     tenantId: 'root',
     document: { id: 'bad-input-profile', version: 1, target: 'metal', steps: [{ use: 'power.setPower', on: 'site', with: { action: 'on' } }] },
@@ -222,11 +286,25 @@ async function makeRootObjects(): Promise<TenantObjects> {
   const credential = await r.call<{ id: string }>('POST', '/v1/credentials', { tenantId: 'root', name: 'bad-input', permissions: ['compute:events:read'] });
   const check = await r.call<{ id: string }>('POST', '/v1/system/checks', { tenantId: 'root' });
   const joinRequestId = newId('joinRequest');
-  await t.cp.db.joinRequest.create({ data: { id: joinRequestId, tenantId: 'root', siteId: site.id, status: 'open', expiresAt: new Date(Date.now() + 3_600_000) } });
-  const bulk = await r.call<{ bulkId: string }>('POST', '/v1/metal/bulk', { tenantId: 'root', poolId: pool.id, verb: 'provide', nodeIds: [node.nodeId], reason: 'bad input' });
+  await t.cp.db.joinRequest.create({
+    data: { id: joinRequestId, tenantId: 'root', siteId: site.id, status: 'open', expiresAt: new Date(Date.now() + 3_600_000) },
+  });
+  const bulk = await r.call<{ bulkId: string }>('POST', '/v1/metal/bulk', {
+    tenantId: 'root',
+    poolId: pool.id,
+    verb: 'provide',
+    nodeIds: [node.nodeId],
+    reason: 'bad input',
+  });
   // A quorum policy and a batch under it (a second bulk run asks for one).
   await r.call('PUT', '/v1/quorum/policy', { tenantId: 'root', required: 1, approvers: [probeApprover] });
-  const underQuorum = await r.call<{ bulkId: string }>('POST', '/v1/metal/bulk', { tenantId: 'root', poolId: pool.id, verb: 'provide', nodeIds: [node.nodeId], reason: 'bad input quorum' });
+  const underQuorum = await r.call<{ bulkId: string }>('POST', '/v1/metal/bulk', {
+    tenantId: 'root',
+    poolId: pool.id,
+    verb: 'provide',
+    nodeIds: [node.nodeId],
+    reason: 'bad input quorum',
+  });
   const batch = await t.cp.db.quorumBatch.findFirstOrThrow({ where: { subject: underQuorum.bulkId } });
   return {
     tenantId: 'root',
@@ -258,7 +336,10 @@ describe('bad input on every mutating route', () => {
   it('has a valid request for each one in the route table', () => {
     expect(mutating().length).toBeGreaterThan(40);
     const without = mutating().filter((r) => !routeSpecs[r.key]?.request);
-    expect(without.map((r) => r.key), 'add a request to test/helpers/openapi-routes.ts routeSpecs').toEqual([]);
+    expect(
+      without.map((r) => r.key),
+      'add a request to test/helpers/openapi-routes.ts routeSpecs',
+    ).toEqual([]);
   });
 
   it('answers each probe with a 4xx naming the code and the field, never a 500 or a stack trace', async () => {
@@ -273,7 +354,10 @@ describe('bad input on every mutating route', () => {
       for (const [probeIndex, probe] of probesOf(route, valid).entries()) {
         // A source of its own for every 40 probes: the refusal limit of agents' and join's routes allows 50 at once.
         const from = `127.13.${index + 1}.${Math.floor(probeIndex / 40) + 1}`;
-        const answer = await send(from, route.method, probe.url, probe.body, { ...credential, ...(probe.contentType ? { 'content-type': probe.contentType } : {}) });
+        const answer = await send(from, route.method, probe.url, probe.body, {
+          ...credential,
+          ...(probe.contentType ? { 'content-type': probe.contentType } : {}),
+        });
         const problems = isConsole ? problemsOfConsoleAnswer(answer) : problemsOfApiAnswer(probe, answer);
         if (problems.length > 0) failures.push(`${route.key} — ${probe.what}: ${problems.join('; ')}: ${answer.status} ${answer.text.slice(0, 200)}`);
       }
@@ -287,33 +371,50 @@ describe('bad input on every mutating route', () => {
   it.each([
     ['ids of no object (refused at the lookup)', () => objects],
     ["root's real objects (the handlers run through)", () => real],
-  ])('answers hostile text and numbers in each field below 500 (a 4xx in the API shape, or served; NUL or a lone surrogate always refused naming the field), never with a stack trace: %s', async (_what, objectsOf) => {
-    const ids = objectsOf();
-    // Values a schema may let through (free text, ids looked up later, numbers past a column's width) that storage or a lookup can choke on.
-    const hostileText = ['a\u0000b', '../../../etc/passwd', '\ud800', '\u202eevil', '\'; DROP TABLE "Tenant"; --', '%00%2e%2e', 'x'.repeat(10_000)];
-    const hostileNumbers = [2_147_483_648, Number.MAX_SAFE_INTEGER, -1, 0, 1.5, 1e308];
-    const failures: string[] = [];
-    for (const [index, route] of mutating().entries()) {
-      const spec = routeSpecs[route.key];
-      if (!spec?.request || (spec.access === 'public' && route.path.startsWith('/console'))) continue;
-      const valid = spec.access === 'tenant' ? spec.request(ids, 'root') : spec.request(ids);
-      const credential: Record<string, string> = spec.access === 'public' ? {} : { authorization: `Bearer ${t.cp.rootCredential.bearer}` };
-      for (const [fieldIndex, { path, schema }] of fieldsOf(route.body, valid.body ?? {}).entries()) {
-        const hostile: unknown[] = schema.type === 'string' ? hostileText : schema.type === 'integer' || schema.type === 'number' ? hostileNumbers : [];
-        for (const value of hostile) {
-          // NUL and a lone surrogate are never text: refused naming the field, whatever the field.
-          const refused = value === '\ud800' || value === 'a\u0000b';
-          const probe: Probe = { what: `${path.join('.')} = ${JSON.stringify(value).slice(0, 30)}`, url: urlOf(route, valid), ...(refused ? { field: path.join('.') } : {}) };
-          const answer = await send(`127.14.${index + 1}.${fieldIndex + 1}`, route.method, probe.url, JSON.stringify(withField(valid.body ?? {}, path, value)), { ...credential, 'content-type': 'application/json' });
-          const problems =
-            answer.status < 400 && !refused ? (STACK_TRACE.test(answer.text) ? ['a stack trace'] : []) : problemsOfApiAnswer({ ...probe, statuses: refused ? [400] : [answer.status] }, answer);
-          if (answer.status >= 500) problems.push(`status ${answer.status}`);
-          if (problems.length > 0) failures.push(`${route.key} — ${probe.what}: ${problems.join('; ')}: ${answer.status} ${answer.text.slice(0, 200)}`);
+  ])(
+    'answers hostile text and numbers in each field below 500 (a 4xx in the API shape, or served; NUL or a lone surrogate always refused naming the field), never with a stack trace: %s',
+    async (_what, objectsOf) => {
+      const ids = objectsOf();
+      // Values a schema may let through (free text, ids looked up later, numbers past a column's width) that storage or a lookup can choke on.
+      const hostileText = ['a\u0000b', '../../../etc/passwd', '\ud800', '\u202eevil', '\'; DROP TABLE "Tenant"; --', '%00%2e%2e', 'x'.repeat(10_000)];
+      const hostileNumbers = [2_147_483_648, Number.MAX_SAFE_INTEGER, -1, 0, 1.5, 1e308];
+      const failures: string[] = [];
+      for (const [index, route] of mutating().entries()) {
+        const spec = routeSpecs[route.key];
+        if (!spec?.request || (spec.access === 'public' && route.path.startsWith('/console'))) continue;
+        const valid = spec.access === 'tenant' ? spec.request(ids, 'root') : spec.request(ids);
+        const credential: Record<string, string> = spec.access === 'public' ? {} : { authorization: `Bearer ${t.cp.rootCredential.bearer}` };
+        for (const [fieldIndex, { path, schema }] of fieldsOf(route.body, valid.body ?? {}).entries()) {
+          const hostile: unknown[] = schema.type === 'string' ? hostileText : schema.type === 'integer' || schema.type === 'number' ? hostileNumbers : [];
+          for (const value of hostile) {
+            // NUL and a lone surrogate are never text: refused naming the field, whatever the field.
+            const refused = value === '\ud800' || value === 'a\u0000b';
+            const probe: Probe = {
+              what: `${path.join('.')} = ${JSON.stringify(value).slice(0, 30)}`,
+              url: urlOf(route, valid),
+              ...(refused ? { field: path.join('.') } : {}),
+            };
+            const answer = await send(
+              `127.14.${index + 1}.${fieldIndex + 1}`,
+              route.method,
+              probe.url,
+              JSON.stringify(withField(valid.body ?? {}, path, value)),
+              { ...credential, 'content-type': 'application/json' },
+            );
+            const problems =
+              answer.status < 400 && !refused
+                ? STACK_TRACE.test(answer.text)
+                  ? ['a stack trace']
+                  : []
+                : problemsOfApiAnswer({ ...probe, statuses: refused ? [400] : [answer.status] }, answer);
+            if (answer.status >= 500) problems.push(`status ${answer.status}`);
+            if (problems.length > 0) failures.push(`${route.key} — ${probe.what}: ${problems.join('; ')}: ${answer.status} ${answer.text.slice(0, 200)}`);
+          }
         }
       }
-    }
-    expect(failures).toEqual([]);
-  });
+      expect(failures).toEqual([]);
+    },
+  );
 
   it('answers hostile path ids and query values on every read route below 500 in the API shape (NUL refused naming the parameter)', async () => {
     const hostile = ['%00', 'a%00b', '%ED%A0%80', '..%2F..%2Fetc', '%zz', 'x'.repeat(300), '%27%3B--', '2147483648', '-1', '1e308'];
@@ -325,18 +426,28 @@ describe('bad input on every mutating route', () => {
       // NUL is never text: refused naming the parameter, on a path or in a query.
       const variants: Array<{ what: string; url: string; field?: string }> = [];
       const named = (name: string, raw: string) => (raw.includes('%00') ? { field: name } : {});
-      for (const param of route.pathParams) for (const raw of hostile) variants.push({ what: `path ${param} = ${raw.slice(0, 30)}`, url: urlOf(route, valid, { [param]: raw }), ...named(param, raw) });
+      for (const param of route.pathParams)
+        for (const raw of hostile)
+          variants.push({ what: `path ${param} = ${raw.slice(0, 30)}`, url: urlOf(route, valid, { [param]: raw }), ...named(param, raw) });
       for (const name of Object.keys(valid.query ?? {})) {
         for (const raw of hostile) {
           const url = urlOf(route, { ...valid, query: {} }).replace(/\?$/, '');
           const others = Object.entries(valid.query ?? {}).filter(([key]) => key !== name);
-          variants.push({ what: `query ${name} = ${raw.slice(0, 30)}`, url: `${url}?${[...others.map(([k, v]) => `${k}=${encodeURIComponent(v)}`), `${name}=${raw}`].join('&')}`, ...named(name, raw) });
+          variants.push({
+            what: `query ${name} = ${raw.slice(0, 30)}`,
+            url: `${url}?${[...others.map(([k, v]) => `${k}=${encodeURIComponent(v)}`), `${name}=${raw}`].join('&')}`,
+            ...named(name, raw),
+          });
         }
       }
       for (const variant of variants) {
         const answer = await send(`127.15.${index + 1}.1`, 'GET', variant.url, undefined, { authorization: `Bearer ${t.cp.rootCredential.bearer}` });
         const problems =
-          answer.status < 400 && !variant.field ? (STACK_TRACE.test(answer.text) ? ['a stack trace'] : []) : problemsOfApiAnswer({ ...variant, statuses: variant.field ? [400] : [answer.status] }, answer);
+          answer.status < 400 && !variant.field
+            ? STACK_TRACE.test(answer.text)
+              ? ['a stack trace']
+              : []
+            : problemsOfApiAnswer({ ...variant, statuses: variant.field ? [400] : [answer.status] }, answer);
         if (answer.status >= 500) problems.push(`status ${answer.status}`);
         if (problems.length > 0) failures.push(`${route.key} — ${variant.what}: ${problems.join('; ')}: ${answer.status} ${answer.text.slice(0, 200)}`);
       }

@@ -93,12 +93,22 @@ describe('OpenAPI', () => {
   });
 
   it('documents the error answers of every route, and an answer the API gives matches them', async () => {
-    type Operation = { responses: Record<string, { content?: { 'application/json'?: { schema?: { properties?: { error?: { properties?: { code?: { enum?: string[] } } } } } } } }> };
+    type Operation = {
+      responses: Record<
+        string,
+        { content?: { 'application/json'?: { schema?: { properties?: { error?: { properties?: { code?: { enum?: string[] } } } } } } } }
+      >;
+    };
     const doc = await t.anonymous.request<{ paths: Record<string, Record<string, Operation>> }>('GET', '/docs/json');
-    const operations = Object.entries(doc.body.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ route: `${method.toUpperCase()} ${path}`, op })));
+    const operations = Object.entries(doc.body.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, op]) => ({ route: `${method.toUpperCase()} ${path}`, op })),
+    );
     expect(operations.length).toBeGreaterThan(20);
-    const codesOf = (op: Operation, status: number) => op.responses[String(status)]?.content?.['application/json']?.schema?.properties?.error?.properties?.code?.enum ?? [];
-    const missing = operations.filter(({ op }) => !codesOf(op, 400).includes('INVALID_INPUT') || !codesOf(op, 404).includes('NOT_FOUND') || !codesOf(op, 409).includes('INVALID_STATE')).map((o) => o.route);
+    const codesOf = (op: Operation, status: number) =>
+      op.responses[String(status)]?.content?.['application/json']?.schema?.properties?.error?.properties?.code?.enum ?? [];
+    const missing = operations
+      .filter(({ op }) => !codesOf(op, 400).includes('INVALID_INPUT') || !codesOf(op, 404).includes('NOT_FOUND') || !codesOf(op, 409).includes('INVALID_STATE'))
+      .map((o) => o.route);
     expect(missing).toEqual([]);
     // A route's own answers stay: a credential's creation still documents its 201.
     expect(Object.keys(doc.body.paths['/v1/credentials']?.post?.responses ?? {})).toEqual(expect.arrayContaining(['201', '400', '401', '403', '429', '500']));

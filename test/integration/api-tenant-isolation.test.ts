@@ -20,7 +20,17 @@ import { permissions, type Permission } from '../../core/permissions';
 import { signAgentRequest } from '../../core/pki/agent-request';
 import type { MetalNodeView } from '../../core/schemas/metal';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
-import { probeApprover, routesToCover, routeSpecs, unclassified, urlOf, type OpenApiRoute, type RouteRequest, type RouteSpec, type TenantObjects } from '../helpers/openapi-routes';
+import {
+  probeApprover,
+  routesToCover,
+  routeSpecs,
+  unclassified,
+  urlOf,
+  type OpenApiRoute,
+  type RouteRequest,
+  type RouteSpec,
+  type TenantObjects,
+} from '../helpers/openapi-routes';
 import { newKeyAndCsr, workDir } from '../helpers/openssl';
 import { until } from '../helpers/provision';
 
@@ -108,28 +118,63 @@ async function makeOwnerObjects(client: ApiClient): Promise<TenantObjects> {
   });
   const credential = await mint(OWNER, 'acme-reader', ['compute:events:read']);
   const check = await client.call<{ id: string }>('POST', '/v1/system/checks', { tenantId: OWNER });
-  await until(() => client.call<{ status: string }>('GET', `/v1/system/checks/${check.id}?tenantId=${OWNER}`), (c) => c.status === 'succeeded', 20_000, 'the system check');
+  await until(
+    () => client.call<{ status: string }>('GET', `/v1/system/checks/${check.id}?tenantId=${OWNER}`),
+    (c) => c.status === 'succeeded',
+    20_000,
+    'the system check',
+  );
   // A deferred discovery join is what makes join requests (a ramdisk booted through the site's
   // attestor); the row is all the routes read, so it is written as that join would write it.
   const joinRequestId = newId('joinRequest');
-  await t.cp.db.joinRequest.create({ data: { id: joinRequestId, tenantId: OWNER, siteId: site.id, status: 'open', mac: '52:54:00:77:00:03', expiresAt: new Date(Date.now() + 3_600_000) } });
-  const discoveredSite = await client.call<{ id: string }>('POST', '/v1/sites', { tenantId: OWNER, kind: 'custom', region: 'acme-2', idempotencyKey: 'acme-discovery-site' });
+  await t.cp.db.joinRequest.create({
+    data: { id: joinRequestId, tenantId: OWNER, siteId: site.id, status: 'open', mac: '52:54:00:77:00:03', expiresAt: new Date(Date.now() + 3_600_000) },
+  });
+  const discoveredSite = await client.call<{ id: string }>('POST', '/v1/sites', {
+    tenantId: OWNER,
+    kind: 'custom',
+    region: 'acme-2',
+    idempotencyKey: 'acme-discovery-site',
+  });
   await reportDiscovered(client, discoveredSite.id);
 
   // The node's enrolling workflow waits for a site agent acme's first site never gets: still from then on.
   const waiting = await until(
-    () => client.call<{ workflow: { workflowId: string } | null; waitingFor: string | null }>('GET', `/v1/metal/nodes/${enrolled.nodeId}/status?tenantId=${OWNER}`),
+    () =>
+      client.call<{ workflow: { workflowId: string } | null; waitingFor: string | null }>('GET', `/v1/metal/nodes/${enrolled.nodeId}/status?tenantId=${OWNER}`),
     (s) => s.waitingFor !== null && s.workflow !== null,
     20_000,
     "the node's wait for a site agent",
   );
   // A bulk run the node's state refuses (it is enrolling), ended before the probes start.
-  const bulk = await client.call<{ bulkId: string }>('POST', '/v1/metal/bulk', { tenantId: OWNER, poolId: pool.id, verb: 'provide', nodeIds: [enrolled.nodeId], reason: 'isolation' });
-  await until(() => client.call<{ status: string }>('GET', `/v1/metal/bulk/${bulk.bulkId}?tenantId=${OWNER}`), (b) => b.status !== 'running', 20_000, 'the bulk run');
+  const bulk = await client.call<{ bulkId: string }>('POST', '/v1/metal/bulk', {
+    tenantId: OWNER,
+    poolId: pool.id,
+    verb: 'provide',
+    nodeIds: [enrolled.nodeId],
+    reason: 'isolation',
+  });
+  await until(
+    () => client.call<{ status: string }>('GET', `/v1/metal/bulk/${bulk.bulkId}?tenantId=${OWNER}`),
+    (b) => b.status !== 'running',
+    20_000,
+    'the bulk run',
+  );
   // A quorum policy, and a bulk run under it (its batch; the run ends at once, as above).
   await client.call('PUT', '/v1/quorum/policy', { tenantId: OWNER, required: 1, approvers: [probeApprover] });
-  const underQuorum = await client.call<{ bulkId: string }>('POST', '/v1/metal/bulk', { tenantId: OWNER, poolId: pool.id, verb: 'provide', nodeIds: [enrolled.nodeId], reason: 'isolation quorum' });
-  await until(() => client.call<{ status: string }>('GET', `/v1/metal/bulk/${underQuorum.bulkId}?tenantId=${OWNER}`), (b) => b.status !== 'running', 20_000, 'the bulk run under quorum');
+  const underQuorum = await client.call<{ bulkId: string }>('POST', '/v1/metal/bulk', {
+    tenantId: OWNER,
+    poolId: pool.id,
+    verb: 'provide',
+    nodeIds: [enrolled.nodeId],
+    reason: 'isolation quorum',
+  });
+  await until(
+    () => client.call<{ status: string }>('GET', `/v1/metal/bulk/${underQuorum.bulkId}?tenantId=${OWNER}`),
+    (b) => b.status !== 'running',
+    20_000,
+    'the bulk run under quorum',
+  );
   const batch = await t.cp.db.quorumBatch.findFirstOrThrow({ where: { subject: underQuorum.bulkId } });
   return {
     tenantId: OWNER,
@@ -229,9 +274,17 @@ beforeAll(async () => {
   ownerAll = t.anonymous.withCredential((await mint(OWNER, 'acme-all', ['*'])).credential);
   otherAll = t.anonymous.withCredential((await mint(OTHER, 'umbrella-all', ['*'])).credential);
   for (const permission of permissions) {
-    const lacking = await mint(OWNER, `acme-without-${permission.replaceAll(':', '-')}`, permissions.filter((p) => p !== permission));
+    const lacking = await mint(
+      OWNER,
+      `acme-without-${permission.replaceAll(':', '-')}`,
+      permissions.filter((p) => p !== permission),
+    );
     ownerLacking.set(permission, t.anonymous.withCredential(lacking.credential));
-    const operator = await mint('root', `root-without-${permission.replaceAll(':', '-')}`, permissions.filter((p) => p !== permission));
+    const operator = await mint(
+      'root',
+      `root-without-${permission.replaceAll(':', '-')}`,
+      permissions.filter((p) => p !== permission),
+    );
     rootLacking.set(permission, t.anonymous.withCredential(operator.credential));
   }
   owned = await makeOwnerObjects(ownerAll);
@@ -242,7 +295,9 @@ describe('the route table', () => {
   it('classifies every route × method of the OpenAPI document, and names no route the document lacks', () => {
     expect(routes.length).toBeGreaterThan(60);
     const { missing, stale } = unclassified(routes);
-    expect(missing, 'routes with no row in test/helpers/openapi-routes.ts routeSpecs: classify each (permission and request, or public with a reason)').toEqual([]);
+    expect(missing, 'routes with no row in test/helpers/openapi-routes.ts routeSpecs: classify each (permission and request, or public with a reason)').toEqual(
+      [],
+    );
     expect(stale, 'rows for routes the document no longer lists').toEqual([]);
   });
 
@@ -283,7 +338,8 @@ describe.each(credentialed)('%s', (key, spec) => {
     const lackingWho = `${spec.access === 'root' ? 'an operator' : 'acme'} without ${spec.permission}`;
     const lacking = await send((spec.access === 'root' ? rootLacking : ownerLacking).get(spec.permission) as ApiClient, route, asOwner);
     problems.push(...expectError(lackingWho, lacking, 403, 'PERMISSION_DENIED'));
-    if (lacking.error && !lacking.error.message.includes(spec.permission)) problems.push(`${lackingWho}: the refusal does not name the permission: ${lacking.error.message}`);
+    if (lacking.error && !lacking.error.message.includes(spec.permission))
+      problems.push(`${lackingWho}: the refusal does not name the permission: ${lacking.error.message}`);
 
     if (spec.access === 'root') {
       // Only the platform's operators: any other tenant's credential, however full, is refused.
@@ -303,10 +359,14 @@ describe.each(credentialed)('%s', (key, spec) => {
           // No oracle: acme's objects answer exactly as ids nobody holds do, but for the id itself.
           const asked = spec.request(nobodys, OTHER);
           const ghost = await send(otherAll, route, asked);
-          const [ownText, ghostText] = [own.text, ghost.text].map((text, i) => idsOf(i === 0 ? owned : nobodys).reduce((out, id) => out.replaceAll(id, '<id>'), text));
-          if (ghost.status !== own.status || ownText !== ghostText) problems.push(`acme's objects answer otherwise than no one's: ${own.status} ${ownText.slice(0, 200)} vs ${ghost.status} ${ghostText.slice(0, 200)}`);
-        }
-        else if (own.status !== 200) problems.push(`umbrella's own list: expected 200, got ${own.status} ${own.text.slice(0, 300)}`);
+          const [ownText, ghostText] = [own.text, ghost.text].map((text, i) =>
+            idsOf(i === 0 ? owned : nobodys).reduce((out, id) => out.replaceAll(id, '<id>'), text),
+          );
+          if (ghost.status !== own.status || ownText !== ghostText)
+            problems.push(
+              `acme's objects answer otherwise than no one's: ${own.status} ${ownText.slice(0, 200)} vs ${ghost.status} ${ghostText.slice(0, 200)}`,
+            );
+        } else if (own.status !== 200) problems.push(`umbrella's own list: expected 200, got ${own.status} ${own.text.slice(0, 300)}`);
         for (const id of leaked(own, asOther)) problems.push(`umbrella: the answer shows acme's ${id}`);
         if (own.text.includes(`"tenantId":"${OWNER}"`)) problems.push(`umbrella: the answer holds a row of tenant ${OWNER}: ${own.text.slice(0, 300)}`);
       }

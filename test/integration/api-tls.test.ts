@@ -38,7 +38,10 @@ describe('the API on TLS', () => {
     expect((await trusted.request('GET', '/healthz')).status).toBe(200);
     await expect(new ApiClient(t.cp.url).request('GET', '/healthz')).rejects.toThrow(/cannot reach the Ironflow API/);
     await expect(new ApiClient(t.cp.url, undefined, { caPems: [other.caPem] }).request('GET', '/healthz')).rejects.toThrow(/not signed by the trusted CA/);
-    const plain = await fetch(t.cp.url.replace('https:', 'http:') + '/healthz').then((r) => r.status, (error: Error) => error.message);
+    const plain = await fetch(t.cp.url.replace('https:', 'http:') + '/healthz').then(
+      (r) => r.status,
+      (error: Error) => error.message,
+    );
     expect(plain).not.toBe(200);
   });
 
@@ -61,7 +64,9 @@ describe('the API on TLS', () => {
     expect(withEnv.code, withEnv.stderr).toBe(0);
     const without = await runCli(['status', '--check'], { ...env, IRONFLOW_CA_FILE: '' });
     expect(without.code).toBe(1);
-    expect(without.stderr).toMatch(/cannot reach the Ironflow API at https:.*\(fetch failed: self[- ]signed certificate in certificate chain\).*needs --ca-file or IRONFLOW_CA_FILE/);
+    expect(without.stderr).toMatch(
+      /cannot reach the Ironflow API at https:.*\(fetch failed: self[- ]signed certificate in certificate chain\).*needs --ca-file or IRONFLOW_CA_FILE/,
+    );
     const missing = await runCli(['status'], { ...env, IRONFLOW_CA_FILE: '/nonexistent/ca.pem' });
     expect(missing.stderr).toMatch(/INVALID_CONFIG: IRONFLOW_CA_FILE \/nonexistent\/ca\.pem cannot be read/);
   });
@@ -72,7 +77,19 @@ describe('the API on TLS', () => {
     const dir = mkdtempSync(path.join(inject('runDir'), 'tls-agent-'));
     writeFileSync(path.join(dir, 'api-ca.pem'), certs.caPem);
     const configFile = path.join(dir, 'site-agent.toml');
-    writeFileSync(configFile, [`control_plane_url = ${JSON.stringify(t.cp.url)}`, 'control_plane_ca_file = "api-ca.pem"', 'data_dir = "data"', '', '[boot]', 'http_address = "127.0.0.1"', 'http_port = 0', ''].join('\n'));
+    writeFileSync(
+      configFile,
+      [
+        `control_plane_url = ${JSON.stringify(t.cp.url)}`,
+        'control_plane_ca_file = "api-ca.pem"',
+        'data_dir = "data"',
+        '',
+        '[boot]',
+        'http_address = "127.0.0.1"',
+        'http_port = 0',
+        '',
+      ].join('\n'),
+    );
     const config = loadSiteAgentConfig(configFile);
     const agent = await startSiteAgent(config, { env: { IRONFLOW_JOIN_TOKEN: token }, log: new AgentLog(() => undefined) });
     try {
@@ -86,10 +103,17 @@ describe('the API on TLS', () => {
 
 describe('bad TLS files stop the start, naming the file and the fix', () => {
   it('a missing certificate file', async () => {
-    const config = loadConfig({ ...process.env, IRONFLOW_DATA_DIR: mkdtempSync(path.join(inject('runDir'), 'cp-')), IRONFLOW_API_TLS_CERT: '/nonexistent/api.pem', IRONFLOW_API_TLS_KEY: certs.keyFile });
+    const config = loadConfig({
+      ...process.env,
+      IRONFLOW_DATA_DIR: mkdtempSync(path.join(inject('runDir'), 'cp-')),
+      IRONFLOW_API_TLS_CERT: '/nonexistent/api.pem',
+      IRONFLOW_API_TLS_KEY: certs.keyFile,
+    });
     await expect(startControlPlane(config, { migrate: false })).rejects.toMatchObject({
       code: 'INVALID_CONFIG',
-      message: expect.stringMatching(/the API's TLS certificate \/nonexistent\/api\.pem cannot be read \(ENOENT\): fix api\.tls in temporal-dev\.yaml or IRONFLOW_API_TLS_CERT/),
+      message: expect.stringMatching(
+        /the API's TLS certificate \/nonexistent\/api\.pem cannot be read \(ENOENT\): fix api\.tls in temporal-dev\.yaml or IRONFLOW_API_TLS_CERT/,
+      ),
       details: { path: 'api.tls.certFile' },
     });
   });
@@ -97,9 +121,18 @@ describe('bad TLS files stop the start, naming the file and the fix', () => {
   it("a key that is not the certificate's, a file that is no key, and only one of the two", async () => {
     const dataDir = mkdtempSync(path.join(inject('runDir'), 'cp-'));
     const mismatched = loadConfig({ ...process.env, IRONFLOW_DATA_DIR: dataDir, IRONFLOW_API_TLS_CERT: certs.chainFile, IRONFLOW_API_TLS_KEY: other.keyFile });
-    await expect(startControlPlane(mismatched, { migrate: false })).rejects.toMatchObject({ code: 'INVALID_CONFIG', message: expect.stringContaining(`the API's TLS key ${other.keyFile} does not go with the certificate ${certs.chainFile}`) });
+    await expect(startControlPlane(mismatched, { migrate: false })).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+      message: expect.stringContaining(`the API's TLS key ${other.keyFile} does not go with the certificate ${certs.chainFile}`),
+    });
     const notAKey = loadConfig({ ...process.env, IRONFLOW_DATA_DIR: dataDir, IRONFLOW_API_TLS_CERT: certs.chainFile, IRONFLOW_API_TLS_KEY: certs.caFile });
-    await expect(startControlPlane(notAKey, { migrate: false })).rejects.toMatchObject({ code: 'INVALID_CONFIG', message: expect.stringContaining('holds no PEM key'), details: { path: 'api.tls.keyFile' } });
-    expect(() => loadConfig({ ...process.env, IRONFLOW_API_TLS_CERT: certs.chainFile, IRONFLOW_API_TLS_KEY: '' })).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG', message: expect.stringContaining('set IRONFLOW_API_TLS_KEY (api.tls.keyFile) too') }));
+    await expect(startControlPlane(notAKey, { migrate: false })).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+      message: expect.stringContaining('holds no PEM key'),
+      details: { path: 'api.tls.keyFile' },
+    });
+    expect(() => loadConfig({ ...process.env, IRONFLOW_API_TLS_CERT: certs.chainFile, IRONFLOW_API_TLS_KEY: '' })).toThrow(
+      expect.objectContaining({ code: 'INVALID_CONFIG', message: expect.stringContaining('set IRONFLOW_API_TLS_KEY (api.tls.keyFile) too') }),
+    );
   });
 });

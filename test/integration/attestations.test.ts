@@ -47,7 +47,9 @@ interface JoinedMachine {
 }
 
 async function startRun(nodeId: string): Promise<string> {
-  return (await site.t.root.call<{ workflowId: string }>('POST', '/v1/profiles/attest-wait/runs', { tenantId: 'root', nodeId, provisionState: 'commissioning' })).workflowId;
+  return (
+    await site.t.root.call<{ workflowId: string }>('POST', '/v1/profiles/attest-wait/runs', { tenantId: 'root', nodeId, provisionState: 'commissioning' })
+  ).workflowId;
 }
 
 /** An emulated machine with two GPUs whose ramdisk joined as its node through the discovery attestor. */
@@ -59,8 +61,20 @@ async function joinedMachine(): Promise<JoinedMachine> {
   const workflowId = await startRun(nodeId);
   const mac = added.machine.description.macs[0] as string;
   const { ref } = await discoveryTokenRef(db, secrets, { tenantId: 'root', siteId: site.siteId, poolId, nodeId, workflowId, mac });
-  const entry = { mac, productUuid: added.machine.description.uuid, arch: 'X86_64_EFI' as const, nodeId, workflowId, tokenRef: ref, notAfter: new Date(Date.now() + 7_200_000).toISOString() };
-  const assertion = signDiscoveryAssertion({ signer: holder.identity, siteId: site.siteId, agentNodeId: holder.identity.current.nodeId, epoch: holder.session.state().epoch }, entry, { ip: null, productUuid: entry.productUuid });
+  const entry = {
+    mac,
+    productUuid: added.machine.description.uuid,
+    arch: 'X86_64_EFI' as const,
+    nodeId,
+    workflowId,
+    tokenRef: ref,
+    notAfter: new Date(Date.now() + 7_200_000).toISOString(),
+  };
+  const assertion = signDiscoveryAssertion(
+    { signer: holder.identity, siteId: site.siteId, agentNodeId: holder.identity.current.nodeId, epoch: holder.session.state().epoch },
+    entry,
+    { ip: null, productUuid: entry.productUuid },
+  );
   const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const joined = await site.t.anonymous.request<{ nodeId: string; role: string; certificateChain: string[] }>('POST', '/v1/join', {
     token: await secrets.get(db, ref),
@@ -91,15 +105,28 @@ const input = (m: JoinedMachine, use: string, stepKey: string, w: JsonObject, wo
   target: { tenantId: 'root', nodeId: m.nodeId, siteId: site.siteId, provisionState: 'releasing', labels: {} },
 });
 /** The real ramdisk's disk.wipe (metal-release's steps[2]) and diag.dcgm (metal-commission's steps[2]). */
-const wipe = async (m: JoinedMachine, stepKey = 'steps[2]', workflowId = m.workflowId, deps = m.deps) => (await diskWipeStep(deps)(input(m, 'disk.wipe', stepKey, { mode: 'quick' }, workflowId))) as JsonObject;
+const wipe = async (m: JoinedMachine, stepKey = 'steps[2]', workflowId = m.workflowId, deps = m.deps) =>
+  (await diskWipeStep(deps)(input(m, 'disk.wipe', stepKey, { mode: 'quick' }, workflowId))) as JsonObject;
 const dcgm = async (m: JoinedMachine) => (await dcgmStep(m.deps)(input(m, 'diag.dcgm', 'steps[2]', { level: 2 }))) as JsonObject;
 
 /** The node resting in a workflow-driven state with this run as its workflow, as a verb leaves it. */
 async function inState(m: JoinedMachine, state: 'releasing' | 'commissioning', workflowId = m.workflowId): Promise<void> {
-  await site.t.cp.db.node.update({ where: { id: m.nodeId }, data: { provisionState: state, provisionPhase: null, workflowId, failedFrom: null, lastError: undefined, maintenance: false, releaseWipe: state === 'releasing' ? 'quick' : null } });
+  await site.t.cp.db.node.update({
+    where: { id: m.nodeId },
+    data: {
+      provisionState: state,
+      provisionPhase: null,
+      workflowId,
+      failedFrom: null,
+      lastError: undefined,
+      maintenance: false,
+      releaseWipe: state === 'releasing' ? 'quick' : null,
+    },
+  });
 }
 
-const refusals = async (nodeId: string) => site.t.cp.db.event.findMany({ where: { subjectId: nodeId, type: 'security.attestation.refused' }, orderBy: { seq: 'asc' } });
+const refusals = async (nodeId: string) =>
+  site.t.cp.db.event.findMany({ where: { subjectId: nodeId, type: 'security.attestation.refused' }, orderBy: { seq: 'asc' } });
 
 /** lifecycleApply of a succeeded state workflow with these step outputs. */
 async function apply(m: JoinedMachine, outputs: Record<string, JsonValue>, workflowId = m.workflowId) {
@@ -173,7 +200,10 @@ describe('attested wipe results', () => {
       { reason: 'signature-invalid', outputs: { 'steps[2]': { ...good, wipedAt: new Date(0).toISOString() } } },
       { reason: 'attestation-missing', outputs: { 'steps[2]': { mode: 'quick', attested: true, disks: [{ name: 'disk0', readBack: true }] } } },
       { reason: 'attestation-missing', outputs: {} },
-      { reason: 'attestation-malformed', outputs: { 'steps[2]': { ...good, attestation: { v: 1, certificate: 'not base64!', issuedAt: 'yesterday', signature: '' } } } },
+      {
+        reason: 'attestation-malformed',
+        outputs: { 'steps[2]': { ...good, attestation: { v: 1, certificate: 'not base64!', issuedAt: 'yesterday', signature: '' } } },
+      },
     ];
     for (const c of cases) {
       await inState(a, 'releasing');
@@ -203,7 +233,13 @@ describe('attested wipe results', () => {
   it('a result dated before the run, or signed with a revoked certificate, is refused; one signed before the revocation still counts', async () => {
     await inState(b, 'releasing');
     const context = { use: 'disk.wipe', nodeId: b.nodeId, workflowId: b.workflowId, stepKey: 'steps[2]' };
-    const stale = attestResult(b.deps.key, b.deps.certificatePem(), context, { mode: 'quick', disks: [{ name: 'disk0', readBack: true }] }, new Date(Date.now() - 30 * 60_000));
+    const stale = attestResult(
+      b.deps.key,
+      b.deps.certificatePem(),
+      context,
+      { mode: 'quick', disks: [{ name: 'disk0', readBack: true }] },
+      new Date(Date.now() - 30 * 60_000),
+    );
     await refused(b, { 'steps[2]': stale }, { code: 'UNVERIFIED_WIPE', reason: 'attestation-stale' });
 
     // Retiring's order: the wipe, then metal.revokeIdentity (the real step revokes every certificate of the node).
@@ -233,15 +269,30 @@ describe('attested DCGM reports', () => {
     const report = await dcgm(c);
     expect(report).toMatchObject({ source: 'emulated', level: 2, passed: true });
     await inState(c, 'commissioning');
-    const event = await refused(c, { 'steps[2]': report, 'steps[3]': await wipe(c, 'steps[3]') }, { code: 'PERMISSION_DENIED', reason: 'emulated-machine', from: 'commissioning' });
+    const event = await refused(
+      c,
+      { 'steps[2]': report, 'steps[3]': await wipe(c, 'steps[3]') },
+      { code: 'PERMISSION_DENIED', reason: 'emulated-machine', from: 'commissioning' },
+    );
     expect(event.data).toMatchObject({ use: 'diag.dcgm', stepKey: 'steps[2]' });
-    expect((await site.t.cp.db.node.findUniqueOrThrow({ where: { id: c.nodeId } })).lastError).toMatchObject({ message: expect.stringMatching(/allowEmulatedMachines/) });
+    expect((await site.t.cp.db.node.findUniqueOrThrow({ where: { id: c.nodeId } })).lastError).toMatchObject({
+      message: expect.stringMatching(/allowEmulatedMachines/),
+    });
   });
 
   it("a DCGM run the node agent had to answer (a deploy's acceptance on node) is refused when the ramdisk's certificate signed it", async () => {
-    const document = { id: 'attest-accept', version: 1, target: 'metal', steps: [{ use: 'metal.ensureRamdisk' }], acceptance: [{ use: 'diag.dcgm', on: 'node', with: { level: 1 } }] };
+    const document = {
+      id: 'attest-accept',
+      version: 1,
+      target: 'metal',
+      steps: [{ use: 'metal.ensureRamdisk' }],
+      acceptance: [{ use: 'diag.dcgm', on: 'node', with: { level: 1 } }],
+    };
     await site.t.root.call('POST', '/v1/profiles', { tenantId: 'root', document });
-    await site.t.cp.db.node.update({ where: { id: c.nodeId }, data: { provisionState: 'deploying', workflowId: c.workflowId, deployProfile: { id: 'attest-accept', version: 1 }, failedFrom: null, maintenance: false } });
+    await site.t.cp.db.node.update({
+      where: { id: c.nodeId },
+      data: { provisionState: 'deploying', workflowId: c.workflowId, deployProfile: { id: 'attest-accept', version: 1 }, failedFrom: null, maintenance: false },
+    });
     const report = (await dcgmStep(c.deps)(input(c, 'diag.dcgm', 'acceptance[0]', { level: 1 }))) as JsonObject;
     await refused(c, { 'acceptance[0]': report }, { code: 'PERMISSION_DENIED', reason: 'certificate-role', from: 'deploying' });
   });
@@ -251,7 +302,11 @@ describe('attested DCGM reports', () => {
     expect(patched.status, JSON.stringify(patched.body)).toBe(200);
     await inState(c, 'commissioning');
     const unsigned = { level: 2, tests: [{ name: 'memory', passed: true }], passed: true, source: 'dcgmi' };
-    await refused(c, { 'steps[2]': unsigned, 'steps[3]': await wipe(c, 'steps[3]') }, { code: 'PERMISSION_DENIED', reason: 'attestation-missing', from: 'commissioning' });
+    await refused(
+      c,
+      { 'steps[2]': unsigned, 'steps[3]': await wipe(c, 'steps[3]') },
+      { code: 'PERMISSION_DENIED', reason: 'attestation-missing', from: 'commissioning' },
+    );
     await inState(c, 'commissioning');
     expect(await apply(c, { 'steps[2]': await dcgm(c), 'steps[3]': await wipe(c, 'steps[3]') })).toEqual({ applied: true, state: 'ready' });
   });

@@ -33,7 +33,8 @@ const client = () => new ControlPlaneClient(t.cp.url);
 
 beforeAll(async () => {
   t = await startTestControlPlane({ worker: false });
-  siteId = (await t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'lab-forged', idempotencyKey: 'forged-site' })).id;
+  siteId = (await t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'lab-forged', idempotencyKey: 'forged-site' }))
+    .id;
   const minted = await t.root.call<{ token: string }>('POST', `/v1/sites/${siteId}/tokens`, { tenantId: 'root', ttlSeconds: 600 });
   const dir = workDir();
   const csr = newKeyAndCsr(dir, 'site', 'ec');
@@ -57,9 +58,22 @@ afterAll(async () => {
 
 async function machine(): Promise<string> {
   const nodeId = newId('node');
-  const credentialsRef = await t.cp.secrets.put(t.cp.db, { tenantId: 'root', purpose: 'bmc-credentials', value: JSON.stringify({ username: 'admin', password: BMC_PASSWORD }) });
+  const credentialsRef = await t.cp.secrets.put(t.cp.db, {
+    tenantId: 'root',
+    purpose: 'bmc-credentials',
+    value: JSON.stringify({ username: 'admin', password: BMC_PASSWORD }),
+  });
   await t.cp.db.node.create({
-    data: { id: nodeId, tenantId: 'root', siteId, role: 'host', provisionState: 'inspecting', bmcDriver: 'redfish', bmcAddress: 'https://10.0.14.1', bmcCredentialsRef: credentialsRef },
+    data: {
+      id: nodeId,
+      tenantId: 'root',
+      siteId,
+      role: 'host',
+      provisionState: 'inspecting',
+      bmcDriver: 'redfish',
+      bmcAddress: 'https://10.0.14.1',
+      bmcCredentialsRef: credentialsRef,
+    },
   });
   return nodeId;
 }
@@ -82,7 +96,11 @@ const ask = (route: string, nodeId: string, workflowId: string) =>
       (error: IronflowError) => ({ granted: false as const, code: error.code, reason: error.details.reason }),
     );
 
-const refusals = async (nodeId: string) => t.cp.db.event.findMany({ where: { type: { in: ['security.bmc-access.refused', 'security.proxy-targets.refused'] }, subjectId: nodeId }, orderBy: { seq: 'asc' } });
+const refusals = async (nodeId: string) =>
+  t.cp.db.event.findMany({
+    where: { type: { in: ['security.bmc-access.refused', 'security.proxy-targets.refused'] }, subjectId: nodeId },
+    orderBy: { seq: 'asc' },
+  });
 
 describe('a step secret for a forged workflow', () => {
   it('refuses the BMC access and the proxy targets for a workflow the control plane did not start', async () => {
@@ -105,10 +123,17 @@ describe('a step secret for a forged workflow', () => {
 
   it('grants a run the control plane started, and refuses a new run forged under its id once it ended', async () => {
     const nodeId = await machine();
-    const started = await t.root.call<{ workflowId: string }>('POST', '/v1/profiles/forged-test-power/runs', { tenantId: 'root', nodeId, provisionState: 'inspecting' });
+    const started = await t.root.call<{ workflowId: string }>('POST', '/v1/profiles/forged-test-power/runs', {
+      tenantId: 'root',
+      nodeId,
+      provisionState: 'inspecting',
+    });
     const granted = await ask('/v1/agents/bmc-access', nodeId, started.workflowId);
     expect(granted).toMatchObject({ granted: true, answer: { password: BMC_PASSWORD } });
-    expect((await t.cp.db.event.findFirstOrThrow({ where: { type: 'security.bmc-access.granted', subjectId: nodeId } })).data).toMatchObject({ workflowId: started.workflowId, agentNodeId });
+    expect((await t.cp.db.event.findFirstOrThrow({ where: { type: 'security.bmc-access.granted', subjectId: nodeId } })).data).toMatchObject({
+      workflowId: started.workflowId,
+      agentNodeId,
+    });
 
     // The genuine run ends; the attacker reuses its id for a run of its own.
     await attacker.workflow.getHandle(started.workflowId).terminate('forged test');
@@ -121,7 +146,12 @@ describe('a step secret for a forged workflow', () => {
     const workflowId = `node:${nodeId}:inspecting:1`;
     // What the lifecycle does: the row names the state workflow, then it starts.
     await t.cp.db.node.update({ where: { id: nodeId }, data: { workflowId, workflowSeq: 1 } });
-    await t.cp.temporal.workflow.start('provision', { workflowId, taskQueue: t.config.controlQueue, args: [{}, { nodeId }], typedSearchAttributes: [{ key: searchAttributeKeys.NodeId, value: nodeId }] });
+    await t.cp.temporal.workflow.start('provision', {
+      workflowId,
+      taskQueue: t.config.controlQueue,
+      args: [{}, { nodeId }],
+      typedSearchAttributes: [{ key: searchAttributeKeys.NodeId, value: nodeId }],
+    });
     expect(await ask('/v1/agents/bmc-access', nodeId, workflowId)).toMatchObject({ granted: true, answer: { password: BMC_PASSWORD } });
     // Another running workflow of the same machine, not the one the row names, is refused.
     const other = `node:${nodeId}:inspecting:2`;
@@ -136,7 +166,9 @@ describe('a step secret for a forged workflow', () => {
     // The machine's ramdisk: a certificate of the node CA, on record, as a join would issue it.
     const keys = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const ca = await loadOrCreateNodeCa(t.cp.db, t.cp.secrets, t.config.dataDir);
-    const issued = await t.cp.db.$transaction((tx) => recordCertificate(tx, ca, new Uint8Array(keys.publicKey.export({ type: 'spki', format: 'der' })), { nodeId, role: 'ramdisk', siteId }, 600, new Date()));
+    const issued = await t.cp.db.$transaction((tx) =>
+      recordCertificate(tx, ca, new Uint8Array(keys.publicKey.export({ type: 'spki', format: 'der' })), { nodeId, role: 'ramdisk', siteId }, 600, new Date()),
+    );
     const ramdisk = { key: keys.privateKey, certificatePem: () => issued.pem };
     const fetchUserData = async (workflowId: string) => {
       const ref = await t.cp.secrets.put(t.cp.db, { tenantId: 'root', purpose: userDataSecretPurpose(workflowId), value: '#cloud-config\nhostname: forged\n' });
@@ -156,7 +188,12 @@ describe('a step secret for a forged workflow', () => {
 
     const genuine = `node:${nodeId}:deploying:1`;
     await t.cp.db.node.update({ where: { id: nodeId }, data: { provisionState: 'deploying', workflowId: genuine, workflowSeq: 1 } });
-    await t.cp.temporal.workflow.start('provision', { workflowId: genuine, taskQueue: t.config.controlQueue, args: [{}, { nodeId }], typedSearchAttributes: [{ key: searchAttributeKeys.NodeId, value: nodeId }] });
+    await t.cp.temporal.workflow.start('provision', {
+      workflowId: genuine,
+      taskQueue: t.config.controlQueue,
+      args: [{}, { nodeId }],
+      typedSearchAttributes: [{ key: searchAttributeKeys.NodeId, value: nodeId }],
+    });
     expect(await fetchUserData(genuine)).toMatchObject({ granted: true, answer: { document: '#cloud-config\nhostname: forged\n' } });
     for (const id of [forged, genuine]) await t.cp.temporal.workflow.getHandle(id).terminate('test done');
   }, 30_000);

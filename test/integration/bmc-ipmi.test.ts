@@ -18,13 +18,20 @@ beforeAll(async () => {
   // A wrapper that records ipmitool's argv and whether the password came by environment.
   spyDir = mkdtempSync(path.join(os.tmpdir(), 'ironflow-ipmitool-'));
   ipmitoolSpy = path.join(spyDir, 'ipmitool');
-  writeFileSync(ipmitoolSpy, `#!/bin/sh\necho "argv: $*" >> "${spyDir}/log"\n[ -n "$IPMI_PASSWORD" ] && echo "env: IPMI_PASSWORD set" >> "${spyDir}/log"\nexec ipmitool "$@"\n`);
+  writeFileSync(
+    ipmitoolSpy,
+    `#!/bin/sh\necho "argv: $*" >> "${spyDir}/log"\n[ -n "$IPMI_PASSWORD" ] && echo "env: IPMI_PASSWORD set" >> "${spyDir}/log"\nexec ipmitool "$@"\n`,
+  );
   chmodSync(ipmitoolSpy, 0o755);
 });
 afterAll(async () => sim?.close());
 
 function driver(password = sim.password): BmcDriver {
-  return createBmcDriver({ driver: 'ipmi', address: sim.address }, { username: sim.username, password }, { ipmitool: ipmitoolSpy, attemptTimeoutSeconds: 1, retries: 1 });
+  return createBmcDriver(
+    { driver: 'ipmi', address: sim.address },
+    { username: sim.username, password },
+    { ipmitool: ipmitoolSpy, attemptTimeoutSeconds: 1, retries: 1 },
+  );
 }
 
 describe('IPMI driver against ipmi_sim', () => {
@@ -74,7 +81,9 @@ describe('IPMI driver against ipmi_sim', () => {
 
   it('surfaces a wrong password as DRIVER_ERROR with ipmitool’s message, never the password', async () => {
     const wrong = 'wrong-ipmi-pw-42';
-    const error = (await driver(wrong).power.get().catch((e: unknown) => e)) as IronflowError;
+    const error = (await driver(wrong)
+      .power.get()
+      .catch((e: unknown) => e)) as IronflowError;
     expect(error).toBeInstanceOf(IronflowError);
     expect(error.code).toBe('DRIVER_ERROR');
     expect(error.message).toMatch(/Unable to establish IPMI v2 \/ RMCP\+ session/);
@@ -90,7 +99,11 @@ describe('IPMI driver against ipmi_sim', () => {
   });
 
   it('names a missing ipmitool', async () => {
-    const bmc = createBmcDriver({ driver: 'ipmi', address: sim.address }, { username: sim.username, password: sim.password }, { ipmitool: '/nonexistent/ipmitool' });
+    const bmc = createBmcDriver(
+      { driver: 'ipmi', address: sim.address },
+      { username: sim.username, password: sim.password },
+      { ipmitool: '/nonexistent/ipmitool' },
+    );
     const error = (await bmc.power.get().catch((e: unknown) => e)) as IronflowError;
     expect(error.code).toBe('DRIVER_ERROR');
     expect(error.message).toMatch(/ipmitool is not installed/);

@@ -66,7 +66,11 @@ describe('BMC operation ledger', () => {
     await ledger.put({ operationId: 'crash-cycle', kind: 'power.set(cycle)', bmc: driver.bmcId, state: 'started', startedAt });
     await ledger.put({ operationId: 'crash-boot', kind: 'boot.set(pxe,once)', bmc: driver.bmcId, state: 'started', startedAt });
     const before = boots.length;
-    expect(await runBmcCommand(ledger, driver, 'crash-cycle', { kind: 'power.set', action: 'cycle' })).toEqual({ reused: true, result: null, interrupted: true });
+    expect(await runBmcCommand(ledger, driver, 'crash-cycle', { kind: 'power.set', action: 'cycle' })).toEqual({
+      reused: true,
+      result: null,
+      interrupted: true,
+    });
     expect(boots.length).toBe(before);
     const boot = await runBmcCommand(ledger, driver, 'crash-boot', { kind: 'boot.set', setting: { device: 'pxe', persistent: false } });
     expect(boot.reused).toBe(false);
@@ -78,7 +82,9 @@ describe('BMC operation ledger', () => {
     const dir = dataDir();
     const wrongPassword = 'ledger-wrong-pw';
     const bad = createBmcDriver({ driver: 'redfish', address: host.url, systemId: machine.id }, { username: machine.username, password: wrongPassword });
-    const failed = (await runBmcCommand(new FileOperationLedger(dir), bad, 'op-fail', { kind: 'power.set', action: 'on' }).catch((e: unknown) => e)) as IronflowError;
+    const failed = (await runBmcCommand(new FileOperationLedger(dir), bad, 'op-fail', { kind: 'power.set', action: 'on' }).catch(
+      (e: unknown) => e,
+    )) as IronflowError;
     expect(failed.code).toBe('DRIVER_ERROR');
     const record = await new FileOperationLedger(dir).get('op-fail');
     expect(record?.state).toBe('failed');

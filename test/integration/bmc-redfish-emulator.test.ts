@@ -49,11 +49,17 @@ describe('Redfish driver against the emulated BMC', () => {
   );
 
   it('works with a Redfish session, and logs it out on close', async () => {
-    const driver = createBmcDriver({ driver: 'redfish', address: host.url, systemId: machine.id, auth: 'session' }, { username: machine.username, password: machine.password });
+    const driver = createBmcDriver(
+      { driver: 'redfish', address: host.url, systemId: machine.id, auth: 'session' },
+      { username: machine.username, password: machine.password },
+    );
     await driver.power.set('on');
     expect(await driver.power.get()).toBe('on');
     await driver.close();
-    const wrong = createBmcDriver({ driver: 'redfish', address: host.url, systemId: machine.id, auth: 'session' }, { username: machine.username, password: 'nope-nope-1' });
+    const wrong = createBmcDriver(
+      { driver: 'redfish', address: host.url, systemId: machine.id, auth: 'session' },
+      { username: machine.username, password: 'nope-nope-1' },
+    );
     const error = (await wrong.power.get().catch((e: unknown) => e)) as IronflowError;
     expect(error.code).toBe('DRIVER_ERROR');
     expect(error.message).toMatch(/session login.*Incorrect username or password/);

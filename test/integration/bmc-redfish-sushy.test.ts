@@ -13,10 +13,7 @@ import path from 'node:path';
 const system = {
   uuid: '8f0c2b1e-5d3a-4c7e-9b2f-1a2b3c4d5e6f',
   name: 'node-a',
-  macs: [
-    { mac: '52:54:00:aa:bb:01', ip: '192.0.2.11' },
-    { mac: '52:54:00:aa:bb:02' },
-  ],
+  macs: [{ mac: '52:54:00:aa:bb:01', ip: '192.0.2.11' }, { mac: '52:54:00:aa:bb:02' }],
 };
 
 let images: { url: string; close: () => Promise<void> };
@@ -48,7 +45,10 @@ describe('Redfish driver against sushy-tools (HTTP)', () => {
   });
   afterAll(async () => sushy?.close());
 
-  redfishDriverContract(() => envOf(sushy), () => images.url);
+  redfishDriverContract(
+    () => envOf(sushy),
+    () => images.url,
+  );
 
   it('finds the system when no system id is given', async () => {
     const driver = createBmcDriver({ driver: 'redfish', address: sushy.url }, { username: sushy.username, password: sushy.password });
@@ -69,7 +69,10 @@ describe('Redfish driver against sushy-tools (TLS, pinned CA)', () => {
 
   it('talks to the BMC through its pinned CA', async () => {
     expect(sushy.url.startsWith('https://')).toBe(true);
-    const driver = createBmcDriver({ driver: 'redfish', address: sushy.url, systemId: system.uuid, caPem: sushy.caPem }, { username: sushy.username, password: sushy.password });
+    const driver = createBmcDriver(
+      { driver: 'redfish', address: sushy.url, systemId: system.uuid, caPem: sushy.caPem },
+      { username: sushy.username, password: sushy.password },
+    );
     try {
       await driver.management.setBoot({ device: 'pxe', persistent: true });
       expect(await driver.management.getBoot()).toEqual({ device: 'pxe', persistent: true });

@@ -44,10 +44,12 @@ describe('virtual media on sushy-tools (the real peer)', () => {
   });
 
   it("inserts into and ejects from the Manager's virtual CD, as the BMC then reports", async () => {
-    const driver = reliable(createBmcDriver({ driver: 'redfish', address: sushy.url, systemId: system.uuid }, { username: sushy.username, password: sushy.password }));
+    const driver = reliable(
+      createBmcDriver({ driver: 'redfish', address: sushy.url, systemId: system.uuid }, { username: sushy.username, password: sushy.password }),
+    );
     // The manager that manages the system, and the CD its VirtualMedia link leads to (sushy keeps it under the system).
     type Link = { '@odata.id': string };
-    const get = async <T,>(at: string) => (await raw.request('GET', at, auth())).body as T;
+    const get = async <T>(at: string) => (await raw.request('GET', at, auth())).body as T;
     const systemBody = await get<{ Links: { ManagedBy: Link[] } }>(`/redfish/v1/Systems/${system.uuid}`);
     const manager = await get<{ VirtualMedia: Link }>(systemBody.Links.ManagedBy[0]?.['@odata.id'] as string);
     const slots = await get<{ Members: Link[] }>(manager.VirtualMedia['@odata.id']);
@@ -65,7 +67,9 @@ describe('virtual media on sushy-tools (the real peer)', () => {
   });
 
   it("an image the BMC cannot download fails at once with the BMC's words (not retried: a 4xx)", async () => {
-    const driver = reliable(createBmcDriver({ driver: 'redfish', address: sushy.url, systemId: system.uuid }, { username: sushy.username, password: sushy.password }));
+    const driver = reliable(
+      createBmcDriver({ driver: 'redfish', address: sushy.url, systemId: system.uuid }, { username: sushy.username, password: sushy.password }),
+    );
     try {
       const error = (await virtualMediaOf(driver)
         .insert(`${images.url}/images/missing.iso`)
@@ -89,7 +93,9 @@ describe('virtual media on the emulated BMC, and where there is none', () => {
   afterAll(async () => host?.close());
 
   it('logs each insert and eject it carried out in its command log', async () => {
-    const driver = reliable(createBmcDriver({ driver: 'redfish', address: host.url, systemId: machine.id }, { username: machine.username, password: machine.password }));
+    const driver = reliable(
+      createBmcDriver({ driver: 'redfish', address: host.url, systemId: machine.id }, { username: machine.username, password: machine.password }),
+    );
     const emulated = host.get(machine.id);
     try {
       await virtualMediaOf(driver).insert(`${images.url}/images/boot.iso`);
@@ -106,7 +112,9 @@ describe('virtual media on the emulated BMC, and where there is none', () => {
     const emulated = host.get(machine.id);
     if (!emulated) throw new Error('no emulated machine');
     emulated.commands.length = 0;
-    const driver = reliable(createBmcDriver({ driver: 'redfish', address: host.url, systemId: machine.id }, { username: machine.username, password: machine.password }));
+    const driver = reliable(
+      createBmcDriver({ driver: 'redfish', address: host.url, systemId: machine.id }, { username: machine.username, password: machine.password }),
+    );
     try {
       for (const [command, run] of [
         ['media:insert:boot.iso', () => virtualMediaOf(driver).insert(`${images.url}/images/boot.iso`)],
@@ -132,7 +140,9 @@ describe('virtual media on the emulated BMC, and where there is none', () => {
     const ledger = new FileOperationLedger(mkdtempSync(path.join(os.tmpdir(), 'ironflow-vm-ledger-')));
     try {
       expect(driver.virtualMedia).toBeUndefined();
-      const error = (await runBmcCommand(ledger, driver, 'op-media-1', { kind: 'media.insert', url: `${images.url}/images/boot.iso` }).catch((e: unknown) => e)) as IronflowError;
+      const error = (await runBmcCommand(ledger, driver, 'op-media-1', { kind: 'media.insert', url: `${images.url}/images/boot.iso` }).catch(
+        (e: unknown) => e,
+      )) as IronflowError;
       expect(error).toBeInstanceOf(IronflowError);
       expect(error.code).toBe('UNSUPPORTED');
       expect(error.message).toMatch(/ipmi driver has no virtual media.*sanboot/);

@@ -24,14 +24,33 @@ interface Machine {
 async function setUp(site: BootSite, fleet: Fleet, profileId: string): Promise<Machine> {
   const added = await fleet.add();
   const nodeId = await enrollMachine(site, added.machine, added.bmc);
-  const started = await site.t.root.call<{ workflowId: string }>('POST', `/v1/profiles/${profileId}/runs`, { tenantId: 'root', nodeId, provisionState: 'commissioning' });
+  const started = await site.t.root.call<{ workflowId: string }>('POST', `/v1/profiles/${profileId}/runs`, {
+    tenantId: 'root',
+    nodeId,
+    provisionState: 'commissioning',
+  });
   return { nodeId, mac: added.machine.description.macs[0] as string, uuid: added.machine.description.uuid, workflowId: started.workflowId };
 }
 
 async function tokenFor(site: BootSite, m: Machine): Promise<{ bearer: string; entry: BootEntry }> {
   const { db, secrets } = site.t.cp;
-  const { ref } = await discoveryTokenRef(db, secrets, { tenantId: 'root', siteId: site.siteId, poolId: null, nodeId: m.nodeId, workflowId: m.workflowId, mac: m.mac });
-  const entry: BootEntry = { mac: m.mac, productUuid: m.uuid, arch: 'X86_64_EFI', nodeId: m.nodeId, workflowId: m.workflowId, tokenRef: ref, notAfter: new Date(Date.now() + 7_200_000).toISOString() };
+  const { ref } = await discoveryTokenRef(db, secrets, {
+    tenantId: 'root',
+    siteId: site.siteId,
+    poolId: null,
+    nodeId: m.nodeId,
+    workflowId: m.workflowId,
+    mac: m.mac,
+  });
+  const entry: BootEntry = {
+    mac: m.mac,
+    productUuid: m.uuid,
+    arch: 'X86_64_EFI',
+    nodeId: m.nodeId,
+    workflowId: m.workflowId,
+    tokenRef: ref,
+    notAfter: new Date(Date.now() + 7_200_000).toISOString(),
+  };
   return { bearer: await secrets.get(db, ref), entry };
 }
 
@@ -48,9 +67,19 @@ function assertionBy(agent: SiteAgent, site: BootSite, entry: BootEntry, overrid
 async function join(site: BootSite, body: { token: string; assertion: string; macs: string[]; productUuid?: string }) {
   const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const csr = await buildCsr(privateKey, 'ramdisk');
-  const answer = await site.t.anonymous.request('POST', '/v1/join', { token: body.token, csr, discovery: { assertion: body.assertion, macs: body.macs, ...(body.productUuid ? { productUuid: body.productUuid } : {}) } });
+  const answer = await site.t.anonymous.request('POST', '/v1/join', {
+    token: body.token,
+    csr,
+    discovery: { assertion: body.assertion, macs: body.macs, ...(body.productUuid ? { productUuid: body.productUuid } : {}) },
+  });
   const error = (answer.body as { error?: { code: string; details: { reason?: string; joinRequestId?: string } } }).error;
-  return { status: answer.status, body: answer.body as { nodeId?: string; role?: string }, code: error?.code, reason: error?.details.reason, joinRequestId: error?.details.joinRequestId };
+  return {
+    status: answer.status,
+    body: answer.body as { nodeId?: string; role?: string },
+    code: error?.code,
+    reason: error?.details.reason,
+    joinRequestId: error?.details.joinRequestId,
+  };
 }
 
 const waitingProfile = { id: 'attestor-wait', version: 1, target: 'metal', steps: [{ use: 'wait.agentJoined', with: { role: 'node' }, timeout: '10m' }] };
@@ -66,7 +95,7 @@ describe('discovery attestor', () => {
     holder = await site.startAgent();
     await activeAgent(holder);
     standby = await site.startAgent();
-    fleet = await Fleet.start({ dataDir: `${site.t.config.dataDir}/fleet` , bootServerUrl: () => undefined });
+    fleet = await Fleet.start({ dataDir: `${site.t.config.dataDir}/fleet`, bootServerUrl: () => undefined });
     await site.t.root.call('POST', '/v1/profiles', { tenantId: 'root', document: waitingProfile });
   }, 90_000);
 
@@ -86,7 +115,9 @@ describe('discovery attestor', () => {
       expect(answer.status).toBeGreaterThanOrEqual(400);
       return answer.reason;
     };
-    expect(await refused({ token: bearer, assertion: assertionBy(holder, site, entry, { mac: '02:aa:aa:aa:aa:aa' }), macs: [m.mac, '02:aa:aa:aa:aa:aa'] })).toBe('mac-mismatch');
+    expect(
+      await refused({ token: bearer, assertion: assertionBy(holder, site, entry, { mac: '02:aa:aa:aa:aa:aa' }), macs: [m.mac, '02:aa:aa:aa:aa:aa'] }),
+    ).toBe('mac-mismatch');
     expect(await refused({ token: bearer, assertion: good, macs: ['02:bb:bb:bb:bb:bb'], productUuid: m.uuid })).toBe('mac-not-claimed');
     expect(await refused({ token: bearer, assertion: good, macs: [m.mac], productUuid: '00000000-1111-2222-3333-444444444444' })).toBe('product-uuid-mismatch');
     // Tampered: the payload changed (another IP), the signature kept.
@@ -99,13 +130,41 @@ describe('discovery attestor', () => {
     const forged = encodeSignedAssertion(stranger, holder.identity.certificatePem(), decoded.assertion);
     expect(await refused({ token: bearer, assertion: forged, macs: [m.mac], productUuid: m.uuid })).toBe('assertion-signature');
     // A site agent that does not hold the lease, and a stale epoch of the holder.
-    expect(await refused({ token: bearer, assertion: assertionBy(standby, site, entry, { epoch: holder.session.state().epoch }), macs: [m.mac], productUuid: m.uuid })).toBe('agent-not-lease-holder');
-    expect(await refused({ token: bearer, assertion: assertionBy(holder, site, entry, { epoch: holder.session.state().epoch + 1 }), macs: [m.mac], productUuid: m.uuid })).toBe('stale-epoch');
+    expect(
+      await refused({
+        token: bearer,
+        assertion: assertionBy(standby, site, entry, { epoch: holder.session.state().epoch }),
+        macs: [m.mac],
+        productUuid: m.uuid,
+      }),
+    ).toBe('agent-not-lease-holder');
+    expect(
+      await refused({
+        token: bearer,
+        assertion: assertionBy(holder, site, entry, { epoch: holder.session.state().epoch + 1 }),
+        macs: [m.mac],
+        productUuid: m.uuid,
+      }),
+    ).toBe('stale-epoch');
     // Older than 15 minutes.
-    expect(await refused({ token: bearer, assertion: assertionBy(holder, site, entry, { now: new Date(Date.now() - 16 * 60_000) }), macs: [m.mac], productUuid: m.uuid })).toBe('assertion-expired');
+    expect(
+      await refused({
+        token: bearer,
+        assertion: assertionBy(holder, site, entry, { now: new Date(Date.now() - 16 * 60_000) }),
+        macs: [m.mac],
+        productUuid: m.uuid,
+      }),
+    ).toBe('assertion-expired');
     // Past its notAfter (its boot entry lapsed a minute ago), though only 2 minutes old.
     const lapsed = { ...entry, notAfter: new Date(Date.now() - 60_000).toISOString() };
-    expect(await refused({ token: bearer, assertion: assertionBy(holder, site, lapsed, { now: new Date(Date.now() - 2 * 60_000) }), macs: [m.mac], productUuid: m.uuid })).toBe('assertion-expired');
+    expect(
+      await refused({
+        token: bearer,
+        assertion: assertionBy(holder, site, lapsed, { now: new Date(Date.now() - 2 * 60_000) }),
+        macs: [m.mac],
+        productUuid: m.uuid,
+      }),
+    ).toBe('assertion-expired');
     // Nothing was consumed by the refusals.
     expect((await site.t.cp.db.joinToken.findFirst({ where: { nodeId: m.nodeId, role: 'discovery' } }))?.usesLeft).toBe(1);
 
@@ -123,11 +182,21 @@ describe('discovery attestor', () => {
     const m = await setUp(site, fleet, 'attestor-wait');
     const { bearer, entry } = await tokenFor(site, m);
     await site.t.cp.temporal.workflow.getHandle(m.workflowId).terminate('test');
-    expect((await join(site, { token: bearer, assertion: assertionBy(holder, site, entry), macs: [m.mac], productUuid: m.uuid })).reason).toBe('workflow-not-running');
+    expect((await join(site, { token: bearer, assertion: assertionBy(holder, site, entry), macs: [m.mac], productUuid: m.uuid })).reason).toBe(
+      'workflow-not-running',
+    );
   }, 30_000);
 
   it('the assertion never outlives its boot entry and lasts at most 15 minutes', () => {
-    const entry: BootEntry = { mac: '02:00:00:00:00:01', productUuid: null, arch: 'BIOS', nodeId: 'node_x', workflowId: 'w', tokenRef: 'sec_x', notAfter: new Date(Date.now() + 60_000).toISOString() };
+    const entry: BootEntry = {
+      mac: '02:00:00:00:00:01',
+      productUuid: null,
+      arch: 'BIOS',
+      nodeId: 'node_x',
+      workflowId: 'w',
+      tokenRef: 'sec_x',
+      notAfter: new Date(Date.now() + 60_000).toISOString(),
+    };
     const short = decodeSignedAssertion(assertionBy(holder, site, entry)).assertion;
     expect(Date.parse(short.notAfter)).toBe(Date.parse(entry.notAfter));
     const long = decodeSignedAssertion(assertionBy(holder, site, { ...entry, notAfter: new Date(Date.now() + 7_200_000).toISOString() })).assertion;
@@ -163,10 +232,15 @@ describe('discovery approval: always', () => {
     const first = await site.t.anonymous.request('POST', '/v1/join', body);
     const details = (first.body as { error: { details: { reason: string; joinRequestId: string } } }).error.details;
     expect(details.reason).toBe('approval-pending');
-    const list = await site.t.root.call<{ joinRequests: Array<{ id: string; status: string; nodeId: string }> }>('GET', `/v1/join-requests?tenantId=root&siteId=${site.siteId}&status=open`);
+    const list = await site.t.root.call<{ joinRequests: Array<{ id: string; status: string; nodeId: string }> }>(
+      'GET',
+      `/v1/join-requests?tenantId=root&siteId=${site.siteId}&status=open`,
+    );
     expect(list.joinRequests).toEqual([expect.objectContaining({ id: details.joinRequestId, status: 'open', nodeId: m.nodeId })]);
     // Still pending on retry; then approved: the same CSR joins, once.
-    expect(((await site.t.anonymous.request('POST', '/v1/join', body)).body as { error: { details: { reason: string } } }).error.details.reason).toBe('approval-pending');
+    expect(((await site.t.anonymous.request('POST', '/v1/join', body)).body as { error: { details: { reason: string } } }).error.details.reason).toBe(
+      'approval-pending',
+    );
     await site.t.root.call('POST', `/v1/join-requests/${details.joinRequestId}/approve`, { tenantId: 'root' });
     const admitted = await site.t.anonymous.request('POST', '/v1/join', body);
     expect(admitted.status).toBe(201);

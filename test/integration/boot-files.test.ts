@@ -121,7 +121,13 @@ describe('byte ranges', () => {
 
   it('serves the whole file for several ranges, a malformed Range or a stale If-Range', async () => {
     const { headers } = await request('/boot/files/vmlinuz', { method: 'HEAD' });
-    const stale: Record<string, string>[] = [{ range: 'bytes=0-1,5-6' }, { range: 'bytes=abc' }, { range: 'items=0-1' }, { range: 'bytes=9-3' }, { range: 'bytes=0-1', 'if-range': '"stale"' }];
+    const stale: Record<string, string>[] = [
+      { range: 'bytes=0-1,5-6' },
+      { range: 'bytes=abc' },
+      { range: 'items=0-1' },
+      { range: 'bytes=9-3' },
+      { range: 'bytes=0-1', 'if-range': '"stale"' },
+    ];
     for (const extra of stale) {
       const answer = await request('/boot/files/vmlinuz', { method: 'HEAD', headers: extra });
       expect(answer.status, JSON.stringify(extra)).toBe(200);
@@ -212,10 +218,12 @@ describe('download cap', () => {
       for (let i = 0; i < 100 && status !== 206; i++) {
         await new Promise((r) => setTimeout(r, 20));
         status = await new Promise<number>((resolve, reject) =>
-          http.get(`${capped.url}/boot/files/big.img`, { headers: { range: 'bytes=0-9' } }, (res) => {
-            res.resume();
-            resolve(res.statusCode ?? 0);
-          }).on('error', reject),
+          http
+            .get(`${capped.url}/boot/files/big.img`, { headers: { range: 'bytes=0-9' } }, (res) => {
+              res.resume();
+              resolve(res.statusCode ?? 0);
+            })
+            .on('error', reject),
         );
       }
       expect(status).toBe(206);

@@ -41,7 +41,9 @@ describe('the boot server log under a flood of unknown MACs', () => {
     const flood = 300;
     const firstSecond = Math.floor(Date.now() / 1000);
     for (let batch = 0; batch < flood; batch += 25) {
-      const statuses = await Promise.all(Array.from({ length: 25 }, (_, i) => get(`${agent.bootServer?.url}/boot/ipxe?mac=${mac(batch + i)}`, `127.0.4.${batch / 25 + 1}`)));
+      const statuses = await Promise.all(
+        Array.from({ length: 25 }, (_, i) => get(`${agent.bootServer?.url}/boot/ipxe?mac=${mac(batch + i)}`, `127.0.4.${batch / 25 + 1}`)),
+      );
       expect(new Set(statuses)).toEqual(new Set([404]));
     }
     const lastSecond = Math.floor(Date.now() / 1000);

@@ -96,17 +96,27 @@ describe('boot entry store', () => {
     notAfter,
   });
 
-  it('keeps entries by MAC across a restart, drops lapsed ones, and removes a workflow\'s entries', async () => {
+  it("keeps entries by MAC across a restart, drops lapsed ones, and removes a workflow's entries", async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'boot-entries-'));
     const store = new BootEntryStore(dir);
     const soon = new Date(Date.now() + 300).toISOString();
     const later = new Date(Date.now() + 3_600_000).toISOString();
     store.put([entry('02:00:00:00:00:01', later), entry('02:00:00:00:00:02', soon), entry('02:00:00:00:00:03', later, 'node:n:other:1')]);
     const reopened = new BootEntryStore(dir);
-    expect(reopened.list().map((e) => e.mac).sort()).toEqual(['02:00:00:00:00:01', '02:00:00:00:00:02', '02:00:00:00:00:03']);
+    expect(
+      reopened
+        .list()
+        .map((e) => e.mac)
+        .sort(),
+    ).toEqual(['02:00:00:00:00:01', '02:00:00:00:00:02', '02:00:00:00:00:03']);
     await new Promise((r) => setTimeout(r, 400));
     expect(reopened.get('02:00:00:00:00:02')).toBeUndefined();
-    expect(new BootEntryStore(dir).list().map((e) => e.mac).sort()).toEqual(['02:00:00:00:00:01', '02:00:00:00:00:03']);
+    expect(
+      new BootEntryStore(dir)
+        .list()
+        .map((e) => e.mac)
+        .sort(),
+    ).toEqual(['02:00:00:00:00:01', '02:00:00:00:00:03']);
     expect(reopened.removeWorkflow('node:n:deploying:1').map((e) => e.mac)).toEqual(['02:00:00:00:00:01']);
     expect(new BootEntryStore(dir).list().map((e) => e.mac)).toEqual(['02:00:00:00:00:03']);
   });

@@ -39,14 +39,23 @@ interface Answer {
   text: string;
 }
 
-function send(from: string, base: string, method: string, pathAndQuery: string, options: { body?: string; headers?: Record<string, string> } = {}): Promise<Answer> {
+function send(
+  from: string,
+  base: string,
+  method: string,
+  pathAndQuery: string,
+  options: { body?: string; headers?: Record<string, string> } = {},
+): Promise<Answer> {
   const url = new URL(pathAndQuery, base);
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname + url.search, method, localAddress: from, headers: options.headers ?? {} }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
-    });
+    const req = httpRequest(
+      { host: url.hostname, port: url.port, path: url.pathname + url.search, method, localAddress: from, headers: options.headers ?? {} },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+      },
+    );
     req.on('error', reject);
     req.end(options.body);
   });
@@ -55,7 +64,11 @@ function send(from: string, base: string, method: string, pathAndQuery: string, 
 const api = (from: string, method: string, path: string, options: { body?: unknown; bearer?: string; headers?: Record<string, string> } = {}) =>
   send(from, site.t.cp.url, method, path, {
     ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
-    headers: { ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}), ...(options.bearer ? { authorization: `Bearer ${options.bearer}` } : {}), ...options.headers },
+    headers: {
+      ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...(options.bearer ? { authorization: `Bearer ${options.bearer}` } : {}),
+      ...options.headers,
+    },
   });
 
 const errorOf = (answer: Answer) => (JSON.parse(answer.text) as { error?: { code: string; details: { retryAfterSeconds?: number } } }).error;
@@ -84,9 +97,15 @@ async function guess(total: number, batch: number, one: (i: number) => Promise<A
  */
 function expectLimited(result: { statuses: number[]; limited: Answer | undefined }, burst: number, refusedAs: number[], json = true): void {
   const seen = result.statuses.join(',');
-  expect(result.statuses.slice(0, burst).every((s) => refusedAs.includes(s)), seen).toBe(true);
+  expect(
+    result.statuses.slice(0, burst).every((s) => refusedAs.includes(s)),
+    seen,
+  ).toBe(true);
   const past = result.statuses.slice(burst);
-  expect(past.every((s) => s === 429 || refusedAs.includes(s)), seen).toBe(true);
+  expect(
+    past.every((s) => s === 429 || refusedAs.includes(s)),
+    seen,
+  ).toBe(true);
   expect(past.filter((s) => s === 429).length, seen).toBeGreaterThan(past.length / 2);
   expect(Number(result.limited?.headers['retry-after'])).toBeGreaterThan(0);
   if (json && result.limited) {
@@ -117,8 +136,14 @@ describe('guessed join tokens', () => {
     const wrong = (i: number) => api(source(1), 'POST', '/v1/join', { body: { token: `ifj_guess${i}.${'x'.repeat(22)}`, csr } });
     expectLimited(await guess(REFUSAL_LIMITS.burst * 2, 20, wrong), REFUSAL_LIMITS.burst, [401]);
     // The limited source is refused even with a real token: its answer says nothing about it.
-    const token = (await site.t.root.call<{ token: string }>('POST', `/v1/sites/${site.siteId}/tokens`, { tenantId: 'root', ttlSeconds: 600, maxUses: 10 })).token;
-    expect(await rightGuessLimited(() => wrong(0), () => api(source(1), 'POST', '/v1/join', { body: { token, csr } }))).toContain(429);
+    const token = (await site.t.root.call<{ token: string }>('POST', `/v1/sites/${site.siteId}/tokens`, { tenantId: 'root', ttlSeconds: 600, maxUses: 10 }))
+      .token;
+    expect(
+      await rightGuessLimited(
+        () => wrong(0),
+        () => api(source(1), 'POST', '/v1/join', { body: { token, csr } }),
+      ),
+    ).toContain(429);
     expect((await api(source(2), 'POST', '/v1/join', { body: { token, csr: newKeyAndCsr(workDir(), 'good', 'ec') } })).status).toBe(201);
   });
 });
@@ -129,7 +154,12 @@ describe('guessed API credentials', () => {
     const [id] = bearer.split('.');
     const wrong = (i: number) => api(source(3), 'GET', '/v1/events?tenantId=root', { bearer: `${id}.wrong${i}${'x'.repeat(30)}` });
     expectLimited(await guess(REFUSAL_LIMITS.burst * 2, 20, wrong), REFUSAL_LIMITS.burst, [401]);
-    expect(await rightGuessLimited(() => wrong(0), () => api(source(3), 'GET', '/v1/events?tenantId=root', { bearer }))).toContain(429);
+    expect(
+      await rightGuessLimited(
+        () => wrong(0),
+        () => api(source(3), 'GET', '/v1/events?tenantId=root', { bearer }),
+      ),
+    ).toContain(429);
     expect((await api(source(4), 'GET', '/v1/events?tenantId=root', { bearer })).status).toBe(200);
     // Liveness answers the limited source.
     expect((await api(source(3), 'GET', '/healthz')).status).toBe(200);
@@ -167,7 +197,12 @@ describe('guesses at the boot server', () => {
     expectLimited(result, BOOT_REFUSAL_LIMITS.burst, [404], false);
     expect(result.limited?.text).toMatch(/^RATE_LIMITED: too many refused requests/);
     // Limited on every path, the chain script included.
-    expect(await rightGuessLimited(() => boot(source(7), `/boot/ipxe?mac=${mac(0)}`), () => boot(source(7), '/boot/chain.ipxe'))).toContain(429);
+    expect(
+      await rightGuessLimited(
+        () => boot(source(7), `/boot/ipxe?mac=${mac(0)}`),
+        () => boot(source(7), '/boot/chain.ipxe'),
+      ),
+    ).toContain(429);
     expect((await boot(source(8), '/boot/chain.ipxe')).status).toBe(200);
     expect((await boot(source(8), `/boot/ipxe?mac=${mac(9_999)}`)).status).toBe(404);
   });
@@ -185,12 +220,18 @@ describe('refused joins in the event log', () => {
 
   it('stay small whatever the query string carried: 12 KB is refused before routing, a long one within the limit is not recorded', async () => {
     const before = (await refusedJoins()).length;
-    const huge = await send(source(11), site.t.cp.url, 'POST', `/v1/join?pad=${'q'.repeat(12 * 1024)}`, { body: '{"token":1}', headers: { 'content-type': 'application/json' } });
+    const huge = await send(source(11), site.t.cp.url, 'POST', `/v1/join?pad=${'q'.repeat(12 * 1024)}`, {
+      body: '{"token":1}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(huge.status).toBe(400);
     expect(JSON.parse(huge.text)).toMatchObject({ error: { code: 'INVALID_INPUT', details: { path: 'url' } } });
     expect((await refusedJoins()).length).toBe(before);
 
-    const long = await send(source(11), site.t.cp.url, 'POST', `/v1/join?pad=${'q'.repeat(1_900)}`, { body: '{"token":1}', headers: { 'content-type': 'application/json' } });
+    const long = await send(source(11), site.t.cp.url, 'POST', `/v1/join?pad=${'q'.repeat(1_900)}`, {
+      body: '{"token":1}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(long.status).toBe(400);
     const events = (await refusedJoins()).slice(before);
     expect(events).toHaveLength(1);

@@ -64,7 +64,9 @@ describe('where the credential comes from', () => {
 
     const pathInBearer = await runCli(['events', '--limit', '1'], { apiUrl: env.apiUrl, credential: credentialFile });
     expect(pathInBearer.code).toBe(1);
-    expect(pathInBearer.stderr).toContain(`INVALID_INPUT: IRONFLOW_CREDENTIAL holds the credential itself, not a file: it names ${credentialFile}; set IRONFLOW_CREDENTIAL_FILE=${credentialFile} instead`);
+    expect(pathInBearer.stderr).toContain(
+      `INVALID_INPUT: IRONFLOW_CREDENTIAL holds the credential itself, not a file: it names ${credentialFile}; set IRONFLOW_CREDENTIAL_FILE=${credentialFile} instead`,
+    );
   });
 
   it('refuses a file that holds no credential, and both variables at once, without printing what they hold', async () => {

@@ -12,7 +12,11 @@ import { writeConfigDrive } from '../../agent/ramdisk/config-drive-writer';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'config-drive-test-'));
 
-for (const [tool, pkg] of [['sfdisk', 'fdisk'], ['mkfs.vfat', 'dosfstools'], ['mcopy', 'mtools']]) {
+for (const [tool, pkg] of [
+  ['sfdisk', 'fdisk'],
+  ['mkfs.vfat', 'dosfstools'],
+  ['mcopy', 'mtools'],
+]) {
   try {
     execFileSync('sh', ['-c', `command -v ${tool}`]);
   } catch {
@@ -29,7 +33,9 @@ function disk(name: string, sizeMib: number, table?: { label: 'dos' | 'gpt'; par
 
 /** What the OS sees: the partition table, and the drive's files as the reader reads them. */
 function readBack(file: string, partition: number) {
-  const dump = JSON.parse(execFileSync('sfdisk', ['--json', file], { encoding: 'utf8' })) as { partitiontable: { partitions: Array<{ start: number; size: number; type: string }> } };
+  const dump = JSON.parse(execFileSync('sfdisk', ['--json', file], { encoding: 'utf8' })) as {
+    partitiontable: { partitions: Array<{ start: number; size: number; type: string }> };
+  };
   const entry = dump.partitiontable.partitions[partition - 1];
   if (!entry) throw new Error(`no partition ${partition}`);
   const image = `${file}@@${entry.start * 512}`;
@@ -63,11 +69,26 @@ describe('the config drive after an image', () => {
 
   it('refuses what it cannot do, with the reason: GPT images, no partition table, no room, no free slot', async () => {
     const gpt = disk('gpt.img', 16, { label: 'gpt', partitions: 'start=2048, size=8192\n' });
-    await expect(writeConfigDrive(gpt, { kind: 'cloud-init', document: '#cloud-config\n' })).rejects.toMatchObject({ code: 'UNSUPPORTED', details: { reason: 'gpt-config-drive' } });
-    await expect(writeConfigDrive(disk('blank.img', 8), { kind: 'cloud-init', document: '#cloud-config\n' })).rejects.toMatchObject({ code: 'UNSUPPORTED', details: { reason: 'no-partition-table' } });
+    await expect(writeConfigDrive(gpt, { kind: 'cloud-init', document: '#cloud-config\n' })).rejects.toMatchObject({
+      code: 'UNSUPPORTED',
+      details: { reason: 'gpt-config-drive' },
+    });
+    await expect(writeConfigDrive(disk('blank.img', 8), { kind: 'cloud-init', document: '#cloud-config\n' })).rejects.toMatchObject({
+      code: 'UNSUPPORTED',
+      details: { reason: 'no-partition-table' },
+    });
     const full = disk('full.img', 16, { label: 'dos', partitions: 'start=2048, size=28672\n' });
-    await expect(writeConfigDrive(full, { kind: 'cloud-init', document: '#cloud-config\n' })).rejects.toMatchObject({ code: 'DRIVER_ERROR', details: { reason: 'no-room-for-config-drive' } });
-    const four = disk('four.img', 32, { label: 'dos', partitions: ['start=2048, size=2048', 'start=4096, size=2048', 'start=6144, size=2048', 'start=8192, size=2048'].join('\n') + '\n' });
-    await expect(writeConfigDrive(four, { kind: 'cloud-init', document: '#cloud-config\n' })).rejects.toMatchObject({ code: 'UNSUPPORTED', details: { reason: 'no-free-partition-slot' } });
+    await expect(writeConfigDrive(full, { kind: 'cloud-init', document: '#cloud-config\n' })).rejects.toMatchObject({
+      code: 'DRIVER_ERROR',
+      details: { reason: 'no-room-for-config-drive' },
+    });
+    const four = disk('four.img', 32, {
+      label: 'dos',
+      partitions: ['start=2048, size=2048', 'start=4096, size=2048', 'start=6144, size=2048', 'start=8192, size=2048'].join('\n') + '\n',
+    });
+    await expect(writeConfigDrive(four, { kind: 'cloud-init', document: '#cloud-config\n' })).rejects.toMatchObject({
+      code: 'UNSUPPORTED',
+      details: { reason: 'no-free-partition-slot' },
+    });
   });
 });

@@ -20,10 +20,17 @@ let attacker: Client;
 
 beforeAll(async () => {
   t = await startTestControlPlane();
-  siteId = (await t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'lab-mac-forged', idempotencyKey: 'mac-forged-site' })).id;
+  siteId = (
+    await t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'lab-mac-forged', idempotencyKey: 'mac-forged-site' })
+  ).id;
   await t.root.call('POST', '/v1/profiles', {
     tenantId: 'root',
-    document: { id: 'await-confirm-mac', version: 1, target: 'metal', steps: [{ use: 'power.setPower', on: 'site', with: { action: 'on' }, await: 'confirmMac', timeout: '2m' }] },
+    document: {
+      id: 'await-confirm-mac',
+      version: 1,
+      target: 'metal',
+      steps: [{ use: 'power.setPower', on: 'site', with: { action: 'on' }, await: 'confirmMac', timeout: '2m' }],
+    },
   });
   // The attacker's own connection to the frontend, with no Ironflow code in between.
   attackerConnection = await Connection.connect({ address: t.config.temporal.address });
@@ -43,18 +50,28 @@ describe('a forged macConfirmed signal', () => {
   it('binds no MAC: the waiting step goes on only with the MAC the control plane stored', async () => {
     // A machine found by PXE discovery: no MACs yet; its state workflow awaits the operator's confirmation.
     const nodeId = newId('node');
-    await t.cp.db.node.create({ data: { id: nodeId, tenantId: 'root', siteId, role: 'machine', provisionState: 'inspecting', bmcDriver: 'ipmi', bmcAddress: '10.0.45.1' } });
-    const run = await t.root.call<{ workflowId: string }>('POST', '/v1/profiles/await-confirm-mac/runs', { tenantId: 'root', nodeId, provisionState: 'inspecting' });
+    await t.cp.db.node.create({
+      data: { id: nodeId, tenantId: 'root', siteId, role: 'machine', provisionState: 'inspecting', bmcDriver: 'ipmi', bmcAddress: '10.0.45.1' },
+    });
+    const run = await t.root.call<{ workflowId: string }>('POST', '/v1/profiles/await-confirm-mac/runs', {
+      tenantId: 'root',
+      nodeId,
+      provisionState: 'inspecting',
+    });
     await t.cp.db.node.update({ where: { id: nodeId }, data: { workflowId: run.workflowId } });
     const handle = t.cp.temporal.workflow.getHandle(run.workflowId);
     await until('the confirmMac wait', async () => (await status(handle)).waitingFor?.startsWith('confirmMac'), 20_000);
 
     // Forged: the step keeps waiting, nothing is stored, the signal is listed as rejected and recorded.
     await attacker.workflow.getHandle(run.workflowId).signal(MAC_CONFIRMED_SIGNAL, 'aa:bb:cc:dd:ee:01');
-    const rejected = await until('the forged signal to be rejected', async () => {
-      const s = await status(handle);
-      return s.rejectedSignals.length === 1 ? s : undefined;
-    }, 20_000);
+    const rejected = await until(
+      'the forged signal to be rejected',
+      async () => {
+        const s = await status(handle);
+        return s.rejectedSignals.length === 1 ? s : undefined;
+      },
+      20_000,
+    );
     expect(rejected.confirmedMac).toBeNull();
     expect(rejected.waitingFor).toMatch(/^confirmMac/);
     expect(rejected.rejectedSignals[0]?.reason).toMatch(/INVALID_STATE: .*confirms nothing/);
@@ -64,10 +81,14 @@ describe('a forged macConfirmed signal', () => {
 
     // The operator confirms through the API: the step goes on with the stored MAC.
     await t.root.call('POST', `/v1/metal/nodes/${nodeId}/confirm-mac`, { tenantId: 'root', mac: 'B8-CE-F6-45-00-01' });
-    const confirmed = await until('the confirmed MAC to reach the workflow', async () => {
-      const s = await status(handle);
-      return s.confirmedMac ? s : undefined;
-    }, 20_000);
+    const confirmed = await until(
+      'the confirmed MAC to reach the workflow',
+      async () => {
+        const s = await status(handle);
+        return s.confirmedMac ? s : undefined;
+      },
+      20_000,
+    );
     expect(confirmed.confirmedMac).toBe('b8:ce:f6:45:00:01');
 
     // Another forged MAC afterwards: read back, the stored one stays.

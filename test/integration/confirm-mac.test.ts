@@ -16,15 +16,25 @@ type Refusal = { error: { code: string; details?: Record<string, unknown> } };
 async function enroll(macs?: string[]): Promise<MetalNodeView> {
   serial += 1;
   const uuid = `4c4c4544-0000-1000-8000-${String(serial).padStart(12, '0')}`;
-  return t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId, productUuid: uuid, bmc: { driver: 'ipmi', address: `10.0.44.${serial}`, username: 'admin', password: 'confirm-mac-bmc' }, ...(macs ? { macs } : {}) });
+  return t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', {
+    tenantId: 'root',
+    poolId,
+    productUuid: uuid,
+    bmc: { driver: 'ipmi', address: `10.0.44.${serial}`, username: 'admin', password: 'confirm-mac-bmc' },
+    ...(macs ? { macs } : {}),
+  });
 }
-const confirm = (nodeId: string, mac: string, tenantId = 'root') => t.root.request<MetalNodeView & Refusal>('POST', `/v1/metal/nodes/${nodeId}/confirm-mac`, { tenantId, mac });
-const confirmedEvents = async (nodeId: string) => (await t.cp.db.event.findMany({ where: { type: 'node.pxe-mac.confirmed', subjectId: nodeId } })).map((e) => e.data);
+const confirm = (nodeId: string, mac: string, tenantId = 'root') =>
+  t.root.request<MetalNodeView & Refusal>('POST', `/v1/metal/nodes/${nodeId}/confirm-mac`, { tenantId, mac });
+const confirmedEvents = async (nodeId: string) =>
+  (await t.cp.db.event.findMany({ where: { type: 'node.pxe-mac.confirmed', subjectId: nodeId } })).map((e) => e.data);
 
 beforeAll(async () => {
   t = await startTestControlPlane();
   await t.root.call('POST', '/v1/tenants', { id: 'acme', name: 'Acme' });
-  const siteId = (await t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'lab-confirm', idempotencyKey: 'confirm-site' })).id;
+  const siteId = (
+    await t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'lab-confirm', idempotencyKey: 'confirm-site' })
+  ).id;
   poolId = (await t.root.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId, class: 'metal-confirm' })).id;
 });
 
@@ -39,7 +49,10 @@ describe('metal.confirmMac', () => {
     const node = await enroll();
     expect(node).toMatchObject({ macs: [], macSource: null });
 
-    expect(await confirm(node.nodeId, 'B8-CE-F6-44-00-01')).toMatchObject({ status: 409, body: { error: { code: 'CONFLICT', details: { path: 'mac', nodeId: holder.nodeId } } } });
+    expect(await confirm(node.nodeId, 'B8-CE-F6-44-00-01')).toMatchObject({
+      status: 409,
+      body: { error: { code: 'CONFLICT', details: { path: 'mac', nodeId: holder.nodeId } } },
+    });
     expect(await confirm(node.nodeId, 'b8:ce:f6:44:00:02', 'acme')).toMatchObject({ status: 404, body: { error: { code: 'NOT_FOUND' } } });
     expect((await t.root.call<MetalNodeView>('GET', `/v1/metal/nodes/${node.nodeId}?tenantId=root`)).macs).toEqual([]);
 
@@ -70,8 +83,13 @@ describe('metal.confirmMac', () => {
     expect(await refusal('not-a-mac')).toMatchObject({ type: 'INVALID_INPUT' });
     expect(await refusal('b8:ce:f6:44:00:01')).toMatchObject({ type: 'CONFLICT', message: expect.stringContaining('belongs to node') });
     expect(await handle.executeUpdate('confirmMac', { args: ['b8:ce:f6:44:00:20'] })).toBe('b8:ce:f6:44:00:20');
-    expect(await t.root.call<MetalNodeView>('GET', `/v1/metal/nodes/${node.nodeId}?tenantId=root`)).toMatchObject({ macs: ['b8:ce:f6:44:00:20'], macSource: 'operator' });
-    expect(await confirmedEvents(node.nodeId)).toEqual([expect.objectContaining({ mac: 'b8:ce:f6:44:00:20', requestId: expect.stringMatching(/^update:node:/) })]);
+    expect(await t.root.call<MetalNodeView>('GET', `/v1/metal/nodes/${node.nodeId}?tenantId=root`)).toMatchObject({
+      macs: ['b8:ce:f6:44:00:20'],
+      macSource: 'operator',
+    });
+    expect(await confirmedEvents(node.nodeId)).toEqual([
+      expect.objectContaining({ mac: 'b8:ce:f6:44:00:20', requestId: expect.stringMatching(/^update:node:/) }),
+    ]);
     expect(await refusal('b8:ce:f6:44:00:21')).toMatchObject({ type: 'INVALID_STATE' });
   });
 });

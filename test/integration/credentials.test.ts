@@ -65,7 +65,12 @@ describe('authentication', () => {
 
   it('refuses an expired credential, naming the expiry and not the secret', async () => {
     const expiresAt = new Date(Date.now() + 1500);
-    const shortLived = await mint(acmeManager, { tenantId: 'acme', name: 'short-lived', permissions: ['compute:events:read'], expiresAt: expiresAt.toISOString() });
+    const shortLived = await mint(acmeManager, {
+      tenantId: 'acme',
+      name: 'short-lived',
+      permissions: ['compute:events:read'],
+      expiresAt: expiresAt.toISOString(),
+    });
     expect(shortLived.expiresAt).toBe(expiresAt.toISOString());
     const client = t.anonymous.withCredential(shortLived.credential);
     expect((await readAcme(client)).status).toBe(200);
@@ -79,7 +84,12 @@ describe('authentication', () => {
   });
 
   it('refuses to mint a credential that has already expired', async () => {
-    const res = await acmeManager.request<ErrorBody>('POST', '/v1/credentials', { tenantId: 'acme', name: 'past', permissions: ['compute:events:read'], expiresAt: '2020-01-01T00:00:00Z' });
+    const res = await acmeManager.request<ErrorBody>('POST', '/v1/credentials', {
+      tenantId: 'acme',
+      name: 'past',
+      permissions: ['compute:events:read'],
+      expiresAt: '2020-01-01T00:00:00Z',
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('INVALID_INPUT');
     expect(res.body.error.details.path).toBe('expiresAt');
@@ -194,7 +204,10 @@ describe('listing and scoping', () => {
 describe('ironflow credentials', () => {
   it('creates, lists, rotates and revokes through the CLI', async () => {
     const env = { apiUrl: t.cp.url, credential: t.cp.rootCredential.bearer };
-    const created = await runCli(['credentials', 'create', '--tenant', 'beta', '--name', 'cli-made', '--permissions', 'compute:events:read', '--format', 'json'], env);
+    const created = await runCli(
+      ['credentials', 'create', '--tenant', 'beta', '--name', 'cli-made', '--permissions', 'compute:events:read', '--format', 'json'],
+      env,
+    );
     expect(created.code, created.stderr).toBe(0);
     const made = JSON.parse(created.stdout) as CredentialView & { credential: string };
     minted.push(made.credential);

@@ -46,7 +46,11 @@ describe('the data dir', () => {
     const cp: ControlPlane = await startControlPlane(config);
     running.push(cp);
     // Something written after the start, too.
-    const res = await fetch(`${cp.url}/v1/tenants`, { method: 'POST', headers: { authorization: `Bearer ${cp.rootCredential.bearer}`, 'content-type': 'application/json' }, body: JSON.stringify({ id: 'after-start', name: 'After start' }) });
+    const res = await fetch(`${cp.url}/v1/tenants`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${cp.rootCredential.bearer}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ id: 'after-start', name: 'After start' }),
+    });
     expect(res.status).toBe(201);
 
     const found = modes(dataDir);

@@ -29,20 +29,35 @@ function stepFor(disk: { name: string; path: string; sizeBytes: number }) {
     nodeId: 'node_readback',
     key: generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey,
     certificatePem: () => '',
-    hardware: { system: { productUuid: null, vendor: 't', model: 't', serial: 't', arch: 'x86_64', uefi: false, cpus: 1, memoryBytes: 1 }, nics: [], disks: [disk], gpus: [], kexec: async () => undefined },
+    hardware: {
+      system: { productUuid: null, vendor: 't', model: 't', serial: 't', arch: 'x86_64', uefi: false, cpus: 1, memoryBytes: 1 },
+      nics: [],
+      disks: [disk],
+      gpus: [],
+      kexec: async () => undefined,
+    },
     client: new ControlPlaneClient('http://127.0.0.1:9'),
     log: new AgentLog(() => undefined),
     heartbeat: () => undefined,
   });
 }
 
-const input = { workflowId: 'wf', stepKey: 'steps[0]', use: 'deploy.image', target: { nodeId: 'node_readback', siteId: 'site_x' }, with: { source: '', sha256, sizeBytes: image.length } };
+const input = {
+  workflowId: 'wf',
+  stepKey: 'steps[0]',
+  use: 'deploy.image',
+  target: { nodeId: 'node_readback', siteId: 'site_x' },
+  with: { source: '', sha256, sizeBytes: image.length },
+};
 
 describe('deploy.image read-back', () => {
   it('reads back the written range and reports its digest', async () => {
     const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'readback-')), 'disk');
     writeFileSync(file, Buffer.alloc(8 * 1024 * 1024));
-    const out = (await stepFor({ name: 'vda', path: file, sizeBytes: 8 * 1024 * 1024 })({ ...input, with: { ...input.with, source } } as never)) as { readBackSha256: string; bytesWritten: number };
+    const out = (await stepFor({ name: 'vda', path: file, sizeBytes: 8 * 1024 * 1024 })({ ...input, with: { ...input.with, source } } as never)) as {
+      readBackSha256: string;
+      bytesWritten: number;
+    };
     expect(out).toMatchObject({ readBackSha256: sha256, bytesWritten: image.length });
     expect(readFileSync(file).subarray(0, image.length).equals(image)).toBe(true);
   });

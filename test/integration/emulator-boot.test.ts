@@ -50,7 +50,11 @@ beforeAll(async () => {
       version: 1,
       target: 'metal',
       description: 'ramdisk boot, inventory and a quick wipe',
-      steps: [{ use: 'metal.ensureRamdisk', timeout: '3m' }, { use: 'inventory.refresh', on: 'ramdisk' }, { use: 'disk.wipe', on: 'ramdisk', with: { mode: 'quick' } }],
+      steps: [
+        { use: 'metal.ensureRamdisk', timeout: '3m' },
+        { use: 'inventory.refresh', on: 'ramdisk' },
+        { use: 'disk.wipe', on: 'ramdisk', with: { mode: 'quick' } },
+      ],
       cleanup: [{ use: 'boot.cleanUp', on: 'site' }],
     },
   });
@@ -67,10 +71,20 @@ async function runOnRamdisk(nodeId: string, activity: string, withInput: Record<
   const command: AgentCommandInput = {
     taskQueue: `ramdisk.${nodeId}`,
     activity,
-    input: { workflowId: `test:${nodeId}`, stepKey: 'steps[0]', use: activity, with: withInput as never, target: { tenantId: 'root', nodeId, siteId: site.siteId, provisionState: 'deploying', labels: {} } },
+    input: {
+      workflowId: `test:${nodeId}`,
+      stepKey: 'steps[0]',
+      use: activity,
+      with: withInput as never,
+      target: { tenantId: 'root', nodeId, siteId: site.siteId, provisionState: 'deploying', labels: {} },
+    },
     timeoutMs: 60_000,
   };
-  return site.t.cp.temporal.workflow.execute('agentCommand', { taskQueue: site.t.config.controlQueue, workflowId: `test:${nodeId}:${activity}:${randomBytes(3).toString('hex')}`, args: [command] });
+  return site.t.cp.temporal.workflow.execute('agentCommand', {
+    taskQueue: site.t.config.controlQueue,
+    workflowId: `test:${nodeId}:${activity}:${randomBytes(3).toString('hex')}`,
+    args: [command],
+  });
 }
 
 describe('an emulated machine boots into a real ramdisk', () => {
@@ -85,9 +99,18 @@ describe('an emulated machine boots into a real ramdisk', () => {
     const { writeFile } = await import('node:fs/promises');
     await writeFile(machine.diskPath, Buffer.alloc(16 * 1024 * 1024, 0xab));
 
-    const started = await site.t.root.call<{ workflowId: string }>('POST', '/v1/profiles/boot-e2e/runs', { tenantId: 'root', nodeId, provisionState: 'commissioning' });
-    const result = await site.t.cp.temporal.workflow.getHandle(started.workflowId).result() as ProvisionResult;
-    expect(result.history.map((h) => `${h.use}:${h.outcome}`)).toEqual(['metal.ensureRamdisk:succeeded', 'inventory.refresh:succeeded', 'disk.wipe:succeeded', 'boot.cleanUp:succeeded']);
+    const started = await site.t.root.call<{ workflowId: string }>('POST', '/v1/profiles/boot-e2e/runs', {
+      tenantId: 'root',
+      nodeId,
+      provisionState: 'commissioning',
+    });
+    const result = (await site.t.cp.temporal.workflow.getHandle(started.workflowId).result()) as ProvisionResult;
+    expect(result.history.map((h) => `${h.use}:${h.outcome}`)).toEqual([
+      'metal.ensureRamdisk:succeeded',
+      'inventory.refresh:succeeded',
+      'disk.wipe:succeeded',
+      'boot.cleanUp:succeeded',
+    ]);
 
     const ensured = result.outputs['steps[0]'] as { booted: boolean; macs: string[] };
     expect(ensured.booted).toBe(true);
@@ -102,14 +125,20 @@ describe('an emulated machine boots into a real ramdisk', () => {
     expect(lifetime).toBeLessThanOrEqual(2 * 3_600_000 + 60_000);
     expect(await site.t.cp.db.node.count({ where: { siteId: site.siteId, role: 'ramdisk' } })).toBe(0);
 
-    const inventory = result.outputs['steps[1]'] as { sections: { system: { productUuid: string }; nics: Array<{ mac: string }>; disks: Array<{ sizeBytes: number }> } };
+    const inventory = result.outputs['steps[1]'] as {
+      sections: { system: { productUuid: string }; nics: Array<{ mac: string }>; disks: Array<{ sizeBytes: number }> };
+    };
     expect(inventory.sections.system.productUuid).toBe(machine.description.uuid);
     expect(inventory.sections.nics.map((n) => n.mac)).toEqual(machine.description.macs);
     expect(inventory.sections.disks[0]?.sizeBytes).toBe(16 * 1024 * 1024);
 
     // The wipe is attested: the control plane's check passes with the ramdisk's certificate, and every disk read back.
     const runStartedAt = (await site.t.cp.temporal.workflow.getHandle(started.workflowId).describe()).startTime;
-    const verified = await verifyAttestation(site.t.cp.db, result.outputs['steps[2]'], { context: { use: 'disk.wipe', nodeId, workflowId: started.workflowId, stepKey: 'steps[2]' }, role: 'ramdisk', runStartedAt });
+    const verified = await verifyAttestation(site.t.cp.db, result.outputs['steps[2]'], {
+      context: { use: 'disk.wipe', nodeId, workflowId: started.workflowId, stepKey: 'steps[2]' },
+      role: 'ramdisk',
+      runStartedAt,
+    });
     expect(verified.serial).toBe(certificates[0]?.serial);
     expect((verified.result.disks as Array<{ readBack: boolean }>).every((d) => d.readBack)).toBe(true);
     const disk = readFileSync(machine.diskPath);
@@ -130,15 +159,34 @@ describe('an emulated machine boots into a real ramdisk', () => {
 
   it('a second run while the ramdisk is connected does nothing to boot it', async () => {
     const before = machine.bootCount;
-    await site.t.root.call('POST', '/v1/profiles', { tenantId: 'root', document: { id: 'boot-e2e-again', version: 1, target: 'metal', steps: [{ use: 'metal.ensureRamdisk', timeout: '1m' }], cleanup: [{ use: 'boot.cleanUp', on: 'site' }] } });
-    const started = await site.t.root.call<{ workflowId: string }>('POST', '/v1/profiles/boot-e2e-again/runs', { tenantId: 'root', nodeId, provisionState: 'inspecting' });
-    const result = await site.t.cp.temporal.workflow.getHandle(started.workflowId).result() as ProvisionResult;
+    await site.t.root.call('POST', '/v1/profiles', {
+      tenantId: 'root',
+      document: {
+        id: 'boot-e2e-again',
+        version: 1,
+        target: 'metal',
+        steps: [{ use: 'metal.ensureRamdisk', timeout: '1m' }],
+        cleanup: [{ use: 'boot.cleanUp', on: 'site' }],
+      },
+    });
+    const started = await site.t.root.call<{ workflowId: string }>('POST', '/v1/profiles/boot-e2e-again/runs', {
+      tenantId: 'root',
+      nodeId,
+      provisionState: 'inspecting',
+    });
+    const result = (await site.t.cp.temporal.workflow.getHandle(started.workflowId).result()) as ProvisionResult;
     expect(result.outputs['steps[0]']).toMatchObject({ booted: false, alreadyConnected: true });
     expect(machine.bootCount).toBe(before);
   }, 60_000);
 
   it('deploy.image streams a gzip image onto the disk file with the digest checked on the stream', async () => {
-    const answer = (await runOnRamdisk(nodeId, 'deploy.image', { source: imageUrl, sha256: gzDigest, format: 'raw', compression: 'gzip', sizeBytes: gz.length })) as { sha256: string; bytesWritten: number };
+    const answer = (await runOnRamdisk(nodeId, 'deploy.image', {
+      source: imageUrl,
+      sha256: gzDigest,
+      format: 'raw',
+      compression: 'gzip',
+      sizeBytes: gz.length,
+    })) as { sha256: string; bytesWritten: number };
     expect(answer).toMatchObject({ sha256: gzDigest, bytesWritten: image.length });
     const disk = readFileSync(machine.diskPath);
     expect(createHash('sha256').update(disk.subarray(0, image.length)).digest('hex')).toBe(createHash('sha256').update(image).digest('hex'));
@@ -150,7 +198,11 @@ describe('an emulated machine boots into a real ramdisk', () => {
     const cause = (error as WorkflowFailedError).cause?.cause as { type?: string; message: string } | undefined;
     expect(cause?.type).toBe('DRIVER_ERROR');
     expect(cause?.message).toContain('digest');
-    expect(readFileSync(machine.diskPath).subarray(0, 512).every((b) => b === 0)).toBe(true);
+    expect(
+      readFileSync(machine.diskPath)
+        .subarray(0, 512)
+        .every((b) => b === 0),
+    ).toBe(true);
   }, 60_000);
 
   it('an activity that is not a ramdisk kind is refused', async () => {
@@ -162,8 +214,15 @@ describe('an emulated machine boots into a real ramdisk', () => {
     const added = await fleet.add();
     const other = await enrollMachine(site, added.machine, added.bmc);
     await site.t.cp.db.node.update({ where: { id: other }, data: { macs: [], productUuid: null } });
-    const started = await site.t.root.call<{ workflowId: string }>('POST', '/v1/profiles/boot-e2e/runs', { tenantId: 'root', nodeId: other, provisionState: 'commissioning' });
-    const error = await site.t.cp.temporal.workflow.getHandle(started.workflowId).result().catch((e: unknown) => e);
+    const started = await site.t.root.call<{ workflowId: string }>('POST', '/v1/profiles/boot-e2e/runs', {
+      tenantId: 'root',
+      nodeId: other,
+      provisionState: 'commissioning',
+    });
+    const error = await site.t.cp.temporal.workflow
+      .getHandle(started.workflowId)
+      .result()
+      .catch((e: unknown) => e);
     expect(((error as WorkflowFailedError).cause as { type?: string }).type).toBe('INVALID_STATE');
     await until('nothing to boot', () => added.machine.state === 'off');
   }, 60_000);

@@ -33,7 +33,14 @@ function send(from: string, method: string, pathAndQuery: string, body?: string,
   const url = new URL(pathAndQuery, t.cp.url);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: url.hostname, port: url.port, path: url.pathname + url.search, method, localAddress: from, headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers } },
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname + url.search,
+        method,
+        localAddress: from,
+        headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -78,7 +85,9 @@ describe('hostile bodies', () => {
       expect(res.body.error?.code).toBe('INVALID_INPUT');
       expect(res.body.error?.details.path).toBe('body');
     }
-    const profile = await send('127.0.0.11', 'POST', '/v1/profiles', `{"tenantId":"root","document":${deepObject(5_000)}}`, { authorization: `Bearer ${t.cp.rootCredential.bearer}` });
+    const profile = await send('127.0.0.11', 'POST', '/v1/profiles', `{"tenantId":"root","document":${deepObject(5_000)}}`, {
+      authorization: `Bearer ${t.cp.rootCredential.bearer}`,
+    });
     expect(profile.status).toBe(400);
     expect(profile.body.error?.code).toBe('INVALID_INPUT');
     expect(profile.body.error?.details.path).toBe('body');
@@ -146,7 +155,9 @@ describe('hostile bodies', () => {
     let limited: Answer | undefined;
     // Ten at a time: well past the burst even on a slow machine, where the bucket refills as it goes.
     for (let batch = 0; batch < 10; batch++) {
-      const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => send('127.0.0.14', 'POST', '/v1/join', JSON.stringify({ token: `ifj_guess${batch}_${i}`, csr: 'not a csr' }))));
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => send('127.0.0.14', 'POST', '/v1/join', JSON.stringify({ token: `ifj_guess${batch}_${i}`, csr: 'not a csr' }))),
+      );
       for (const res of answers) {
         statuses.push(res.status);
         if (res.status === 429) limited ??= res;

@@ -135,14 +135,21 @@ describe('storing a profile', () => {
   const body = (depth: number, open: string, close: string, version = '') =>
     `{"tenantId":"root",${version}"document":{"id":"deep","version":1,"target":"metal","hostConfig":{"site-tuning":{"deep":${open.repeat(depth)}1${close.repeat(depth)}}},"steps":[{"use":"power.setPower","on":"site","with":{"action":"on"}}]}}`;
   const send = async (method: string, path: string, text: string) => {
-    const response = await fetch(new URL(path, t.cp.url), { method, headers: { authorization: `Bearer ${t.cp.rootCredential.bearer}`, 'content-type': 'application/json' }, body: text });
+    const response = await fetch(new URL(path, t.cp.url), {
+      method,
+      headers: { authorization: `Bearer ${t.cp.rootCredential.bearer}`, 'content-type': 'application/json' },
+      body: text,
+    });
     return { status: response.status, body: (await response.json()) as ErrorBody };
   };
   const create = (depth: number, open: string, close: string) => send('POST', '/v1/profiles', body(depth, open, close));
   const replace = (depth: number, open: string, close: string) => send('PATCH', '/v1/profiles/deep', body(depth, open, close, '"version":1,'));
 
   it('refuses a 5,000-deep document with INVALID_INPUT, and stays up', async () => {
-    for (const [open, close] of [['{"a":', '}'], ['[', ']']] as const) {
+    for (const [open, close] of [
+      ['{"a":', '}'],
+      ['[', ']'],
+    ] as const) {
       for (const res of [await create(5000, open, close), await replace(5000, open, close)]) {
         expect(res.status).toBe(400);
         expect(res.body.error.code).toBe('INVALID_INPUT');
@@ -153,7 +160,10 @@ describe('storing a profile', () => {
   });
 
   it('refuses a document nested past its own bound at the path where the depth ran out', async () => {
-    for (const [open, close] of [['{"a":', '}'], ['[', ']']] as const) {
+    for (const [open, close] of [
+      ['{"a":', '}'],
+      ['[', ']'],
+    ] as const) {
       for (const res of [await create(40, open, close), await replace(40, open, close)]) {
         expect(res.status).toBe(400);
         expect(res.body.error.code).toBe('INVALID_INPUT');
@@ -171,15 +181,36 @@ describe('a release outcome', () => {
   const releasingNode = async () => {
     const nodeId = newId('node');
     const workflowId = stateWorkflowId(nodeId, 'releasing', 1);
-    await t.cp.db.node.create({ data: { id: nodeId, tenantId: 'root', siteId: newId('site'), role: 'host', provisionState: 'releasing', releaseWipe: 'quick', workflowId, workflowSeq: 1, power: 'on' } });
+    await t.cp.db.node.create({
+      data: {
+        id: nodeId,
+        tenantId: 'root',
+        siteId: newId('site'),
+        role: 'host',
+        provisionState: 'releasing',
+        releaseWipe: 'quick',
+        workflowId,
+        workflowSeq: 1,
+        power: 'on',
+      },
+    });
     return { nodeId, workflowId };
   };
 
   it('with no verified wipe (none at all, or an unsigned `attested: true`) fails with UNVERIFIED_WIPE instead of reaching ready', async () => {
-    const cases: Array<StateOutcome['outputs']> = [undefined, {}, { 'steps[0]': { powered: 'off' } }, { 'cleanup[0]': { cleaned: true } }, { 'steps[2]': { mode: 'quick', attested: true } }];
+    const cases: Array<StateOutcome['outputs']> = [
+      undefined,
+      {},
+      { 'steps[0]': { powered: 'off' } },
+      { 'cleanup[0]': { cleaned: true } },
+      { 'steps[2]': { mode: 'quick', attested: true } },
+    ];
     for (const outputs of cases) {
       const node = await releasingNode();
-      expect(await applyStateOutcome(t.cp.db, { ...node, outcome: 'succeeded', ...(outputs ? { outputs } : {}) }), JSON.stringify(outputs)).toEqual({ applied: true, state: 'failed' });
+      expect(await applyStateOutcome(t.cp.db, { ...node, outcome: 'succeeded', ...(outputs ? { outputs } : {}) }), JSON.stringify(outputs)).toEqual({
+        applied: true,
+        state: 'failed',
+      });
       const row = await t.cp.db.node.findUniqueOrThrow({ where: { id: node.nodeId } });
       expect(row).toMatchObject({ failedFrom: 'releasing', lastError: { code: 'UNVERIFIED_WIPE' } });
     }

@@ -49,7 +49,9 @@ const pinnedBytes = randomBytes(300_000);
 async function register(ref: string, body: Buffer, options: { servedAs?: Buffer; iso?: boolean } = {}): Promise<{ id: string; sha256: string; path: string }> {
   const name = `/${ref.replace('@', '-')}${options.iso ? '.iso' : '.raw.gz'}`;
   served.set(name, options.servedAs ?? body);
-  const kind = options.iso ? { kind: 'iso' as const, format: 'iso' as const, compression: 'none' as const } : { kind: 'os' as const, format: 'raw' as const, compression: 'gzip' as const };
+  const kind = options.iso
+    ? { kind: 'iso' as const, format: 'iso' as const, compression: 'none' as const }
+    : { kind: 'os' as const, format: 'raw' as const, compression: 'gzip' as const };
   const input = { tenantId: 'root', ref, ...kind, sha256: sha(body), sizeBytes: body.length, source: `${originUrl}${name}` };
   const signature = sign(null, imageSigningInput(input), signer.privateKey).toString('base64');
   const { image } = await registerImage(site.t.cp.db, { ...input, signerId: 'cache-platform', signature });
@@ -79,8 +81,17 @@ beforeAll(async () => {
   writeFileSync(caFile, caPem);
   agent = await siteAgentFixture(site.t.cp.url, { boot: [`cache_ca_file = ${JSON.stringify(caFile)}`] }).start({ IRONFLOW_JOIN_TOKEN: site.siteToken });
   await activeAgent(agent);
-  await addImageSigner(site.t.cp.db, { tenantId: 'root', id: 'cache-platform', publicKeyPem: signer.publicKey.export({ type: 'spki', format: 'pem' }).toString() });
-  fleet = await Fleet.start({ dataDir: `${site.t.config.dataDir}/fleet`, bootServerUrl: () => agent.bootServer?.url, sleepScale: 0.05, ramdiskTrustedCaPems: [caPem] });
+  await addImageSigner(site.t.cp.db, {
+    tenantId: 'root',
+    id: 'cache-platform',
+    publicKeyPem: signer.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+  });
+  fleet = await Fleet.start({
+    dataDir: `${site.t.config.dataDir}/fleet`,
+    bootServerUrl: () => agent.bootServer?.url,
+    sleepScale: 0.05,
+    ramdiskTrustedCaPems: [caPem],
+  });
 }, 120_000);
 
 afterAll(async () => {
@@ -104,7 +115,9 @@ describe('the site image cache', () => {
     expect(cache().store.has(warmImage.sha256)).toBe(true);
     expect(fetches.get(warmImage.path)).toBe(1);
     const reports = await site.t.cp.db.nodeImageCache.findMany({ where: { nodeId: agent.identity.current.nodeId } });
-    expect(reports.map((r) => ({ sha256: r.sha256, state: r.state, sizeBytes: Number(r.sizeBytes) }))).toEqual([{ sha256: warmImage.sha256, state: 'ready', sizeBytes: warm.length }]);
+    expect(reports.map((r) => ({ sha256: r.sha256, state: r.state, sizeBytes: Number(r.sizeBytes) }))).toEqual([
+      { sha256: warmImage.sha256, state: 'ready', sizeBytes: warm.length },
+    ]);
     expect(Number((await location(warmImage.id))?.sizeBytes)).toBe(warm.length);
     expect(cache().report().status.state).toBe('READY');
   }, 60_000);
@@ -112,13 +125,27 @@ describe('the site image cache', () => {
   it('never makes a copy of bytes that do not match; the failure names the image', async () => {
     const liar = await register('cache-liar@1', randomBytes(1000), { servedAs: randomBytes(1000) });
     await prewarm(['cache-warm@1', 'cache-liar@1']);
-    const event = await until('the failure event', async () => (await site.t.cp.db.event.findFirst({ where: { type: 'site.cache.failed', subjectId: agent.identity.current.nodeId } })) ?? undefined, 40_000);
+    const event = await until(
+      'the failure event',
+      async () => (await site.t.cp.db.event.findFirst({ where: { type: 'site.cache.failed', subjectId: agent.identity.current.nodeId } })) ?? undefined,
+      40_000,
+    );
     expect((event.data as { message: string }).message).toContain(`${originUrl}${liar.path}`);
     expect((event.data as { message: string }).message).toContain(liar.sha256);
     expect(cache().report().status).toMatchObject({ state: 'FAILED' });
     // Operators see it in sites get, on the agent.
-    const shown = async () => (await site.t.root.call<{ agents: Array<{ nodeId: string; siteStatus: { state: string; message: string } | null }> }>('GET', `/v1/sites/${site.siteId}?tenantId=root`)).agents.find((a) => a.nodeId === agent.identity.current.nodeId)?.siteStatus;
-    const failed = await until('sites get to show the failed site section', async () => ((await shown())?.state === 'FAILED' ? await shown() : undefined), 20_000);
+    const shown = async () =>
+      (
+        await site.t.root.call<{ agents: Array<{ nodeId: string; siteStatus: { state: string; message: string } | null }> }>(
+          'GET',
+          `/v1/sites/${site.siteId}?tenantId=root`,
+        )
+      ).agents.find((a) => a.nodeId === agent.identity.current.nodeId)?.siteStatus;
+    const failed = await until(
+      'sites get to show the failed site section',
+      async () => ((await shown())?.state === 'FAILED' ? await shown() : undefined),
+      20_000,
+    );
     expect(failed?.message).toContain(liar.sha256);
     expect(cache().store.has(liar.sha256)).toBe(false);
     expect((await location(liar.id))?.state).toBe('failed');
@@ -143,7 +170,11 @@ describe('the site image cache', () => {
     });
     const added = await fleet.add({ diskBytes: 8 * 1024 * 1024 });
     const nodeId = await enrollMachine(site, added.machine, added.bmc);
-    const started = await site.t.root.call<{ workflowId: string }>('POST', '/v1/profiles/cache-boot/runs', { tenantId: 'root', nodeId, provisionState: 'commissioning' });
+    const started = await site.t.root.call<{ workflowId: string }>('POST', '/v1/profiles/cache-boot/runs', {
+      tenantId: 'root',
+      nodeId,
+      provisionState: 'commissioning',
+    });
     const result = (await site.t.cp.temporal.workflow.getHandle(started.workflowId).result()) as ProvisionResult;
     expect(result.history.map((h) => `${h.use}:${h.outcome}`)).toEqual(['metal.ensureRamdisk:succeeded']);
 
@@ -151,10 +182,20 @@ describe('the site image cache', () => {
       const command: AgentCommandInput = {
         taskQueue: `ramdisk.${nodeId}`,
         activity: 'deploy.image',
-        input: { workflowId: `test:${nodeId}`, stepKey: 'steps[0]', use: 'deploy.image', with: { source, sha256, compression: 'gzip' }, target: { tenantId: 'root', nodeId, siteId: site.siteId, provisionState: 'deploying', labels: {} } },
+        input: {
+          workflowId: `test:${nodeId}`,
+          stepKey: 'steps[0]',
+          use: 'deploy.image',
+          with: { source, sha256, compression: 'gzip' },
+          target: { tenantId: 'root', nodeId, siteId: site.siteId, provisionState: 'deploying', labels: {} },
+        },
         timeoutMs: 60_000,
       };
-      return (await site.t.cp.temporal.workflow.execute('agentCommand', { taskQueue: site.t.config.controlQueue, workflowId: `test:${nodeId}:deploy:${randomBytes(3).toString('hex')}`, args: [command] })) as { sha256: string; fetchedFrom: string };
+      return (await site.t.cp.temporal.workflow.execute('agentCommand', {
+        taskQueue: site.t.config.controlQueue,
+        workflowId: `test:${nodeId}:deploy:${randomBytes(3).toString('hex')}`,
+        args: [command],
+      })) as { sha256: string; fetchedFrom: string };
     };
 
     const before = fetches.get(warmImage.path);
@@ -180,7 +221,11 @@ describe('the site image cache', () => {
         workflowId,
         stepKey: 'steps[0]',
         use: 'boot.prepareRamdisk',
-        with: { entries: [{ mac, productUuid: null, arch: 'BIOS', nodeId, workflowId, sanbootSha256: iso.sha256, notAfter: new Date(Date.now() + 3_600_000).toISOString() }] },
+        with: {
+          entries: [
+            { mac, productUuid: null, arch: 'BIOS', nodeId, workflowId, sanbootSha256: iso.sha256, notAfter: new Date(Date.now() + 3_600_000).toISOString() },
+          ],
+        },
         target: { tenantId: 'root', nodeId, siteId: site.siteId, provisionState: 'commissioning', labels: {} },
       },
       timeoutMs: 30_000,
@@ -188,11 +233,13 @@ describe('the site image cache', () => {
     await site.t.cp.temporal.workflow.execute('agentCommand', { taskQueue: site.t.config.controlQueue, workflowId: `${workflowId}:prepare`, args: [prepare] });
     const get = (url: string, headers: Record<string, string> = {}) =>
       new Promise<{ status: number; body: Buffer }>((resolve, reject) => {
-        http.get(url, { headers }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
-        }).on('error', reject);
+        http
+          .get(url, { headers }, (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+          })
+          .on('error', reject);
       });
     const base = agent.bootServer?.url as string;
 
@@ -202,12 +249,27 @@ describe('the site image cache', () => {
     expect(waiting.body.toString()).toBe(`#!ipxe\necho this machine's ISO is not in the site cache yet\nsleep 30\nchain ${base}/boot/ipxe?mac=${mac}\n`);
 
     // The site section fails naming the entry while its ISO is not named.
-    const sanbootEntry = { mac, productUuid: null, arch: 'BIOS' as const, nodeId, workflowId, sanbootSha256: iso.sha256, notAfter: new Date(Date.now() + 60_000).toISOString() };
-    expect(cache().report([sanbootEntry]).status).toEqual({ state: 'FAILED', message: `boot entry ${mac} (workflow ${workflowId}) sanboots ${iso.sha256}, which the site does not name as an iso cache image` });
+    const sanbootEntry = {
+      mac,
+      productUuid: null,
+      arch: 'BIOS' as const,
+      nodeId,
+      workflowId,
+      sanbootSha256: iso.sha256,
+      notAfter: new Date(Date.now() + 60_000).toISOString(),
+    };
+    expect(cache().report([sanbootEntry]).status).toEqual({
+      state: 'FAILED',
+      message: `boot entry ${mac} (workflow ${workflowId}) sanboots ${iso.sha256}, which the site does not name as an iso cache image`,
+    });
 
     // media.insert pins the ISO at the site: it is named (format iso), pulled and verified.
     await pinImageAtSite(site.t.cp.db, { imageId: iso.id, siteId: site.siteId, sizeBytes: isoBytes.length });
-    await until('the ISO to be cached', () => cache().store.has(iso.sha256) && agent.session.state().cacheImages.some((i) => i.sha256 === iso.sha256 && i.format === 'iso'), 20_000);
+    await until(
+      'the ISO to be cached',
+      () => cache().store.has(iso.sha256) && agent.session.state().cacheImages.some((i) => i.sha256 === iso.sha256 && i.format === 'iso'),
+      20_000,
+    );
     expect(cache().report([sanbootEntry]).status.state).not.toBe('FAILED');
     const script = (await get(`${base}/boot/ipxe?mac=${mac}`)).body.toString();
     const match = new RegExp(`^#!ipxe\\nsanboot --no-describe (${base}/cache/t/([0-9a-f]{32})/${iso.sha256})\\n$`).exec(script);
@@ -218,21 +280,38 @@ describe('the site image cache', () => {
     expect(head.status).toBe(206);
     expect(head.body.equals(isoBytes.subarray(0, 2048))).toBe(true);
     // That grant serves that ISO only.
-    expect((await get(`${base}/cache/t/${grant}/${cache().store.list().find((c) => c.sha256 !== iso.sha256)?.sha256}`)).status).toBe(404);
+    expect(
+      (
+        await get(
+          `${base}/cache/t/${grant}/${
+            cache()
+              .store.list()
+              .find((c) => c.sha256 !== iso.sha256)?.sha256
+          }`,
+        )
+      ).status,
+    ).toBe(404);
   }, 60_000);
 
   async function runProfile(id: string, nodeId: string, steps: unknown[]): Promise<ProvisionResult> {
     await site.t.root.call('POST', '/v1/profiles', { tenantId: 'root', document: { id, version: 1, target: 'metal', steps, cleanup: [] } });
-    const started = await site.t.root.call<{ workflowId: string }>('POST', `/v1/profiles/${id}/runs`, { tenantId: 'root', nodeId, provisionState: 'commissioning' });
+    const started = await site.t.root.call<{ workflowId: string }>('POST', `/v1/profiles/${id}/runs`, {
+      tenantId: 'root',
+      nodeId,
+      provisionState: 'commissioning',
+    });
     return (await site.t.cp.temporal.workflow.getHandle(started.workflowId).result()) as ProvisionResult;
   }
-  const fetchBytes = (url: string) => new Promise<Buffer>((resolve, reject) => {
-    http.get(url, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve(Buffer.concat(chunks)));
-    }).on('error', reject);
-  });
+  const fetchBytes = (url: string) =>
+    new Promise<Buffer>((resolve, reject) => {
+      http
+        .get(url, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve(Buffer.concat(chunks)));
+        })
+        .on('error', reject);
+    });
 
   it('media.insert of a cached catalog ISO inserts the site cache copy as Redfish virtual media; media.eject ejects it', async () => {
     const isoBytes = served.get('/cache-iso-1.iso') as Buffer;
@@ -257,8 +336,26 @@ describe('the site image cache', () => {
       const iso = await register('cache-iso-ipmi@1', isoBytes, { iso: true });
       const mac = '02:00:00:00:0c:02';
       const nodeId = newId('node');
-      const bmcCredentialsRef = await site.t.cp.secrets.put(site.t.cp.db, { tenantId: 'root', purpose: 'bmc-credentials', value: JSON.stringify({ username: sim.username, password: sim.password }) });
-      await site.t.cp.db.node.create({ data: { id: nodeId, tenantId: 'root', siteId: site.siteId, role: 'host', bmcDriver: 'ipmi', bmcAddress: sim.address, bmcCredentialsRef, macs: [mac], arch: 'x86_64', uefi: false, power: 'off' } });
+      const bmcCredentialsRef = await site.t.cp.secrets.put(site.t.cp.db, {
+        tenantId: 'root',
+        purpose: 'bmc-credentials',
+        value: JSON.stringify({ username: sim.username, password: sim.password }),
+      });
+      await site.t.cp.db.node.create({
+        data: {
+          id: nodeId,
+          tenantId: 'root',
+          siteId: site.siteId,
+          role: 'host',
+          bmcDriver: 'ipmi',
+          bmcAddress: sim.address,
+          bmcCredentialsRef,
+          macs: [mac],
+          arch: 'x86_64',
+          uefi: false,
+          power: 'off',
+        },
+      });
       const before = fetches.get(iso.path) ?? 0;
 
       const inserted = await runProfile('media-ipmi', nodeId, [{ use: 'media.insert', with: { image: 'cache-iso-ipmi@1' }, timeout: '2m' }]);
@@ -272,7 +369,14 @@ describe('the site image cache', () => {
 
       const ejected = await runProfile('media-ipmi-eject', nodeId, [{ use: 'media.eject', on: 'site' }]);
       expect(ejected.outputs['steps[0]']).toMatchObject({ ejected: false, sanbootEntriesRemoved: [mac] });
-      const after = await new Promise<number>((resolve, reject) => http.get(`${agent.bootServer?.url}/boot/ipxe?mac=${mac}`, (res) => { res.resume(); resolve(res.statusCode ?? 0); }).on('error', reject));
+      const after = await new Promise<number>((resolve, reject) =>
+        http
+          .get(`${agent.bootServer?.url}/boot/ipxe?mac=${mac}`, (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          })
+          .on('error', reject),
+      );
       expect(after).toBe(404);
     } finally {
       await sim?.close();

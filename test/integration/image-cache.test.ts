@@ -101,7 +101,12 @@ describe('puller and store', () => {
     const { writeFileSync } = await import('node:fs');
     writeFileSync(path.join(dir, `.partial-${sha(liar)}-0000`), liar);
     const second = new ImageCacheStore(dir);
-    expect(second.list().map((c) => c.sha256).sort()).toEqual([sha(good), sha(other)].sort());
+    expect(
+      second
+        .list()
+        .map((c) => c.sha256)
+        .sort(),
+    ).toEqual([sha(good), sha(other)].sort());
     expect(second.get(sha(good))?.lastUsedAt).toBeGreaterThan(second.get(sha(other))?.lastUsedAt ?? Infinity);
     expect(existsSync(path.join(dir, `.partial-${sha(liar)}-0000`))).toBe(false);
   });
@@ -146,19 +151,32 @@ describe('GET /cache/t/<grant>/<sha256>', () => {
 
   beforeAll(async () => {
     cache = new SiteImageCache({ dir: tempDir(), log });
-    cache.want([{ url: `${originUrl}/good.raw`, sha256: sha(good), format: 'raw' }, { url: `${originUrl}/other.raw`, sha256: sha(other), format: 'raw' }], []);
+    cache.want(
+      [
+        { url: `${originUrl}/good.raw`, sha256: sha(good), format: 'raw' },
+        { url: `${originUrl}/other.raw`, sha256: sha(other), format: 'raw' },
+      ],
+      [],
+    );
     await cache.puller.idle();
-    server = await startBootHttpServer({ address: '127.0.0.1', port: 0, routes: [cacheRoute({ store: cache.store, grants: cache.grants, holdsLease: () => holdsLease, log })], log });
+    server = await startBootHttpServer({
+      address: '127.0.0.1',
+      port: 0,
+      routes: [cacheRoute({ store: cache.store, grants: cache.grants, holdsLease: () => holdsLease, log })],
+      log,
+    });
   });
   afterAll(async () => server?.close());
 
   const get = (p: string, headers: Record<string, string> = {}) =>
     new Promise<{ status: number; body: Buffer; headers: http.IncomingHttpHeaders }>((resolve, reject) => {
-      http.get(`${server.url}${p}`, { headers }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks), headers: res.headers }));
-      }).on('error', reject);
+      http
+        .get(`${server.url}${p}`, { headers }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks), headers: res.headers }));
+        })
+        .on('error', reject);
     });
 
   it('serves any cached digest under a live boot grant, whole or a byte range', async () => {
@@ -238,18 +256,34 @@ describe('GET /cache/t/<grant>/<sha256>', () => {
     const store = new ImageCacheStore(tempDir());
     await store.ingest(sha(big), Readable.from([big]));
     const grants = new CacheGrants();
-    const capped = await startBootHttpServer({ address: '127.0.0.1', port: 0, routes: [cacheRoute({ store, grants, holdsLease: () => true, log, maxTransfers: 1 })], log });
+    const capped = await startBootHttpServer({
+      address: '127.0.0.1',
+      port: 0,
+      routes: [cacheRoute({ store, grants, holdsLease: () => true, log, maxTransfers: 1 })],
+      log,
+    });
     try {
       const url = `${capped.url}/cache/t/${grants.firmwareGrant(sha(big))}/${sha(big)}`;
       // One transfer held open: the client reads nothing, so the server cannot finish.
       const held = await new Promise<http.IncomingMessage>((resolve) => http.get(url, resolve));
       held.pause();
-      const second = await new Promise<number>((resolve) => http.get(url, (res) => { res.resume(); resolve(res.statusCode ?? 0); }));
+      const second = await new Promise<number>((resolve) =>
+        http.get(url, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        }),
+      );
       expect(second).toBe(503);
       held.resume();
       await new Promise((r) => held.on('end', r));
       // The server counts the transfer done just after the client saw its end.
-      const statusOf = () => new Promise<number>((resolve) => http.get(url, { headers: { range: 'bytes=0-0' } }, (res) => { res.resume(); res.on('end', () => resolve(res.statusCode ?? 0)); }));
+      const statusOf = () =>
+        new Promise<number>((resolve) =>
+          http.get(url, { headers: { range: 'bytes=0-0' } }, (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          }),
+        );
       await until('a transfer to be served again', async () => (await statusOf()) === 206, 5_000);
     } finally {
       await capped.close();

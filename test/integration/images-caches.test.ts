@@ -34,7 +34,13 @@ async function agent(siteId: string, deleted = false): Promise<string> {
   await db.node.create({ data: { id, tenantId: 'root', siteId, role: 'site', deletedAt: deleted ? new Date() : null } });
   return id;
 }
-function input(tenantId: string, ref: string, sha256: string, signed: boolean, source = `https://images.example.com/${tenantId}/${ref}.raw.zst`): ImageRegisterInput {
+function input(
+  tenantId: string,
+  ref: string,
+  sha256: string,
+  signed: boolean,
+  source = `https://images.example.com/${tenantId}/${ref}.raw.zst`,
+): ImageRegisterInput {
   const base = { tenantId, ref, kind: 'os' as const, format: 'raw' as const, compression: 'zstd' as const, sha256, sizeBytes: 1000, source };
   if (!signed) return base;
   return { ...base, signerId: 'platform', signature: sign(null, imageSigningInput(base), key.privateKey).toString('base64') };
@@ -158,7 +164,7 @@ describe('image locations', () => {
       images.push(image);
     }
     await syncSiteImageLocations(db, s);
-    const [i0, i1, i2, i3] = images as [typeof images[0], typeof images[0], typeof images[0], typeof images[0]];
+    const [i0, i1, i2, i3] = images as [(typeof images)[0], (typeof images)[0], (typeof images)[0], (typeof images)[0]];
     const t0 = Date.now();
     // Used in the order 2, 0, 3, 1 (oldest first); 0 is pinned by a streaming deploy.
     await touchImageLocation(db, { imageId: i2.id, siteId: s, pinForMs: 0 }, new Date(t0 - 4000));

@@ -29,7 +29,18 @@ const cli = (...args: string[]) => runCli(args, env as { apiUrl: string });
 
 describe('ironflow images and image-signers', () => {
   it('signs, registers, lists, promotes, and stops a revoked signer', async () => {
-    const added = await cli('image-signers', 'add', '--tenant', 'root', '--id', 'platform-2026', '--public-key', path.join(dir, 'signer.pub.pem'), '--format', 'json');
+    const added = await cli(
+      'image-signers',
+      'add',
+      '--tenant',
+      'root',
+      '--id',
+      'platform-2026',
+      '--public-key',
+      path.join(dir, 'signer.pub.pem'),
+      '--format',
+      'json',
+    );
     expect(added.code, added.stderr).toBe(0);
     expect(JSON.parse(added.stdout)).toMatchObject({ tenantId: 'root', id: 'platform-2026', algorithm: 'ed25519', revokedAt: null });
 
@@ -40,13 +51,52 @@ describe('ironflow images and image-signers', () => {
     const signature = signedOut.stdout.trim();
     expect(signature).toMatch(/^[A-Za-z0-9+/]{86}==$/); // 64 bytes of Ed25519
 
-    const lone = await cli('images', 'register', '--tenant', 'root', '--ref', ref, '--source', 'https://images.example.com/u.raw.zst', '--disk-format', 'raw', '--compression', 'zstd', '--sha256', sha256, '--size', '3221225472', '--signature', signature);
+    const lone = await cli(
+      'images',
+      'register',
+      '--tenant',
+      'root',
+      '--ref',
+      ref,
+      '--source',
+      'https://images.example.com/u.raw.zst',
+      '--disk-format',
+      'raw',
+      '--compression',
+      'zstd',
+      '--sha256',
+      sha256,
+      '--size',
+      '3221225472',
+      '--signature',
+      signature,
+    );
     expect(lone.code).toBe(1);
     expect(lone.stderr).toMatch(/signerId and signature go together/);
 
     const registered = await cli(
-      'images', 'register', '--tenant', 'root', '--ref', ref, '--source', 'https://images.example.com/ubuntu-24.04-server-2026.09.raw.zst',
-      '--disk-format', 'raw', '--compression', 'zstd', '--sha256', sha256, '--size', '3221225472', '--signer', 'platform-2026', '--signature', signature, '--format', 'json',
+      'images',
+      'register',
+      '--tenant',
+      'root',
+      '--ref',
+      ref,
+      '--source',
+      'https://images.example.com/ubuntu-24.04-server-2026.09.raw.zst',
+      '--disk-format',
+      'raw',
+      '--compression',
+      'zstd',
+      '--sha256',
+      sha256,
+      '--size',
+      '3221225472',
+      '--signer',
+      'platform-2026',
+      '--signature',
+      signature,
+      '--format',
+      'json',
     );
     expect(registered.code, registered.stderr).toBe(0);
     const image = JSON.parse(registered.stdout) as ImageView;
@@ -76,7 +126,20 @@ describe('ironflow images and image-signers', () => {
     const rsa = await cli('image-signers', 'add', '--tenant', 'root', '--id', 'rsa', '--public-key', path.join(dir, 'rsa.pub.pem'));
     expect(rsa.code).toBe(1);
     expect(rsa.stderr).toMatch(/INVALID_INPUT: image signers use Ed25519 or ECDSA P-256/);
-    const signRsa = await cli('images', 'sign', '--key', path.join(dir, 'rsa.pem'), '--ref', 'x@1', '--disk-format', 'raw', '--compression', 'none', '--sha256', sha256);
+    const signRsa = await cli(
+      'images',
+      'sign',
+      '--key',
+      path.join(dir, 'rsa.pem'),
+      '--ref',
+      'x@1',
+      '--disk-format',
+      'raw',
+      '--compression',
+      'none',
+      '--sha256',
+      sha256,
+    );
     expect(signRsa.code).toBe(1);
     const missing = await cli('image-signers', 'revoke', 'nobody', '--tenant', 'root');
     expect(missing.code).toBe(1);

@@ -28,7 +28,17 @@ async function credential(tenantId: string, permissions: string[]): Promise<ApiC
 }
 
 function imageInput(tenantId: string, ref: string, overrides: Record<string, unknown> = {}) {
-  return { tenantId, ref, kind: 'os', format: 'raw', compression: 'zstd', sha256: digest(), sizeBytes: 3_221_225_472, source: `https://images.example.com/${ref}.raw.zst`, ...overrides };
+  return {
+    tenantId,
+    ref,
+    kind: 'os',
+    format: 'raw',
+    compression: 'zstd',
+    sha256: digest(),
+    sizeBytes: 3_221_225_472,
+    source: `https://images.example.com/${ref}.raw.zst`,
+    ...overrides,
+  };
 }
 
 function signed(input: ReturnType<typeof imageInput>, signerId: string, key: KeyObject, encoding: 'der' | 'ieee-p1363' = 'der') {
@@ -100,7 +110,11 @@ describe('images.register', () => {
       expect(res.status, JSON.stringify(override)).toBe(400);
       expect(res.body.error.details.path).toContain(field);
     }
-    const oci = await acme.request<ImageView>('POST', '/v1/images', imageInput('acme', 'acme-oci@1', { source: 'oci://registry.example.com/os/acme@sha256:' + 'c'.repeat(64) }));
+    const oci = await acme.request<ImageView>(
+      'POST',
+      '/v1/images',
+      imageInput('acme', 'acme-oci@1', { source: 'oci://registry.example.com/os/acme@sha256:' + 'c'.repeat(64) }),
+    );
     expect(oci.status).toBe(201);
   });
 
@@ -116,7 +130,9 @@ describe('images.register', () => {
 describe('visibility', () => {
   it('the database refuses to make an unsigned image public, whatever the code does', async () => {
     const image = await acme.call<ImageView>('POST', '/v1/images', imageInput('acme', 'acme-check-constraint@1'));
-    await expect(t.cp.db.$executeRaw`UPDATE "Image" SET "visibility" = 'public' WHERE "id" = ${image.id}`).rejects.toThrow(/CHECK|constraint|Image_unsigned_private/i);
+    await expect(t.cp.db.$executeRaw`UPDATE "Image" SET "visibility" = 'public' WHERE "id" = ${image.id}`).rejects.toThrow(
+      /CHECK|constraint|Image_unsigned_private/i,
+    );
     const row = await t.cp.db.image.findUniqueOrThrow({ where: { id: image.id } });
     expect(row.visibility).toBe('private');
   });
@@ -199,7 +215,11 @@ describe('verifyImageForUse', () => {
       ['signature dropped', (id) => t.cp.db.$executeRaw`UPDATE "Image" SET "signature" = NULL, "signerId" = NULL WHERE "id" = ${id}`],
     ];
     for (const [name, tamper] of columns) {
-      const image = await acme.call<ImageView>('POST', '/v1/images', signed(imageInput('acme', `tamper-${name.replace(/\W/g, '').toLowerCase()}@1`), 'acme-ci', acmeKey.privateKey));
+      const image = await acme.call<ImageView>(
+        'POST',
+        '/v1/images',
+        signed(imageInput('acme', `tamper-${name.replace(/\W/g, '').toLowerCase()}@1`), 'acme-ci', acmeKey.privateKey),
+      );
       await verifyImageForUse(t.cp.db, image.id);
       expect(await tamper(image.id), name).toBe(1);
       await expectRefusal(verifyImageForUse(t.cp.db, image.id, { allowUnsigned: true }), 'signature');
@@ -223,7 +243,9 @@ describe('verifyImageForUse', () => {
     // A revoked signer can sign nothing new, and its id is never reused for another key.
     const fresh = await acme.request<ErrorBody>('POST', '/v1/images', signed(imageInput('acme', 'revoked@2'), 'acme-old', key.privateKey));
     expect(fresh.body.error.code).toBe('INVALID_INPUT');
-    await expect(addImageSigner(t.cp.db, { tenantId: 'acme', id: 'acme-old', publicKeyPem: pem(generateKeyPairSync('ed25519').publicKey) })).rejects.toMatchObject({ code: 'CONFLICT' });
+    await expect(
+      addImageSigner(t.cp.db, { tenantId: 'acme', id: 'acme-old', publicKeyPem: pem(generateKeyPairSync('ed25519').publicKey) }),
+    ).rejects.toMatchObject({ code: 'CONFLICT' });
   });
 
   it('publishes security events for signer changes and records registrations', async () => {

@@ -24,7 +24,10 @@ afterAll(async () => t?.close());
 /** Log lines are written asynchronously: read once the line for `requestId` is there. */
 async function logLinesFor(requestId: string): Promise<Array<Record<string, unknown>>> {
   for (let i = 0; i < 50; i++) {
-    const lines = readFileSync(logFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = readFileSync(logFile, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const mine = lines.filter((l) => l.reqId === requestId);
     if (mine.some((l) => l.msg === 'unhandled error')) return mine;
     await new Promise((r) => setTimeout(r, 100));
@@ -43,7 +46,9 @@ describe('the API log', () => {
     // A real fault under the API: the table the route reads is gone.
     await t.cp.db.$executeRawUnsafe('ALTER TABLE "Pool" RENAME TO "PoolGone"');
     try {
-      const res = await fetch(new URL('/v1/pools?tenantId=root', t.cp.url), { headers: { authorization: `Bearer ${created.credential}`, 'x-request-id': 'internal-log-1' } });
+      const res = await fetch(new URL('/v1/pools?tenantId=root', t.cp.url), {
+        headers: { authorization: `Bearer ${created.credential}`, 'x-request-id': 'internal-log-1' },
+      });
       expect(res.status).toBe(500);
       const body = (await res.json()) as { error: { code: string; message: string; details: Record<string, unknown> } };
       expect(body.error.code).toBe('INTERNAL');

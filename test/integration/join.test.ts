@@ -55,7 +55,12 @@ describe('POST /v1/join', () => {
       expect(answer.role).toBe('site');
       expect(answer.siteId).toBe(site.id);
       expect(answer.nodeId).toMatch(/^node_[0-9a-z]{26}$/);
-      expect(answer.temporal).toEqual({ address: t.cp.gateway.address, serverName: t.cp.gateway.serverName, namespace: t.config.temporal.namespace, taskQueue: `site.${site.id}.${answer.nodeId}` });
+      expect(answer.temporal).toEqual({
+        address: t.cp.gateway.address,
+        serverName: t.cp.gateway.serverName,
+        namespace: t.config.temporal.namespace,
+        taskQueue: `site.${site.id}.${answer.nodeId}`,
+      });
       const lifetime = Date.parse(answer.expiresAt) - started;
       expect(lifetime).toBeGreaterThan(24 * 3600_000 - 5_000);
       expect(lifetime).toBeLessThan(24 * 3600_000 + 5_000);
@@ -97,7 +102,8 @@ describe('POST /v1/join', () => {
     const csrs = [0, 1, 2, 3, 4].map((i) => newKeyAndCsr(dir, `race-${i}`, i % 2 ? 'ec' : 'ed25519'));
     const answers = await Promise.all(csrs.map((csr) => join(token.token, csr)));
     expect(answers.map((a) => a.status).sort()).toEqual([201, 401, 401, 401, 401]);
-    for (const a of answers.filter((x) => x.status === 401)) expect(a.body.error).toMatchObject({ code: 'UNAUTHENTICATED', details: { reason: 'token-used-up' } });
+    for (const a of answers.filter((x) => x.status === 401))
+      expect(a.body.error).toMatchObject({ code: 'UNAUTHENTICATED', details: { reason: 'token-used-up' } });
     const nodes = await t.cp.db.node.findMany({ where: { id: { in: answers.filter((a) => a.status === 201).map((a) => a.body.nodeId) } } });
     expect(nodes).toHaveLength(1);
     expect((await t.cp.db.joinToken.findUnique({ where: { id: token.id } }))?.usesLeft).toBe(0);
@@ -145,7 +151,9 @@ describe('POST /v1/join', () => {
 
     const recorded = (await events('security.join.refused')).slice(before);
     expect(recorded).toHaveLength(cases.length + 1); // and the shapeless body
-    expect(recorded.map((e) => e.data.reason)).toEqual(expect.arrayContaining(['malformed-token', 'unknown-token', 'token-revoked', 'token-expired', 'invalid-input']));
+    expect(recorded.map((e) => e.data.reason)).toEqual(
+      expect.arrayContaining(['malformed-token', 'unknown-token', 'token-revoked', 'token-expired', 'invalid-input']),
+    );
     const everything = JSON.stringify(await t.cp.db.event.findMany());
     for (const c of cases) if (c.token.includes('.')) expect(everything).not.toContain(c.token.split('.')[1]);
     expect(everything).not.toContain(real.token.split('.')[1]);
@@ -172,7 +180,9 @@ describe('POST /v1/join', () => {
     const { mintBearer } = await import('../../core/bearer');
     const id = 'jt_0000000000000000000000rol3';
     const { bearer, secretHash } = mintBearer('ifjt', id);
-    await t.cp.db.joinToken.create({ data: { id, tenantId: 'root', siteId: site.id, role: 'future-role', secretHash, maxUses: 1, usesLeft: 1, expiresAt: new Date(Date.now() + 600_000) } });
+    await t.cp.db.joinToken.create({
+      data: { id, tenantId: 'root', siteId: site.id, role: 'future-role', secretHash, maxUses: 1, usesLeft: 1, expiresAt: new Date(Date.now() + 600_000) },
+    });
     const r = await join(bearer, newKeyAndCsr(dir, 'future-role', 'ec'));
     expect(r.status).toBe(422);
     expect(r.body.error).toMatchObject({ code: 'UNSUPPORTED', details: { reason: 'no-attestor' } });
@@ -214,7 +224,24 @@ describe('POST /v1/join/renew', () => {
     expect(otherKey.body.error).toMatchObject({ code: 'UNAUTHENTICATED', details: { reason: 'key-mismatch' } });
 
     // A self-signed certificate for the same key, with our identity URI in it: not ours.
-    openssl(['req', '-x509', '-new', '-key', 'victim.key', '-subj', '/CN=fake', '-days', '1', '-addext', `subjectAltName=URI:urn:ironflow:node:${agent.nodeId}:role:site:site:${site.id}`, '-out', 'fake.pem'], dir);
+    openssl(
+      [
+        'req',
+        '-x509',
+        '-new',
+        '-key',
+        'victim.key',
+        '-subj',
+        '/CN=fake',
+        '-days',
+        '1',
+        '-addext',
+        `subjectAltName=URI:urn:ironflow:node:${agent.nodeId}:role:site:site:${site.id}`,
+        '-out',
+        'fake.pem',
+      ],
+      dir,
+    );
     const foreign = await renew(readFileSync(path.join(dir, 'fake.pem'), 'utf8'), csrForKey(dir, 'victim', 'victim-2'));
     expect(foreign.body.error).toMatchObject({ code: 'UNAUTHENTICATED', details: { reason: 'unknown-issuer' } });
 
@@ -276,7 +303,10 @@ describe('the node CA across processes', () => {
       const token = await mintToken();
       const joined = await join(token.token, newKeyAndCsr(dir, 'two-processes', 'ec'));
       expect(joined.status).toBe(201);
-      const renewed = await second.anonymous.request<JoinAnswer>('POST', '/v1/join/renew', { certificate: joined.body.certificateChain[0], csr: csrForKey(dir, 'two-processes', 'two-processes-2') });
+      const renewed = await second.anonymous.request<JoinAnswer>('POST', '/v1/join/renew', {
+        certificate: joined.body.certificateChain[0],
+        csr: csrForKey(dir, 'two-processes', 'two-processes-2'),
+      });
       expect(renewed.status).toBe(201);
       expect(renewed.body.nodeId).toBe(joined.body.nodeId);
       expect(await t.cp.db.secret.count({ where: { purpose: 'pki.node-ca' } })).toBe(1);

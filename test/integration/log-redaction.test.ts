@@ -24,7 +24,11 @@ describe('request logs', () => {
   });
 
   it('keep a created credential out of the log', async () => {
-    const created = await t.root.call<{ credential: string }>('POST', '/v1/credentials', { tenantId: 'root', name: 'ci', permissions: ['compute:events:read'] });
+    const created = await t.root.call<{ credential: string }>('POST', '/v1/credentials', {
+      tenantId: 'root',
+      name: 'ci',
+      permissions: ['compute:events:read'],
+    });
     await new Promise((r) => setTimeout(r, 50));
     // The request was logged: the check below reads a log that has the request in it.
     expect(lines.some((l) => l.includes('/v1/credentials'))).toBe(true);

@@ -34,9 +34,17 @@ async function addNodes(count: number, pool: string, tenantId: string, state: (i
   return ids;
 }
 
-const bulk = (body: Record<string, unknown>) => t.root.request<MetalBulkRunView & ErrorBody>('POST', '/v1/metal/bulk', { tenantId: 'root', poolId, verb: 'retire', reason: 'decommission rack 7', ...body });
-const page = (bulkId: string, query: Record<string, string> = {}) => t.root.call<MetalBulkPage>('GET', `/v1/metal/bulk/${bulkId}?${new URLSearchParams({ tenantId: 'root', ...query })}`);
-const ended = (bulkId: string) => until(() => page(bulkId, { limit: '1' }), (r) => r.status !== 'running', 110_000, `bulk run ${bulkId} to end`);
+const bulk = (body: Record<string, unknown>) =>
+  t.root.request<MetalBulkRunView & ErrorBody>('POST', '/v1/metal/bulk', { tenantId: 'root', poolId, verb: 'retire', reason: 'decommission rack 7', ...body });
+const page = (bulkId: string, query: Record<string, string> = {}) =>
+  t.root.call<MetalBulkPage>('GET', `/v1/metal/bulk/${bulkId}?${new URLSearchParams({ tenantId: 'root', ...query })}`);
+const ended = (bulkId: string) =>
+  until(
+    () => page(bulkId, { limit: '1' }),
+    (r) => r.status !== 'running',
+    110_000,
+    `bulk run ${bulkId} to end`,
+  );
 
 beforeAll(async () => {
   t = await startTestControlPlane();
@@ -53,7 +61,14 @@ describe('metal bulk', () => {
     const res = await bulk({ nodeIds });
     const answeredAt = new Date().toISOString();
     expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(202);
-    expect(res.body).toMatchObject({ status: 'running', total: NODES, verb: 'retire', reason: 'decommission rack 7', finishedAt: null, counts: { pending: NODES, accepted: 0 } });
+    expect(res.body).toMatchObject({
+      status: 'running',
+      total: NODES,
+      verb: 'retire',
+      reason: 'decommission rack 7',
+      finishedAt: null,
+      counts: { pending: NODES, accepted: 0 },
+    });
     expect(res.body.bulkId).toMatch(/^blk_[0-9a-z]{26}$/);
     expect(res.body.workflowId).toBe(`metal-bulk:${res.body.bulkId}`);
 
@@ -114,7 +129,7 @@ describe('metal bulk', () => {
     );
     expect(events.map((e) => e.type)).toEqual(['metal.bulk.started', 'metal.bulk.finished']);
     expect(events[0]?.data).toMatchObject({ reason: 'decommission rack 7', nodes: NODES, verb: 'retire', poolId });
-   }, 120_000);
+  }, 120_000);
 
   it('cancel stops the run between nodes: what was not decided ends cancelled, and a second cancel is refused', async () => {
     const res = await bulk({ nodeIds });
@@ -132,7 +147,12 @@ describe('metal bulk', () => {
     const again = await t.root.request<ErrorBody>('POST', `/v1/metal/bulk/${res.body.bulkId}/cancel`, { tenantId: 'root' });
     expect(again.status).toBe(409);
     expect(again.body.error.code).toBe('INVALID_STATE');
-    await until(() => t.cp.db.event.count({ where: { subjectId: res.body.bulkId, type: 'metal.bulk.cancelled' } }), (n) => n === 1, 10_000, 'the cancelled event');
+    await until(
+      () => t.cp.db.event.count({ where: { subjectId: res.body.bulkId, type: 'metal.bulk.cancelled' } }),
+      (n) => n === 1,
+      10_000,
+      'the cancelled event',
+    );
   });
 
   it('refuses bad input whole, naming the path (and a bounded list of the ids), and nothing is recorded', async () => {
@@ -163,7 +183,10 @@ describe('metal bulk', () => {
     expect(await t.cp.db.metalBulkRun.count()).toBe(before);
 
     expect((await t.root.request<ErrorBody>('GET', `/v1/metal/bulk/${newId('bulkRun')}?tenantId=root`)).body.error.code).toBe('NOT_FOUND');
-    expect((await t.root.request<ErrorBody>('GET', `/v1/metal/bulk/${newId('bulkRun')}?tenantId=root&limit=1001`)).body.error).toMatchObject({ code: 'INVALID_INPUT', details: { path: 'limit' } });
+    expect((await t.root.request<ErrorBody>('GET', `/v1/metal/bulk/${newId('bulkRun')}?tenantId=root&limit=1001`)).body.error).toMatchObject({
+      code: 'INVALID_INPUT',
+      details: { path: 'limit' },
+    });
   });
 
   it('an idempotency key answers the same run to a retry and CONFLICT to another request under it', async () => {
@@ -185,7 +208,10 @@ describe('metal bulk', () => {
     const env = { apiUrl: t.cp.url, credential: t.cp.rootCredential.bearer };
     const file = path.join(t.config.dataDir, 'bulk-nodes.txt');
     writeFileSync(file, `${nodeIds.slice(0, 5).join('\n')}\n`);
-    const started = await runCli(['metal', 'bulk', '--pool', poolId, '--verb', 'provide', '--nodes-file', file, '--reason', 'cli check', '--format', 'json'], env);
+    const started = await runCli(
+      ['metal', 'bulk', '--pool', poolId, '--verb', 'provide', '--nodes-file', file, '--reason', 'cli check', '--format', 'json'],
+      env,
+    );
     expect(started.code, started.stderr).toBe(0);
     const run = JSON.parse(started.stdout) as MetalBulkRunView;
     expect(run).toMatchObject({ verb: 'provide', total: 5, status: 'running' });
@@ -193,7 +219,10 @@ describe('metal bulk', () => {
     expect(shown.code, shown.stderr).toBe(0);
     // stderr is a pipe here: progress comes as timestamped lines, the last one at 100 %.
     const lines = shown.stderr.trim().split('\n');
-    expect(lines.some((l) => /^\S+ {2}\[#{30}\] 100% 5\/5 finished/.test(l)), shown.stderr).toBe(true);
+    expect(
+      lines.some((l) => /^\S+ {2}\[#{30}\] 100% 5\/5 finished/.test(l)),
+      shown.stderr,
+    ).toBe(true);
     expect(shown.stderr).toContain(`${run.bulkId} provide · finished · 5 nodes`);
     expect(shown.stdout).toMatch(/^NODE +OUTCOME +CODE +STATE +MESSAGE/);
     expect(shown.stdout.trim().split('\n')).toHaveLength(6); // the header, then the five refused (four deployed, one retired by the first run)

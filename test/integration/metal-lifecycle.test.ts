@@ -63,13 +63,24 @@ function hardware(use: string, answer: (m: Machine, input: StepInput) => unknown
 }
 
 const siteSteps = {
-  'inspect.oob': hardware('inspect.oob', (m): InspectOobOutput => ({ driver: 'redfish', power: 'off', macs: m.macs.map((x) => x.toUpperCase()), productUuid: m.productUuid, arch: 'x86_64', ips: [] })),
+  'inspect.oob': hardware('inspect.oob', (m): InspectOobOutput => ({
+    driver: 'redfish',
+    power: 'off',
+    macs: m.macs.map((x) => x.toUpperCase()),
+    productUuid: m.productUuid,
+    arch: 'x86_64',
+    ips: [],
+  })),
   // metal.ensureRamdisk runs on the control plane and sends these through agentCommand runs.
   'boot.prepareRamdisk': hardware('boot.prepareRamdisk', (_m, i) => ({ macs: (i.with.entries as Array<{ mac: string }>).map((e) => e.mac) })),
   'boot.cleanUp': hardware('boot.cleanUp', () => ({ removed: 1 })),
   'power.setPower': hardware('power.setPower', (_m, i) => {
     // A cycle after boot.prepareRamdisk PXE-boots the ramdisk, which joins: its session.
-    if (i.with.action === 'cycle' && ledger.entries().some((e) => e.step.startsWith(`${i.target.nodeId}/`) && e.use === 'boot.prepareRamdisk' && e.event === 'done')) ramdiskJoined(i.target.nodeId);
+    if (
+      i.with.action === 'cycle' &&
+      ledger.entries().some((e) => e.step.startsWith(`${i.target.nodeId}/`) && e.use === 'boot.prepareRamdisk' && e.event === 'done')
+    )
+      ramdiskJoined(i.target.nodeId);
     return { power: i.with.action };
   }),
   'management.setBootDevice': hardware('management.setBootDevice', () => ({ ok: true })),
@@ -90,7 +101,13 @@ const ramdiskSteps = {
   'disk.wipe': hardware('disk.wipe', async (m, i) => {
     const mode = String(i.with.mode ?? 'quick');
     const disks = [{ name: 'sda', mode, method: 'emulated', bytes: 1 << 30, readBack: m.wipeAttested }];
-    return attestStepResult(await ramdiskSigner(i.target.nodeId), i.target.nodeId, i, { nodeId: i.target.nodeId, workflowId: i.workflowId, mode, disks, wipedAt: new Date().toISOString() });
+    return attestStepResult(await ramdiskSigner(i.target.nodeId), i.target.nodeId, i, {
+      nodeId: i.target.nodeId,
+      workflowId: i.workflowId,
+      mode,
+      disks,
+      wipedAt: new Date().toISOString(),
+    });
   }),
   'deploy.image': hardware('deploy.image', (m, i) => {
     m.disk = String(i.with.source);
@@ -106,7 +123,9 @@ function ramdiskSigner(nodeId: string): Promise<Signer> {
     signer = (async () => {
       const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
       const ca = await loadOrCreateNodeCa(t.cp.db, t.cp.secrets);
-      const issued = await t.cp.db.$transaction((tx) => recordCertificate(tx, ca, publicKey.export({ type: 'spki', format: 'der' }), { nodeId, role: 'ramdisk', siteId }, 7200, new Date()));
+      const issued = await t.cp.db.$transaction((tx) =>
+        recordCertificate(tx, ca, publicKey.export({ type: 'spki', format: 'der' }), { nodeId, role: 'ramdisk', siteId }, 7200, new Date()),
+      );
       return { key: privateKey, certificatePem: () => issued.pem };
     })();
     ramdiskSigners.set(nodeId, signer);
@@ -142,9 +161,15 @@ async function enroll(machine: Machine, extra: Record<string, unknown> = {}): Pr
 }
 
 const get = (nodeId: string) => t.root.call<MetalNodeView>('GET', `/v1/metal/nodes/${nodeId}?tenantId=root`);
-const verb = (nodeId: string, name: string, body: Record<string, unknown> = {}) => t.root.request<MetalNodeView & ErrorBody>('POST', `/v1/metal/nodes/${nodeId}/${name}`, { tenantId: 'root', ...body });
+const verb = (nodeId: string, name: string, body: Record<string, unknown> = {}) =>
+  t.root.request<MetalNodeView & ErrorBody>('POST', `/v1/metal/nodes/${nodeId}/${name}`, { tenantId: 'root', ...body });
 const settle = (nodeId: string, state: string, ms = 30_000) =>
-  until(() => get(nodeId), (n) => n.provisionState === state && n.workflowId === null, ms, `${nodeId} to rest in ${state}`);
+  until(
+    () => get(nodeId),
+    (n) => n.provisionState === state && n.workflowId === null,
+    ms,
+    `${nodeId} to rest in ${state}`,
+  );
 const events = async (nodeId: string) => (await t.cp.db.event.findMany({ where: { subjectId: nodeId }, orderBy: { seq: 'asc' } })).map((e) => e.type);
 const started = (nodeId: string, use: string) => ledger.entries().filter((e) => e.step.startsWith(`${nodeId}/`) && e.use === use && e.event === 'start');
 
@@ -155,7 +180,16 @@ async function readyNode(overrides: Partial<Machine> = {}): Promise<MetalNodeVie
 
 const signer = generateKeyPairSync('ed25519');
 async function registerImage(ref: string, signed: boolean): Promise<{ sha256: string; source: string }> {
-  const input = { tenantId: 'root', ref, kind: 'os', format: 'raw', compression: 'zstd', sha256: createHash('sha256').update(ref).digest('hex'), sizeBytes: 4096, source: `https://images.example.com/${ref}.raw.zst` };
+  const input = {
+    tenantId: 'root',
+    ref,
+    kind: 'os',
+    format: 'raw',
+    compression: 'zstd',
+    sha256: createHash('sha256').update(ref).digest('hex'),
+    sizeBytes: 4096,
+    source: `https://images.example.com/${ref}.raw.zst`,
+  };
   const signature = signed ? { signerId: 'metal-test', signature: sign(null, imageSigningInput(input), signer.privateKey).toString('base64') } : {};
   await t.root.call('POST', '/v1/images', { ...input, ...signature });
   return input;
@@ -169,7 +203,11 @@ async function deployProfile(id: string, imageRef: string): Promise<void> {
       target: 'metal',
       role: 'dedicated',
       image: { ref: imageRef, format: 'raw', compression: 'zstd' },
-      steps: [{ use: 'metal.ensureRamdisk' }, { use: 'deploy.deploy', timeout: '1m' }, { use: 'management.setBootDevice', on: 'site', with: { device: 'disk' } }],
+      steps: [
+        { use: 'metal.ensureRamdisk' },
+        { use: 'deploy.deploy', timeout: '1m' },
+        { use: 'management.setBootDevice', on: 'site', with: { device: 'disk' } },
+      ],
       cleanup: [{ use: 'boot.cleanUp', on: 'site' }],
     },
   });
@@ -179,7 +217,9 @@ beforeAll(async () => {
   t = await startTestControlPlane();
   ledger = new Ledger(path.join(t.config.dataDir, 'machines.jsonl'));
   siteId = (await t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'lab-metal', idempotencyKey: 'metal-site' })).id;
-  poolId = (await t.root.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId, class: 'metal-host', policy: { hardwareProfile: 'gpu-redfish' } })).id;
+  poolId = (
+    await t.root.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId, class: 'metal-host', policy: { hardwareProfile: 'gpu-redfish' } })
+  ).id;
   agents.push(await startEmulatedAgent(t.config, siteAgentQueue(siteId, AGENT), siteSteps));
   sessions.push(keepSessions(t.cp.db, [{ nodeId: AGENT, siteId, role: 'site', taskQueue: siteAgentQueue(siteId, AGENT) }]));
   await addImageSigner(t.cp.db, { tenantId: 'root', id: 'metal-test', publicKeyPem: signer.publicKey.export({ type: 'spki', format: 'pem' }).toString() });
@@ -195,7 +235,12 @@ describe('metal lifecycle', () => {
   it('enroll starts the lifecycle, which chains enrolling → inspecting → commissioning → ready with no caller', async () => {
     const machine = newMachine();
     const enrolled = await enroll(machine, { macs: [machine.macs[0]?.toUpperCase()], drivers: { boot: 'uefi-http' } });
-    expect(enrolled).toMatchObject({ provisionState: 'enrolling', bmc: { driver: 'redfish', credentialsSet: true }, macs: machine.macs, hardwareProfile: 'gpu-redfish' });
+    expect(enrolled).toMatchObject({
+      provisionState: 'enrolling',
+      bmc: { driver: 'redfish', credentialsSet: true },
+      macs: machine.macs,
+      hardwareProfile: 'gpu-redfish',
+    });
     expect(enrolled.driverBindings).toMatchObject({ power: { driver: 'redfish' }, deploy: { driver: 'image-stream' }, boot: { driver: 'uefi-http' } });
     expect(JSON.stringify(enrolled)).not.toContain('bmc-password-do-not-leak');
     // The credentials are sealed in the secret store as JSON, referenced by the node.
@@ -205,13 +250,25 @@ describe('metal lifecycle', () => {
     const ready = await settle(enrolled.nodeId, 'ready');
     expect(ready).toMatchObject({ productUuid: machine.productUuid, power: 'off', maintenance: false });
     const types = await events(enrolled.nodeId);
-    expect(types.filter((e) => e.startsWith('node.provision.') && e !== 'node.provision.workflow')).toEqual(['node.provision.enrolling', 'node.provision.inspecting', 'node.provision.commissioning', 'node.provision.ready']);
+    expect(types.filter((e) => e.startsWith('node.provision.') && e !== 'node.provision.workflow')).toEqual([
+      'node.provision.enrolling',
+      'node.provision.inspecting',
+      'node.provision.commissioning',
+      'node.provision.ready',
+    ]);
     expect(types[0]).toBe('node.enrolled');
     expect(types.filter((e) => e === 'node.provision.workflow')).toHaveLength(3);
     // Each state ran its shipped profile as a child with the ids and search attributes of the design.
     const children = [];
     for await (const w of t.cp.temporal.workflow.list({ query: `NodeId = "${enrolled.nodeId}"` })) children.push(`${w.workflowId} ${w.type}`);
-    expect(children.sort()).toEqual([`node:${enrolled.nodeId} nodeLifecycle`, `node:${enrolled.nodeId}:commissioning:3 provision`, `node:${enrolled.nodeId}:enrolling:1 provision`, `node:${enrolled.nodeId}:inspecting:2 provision`].sort());
+    expect(children.sort()).toEqual(
+      [
+        `node:${enrolled.nodeId} nodeLifecycle`,
+        `node:${enrolled.nodeId}:commissioning:3 provision`,
+        `node:${enrolled.nodeId}:enrolling:1 provision`,
+        `node:${enrolled.nodeId}:inspecting:2 provision`,
+      ].sort(),
+    );
     // inventory.refresh was given the enrolled identity to check; commissioning wiped and powered off.
     expect(started(enrolled.nodeId, 'inventory.refresh')[0]?.data).toEqual({ expect: { productUuid: machine.productUuid, macs: machine.macs } });
     expect(started(enrolled.nodeId, 'disk.wipe').map((e) => (e.data as { mode: string }).mode)).toEqual(['quick']);
@@ -233,7 +290,12 @@ describe('metal lifecycle', () => {
   });
 
   it('an unknown hardware profile is INVALID_INPUT', async () => {
-    const res = await t.root.request<ErrorBody>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId, hardwareProfile: 'no-such-profile', bmc: { driver: 'ipmi', address: '10.0.0.9', username: 'a', password: 'b' } });
+    const res = await t.root.request<ErrorBody>('POST', '/v1/metal/nodes', {
+      tenantId: 'root',
+      poolId,
+      hardwareProfile: 'no-such-profile',
+      bmc: { driver: 'ipmi', address: '10.0.0.9', username: 'a', password: 'b' },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatchObject({ code: 'INVALID_INPUT', details: { path: 'hardwareProfile' } });
   });
@@ -276,10 +338,25 @@ describe('metal lifecycle', () => {
     machine.hang = 'diag.dcgm';
     const before = started(node.nodeId, 'boot.cleanUp').length;
     await verb(node.nodeId, 'provide');
-    await until(() => started(node.nodeId, 'diag.dcgm').length, (n) => n >= 2, 20_000, 'the second DCGM run to start');
+    await until(
+      () => started(node.nodeId, 'diag.dcgm').length,
+      (n) => n >= 2,
+      20_000,
+      'the second DCGM run to start',
+    );
     const aborted = await verb(node.nodeId, 'abort', { reason: 'operator stop' });
-    expect(aborted.body).toMatchObject({ provisionState: 'failed', failedFrom: 'commissioning', maintenance: true, lastError: { code: 'ABORTED', message: 'operator stop' } });
-    await until(() => started(node.nodeId, 'boot.cleanUp').length, (n) => n > before, 20_000, 'cleanup after the abort');
+    expect(aborted.body).toMatchObject({
+      provisionState: 'failed',
+      failedFrom: 'commissioning',
+      maintenance: true,
+      lastError: { code: 'ABORTED', message: 'operator stop' },
+    });
+    await until(
+      () => started(node.nodeId, 'boot.cleanUp').length,
+      (n) => n > before,
+      20_000,
+      'cleanup after the abort',
+    );
     // The aborted child ended ABORTED after its cleanup; the node stayed failed.
     const child = ledger.entries().filter((e) => e.step.startsWith(`${node.nodeId}/`) && e.use === 'diag.dcgm' && e.event === 'done');
     expect(child).toHaveLength(1); // only the first commissioning's DCGM finished
@@ -305,10 +382,27 @@ describe('metal lifecycle', () => {
     const a = await readyNode();
     const b = await enroll(newMachine({ hang: 'inspect.oob' }));
     // A node that is not the pool's refuses the whole request, naming it (test/integration/metal-bulk.test.ts covers the rest).
-    const missing = await t.root.request<ErrorBody>('POST', '/v1/metal/bulk', { tenantId: 'root', poolId, verb: 'provide', nodeIds: [a.nodeId, 'node_00000000000000000000000000'], reason: 're-burn-in' });
+    const missing = await t.root.request<ErrorBody>('POST', '/v1/metal/bulk', {
+      tenantId: 'root',
+      poolId,
+      verb: 'provide',
+      nodeIds: [a.nodeId, 'node_00000000000000000000000000'],
+      reason: 're-burn-in',
+    });
     expect(missing.body.error).toMatchObject({ code: 'NOT_FOUND', details: { path: 'nodeIds[1]' } });
-    const started = await t.root.call<MetalBulkRunView>('POST', '/v1/metal/bulk', { tenantId: 'root', poolId, verb: 'provide', nodeIds: [a.nodeId, b.nodeId], reason: 're-burn-in' });
-    const run = await until(() => t.root.call<MetalBulkPage>('GET', `/v1/metal/bulk/${started.bulkId}?tenantId=root`), (r) => r.status === 'finished', 30_000, 'the bulk run');
+    const started = await t.root.call<MetalBulkRunView>('POST', '/v1/metal/bulk', {
+      tenantId: 'root',
+      poolId,
+      verb: 'provide',
+      nodeIds: [a.nodeId, b.nodeId],
+      reason: 're-burn-in',
+    });
+    const run = await until(
+      () => t.root.call<MetalBulkPage>('GET', `/v1/metal/bulk/${started.bulkId}?tenantId=root`),
+      (r) => r.status === 'finished',
+      30_000,
+      'the bulk run',
+    );
     expect(run.counts).toMatchObject({ accepted: 1, refused: 1, pending: 0 });
     expect(run.outcomes.find((r) => r.nodeId === a.nodeId)?.outcome).toBe('accepted');
     expect(run.outcomes.find((r) => r.nodeId === b.nodeId)?.error?.code).toBe('INVALID_STATE');
@@ -322,25 +416,39 @@ describe('metal lifecycle', () => {
     await verb(node.nodeId, 'deploy', { profileId: 'metal-os-host-3', profileVersion: 1 });
     await settle(node.nodeId, 'deployed');
     expect((await verb(node.nodeId, 'rescue')).body).toMatchObject({ provisionState: 'rescue', provisionPhase: 'booting' });
-    const booted = await until(() => get(node.nodeId), (n) => n.provisionPhase === 'booted', 20_000, 'the rescue ramdisk');
+    const booted = await until(
+      () => get(node.nodeId),
+      (n) => n.provisionPhase === 'booted',
+      20_000,
+      'the rescue ramdisk',
+    );
     const first = await verb(node.nodeId, 'unrescue');
     expect(first.body).toMatchObject({ provisionState: 'rescue', provisionPhase: 'unrescuing', version: booted.version + 1 });
     const second = await verb(node.nodeId, 'unrescue');
     expect(second.body.version).toBe(first.body.version);
     expect(await events(node.nodeId)).toContain('node.provision.unrescuing');
     // The installed OS comes back: its node agent's session (what wait.agentJoined looks for).
-    await t.cp.db.agentSession.upsert({ where: { nodeId: node.nodeId }, create: { nodeId: node.nodeId, siteId, role: 'node', taskQueue: `node.${node.nodeId}`, lastSeenAt: new Date() }, update: { role: 'node', lastSeenAt: new Date() } });
+    await t.cp.db.agentSession.upsert({
+      where: { nodeId: node.nodeId },
+      create: { nodeId: node.nodeId, siteId, role: 'node', taskQueue: `node.${node.nodeId}`, lastSeenAt: new Date() },
+      update: { role: 'node', lastSeenAt: new Date() },
+    });
     await settle(node.nodeId, 'deployed');
   });
 
   it('an agentless pool runs the -oob profiles and reaches ready without a ramdisk', async () => {
     const oobPool = (await t.root.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId, class: 'agentless', policy: { agent: 'none' } })).id;
     const machine = newMachine();
-    const res = await t.root.request<MetalNodeView>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId: oobPool, bmc: { driver: 'ipmi', address: '10.0.1.1', username: 'a', password: 'b' } });
+    const res = await t.root.request<MetalNodeView>('POST', '/v1/metal/nodes', {
+      tenantId: 'root',
+      poolId: oobPool,
+      bmc: { driver: 'ipmi', address: '10.0.1.1', username: 'a', password: 'b' },
+    });
     machines.set(res.body.nodeId, machine);
     await settle(res.body.nodeId, 'ready');
     const refs = [];
-    for await (const w of t.cp.temporal.workflow.list({ query: `NodeId = "${res.body.nodeId}" AND WorkflowType = "provision"` })) refs.push(w.searchAttributes.ProfileRef?.[0]);
+    for await (const w of t.cp.temporal.workflow.list({ query: `NodeId = "${res.body.nodeId}" AND WorkflowType = "provision"` }))
+      refs.push(w.searchAttributes.ProfileRef?.[0]);
     expect(refs.sort()).toEqual(['metal-commission-oob@1', 'metal-enroll@1', 'metal-inspect-oob@1']);
     expect(started(res.body.nodeId, 'boot.prepareRamdisk')).toHaveLength(0); // no ramdisk boot
   });

@@ -20,14 +20,18 @@ let agent: EmulatedAgent | undefined;
 let session: { stop(): Promise<void> } | undefined;
 let inspectCalls = 0;
 
-const status = (nodeId: string, tenantId = 'root') => t.root.request<MetalStatusView & { error: { code: string } }>('GET', `/v1/metal/nodes/${nodeId}/status?tenantId=${tenantId}`);
+const status = (nodeId: string, tenantId = 'root') =>
+  t.root.request<MetalStatusView & { error: { code: string } }>('GET', `/v1/metal/nodes/${nodeId}/status?tenantId=${tenantId}`);
 const statusOf = async (nodeId: string) => (await status(nodeId)).body;
 
 beforeAll(async () => {
   t = await startTestControlPlane();
   await t.root.call('POST', '/v1/tenants', { id: 'acme', name: 'Acme' });
-  siteId = (await t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'lab-status', idempotencyKey: 'status-site' })).id;
-  poolId = (await t.root.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId, class: 'metal-host', policy: { hardwareProfile: 'gpu-redfish' } })).id;
+  siteId = (await t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'lab-status', idempotencyKey: 'status-site' }))
+    .id;
+  poolId = (
+    await t.root.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId, class: 'metal-host', policy: { hardwareProfile: 'gpu-redfish' } })
+  ).id;
 });
 
 afterAll(async () => {
@@ -48,7 +52,12 @@ describe('metal status', () => {
     const workflowId = `node:${nodeId}:enrolling:1`;
 
     // No site agent is connected: enrolling's inspect.oob waits for one.
-    const waiting = await until(() => statusOf(nodeId), (s) => s.waitingFor !== null, 20_000, 'the wait for a site agent');
+    const waiting = await until(
+      () => statusOf(nodeId),
+      (s) => s.waitingFor !== null,
+      20_000,
+      'the wait for a site agent',
+    );
     expect(waiting).toMatchObject({
       nodeId,
       siteId,
@@ -59,7 +68,12 @@ describe('metal status', () => {
       waitingFor: `a connected site agent of site ${siteId}`,
       error: null,
       failedFrom: null,
-      logs: { machineAgent: null, siteAgents: [], bmc: { driver: 'redfish', address: 'https://10.0.9.1' }, events: { subjectId: nodeId, command: 'ironflow events --tenant root --type node.' } },
+      logs: {
+        machineAgent: null,
+        siteAgents: [],
+        bmc: { driver: 'redfish', address: 'https://10.0.9.1' },
+        events: { subjectId: nodeId, command: 'ironflow events --tenant root --type node.' },
+      },
     });
     expect(Date.parse(waiting.step?.startedAt ?? '')).not.toBeNaN();
     expect(JSON.stringify(waiting)).not.toContain('status-bmc-password');
@@ -81,11 +95,23 @@ describe('metal status', () => {
       },
     });
     session = keepSessions(t.cp.db, [{ nodeId: AGENT, siteId, role: 'site', taskQueue: siteAgentQueue(siteId, AGENT) }]);
-    const running = await until(() => statusOf(nodeId), (s) => s.step?.activityAttempt === 2, 20_000, 'the second attempt of inspect.oob');
+    const running = await until(
+      () => statusOf(nodeId),
+      (s) => s.step?.activityAttempt === 2,
+      20_000,
+      'the second attempt of inspect.oob',
+    );
     expect(running).toMatchObject({
       waitingFor: null,
       workflow: { workflowId, runStatus: 'RUNNING' },
-      step: { key: 'steps[0]', use: 'inspect.oob', attempt: 1, activityAttempt: 2, taskQueue: siteAgentQueue(siteId, AGENT), lastFailure: 'BMC did not answer within 10 s' },
+      step: {
+        key: 'steps[0]',
+        use: 'inspect.oob',
+        attempt: 1,
+        activityAttempt: 2,
+        taskQueue: siteAgentQueue(siteId, AGENT),
+        lastFailure: 'BMC did not answer within 10 s',
+      },
       logs: { siteAgents: [{ agentNodeId: AGENT, taskQueue: siteAgentQueue(siteId, AGENT), connected: true }] },
     });
 
@@ -101,8 +127,21 @@ describe('metal status', () => {
     // After it ends: no workflow, the error class of the failure.
     const aborted = await t.root.request<MetalNodeView>('POST', `/v1/metal/nodes/${nodeId}/abort`, { tenantId: 'root', reason: 'status test stop' });
     expect(aborted.status).toBe(200);
-    const ended = await until(() => statusOf(nodeId), (s) => s.workflow === null, 20_000, 'the workflow to end');
-    expect(ended).toMatchObject({ state: 'failed', failedFrom: 'enrolling', maintenance: true, maintenanceReason: 'enrolling aborted: status test stop', step: null, waitingFor: null, error: { code: 'ABORTED', message: 'status test stop' } });
+    const ended = await until(
+      () => statusOf(nodeId),
+      (s) => s.workflow === null,
+      20_000,
+      'the workflow to end',
+    );
+    expect(ended).toMatchObject({
+      state: 'failed',
+      failedFrom: 'enrolling',
+      maintenance: true,
+      maintenanceReason: 'enrolling aborted: status test stop',
+      step: null,
+      waitingFor: null,
+      error: { code: 'ABORTED', message: 'status test stop' },
+    });
     // The aborted run itself ends after its cleanup (the node left it at once).
     const handle = t.cp.temporal.workflow.getHandle(workflowId);
     await expect(handle.result()).rejects.toThrow();
@@ -118,17 +157,42 @@ describe('metal status', () => {
   // Last: it stops this file's control-plane worker.
   it('with no worker to answer the status query, still answers what the node row and Temporal know', async () => {
     // A site of its own, with no site agent: the step waits.
-    const quietSite = (await t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'lab-status-quiet', idempotencyKey: 'status-quiet-site' })).id;
-    const quietPool = (await t.root.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId: quietSite, class: 'metal-host', policy: { hardwareProfile: 'gpu-redfish' } })).id;
+    const quietSite = (
+      await t.root.call<{ id: string }>('POST', '/v1/sites', {
+        tenantId: 'root',
+        kind: 'shared',
+        region: 'lab-status-quiet',
+        idempotencyKey: 'status-quiet-site',
+      })
+    ).id;
+    const quietPool = (
+      await t.root.call<{ id: string }>('POST', '/v1/pools', {
+        tenantId: 'root',
+        siteId: quietSite,
+        class: 'metal-host',
+        policy: { hardwareProfile: 'gpu-redfish' },
+      })
+    ).id;
     const enrolled = await t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', {
       tenantId: 'root',
       poolId: quietPool,
       bmc: { driver: 'ipmi', address: '10.0.9.2', username: 'admin', password: 'status-bmc-password' },
       macs: ['b8:ce:f6:00:09:02'],
     });
-    await until(() => statusOf(enrolled.nodeId), (s) => s.waitingFor !== null, 20_000, 'the wait for a site agent');
+    await until(
+      () => statusOf(enrolled.nodeId),
+      (s) => s.waitingFor !== null,
+      20_000,
+      'the wait for a site agent',
+    );
     await t.cp.worker?.shutdown();
     const answer = await statusOf(enrolled.nodeId);
-    expect(answer).toMatchObject({ state: 'enrolling', workflow: { workflowId: `node:${enrolled.nodeId}:enrolling:1`, runStatus: 'RUNNING', phase: null }, step: null, waitingFor: null, error: null });
+    expect(answer).toMatchObject({
+      state: 'enrolling',
+      workflow: { workflowId: `node:${enrolled.nodeId}:enrolling:1`, runStatus: 'RUNNING', phase: null },
+      step: null,
+      waitingFor: null,
+      error: null,
+    });
   });
 });

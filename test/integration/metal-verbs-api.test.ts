@@ -25,7 +25,9 @@ beforeAll(async () => {
   agent = await site.startAgent();
   await activeAgent(agent);
   bmc = await RedfishBmcHost.start();
-  poolId = (await site.t.root.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId: site.siteId, class: 'oob-verbs', policy: { agent: 'none' } })).id;
+  poolId = (
+    await site.t.root.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId: site.siteId, class: 'oob-verbs', policy: { agent: 'none' } })
+  ).id;
 }, 60_000);
 
 afterAll(async () => {
@@ -36,33 +38,60 @@ afterAll(async () => {
 
 const api = () => site.t.root;
 const get = (nodeId: string) => api().call<MetalNodeView>('GET', `/v1/metal/nodes/${nodeId}?tenantId=root`);
-const verb = (nodeId: string, name: string, body: Record<string, unknown> = {}) => api().call<MetalNodeView>('POST', `/v1/metal/nodes/${nodeId}/${name}`, { tenantId: 'root', ...body });
+const verb = (nodeId: string, name: string, body: Record<string, unknown> = {}) =>
+  api().call<MetalNodeView>('POST', `/v1/metal/nodes/${nodeId}/${name}`, { tenantId: 'root', ...body });
 const refused = async (nodeId: string, name: string, body: Record<string, unknown> = {}): Promise<ErrorBody['error']> => {
   const response = await api().request<ErrorBody>('POST', `/v1/metal/nodes/${nodeId}/${name}`, { tenantId: 'root', ...body });
   expect(response.status, `${name} should be refused`).toBe(409);
   return response.body.error;
 };
 const settle = (nodeId: string, state: string, timeoutMs = 60_000) =>
-  until(`${nodeId} to rest in ${state}`, async () => {
-    const node = await get(nodeId);
-    return node.provisionState === state && node.workflowId === null ? node : undefined;
-  }, timeoutMs);
-const events = async (nodeId: string, type: string) => (await site.t.cp.db.event.findMany({ where: { subjectId: nodeId, type }, orderBy: { seq: 'asc' } })).map((e) => e.data as Record<string, unknown>);
+  until(
+    `${nodeId} to rest in ${state}`,
+    async () => {
+      const node = await get(nodeId);
+      return node.provisionState === state && node.workflowId === null ? node : undefined;
+    },
+    timeoutMs,
+  );
+const events = async (nodeId: string, type: string) =>
+  (await site.t.cp.db.event.findMany({ where: { subjectId: nodeId, type }, orderBy: { seq: 'asc' } })).map((e) => e.data as Record<string, unknown>);
 
 /** An emulated BMC machine, and a node enrolled by it through the API (not yet settled). */
 async function enroll(options: { bmcPresent?: boolean } = {}): Promise<{ nodeId: string; machineId: string; add: () => void }> {
   sequence += 1;
   const machineId = `v${sequence}`;
-  const spec = { id: machineId, uuid: randomUUID(), macs: [`02:00:00:77:00:${sequence.toString(16).padStart(2, '0')}`], username: 'admin', password: randomBytes(9).toString('base64url'), powerState: 'Off' as const, defaultBoot: 'disk' as const };
+  const spec = {
+    id: machineId,
+    uuid: randomUUID(),
+    macs: [`02:00:00:77:00:${sequence.toString(16).padStart(2, '0')}`],
+    username: 'admin',
+    password: randomBytes(9).toString('base64url'),
+    powerState: 'Off' as const,
+    defaultBoot: 'disk' as const,
+  };
   const add = () => void bmc.add(spec);
   if (options.bmcPresent !== false) add();
-  const node = await api().call<MetalNodeView>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId, bmc: { driver: 'redfish', address: `${bmc.url}/redfish/v1/Systems/${machineId}`, username: spec.username, password: spec.password } });
+  const node = await api().call<MetalNodeView>('POST', '/v1/metal/nodes', {
+    tenantId: 'root',
+    poolId,
+    bmc: { driver: 'redfish', address: `${bmc.url}/redfish/v1/Systems/${machineId}`, username: spec.username, password: spec.password },
+  });
   return { nodeId: node.nodeId, machineId, add };
 }
 const commands = (machineId: string) => bmc.get(machineId)?.commands ?? [];
 
 /** Puts a node row in `state` (what the lifecycle would have left), without waking anything. */
-const putInState = (nodeId: string, state: string) => site.t.cp.db.node.update({ where: { id: nodeId }, data: { provisionState: state, provisionPhase: state === 'rescue' ? 'booted' : null, workflowId: null, failedFrom: state === 'failed' ? 'enrolling' : null } });
+const putInState = (nodeId: string, state: string) =>
+  site.t.cp.db.node.update({
+    where: { id: nodeId },
+    data: {
+      provisionState: state,
+      provisionPhase: state === 'rescue' ? 'booted' : null,
+      workflowId: null,
+      failedFrom: state === 'failed' ? 'enrolling' : null,
+    },
+  });
 
 describe('metal power through the API', () => {
   it('on, off and cycle go through the site agent to the BMC; the node records the power asked', async () => {
@@ -81,7 +110,11 @@ describe('metal power through the API', () => {
     expect(bmc.get(machineId)?.powerState).toBe('Off');
     expect((await run('cycle')).power).toBe('on');
     expect(bmc.get(machineId)?.powerState).toBe('On');
-    expect(commands(machineId).slice(before).filter((c) => c.startsWith('reset:'))).toEqual(['reset:On', 'reset:ForceOff', 'reset:PowerCycle']);
+    expect(
+      commands(machineId)
+        .slice(before)
+        .filter((c) => c.startsWith('reset:')),
+    ).toEqual(['reset:On', 'reset:ForceOff', 'reset:PowerCycle']);
     await until('the power events', async () => (await events(nodeId, 'node.power.requested')).length === 3 || undefined);
     expect((await events(nodeId, 'node.power.requested')).map((e) => e.action)).toEqual(['on', 'off', 'cycle']);
   }, 90_000);
@@ -114,10 +147,34 @@ describe('metal retire through the API', () => {
     // What earlier joins of this machine left: two certificates and a live token.
     const now = Date.now();
     for (const serial of ['aa01', 'aa02']) {
-      await db.nodeCertificate.create({ data: { serial: `${serial}${sequence}`, nodeId, role: serial === 'aa01' ? 'ramdisk' : 'node', siteId: site.siteId, fingerprint: randomBytes(32).toString('hex'), notBefore: new Date(now - 60_000), notAfter: new Date(now + 3_600_000) } });
+      await db.nodeCertificate.create({
+        data: {
+          serial: `${serial}${sequence}`,
+          nodeId,
+          role: serial === 'aa01' ? 'ramdisk' : 'node',
+          siteId: site.siteId,
+          fingerprint: randomBytes(32).toString('hex'),
+          notBefore: new Date(now - 60_000),
+          notAfter: new Date(now + 3_600_000),
+        },
+      });
     }
-    await db.joinToken.create({ data: { id: `jt_retire${sequence}`, tenantId: 'root', siteId: site.siteId, nodeId, role: 'provisioned', secretHash: 'x', maxUses: 1, usesLeft: 1, expiresAt: new Date(now + 3_600_000) } });
-    await api().call('POST', `/v1/metal/nodes/${nodeId}/power`, { tenantId: 'root', action: 'on' }).then((a) => site.t.cp.temporal.workflow.getHandle((a as { powerWorkflowId: string }).powerWorkflowId).result());
+    await db.joinToken.create({
+      data: {
+        id: `jt_retire${sequence}`,
+        tenantId: 'root',
+        siteId: site.siteId,
+        nodeId,
+        role: 'provisioned',
+        secretHash: 'x',
+        maxUses: 1,
+        usesLeft: 1,
+        expiresAt: new Date(now + 3_600_000),
+      },
+    });
+    await api()
+      .call('POST', `/v1/metal/nodes/${nodeId}/power`, { tenantId: 'root', action: 'on' })
+      .then((a) => site.t.cp.temporal.workflow.getHandle((a as { powerWorkflowId: string }).powerWorkflowId).result());
 
     expect((await verb(nodeId, 'retire')).provisionState).toBe('retiring');
     const retired = await settle(nodeId, 'retired');
@@ -182,7 +239,10 @@ describe('maintenance and lastError', () => {
   it("an operator's maintenance (API and CLI) refuses deploy naming the fix, survives recover, and only the operator clears it", async () => {
     const { nodeId } = await enroll();
     await settle(nodeId, 'ready');
-    await api().call('POST', '/v1/profiles', { tenantId: 'root', document: { id: 'oob-power-on', version: 1, target: 'metal', steps: [{ use: 'power.setPower', on: 'site', with: { action: 'on' } }] } });
+    await api().call('POST', '/v1/profiles', {
+      tenantId: 'root',
+      document: { id: 'oob-power-on', version: 1, target: 'metal', steps: [{ use: 'power.setPower', on: 'site', with: { action: 'on' } }] },
+    });
     const rootCredential = site.t.cp.rootCredential;
 
     const held = await verb(nodeId, 'maintenance', { on: true, reason: 'replacing a DIMM' });
@@ -204,11 +264,17 @@ describe('maintenance and lastError', () => {
     expect(recovered).toMatchObject({ maintenance: true, maintenanceSource: 'operator', maintenanceReason: 'replacing a DIMM' });
     await settle(nodeId, 'ready');
 
-    const cli = await runCli(['metal', 'maintenance', nodeId, '--off', '--reason', 'DIMM replaced', '--format', 'json'], { apiUrl: site.t.cp.url, credential: rootCredential.bearer });
+    const cli = await runCli(['metal', 'maintenance', nodeId, '--off', '--reason', 'DIMM replaced', '--format', 'json'], {
+      apiUrl: site.t.cp.url,
+      credential: rootCredential.bearer,
+    });
     expect(cli.code, cli.stderr).toBe(0);
     expect(JSON.parse(cli.stdout)).toMatchObject({ nodeId, maintenance: false, maintenanceReason: null });
     await until('node.maintenance.off', async () => (await events(nodeId, 'node.maintenance.off')).find((e) => e.by === 'operator'));
-    expect((await events(nodeId, 'node.maintenance.off')).find((e) => e.by === 'operator')).toMatchObject({ reason: 'DIMM replaced', previousReason: 'replacing a DIMM' });
+    expect((await events(nodeId, 'node.maintenance.off')).find((e) => e.by === 'operator')).toMatchObject({
+      reason: 'DIMM replaced',
+      previousReason: 'replacing a DIMM',
+    });
 
     expect((await verb(nodeId, 'deploy', { profileId: 'oob-power-on', profileVersion: 1 })).provisionState).toBe('deploying');
     expect(await settle(nodeId, 'deployed')).toMatchObject({ lastError: null, maintenance: false });

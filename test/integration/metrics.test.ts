@@ -44,7 +44,11 @@ describe('GET /metrics', () => {
   it('answers root operators only', async () => {
     expect((await t.anonymous.request('GET', '/metrics')).status).toBe(401);
     await t.root.call('POST', '/v1/tenants', { id: 'metrics-co', name: 'Metrics Co' });
-    const tenant = await t.root.call<{ credential: string }>('POST', '/v1/credentials', { tenantId: 'metrics-co', name: 'reader', permissions: ['compute:events:read'] });
+    const tenant = await t.root.call<{ credential: string }>('POST', '/v1/credentials', {
+      tenantId: 'metrics-co',
+      name: 'reader',
+      permissions: ['compute:events:read'],
+    });
     const refused = await t.root.withCredential(tenant.credential).request<{ error: { code: string } }>('GET', '/metrics');
     expect([refused.status, refused.body.error.code]).toEqual([403, 'PERMISSION_DENIED']);
   });

@@ -20,7 +20,11 @@ beforeAll(async () => {
   t = await startTestControlPlane();
   site = await t.root.call<SiteView>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'eu-central-1', idempotencyKey: 'pools-site' });
   await t.root.call('POST', '/v1/tenants', { id: 'acme', name: 'Acme' });
-  const cred = await t.root.call<{ credential: string }>('POST', '/v1/credentials', { tenantId: 'acme', name: 'acme', permissions: ['compute:sites:manage', 'compute:sites:read'] });
+  const cred = await t.root.call<{ credential: string }>('POST', '/v1/credentials', {
+    tenantId: 'acme',
+    name: 'acme',
+    permissions: ['compute:sites:manage', 'compute:sites:read'],
+  });
   acme = t.root.withCredential(cred.credential);
   acmeSite = await acme.call<SiteView>('POST', '/v1/sites', { tenantId: 'acme', kind: 'custom', region: 'r1', idempotencyKey: 'acme-site' });
 });
@@ -40,7 +44,15 @@ describe('pools', () => {
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ tenantId: 'acme', siteId: acmeSite.id, class: 'gpu-h100', version: 1, policy });
     const plain = await acme.call<PoolView>('POST', '/v1/pools', { tenantId: 'acme', siteId: acmeSite.id, class: 'general' });
-    expect(plain.policy).toEqual({ prewarmImages: [], trustProvisioningNetwork: false, agent: 'ironflow', acceptanceChecks: [], stepTimeouts: {}, allowEmulatedMachines: false, retireWipe: { mode: 'crypto-erase', fallback: 'fail' } });
+    expect(plain.policy).toEqual({
+      prewarmImages: [],
+      trustProvisioningNetwork: false,
+      agent: 'ironflow',
+      acceptanceChecks: [],
+      stepTimeouts: {},
+      allowEmulatedMachines: false,
+      retireWipe: { mode: 'crypto-erase', fallback: 'fail' },
+    });
 
     expect(await acme.call('GET', `/v1/pools/${created.body.id}?tenantId=acme`)).toEqual(created.body);
     const list = await acme.call<{ pools: PoolView[] }>('GET', `/v1/pools?tenantId=acme&siteId=${acmeSite.id}`);
@@ -107,7 +119,10 @@ describe('pools', () => {
 
   it('runs ironflow pools create/list/update', async () => {
     const env = { apiUrl: t.cp.url, credential: t.cp.rootCredential.bearer };
-    const made = await runCli(['pools', 'create', '--site', site.id, '--class', 'gpu', '--prewarm-image', 'a@1', '--prewarm-image', 'b@2', '--agent', 'none', '--format', 'json'], env);
+    const made = await runCli(
+      ['pools', 'create', '--site', site.id, '--class', 'gpu', '--prewarm-image', 'a@1', '--prewarm-image', 'b@2', '--agent', 'none', '--format', 'json'],
+      env,
+    );
     expect(made.code, made.stderr).toBe(0);
     const pool = JSON.parse(made.stdout) as PoolView;
     expect(pool.policy).toMatchObject({ prewarmImages: ['a@1', 'b@2'], agent: 'none', trustProvisioningNetwork: false });

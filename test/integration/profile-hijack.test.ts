@@ -22,9 +22,15 @@ const doc = (id: string, version = 1) => ({ id, version, target: 'metal', steps:
 beforeAll(async () => {
   t = await startTestControlPlane({ worker: false });
   await t.root.call('POST', '/v1/tenants', { id: 'acme', name: 'Acme' });
-  const cred = await t.root.call<{ credential: string }>('POST', '/v1/credentials', { tenantId: 'acme', name: 'ops', permissions: ['compute:profiles:manage', 'compute:profiles:read'] });
+  const cred = await t.root.call<{ credential: string }>('POST', '/v1/credentials', {
+    tenantId: 'acme',
+    name: 'ops',
+    permissions: ['compute:profiles:manage', 'compute:profiles:read'],
+  });
   acme = t.root.withCredential(cred.credential);
-  const siteId = (await t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'lab-hijack', idempotencyKey: 'hijack-site' })).id;
+  const siteId = (
+    await t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'lab-hijack', idempotencyKey: 'hijack-site' })
+  ).id;
   poolId = (await t.root.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'root', siteId, class: 'metal-hijack' })).id;
 });
 afterAll(async () => t?.close());
@@ -47,7 +53,9 @@ describe('profile hijack', () => {
     expect(updated).toMatchObject({ status: 403, body: { error: { code: 'PERMISSION_DENIED', details: { path: 'visibility' } } } });
     expect((await acme.call<ProfileView>('GET', '/v1/profiles/acme-tools?tenantId=acme')).visibility).toBe('private');
     // Root's own may be public, for every tenant.
-    expect((await t.root.call<ProfileView>('POST', '/v1/profiles', { tenantId: 'root', document: doc('fleet-tools'), public: true })).visibility).toBe('public');
+    expect((await t.root.call<ProfileView>('POST', '/v1/profiles', { tenantId: 'root', document: doc('fleet-tools'), public: true })).visibility).toBe(
+      'public',
+    );
     expect((await acme.call<ProfileView>('GET', '/v1/profiles/fleet-tools?tenantId=acme')).tenantId).toBe('root');
     const events = await t.cp.db.event.findMany({ where: { type: { in: ['profile.created', 'profile.updated'] }, subjectId: 'acme-tools' } });
     expect(events.map((e) => e.data)).toEqual([{ version: 1, visibility: 'private' }]);
@@ -96,7 +104,10 @@ describe('profile hijack', () => {
     });
     await t.cp.db.node.update({ where: { id: node.nodeId }, data: { provisionState: 'manageable', workflowId: null } });
     for (const action of ['on', 'off'] as const) {
-      const powered = await t.root.call<MetalNodeView & { powerWorkflowId: string }>('POST', `/v1/metal/nodes/${node.nodeId}/power`, { tenantId: 'root', action });
+      const powered = await t.root.call<MetalNodeView & { powerWorkflowId: string }>('POST', `/v1/metal/nodes/${node.nodeId}/power`, {
+        tenantId: 'root',
+        action,
+      });
       const plan = await startedPlan(powered.powerWorkflowId);
       expect(plan.profile).toMatchObject({ tenantId: 'builtin', id: `metal-power-${action}`, version: 1 });
       expect(plan.steps.map((s) => s.activity)).toEqual(['power.setPower']);

@@ -74,7 +74,9 @@ const profile = {
 /** Every step finished exactly once. */
 function expectNoStepRanTwice(nodeId: string) {
   const done = ledger.entries().filter((e) => e.step.startsWith(`${nodeId}/`) && e.event === 'done');
-  const counts = Object.fromEntries(['steps[1]', 'steps[2]', 'steps[3]', 'steps[4]', 'cleanup[0]'].map((k) => [k, done.filter((e) => e.step === `${nodeId}/${k}`).length]));
+  const counts = Object.fromEntries(
+    ['steps[1]', 'steps[2]', 'steps[3]', 'steps[4]', 'cleanup[0]'].map((k) => [k, done.filter((e) => e.step === `${nodeId}/${k}`).length]),
+  );
   expect(counts).toEqual({ 'steps[1]': 1, 'steps[2]': 1, 'steps[3]': 1, 'steps[4]': 1, 'cleanup[0]': 1 });
 }
 
@@ -97,7 +99,12 @@ describe('crash resumption', () => {
     await createNode(t.cp.db, { nodeId, siteId: SITE });
     const first = await startWorkerProcess(t.config, nodeId);
     const started = await startProvision(t.cp, { tenantId: 'root', nodeId, profileId: 'crash-resume', provisionState: 'deploying' });
-    await until(() => ledger.count(`${nodeId}/steps[3]`, 'start'), (n) => n === 1, 30_000, 'the wipe to start');
+    await until(
+      () => ledger.count(`${nodeId}/steps[3]`, 'start'),
+      (n) => n === 1,
+      30_000,
+      'the wipe to start',
+    );
     expect(ledger.count(`${nodeId}/steps[3]`, 'done')).toBe(0);
     await kill(first);
     const second = await startWorkerProcess(t.config, nodeId);
@@ -107,7 +114,12 @@ describe('crash resumption', () => {
     // The killed attempt of the wipe started again in the new process.
     expect(ledger.count(`${nodeId}/steps[3]`, 'start')).toBe(2);
     // The two processes split the work: the finished steps stayed with the first.
-    const pids = new Set(ledger.entries().filter((e) => e.step.startsWith(`${nodeId}/`) && e.event === 'done').map((e) => (e.data as { pid: number }).pid));
+    const pids = new Set(
+      ledger
+        .entries()
+        .filter((e) => e.step.startsWith(`${nodeId}/`) && e.event === 'done')
+        .map((e) => (e.data as { pid: number }).pid),
+    );
     expect(pids).toEqual(new Set([first.pid, second.pid]));
     expect(await t.cp.db.event.count({ where: { type: 'workflow.step.note', subjectId: nodeId } })).toBe(1);
     await kill(second);
@@ -129,8 +141,16 @@ describe('crash resumption', () => {
     let worker = await startWorkerProcess(config, nodeId);
     let connection = await Connection.connect({ address });
     try {
-      const started = await startProvision({ db: t.cp.db, config, temporal: new Client({ connection, dataConverter: sealedDataConverter(config) }) }, { tenantId: 'root', nodeId, profileId: 'crash-resume', provisionState: 'deploying' });
-      await until(() => ledger.count(`${nodeId}/steps[3]`, 'start'), (n) => n === 1, 30_000, 'the wipe to start');
+      const started = await startProvision(
+        { db: t.cp.db, config, temporal: new Client({ connection, dataConverter: sealedDataConverter(config) }) },
+        { tenantId: 'root', nodeId, profileId: 'crash-resume', provisionState: 'deploying' },
+      );
+      await until(
+        () => ledger.count(`${nodeId}/steps[3]`, 'start'),
+        (n) => n === 1,
+        30_000,
+        'the wipe to start',
+      );
       await server.stop('SIGKILL');
       await connection.close();
       server = await startTemporalServer(serverOptions);

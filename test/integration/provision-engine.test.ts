@@ -38,7 +38,12 @@ function machineStep(use: string): MachineActivity {
     }
   };
 }
-const machine = Object.fromEntries(['boot.prepareRamdisk', 'boot.cleanUp', 'management.setBootDevice', 'power.setPower', 'inventory.refresh', 'disk.wipe', 'boot.kexec'].map((u) => [u, machineStep(u)]));
+const machine = Object.fromEntries(
+  ['boot.prepareRamdisk', 'boot.cleanUp', 'management.setBootDevice', 'power.setPower', 'inventory.refresh', 'disk.wipe', 'boot.kexec'].map((u) => [
+    u,
+    machineStep(u),
+  ]),
+);
 
 const SITE = 'site_engine';
 const AGENT_A = 'node_agent_a';
@@ -53,7 +58,12 @@ async function newMachine(): Promise<string> {
 
 async function storeAndRun(document: Record<string, unknown>, nodeId: string, labels: Record<string, string> = {}): Promise<string> {
   await t.root.call('POST', '/v1/profiles', { tenantId: 'root', document });
-  const started = await t.root.call<{ workflowId: string }>('POST', `/v1/profiles/${document.id as string}/runs`, { tenantId: 'root', nodeId, provisionState: 'inspecting', labels });
+  const started = await t.root.call<{ workflowId: string }>('POST', `/v1/profiles/${document.id as string}/runs`, {
+    tenantId: 'root',
+    nodeId,
+    provisionState: 'inspecting',
+    labels,
+  });
   return started.workflowId;
 }
 
@@ -125,13 +135,22 @@ describe('provision workflows', () => {
     const events = await t.cp.db.event.findMany({ where: { type: 'workflow.step.note', subjectId: nodeId } });
     expect(events.map((e) => (e.data as { message: string }).message)).toEqual(['starting', 'accepted']);
     const description = await handle.describe();
-    expect(description.searchAttributes).toMatchObject({ NodeId: [nodeId], SiteId: [SITE], TenantId: ['root'], ProvisionState: ['inspecting'], ProfileRef: ['engine-basic@1'] });
+    expect(description.searchAttributes).toMatchObject({
+      NodeId: [nodeId],
+      SiteId: [SITE],
+      TenantId: ['root'],
+      ProvisionState: ['inspecting'],
+      ProfileRef: ['engine-basic@1'],
+    });
     expect(description.memo).toMatchObject({ profile: 'engine-basic@1' });
     const listed = [];
     for await (const w of t.cp.temporal.workflow.list({ query: `NodeId = "${nodeId}"` })) listed.push(w.workflowId);
     expect(listed).toEqual([workflowId]);
     // The version is locked now: its document cannot change.
-    const locked = await t.root.request<{ error: { code: string } }>('PATCH', '/v1/profiles/engine-basic', { tenantId: 'root', document: { id: 'engine-basic', version: 1, target: 'metal', steps: [{ use: 'event.append', with: { message: 'x' } }] } });
+    const locked = await t.root.request<{ error: { code: string } }>('PATCH', '/v1/profiles/engine-basic', {
+      tenantId: 'root',
+      document: { id: 'engine-basic', version: 1, target: 'metal', steps: [{ use: 'event.append', with: { message: 'x' } }] },
+    });
     expect(locked.body.error.code).toBe('INVALID_STATE');
     // The status endpoint reports the finished run.
     const view = await t.root.call<{ runStatus: string; status: ProvisionStatus }>('GET', `/v1/workflows/${encodeURIComponent(workflowId)}?tenantId=root`);
@@ -156,7 +175,14 @@ describe('provision workflows', () => {
         target: 'metal',
         steps: [
           { use: 'power.setPower', on: 'site', with: { action: 'on' }, timeout: '5s', retries: { max: 2, initialInterval: '1s', backoffCoefficient: 1 } },
-          { use: 'power.setPower', on: 'site', with: { action: 'cycle' }, timeout: '5s', retries: { max: 1, initialInterval: '1s' }, fallback: { use: 'power.setPower', on: 'site', with: { action: 'reset' }, timeout: '5s' } },
+          {
+            use: 'power.setPower',
+            on: 'site',
+            with: { action: 'cycle' },
+            timeout: '5s',
+            retries: { max: 1, initialInterval: '1s' },
+            fallback: { use: 'power.setPower', on: 'site', with: { action: 'reset' }, timeout: '5s' },
+          },
           { use: 'inventory.refresh', on: 'ramdisk', timeout: '5s', retries: 0, onFailure: 'continue' },
           { use: 'disk.wipe', on: 'ramdisk', timeout: '5s', retries: 0 },
           { use: 'boot.kexec', on: 'ramdisk', timeout: '5s' },
@@ -165,7 +191,10 @@ describe('provision workflows', () => {
       },
       nodeId,
     );
-    const error = await t.cp.temporal.workflow.getHandle(workflowId).result().catch((e: unknown) => e);
+    const error = await t.cp.temporal.workflow
+      .getHandle(workflowId)
+      .result()
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(WorkflowFailedError);
     expect(String((error as WorkflowFailedError).cause?.message)).toContain('BMC busy');
     const attempts = (key: string) => ledger.entries().filter((e) => e.step === `${nodeId}/${key}` && e.event === 'start').length;
@@ -213,10 +242,19 @@ describe('provision workflows', () => {
       },
       nodeId,
     );
-    await until(() => ledger.count(`${nodeId}/steps[1]`, 'start'), (n) => n === 1, 20_000, 'the wipe to start');
+    await until(
+      () => ledger.count(`${nodeId}/steps[1]`, 'start'),
+      (n) => n === 1,
+      20_000,
+      'the wipe to start',
+    );
     // The status shows the running step with its heartbeat progress (through the API).
     const view = await until(
-      () => t.root.call<{ status: ProvisionStatus; pendingActivities: Array<{ activity: string; attempt: number; heartbeat: { disksWiped: number } | null }> }>('GET', `/v1/workflows/${encodeURIComponent(workflowId)}?tenantId=root`),
+      () =>
+        t.root.call<{ status: ProvisionStatus; pendingActivities: Array<{ activity: string; attempt: number; heartbeat: { disksWiped: number } | null }> }>(
+          'GET',
+          `/v1/workflows/${encodeURIComponent(workflowId)}?tenantId=root`,
+        ),
       (v) => typeof v.pendingActivities[0]?.heartbeat?.disksWiped === 'number',
       10_000,
       'heartbeat progress',
@@ -230,7 +268,12 @@ describe('provision workflows', () => {
     expect((await handle.describe()).status.name).toBe('CANCELLED');
     expect(ledger.count(`${nodeId}/cleanup[0]`, 'done')).toBe(1);
     expect(ledger.count(`${nodeId}/steps[2]`, 'start')).toBe(0);
-    await until(() => ledger.count(`${nodeId}/steps[1]`, 'cancelled'), (n) => n === 1, 10_000, 'the wipe to see its cancellation');
+    await until(
+      () => ledger.count(`${nodeId}/steps[1]`, 'cancelled'),
+      (n) => n === 1,
+      10_000,
+      'the wipe to see its cancellation',
+    );
     const final = await status(workflowId);
     expect(final.phase).toBe('cancelled');
     expect(final.history.map((h) => `${h.key}:${h.outcome}`)).toEqual(['steps[0]:succeeded', 'steps[1]:cancelled', 'cleanup[0]:succeeded']);
@@ -251,7 +294,12 @@ describe('provision workflows', () => {
       nodeId,
     );
     const handle = t.cp.temporal.workflow.getHandle(workflowId);
-    await until(() => status(workflowId), (s) => s.waitingFor?.startsWith('agentJoined') === true && s.step?.key === 'steps[0]', 10_000, 'the rejoin wait');
+    await until(
+      () => status(workflowId),
+      (s) => s.waitingFor?.startsWith('agentJoined') === true && s.step?.key === 'steps[0]',
+      10_000,
+      'the rejoin wait',
+    );
     await handle.signal('agentJoined', { role: 'node' });
     const error = await handle.result().catch((e: unknown) => e);
     expect(String((error as WorkflowFailedError).cause?.message)).toContain('did not rejoin within 2000 ms');
@@ -281,16 +329,32 @@ describe('provision workflows', () => {
       },
       nodeId,
     );
-    const temporal = (...args: string[]) => run(toolPath('temporal'), ['workflow', ...args, '--workflow-id', workflowId, '--address', t.config.temporal.address]);
-    await until(() => status(workflowId), (s) => s.waitingFor?.startsWith('confirmMac') === true, 10_000, 'the confirmMac wait');
+    const temporal = (...args: string[]) =>
+      run(toolPath('temporal'), ['workflow', ...args, '--workflow-id', workflowId, '--address', t.config.temporal.address]);
+    await until(
+      () => status(workflowId),
+      (s) => s.waitingFor?.startsWith('confirmMac') === true,
+      10_000,
+      'the confirmMac wait',
+    );
     // A malformed MAC through the signal is refused and visible in the status; the Update answers the error.
     await temporal('signal', '--name', 'confirmMac', '--input', '"not-a-mac"');
-    await until(() => status(workflowId), (s) => s.rejectedSignals.length === 1, 10_000, 'the rejected signal');
+    await until(
+      () => status(workflowId),
+      (s) => s.rejectedSignals.length === 1,
+      10_000,
+      'the rejected signal',
+    );
     const handle = t.cp.temporal.workflow.getHandle(workflowId);
     const refused = await handle.executeUpdate('confirmMac', { args: ['zz:zz'] }).catch((e: Error) => e);
     expect(String((refused as Error).cause)).toMatch(/not a unicast MAC/);
     await temporal('signal', '--name', 'confirmMac', '--input', '"AA-BB-CC-00-11-22"');
-    await until(() => ledger.count(`${nodeId}/steps[1]`, 'start'), (n) => n === 1, 20_000, 'the wipe to start');
+    await until(
+      () => ledger.count(`${nodeId}/steps[1]`, 'start'),
+      (n) => n === 1,
+      20_000,
+      'the wipe to start',
+    );
     const powered = ledger.entries().find((e) => e.step === `${nodeId}/steps[0]` && e.event === 'start');
     expect(powered?.data).toBe('aa:bb:cc:00:11:22');
     expect((await status(workflowId)).confirmedMac).toBe('aa:bb:cc:00:11:22');
@@ -319,7 +383,10 @@ describe('provision workflows', () => {
     ]);
     sessions.push(live);
     await t.cp.db.bootLease.create({ data: { siteId: S2, holderNodeId: 'node_agent_c', epoch: 1, expiresAt: new Date(Date.now() + 3_600_000) } });
-    const workflowId = await storeAndRun({ id: 'engine-reroute', version: 1, target: 'metal', steps: [{ use: 'power.setPower', on: 'site', with: { action: 'on' }, timeout: '10s' }] }, nodeId);
+    const workflowId = await storeAndRun(
+      { id: 'engine-reroute', version: 1, target: 'metal', steps: [{ use: 'power.setPower', on: 'site', with: { action: 'on' }, timeout: '10s' }] },
+      nodeId,
+    );
     await t.cp.temporal.workflow.getHandle(workflowId).result();
     const done = ledger.entries().filter((e) => e.step === `${nodeId}/steps[0]` && e.event === 'done');
     expect(done.map((e) => e.queue)).toEqual([siteAgentQueue(S2, 'node_agent_d')]);
@@ -328,11 +395,30 @@ describe('provision workflows', () => {
     const S3 = 'site_empty';
     const lonely = newId('node');
     await createNode(t.cp.db, { nodeId: lonely, siteId: S3 });
-    await t.cp.db.agentSession.create({ data: { nodeId: 'node_agent_stale', siteId: S3, role: 'site', taskQueue: siteAgentQueue(S3, 'node_agent_stale'), lastSeenAt: new Date(Date.now() - 60_000) } });
+    await t.cp.db.agentSession.create({
+      data: {
+        nodeId: 'node_agent_stale',
+        siteId: S3,
+        role: 'site',
+        taskQueue: siteAgentQueue(S3, 'node_agent_stale'),
+        lastSeenAt: new Date(Date.now() - 60_000),
+      },
+    });
     const started = Date.now();
-    const failing = await storeAndRun({ id: 'engine-no-agent', version: 1, target: 'metal', steps: [{ use: 'power.setPower', on: 'site', with: { action: 'on' }, timeout: '3s' }] }, lonely);
-    await until(() => status(failing), (s) => s.waitingFor?.startsWith('a connected site agent') === true, 10_000, 'the wait for an agent');
-    const error = await t.cp.temporal.workflow.getHandle(failing).result().catch((e: unknown) => e);
+    const failing = await storeAndRun(
+      { id: 'engine-no-agent', version: 1, target: 'metal', steps: [{ use: 'power.setPower', on: 'site', with: { action: 'on' }, timeout: '3s' }] },
+      lonely,
+    );
+    await until(
+      () => status(failing),
+      (s) => s.waitingFor?.startsWith('a connected site agent') === true,
+      10_000,
+      'the wait for an agent',
+    );
+    const error = await t.cp.temporal.workflow
+      .getHandle(failing)
+      .result()
+      .catch((e: unknown) => e);
     expect((error as WorkflowFailedError).cause).toMatchObject({ type: 'NO_SITE_AGENT' });
     expect(Date.now() - started).toBeGreaterThanOrEqual(3000);
     expect(ledger.entries().filter((e) => e.step.startsWith(`${lonely}/`))).toEqual([]);

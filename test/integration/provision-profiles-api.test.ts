@@ -12,7 +12,11 @@ let other: ReturnType<TestControlPlane['root']['withCredential']>;
 beforeAll(async () => {
   t = await startTestControlPlane({ worker: false });
   await t.root.call('POST', '/v1/tenants', { id: 'acme', name: 'Acme' });
-  const cred = await t.root.call<{ credential: string }>('POST', '/v1/credentials', { tenantId: 'acme', name: 'ops', permissions: ['compute:profiles:manage', 'compute:profiles:read'] });
+  const cred = await t.root.call<{ credential: string }>('POST', '/v1/credentials', {
+    tenantId: 'acme',
+    name: 'ops',
+    permissions: ['compute:profiles:manage', 'compute:profiles:read'],
+  });
   other = t.root.withCredential(cred.credential);
 });
 afterAll(async () => t?.close());
@@ -21,13 +25,26 @@ const doc = (id: string, version = 1, message = 'hello') => ({ id, version, targ
 
 describe('profiles API', () => {
   it('refuses a bad document with INVALID_INPUT at the path of its first problem, listing them all', async () => {
-    const bad = { ...doc('bad'), steps: [{ use: 'event.append', with: { message: 'x' } }, { use: 'power.setPower', on: 'site', with: { action: 'cycle' }, timeout: 'soon' }, { use: 'disk.wipe' }] };
-    const res = await t.root.request<{ error: { code: string; details: { path: string; problems: Array<{ path: string }> } } }>('POST', '/v1/profiles', { tenantId: 'root', document: bad });
+    const bad = {
+      ...doc('bad'),
+      steps: [
+        { use: 'event.append', with: { message: 'x' } },
+        { use: 'power.setPower', on: 'site', with: { action: 'cycle' }, timeout: 'soon' },
+        { use: 'disk.wipe' },
+      ],
+    };
+    const res = await t.root.request<{ error: { code: string; details: { path: string; problems: Array<{ path: string }> } } }>('POST', '/v1/profiles', {
+      tenantId: 'root',
+      document: bad,
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('INVALID_INPUT');
     expect(res.body.error.details.path).toBe('document.steps[1].timeout');
     expect(res.body.error.details.problems.map((p) => p.path)).toEqual(['document.steps[1].timeout', 'document.steps[2].on']);
-    const secret = await t.root.request<{ error: { details: { path: string } } }>('POST', '/v1/profiles', { tenantId: 'root', document: { ...doc('sec'), steps: [{ use: 'event.append', with: { message: 'x', apiKey: 'k' } }] } });
+    const secret = await t.root.request<{ error: { details: { path: string } } }>('POST', '/v1/profiles', {
+      tenantId: 'root',
+      document: { ...doc('sec'), steps: [{ use: 'event.append', with: { message: 'x', apiKey: 'k' } }] },
+    });
     expect(secret.body.error.details.path).toBe('document.steps[0].with.apiKey');
   });
 
@@ -48,7 +65,9 @@ describe('profiles API', () => {
     // Latest version by default, a given one on request.
     await other.call('POST', '/v1/profiles', { tenantId: 'acme', document: doc('fleet-reboot', 2, 'acme v2') });
     expect((await other.call<ProfileView>('GET', '/v1/profiles/fleet-reboot?tenantId=acme')).version).toBe(2);
-    expect((await other.call<ProfileView>('GET', '/v1/profiles/fleet-reboot/versions/1?tenantId=acme')).document).toMatchObject({ steps: [{ with: { message: 'acme own' } }] });
+    expect((await other.call<ProfileView>('GET', '/v1/profiles/fleet-reboot/versions/1?tenantId=acme')).document).toMatchObject({
+      steps: [{ with: { message: 'acme own' } }],
+    });
     const duplicate = await other.request<{ error: { code: string } }>('POST', '/v1/profiles', { tenantId: 'acme', document: doc('fleet-reboot', 2) });
     expect(duplicate.body.error.code).toBe('CONFLICT');
     const listed = await other.call<{ profiles: ProfileView[] }>('GET', '/v1/profiles?tenantId=acme&id=fleet-reboot');
@@ -57,12 +76,24 @@ describe('profiles API', () => {
 
   it('updates a document or the visibility with --if-version; a used version is immutable', async () => {
     const created = await t.root.call<ProfileView>('POST', '/v1/profiles', { tenantId: 'root', document: doc('upd') });
-    const changed = await t.root.call<ProfileView>('PATCH', '/v1/profiles/upd', { tenantId: 'root', document: doc('upd', 1, 'changed'), ifVersion: created.rowVersion });
+    const changed = await t.root.call<ProfileView>('PATCH', '/v1/profiles/upd', {
+      tenantId: 'root',
+      document: doc('upd', 1, 'changed'),
+      ifVersion: created.rowVersion,
+    });
     expect(changed.rowVersion).toBe(created.rowVersion + 1);
-    const stale = await t.root.request<{ error: { code: string } }>('PATCH', '/v1/profiles/upd', { tenantId: 'root', visibility: 'public', ifVersion: created.rowVersion });
+    const stale = await t.root.request<{ error: { code: string } }>('PATCH', '/v1/profiles/upd', {
+      tenantId: 'root',
+      visibility: 'public',
+      ifVersion: created.rowVersion,
+    });
     expect(stale.body.error.code).toBe('CONFLICT');
     expect((await t.root.call<ProfileView>('PATCH', '/v1/profiles/upd', { tenantId: 'root', visibility: 'public' })).visibility).toBe('public');
-    const both = await t.root.request<{ error: { code: string } }>('PATCH', '/v1/profiles/upd', { tenantId: 'root', visibility: 'public', document: doc('upd') });
+    const both = await t.root.request<{ error: { code: string } }>('PATCH', '/v1/profiles/upd', {
+      tenantId: 'root',
+      visibility: 'public',
+      document: doc('upd'),
+    });
     expect(both.body.error.code).toBe('INVALID_INPUT');
     const renamed = await t.root.request<{ error: { details: { path: string } } }>('PATCH', '/v1/profiles/upd', { tenantId: 'root', document: doc('other') });
     expect(renamed.body.error.details.path).toBe('document.id');
@@ -75,12 +106,21 @@ describe('profiles API', () => {
   it('validate reports every problem of a stored version; render shows the plan', async () => {
     // A version stored before its steps changed (written directly, as an older release would have).
     await t.cp.db.profile.create({
-      data: { tenantId: 'root', profileId: 'stale', version: 1, visibility: 'private', document: { id: 'stale', version: 1, target: 'metal', steps: [{ use: 'event.append' }, { use: 'power.reboot', on: 'site' }] } },
+      data: {
+        tenantId: 'root',
+        profileId: 'stale',
+        version: 1,
+        visibility: 'private',
+        document: { id: 'stale', version: 1, target: 'metal', steps: [{ use: 'event.append' }, { use: 'power.reboot', on: 'site' }] },
+      },
     });
     const result = await t.root.call<{ valid: boolean; problems: Array<{ path: string }> }>('POST', '/v1/profiles/stale/validate', { tenantId: 'root' });
     expect(result.valid).toBe(false);
     expect(result.problems.map((p) => p.path)).toEqual(['steps[0].with.message', 'steps[1].use']);
-    const plan = await other.call<{ profile: { ref: string }; steps: Array<{ activity: string; route: string }> }>('GET', '/v1/profiles/fleet-reboot/render?tenantId=acme');
+    const plan = await other.call<{ profile: { ref: string }; steps: Array<{ activity: string; route: string }> }>(
+      'GET',
+      '/v1/profiles/fleet-reboot/render?tenantId=acme',
+    );
     expect(plan.profile.ref).toBe('fleet-reboot@2'); // acme's own latest
     expect(plan.steps.map((s) => s.activity)).toEqual(['event.append']);
   });

@@ -42,7 +42,17 @@ const dataDir = mkdtempSync(path.join(os.tmpdir(), 'proxy-dhcp-it-'));
 let nextId = 1;
 
 function serverArgs(over: Record<string, unknown> = {}): string[] {
-  return [SERVER_FIXTURE, JSON.stringify({ dataDir, serverIp: SERVER_IP, active: true, httpBaseUrl: HTTP_BASE, entries: [entry('52:54:00:67:00:01', 'BIOS'), entry('52:54:00:67:00:02', 'X86_64_EFI')], ...over })];
+  return [
+    SERVER_FIXTURE,
+    JSON.stringify({
+      dataDir,
+      serverIp: SERVER_IP,
+      active: true,
+      httpBaseUrl: HTTP_BASE,
+      entries: [entry('52:54:00:67:00:01', 'BIOS'), entry('52:54:00:67:00:02', 'X86_64_EFI')],
+      ...over,
+    }),
+  ];
 }
 
 beforeAll(async () => {
@@ -64,7 +74,11 @@ afterAll(async () => {
 type Heard = { address: string; port: number; hex: string };
 
 /** Sends from the client's socket on `from` and answers what that socket heard within waitMs. */
-async function exchange(request: Partial<PxeRequestSpec> & { mac: string }, route: { to: string; port: number; from?: number; waitMs?: number }, via = client): Promise<Heard[]> {
+async function exchange(
+  request: Partial<PxeRequestSpec> & { mac: string },
+  route: { to: string; port: number; from?: number; waitMs?: number },
+  via = client,
+): Promise<Heard[]> {
   const id = nextId++;
   const packet = pxeRequest({ xid: 0x5000 + id, messageType: route.port === 4011 ? 3 : 1, ...request });
   via.send(JSON.stringify({ id, packet: packet.toString('hex'), to: route.to, port: route.port, from: route.from ?? 68, waitMs: route.waitMs ?? 700 }));
@@ -85,7 +99,16 @@ describe('proxy DHCP on real sockets', () => {
     // BOOTP header: op 2, Ethernet, xid echoed, broadcast flag, yiaddr 0, siaddr = server_ip.
     expect(bytes.subarray(0, 4).toString('hex')).toBe('02010600');
     const decoded = decodeDhcpPacket(bytes)!;
-    expect(decoded).toMatchObject({ op: 2, mac: '52:54:00:67:00:01', ciaddr: '0.0.0.0', yiaddr: '0.0.0.0', siaddr: SERVER_IP, giaddr: '0.0.0.0', file: 'undionly.kpxe', sname: '' });
+    expect(decoded).toMatchObject({
+      op: 2,
+      mac: '52:54:00:67:00:01',
+      ciaddr: '0.0.0.0',
+      yiaddr: '0.0.0.0',
+      siaddr: SERVER_IP,
+      giaddr: '0.0.0.0',
+      file: 'undionly.kpxe',
+      sname: '',
+    });
     expect(decoded.flags).toBe(0x8000);
     // The options, in order, then END.
     const options = [
@@ -145,7 +168,9 @@ describe('proxy DHCP on real sockets', () => {
     expect(await exchange({ mac: '52:54:00:67:00:01', arch: 0, vendorClass: 'MSFT 5.0' }, { to: '255.255.255.255', port: 67, waitMs: 1000 })).toEqual([]);
     server.send('list');
     const listed = JSON.parse(await server.nextLine((l) => l.startsWith('['))) as Array<Record<string, unknown>>;
-    expect(listed).toEqual([{ mac: '52:54:00:67:99:01', uuid: UUID, arch: 'x86_64_efi', giaddr: null, firstSeen: expect.any(String), lastSeen: expect.any(String), count: 1 }]);
+    expect(listed).toEqual([
+      { mac: '52:54:00:67:99:01', uuid: UUID, arch: 'x86_64_efi', giaddr: null, firstSeen: expect.any(String), lastSeen: expect.any(String), count: 1 },
+    ]);
   });
 
   it('fails to start with what to do when port 67 is taken', async () => {
@@ -160,14 +185,22 @@ describe('proxy DHCP on real sockets', () => {
     const unprivDir = mkdtempSync(path.join(os.tmpdir(), 'proxy-dhcp-unpriv-'));
     chmodSync(unprivDir, 0o777);
     // setpriv: drop to nobody inside the namespace (ports below 1024 need CAP_NET_BIND_SERVICE).
-    const child = network.spawnIn(host.ns, 'setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '--import', 'tsx', ...serverArgs({ serverIp: `${SUBNET}.3`, dataDir: unprivDir })], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      cwd: process.cwd(),
-    });
+    const child = network.spawnIn(
+      host.ns,
+      'setpriv',
+      ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '--import', 'tsx', ...serverArgs({ serverIp: `${SUBNET}.3`, dataDir: unprivDir })],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        cwd: process.cwd(),
+      },
+    );
     let stderr = '';
     child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     rmSync(unprivDir, { recursive: true, force: true });
-    expect({ code, stderr }).toMatchObject({ code: 2, stderr: expect.stringMatching(/UDP port 67 .*permission denied; run the agent as root or give it CAP_NET_BIND_SERVICE/) });
+    expect({ code, stderr }).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/UDP port 67 .*permission denied; run the agent as root or give it CAP_NET_BIND_SERVICE/),
+    });
   });
 });

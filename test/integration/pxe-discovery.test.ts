@@ -38,7 +38,8 @@ function get(url: string): Promise<{ status: number; body: string }> {
   });
 }
 
-const discovered = async (tenantId = 'root') => (await site.t.root.call<{ items: DiscoveredMachine[] }>('GET', `/v1/sites/${site.siteId}/discovered?tenantId=${tenantId}`)).items;
+const discovered = async (tenantId = 'root') =>
+  (await site.t.root.call<{ items: DiscoveredMachine[] }>('GET', `/v1/sites/${site.siteId}/discovered?tenantId=${tenantId}`)).items;
 
 beforeAll(async () => {
   site = await startBootSite('pxe-discovery-site');
@@ -48,9 +49,15 @@ beforeAll(async () => {
   enrolledNodeId = newId('node');
   candidateNodeId = newId('node');
   await db.node.create({ data: { id: enrolledNodeId, tenantId: 'root', siteId: site.siteId, role: 'host', macs: [enrolledMac], power: 'off' } });
-  await db.node.create({ data: { id: candidateNodeId, tenantId: 'root', siteId: site.siteId, role: 'host', macs: [], productUuid: uuid, discoveredMac: candidateMac, power: 'off' } });
+  await db.node.create({
+    data: { id: candidateNodeId, tenantId: 'root', siteId: site.siteId, role: 'host', macs: [], productUuid: uuid, discoveredMac: candidateMac, power: 'off' },
+  });
   await site.t.root.request('POST', '/v1/tenants', { id: 'other-co', name: 'Other Co' });
-  const credential = await site.t.root.call<{ credential: string }>('POST', '/v1/credentials', { tenantId: 'other-co', name: 'other-co-read', permissions: ['compute:sites:read'] });
+  const credential = await site.t.root.call<{ credential: string }>('POST', '/v1/credentials', {
+    tenantId: 'other-co',
+    name: 'other-co-read',
+    permissions: ['compute:sites:read'],
+  });
   otherTenant = site.t.root.withCredential(credential.credential);
 }, 90_000);
 
@@ -104,11 +111,17 @@ describe('PXE discovery', () => {
     const merged = await discovered();
     expect(merged.map((m) => m.mac).sort()).toEqual([unknownMac, enrolledMac, candidateMac].sort());
     const mergedUnknown = merged.find((m) => m.mac === unknownMac) as DiscoveredMachine;
-    expect(mergedUnknown).toMatchObject({ productUuid: uuid, count: 7, relays: ['10.1.0.1'], agentNodeIds: [agentNodeId, secondAgent].sort(), firstSeen: iso(3_600_000) });
+    expect(mergedUnknown).toMatchObject({
+      productUuid: uuid,
+      count: 7,
+      relays: ['10.1.0.1'],
+      agentNodeIds: [agentNodeId, secondAgent].sort(),
+      firstSeen: iso(3_600_000),
+    });
     expect(mergedUnknown.lastSeen).toBe(items.find((m) => m.mac === unknownMac)?.lastSeen);
   });
 
-  it('rewrites an agent\'s stored list only when it changed (its digest)', async () => {
+  it("rewrites an agent's stored list only when it changed (its digest)", async () => {
     const { db } = site.t.cp;
     const agentNodeId = agent.identity.current.nodeId;
     const stored = await db.discoveryReport.findUniqueOrThrow({ where: { agentNodeId } });
@@ -133,16 +146,32 @@ describe('PXE discovery', () => {
     const agentNodeId = agent.identity.current.nodeId;
     const before = await db.discoveryReport.findUniqueOrThrow({ where: { agentNodeId } });
     const client = new ControlPlaneClient(site.t.cp.url);
-    const entry = { mac: unknownMac, productUuid: null, arch: 'bios', firstSeen: new Date().toISOString(), lastSeen: new Date().toISOString(), count: 1, relay: null };
-    const many = Array.from({ length: 257 }, (_, i) => ({ ...entry, mac: `02:00:00:d2:${(i >> 8).toString(16).padStart(2, '0')}:${(i & 0xff).toString(16).padStart(2, '0')}` }));
+    const entry = {
+      mac: unknownMac,
+      productUuid: null,
+      arch: 'bios',
+      firstSeen: new Date().toISOString(),
+      lastSeen: new Date().toISOString(),
+      count: 1,
+      relay: null,
+    };
+    const many = Array.from({ length: 257 }, (_, i) => ({
+      ...entry,
+      mac: `02:00:00:d2:${(i >> 8).toString(16).padStart(2, '0')}:${(i & 0xff).toString(16).padStart(2, '0')}`,
+    }));
     for (const discovered of [many, [{ ...entry, arch: 'x'.repeat(33) }], [{ ...entry, relay: 'relay.example' }]]) {
       await expect(client.signedPost(agent.identity, '/v1/agents/session', { discovered })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
     }
     expect((await db.discoveryReport.findUniqueOrThrow({ where: { agentNodeId } })).digest).toBe(before.digest);
   });
 
-  it('is described in the OpenAPI document (metal.discovered and the heartbeat\'s list)', async () => {
-    const doc = await site.t.anonymous.call<{ paths: Record<string, Record<string, { summary?: string; responses?: Record<string, { content: Record<string, { schema: { properties: Record<string, unknown> } }> }> }>> }>('GET', '/docs/json');
+  it("is described in the OpenAPI document (metal.discovered and the heartbeat's list)", async () => {
+    const doc = await site.t.anonymous.call<{
+      paths: Record<
+        string,
+        Record<string, { summary?: string; responses?: Record<string, { content: Record<string, { schema: { properties: Record<string, unknown> } }> }> }>
+      >;
+    }>('GET', '/docs/json');
     const route = doc.paths['/v1/sites/{siteId}/discovered']?.get;
     expect(route?.summary).toBe('metal.discovered');
     expect(Object.keys(route?.responses?.['200']?.content['application/json']?.schema.properties ?? {})).toEqual(['items']);
@@ -161,7 +190,7 @@ describe('PXE discovery', () => {
 describe('ironflow metal discovered / confirm-mac', () => {
   const env = () => ({ apiUrl: site.t.cp.url, credential: site.t.cp.rootCredential.bearer });
 
-  it('prints the site\'s list as a table and as JSON', async () => {
+  it("prints the site's list as a table and as JSON", async () => {
     const table = await runCli(['metal', 'discovered', '--site', site.siteId], env());
     expect(table.code, table.stderr).toBe(0);
     expect(table.stdout.split('\n')[0]).toMatch(/^MAC\s+PRODUCTUUID\s+ARCH\s+LASTSEEN\s+COUNT\s+NODE\s+CANDIDATEFOR/);
@@ -182,7 +211,7 @@ describe('ironflow metal discovered / confirm-mac', () => {
     expect(good.stderr).not.toMatch(/INVALID_INPUT/);
   });
 
-  it('sends confirm-mac to the node\'s route', async () => {
+  it("sends confirm-mac to the node's route", async () => {
     const unknownNode = newId('node');
     const out = await runCli(['metal', 'confirm-mac', unknownNode, '--mac', candidateMac.toUpperCase()], env());
     expect(out.code).toBe(1);

@@ -29,7 +29,9 @@ const refusedJoins = () => t.cp.db.event.count({ where: { type: 'security.join.r
 
 async function joinWithPin(ca: string) {
   const params = { gateway: t.cp.url, ca, mac: '52:54:00:00:00:77', token: 'ifjt_nothere.bogus', assertion: 'bogus' };
-  return joinAsRamdisk(params, hardware, new ControlPlaneClient(t.cp.url), new AgentLog(() => undefined)).catch((error: Error & { code?: string; details?: Record<string, unknown> }) => error);
+  return joinAsRamdisk(params, hardware, new ControlPlaneClient(t.cp.url), new AgentLog(() => undefined)).catch(
+    (error: Error & { code?: string; details?: Record<string, unknown> }) => error,
+  );
 }
 
 describe('the ramdisk CA pin', () => {
@@ -42,7 +44,9 @@ describe('the ramdisk CA pin', () => {
 
   it('with the right pin, the token is sent (and this bogus one refused by the control plane)', async () => {
     const { certificate } = await new ControlPlaneClient(t.cp.url).get<{ certificate: string }>('/v1/join/ca');
-    const pin = createHash('sha256').update(fromPem(certificate, ['CERTIFICATE'], 'ca')).digest('hex');
+    const pin = createHash('sha256')
+      .update(fromPem(certificate, ['CERTIFICATE'], 'ca'))
+      .digest('hex');
     const before = await refusedJoins();
     const error = await joinWithPin(pin);
     expect(error).toMatchObject({ code: 'UNAUTHENTICATED' });

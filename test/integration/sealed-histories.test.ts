@@ -45,7 +45,9 @@ beforeAll(async () => {
       acceptance: [{ use: 'event.append', with: { message: `${marker}-accepted` } }],
     },
   });
-  workflowId = (await t.root.call<{ workflowId: string }>('POST', '/v1/profiles/sealed-control-only/runs', { tenantId: 'root', nodeId, provisionState: 'inspecting' })).workflowId;
+  workflowId = (
+    await t.root.call<{ workflowId: string }>('POST', '/v1/profiles/sealed-control-only/runs', { tenantId: 'root', nodeId, provisionState: 'inspecting' })
+  ).workflowId;
   await t.cp.temporal.workflow.getHandle(workflowId).result();
 });
 
@@ -55,7 +57,18 @@ afterAll(async () => {
 
 /** `temporal workflow show` as JSON, against the test's server: raw, or through a codec endpoint. */
 async function showHistory(codec?: { endpoint: string; auth: string }): Promise<string> {
-  const args = ['workflow', 'show', '--workflow-id', workflowId, '--address', t.config.temporal.address, '--namespace', t.config.temporal.namespace, '--output', 'json'];
+  const args = [
+    'workflow',
+    'show',
+    '--workflow-id',
+    workflowId,
+    '--address',
+    t.config.temporal.address,
+    '--namespace',
+    t.config.temporal.namespace,
+    '--output',
+    'json',
+  ];
   if (codec) args.push('--codec-endpoint', codec.endpoint, '--codec-auth', codec.auth);
   const { stdout } = await run(requireTool('temporal'), args, { maxBuffer: 16 * 1024 * 1024 });
   return stdout;
@@ -98,7 +111,10 @@ describe('a sealed history', () => {
       /workflowExecutionStartedEventAttributes\.memo/,
       /userMetadata\.summary/,
     ]) {
-      expect(sealed.some((at) => where.test(at)), String(where)).toBe(true);
+      expect(
+        sealed.some((at) => where.test(at)),
+        String(where),
+      ).toBe(true);
     }
     // Only search attributes stay readable: ids the Web UI lists by, no secret.
     const unsealed = payloads.filter(({ payload }) => payload.metadata?.encoding !== SEALED_B64).map((p) => p.at);
@@ -109,7 +125,7 @@ describe('a sealed history', () => {
     expect(raw.replace(new RegExp(`"workflowId": "node:${nodeId}:inspecting:1"`, 'g'), '')).not.toContain(nodeId);
   });
 
-  it('reads decoded through the control plane\'s client', async () => {
+  it("reads decoded through the control plane's client", async () => {
     const handle = t.cp.temporal.workflow.getHandle(workflowId);
     const result = (await handle.result()) as { history: Array<{ key: string; outcome: string }> };
     expect(result.history.map((h) => `${h.key}:${h.outcome}`)).toEqual(['steps[0]:succeeded', 'acceptance[0]:succeeded']);
@@ -120,7 +136,7 @@ describe('a sealed history', () => {
     expect(events.map((e) => (e.data as { message: string }).message)).toEqual([marker, `${marker}-accepted`]);
   });
 
-  it('reads decoded with the temporal CLI through the codec endpoint and an operator\'s credential', async () => {
+  it("reads decoded with the temporal CLI through the codec endpoint and an operator's credential", async () => {
     const decoded = payloadsIn(JSON.parse(await showHistory({ endpoint: `${t.cp.url}${CODEC_PATH}`, auth: `Bearer ${t.cp.rootCredential.bearer}` })));
     expect(decoded.filter(({ payload }) => payload.metadata?.encoding === SEALED_B64)).toEqual([]);
     const plaintext = decoded.map(({ payload }) => Buffer.from(payload.data ?? '', 'base64').toString('utf8')).join('\n');
@@ -135,7 +151,9 @@ describe('the codec endpoint', () => {
 
   it('decodes what the control plane sealed, encodes what it decodes, for a root operator', async () => {
     const values = [{ note: marker }, 'text', 42];
-    const encoded = await t.root.request<{ payloads: PayloadJson[] }>('POST', encodePath, { payloads: values.map((v) => toJson(defaultPayloadConverter.toPayload(v))) });
+    const encoded = await t.root.request<{ payloads: PayloadJson[] }>('POST', encodePath, {
+      payloads: values.map((v) => toJson(defaultPayloadConverter.toPayload(v))),
+    });
     expect(encoded.status).toBe(200);
     expect(encoded.body.payloads.map((p) => p.metadata?.encoding)).toEqual([SEALED_B64, SEALED_B64, SEALED_B64]);
     expect(JSON.stringify(encoded.body)).not.toContain(marker);
@@ -151,8 +169,9 @@ describe('the codec endpoint', () => {
     expect((await t.root.request<{ payloads: PayloadJson[] }>('POST', decodePath, { payloads: [plain] })).body.payloads).toEqual([plain]);
   });
 
-  it('no credential is 401; a refused credential, a tenant\'s operator and a missing permission are refusals with events', async () => {
-    const sealed = (await t.root.call<{ payloads: PayloadJson[] }>('POST', encodePath, { payloads: [toJson(defaultPayloadConverter.toPayload(marker))] })).payloads;
+  it("no credential is 401; a refused credential, a tenant's operator and a missing permission are refusals with events", async () => {
+    const sealed = (await t.root.call<{ payloads: PayloadJson[] }>('POST', encodePath, { payloads: [toJson(defaultPayloadConverter.toPayload(marker))] }))
+      .payloads;
     const before = (await codecEvents()).length;
 
     const anonymous = await t.anonymous.request<{ error: { code: string; message: string } }>('POST', decodePath, { payloads: sealed });
@@ -167,13 +186,25 @@ describe('the codec endpoint', () => {
     expect(forged.status).toBe(401);
 
     await t.root.call('POST', '/v1/tenants', { id: 'sealco', name: 'Sealco' });
-    const tenantOperator = (await t.root.call<{ credential: string; id: string }>('POST', '/v1/credentials', { tenantId: 'sealco', name: 'sealco operator', permissions: ['compute:nodes:read', 'compute:nodes:provision', 'compute:events:read'] }));
-    const asTenant = await t.root.withCredential(tenantOperator.credential).request<{ error: { code: string; details: { reason: string } } }>('POST', decodePath, { payloads: sealed });
+    const tenantOperator = await t.root.call<{ credential: string; id: string }>('POST', '/v1/credentials', {
+      tenantId: 'sealco',
+      name: 'sealco operator',
+      permissions: ['compute:nodes:read', 'compute:nodes:provision', 'compute:events:read'],
+    });
+    const asTenant = await t.root
+      .withCredential(tenantOperator.credential)
+      .request<{ error: { code: string; details: { reason: string } } }>('POST', decodePath, { payloads: sealed });
     expect(asTenant.status).toBe(403);
     expect(asTenant.body.error.details.reason).toBe('not-platform-operator');
 
-    const rootReader = await t.root.call<{ credential: string; id: string }>('POST', '/v1/credentials', { tenantId: 'root', name: 'events only', permissions: ['compute:events:read'] });
-    const lacking = await t.root.withCredential(rootReader.credential).request<{ error: { code: string; details: { reason: string } } }>('POST', decodePath, { payloads: sealed });
+    const rootReader = await t.root.call<{ credential: string; id: string }>('POST', '/v1/credentials', {
+      tenantId: 'root',
+      name: 'events only',
+      permissions: ['compute:events:read'],
+    });
+    const lacking = await t.root
+      .withCredential(rootReader.credential)
+      .request<{ error: { code: string; details: { reason: string } } }>('POST', decodePath, { payloads: sealed });
     expect(lacking.status).toBe(403);
     expect(lacking.body.error.details.reason).toBe('permission-missing');
 
@@ -188,7 +219,11 @@ describe('the codec endpoint', () => {
   });
 
   it('a console session is a credential: signed in it decodes, signed out or revoked it is refused', async () => {
-    const operator = await t.root.call<{ credential: string; id: string }>('POST', '/v1/credentials', { tenantId: 'root', name: 'web ui operator', permissions: ['compute:nodes:read'] });
+    const operator = await t.root.call<{ credential: string; id: string }>('POST', '/v1/credentials', {
+      tenantId: 'root',
+      name: 'web ui operator',
+      permissions: ['compute:nodes:read'],
+    });
     const signInPage = await fetch(`${t.cp.url}/console/sign-in`);
     const formCookie = (signInPage.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
     const formToken = /name="csrf" value="([^"]+)"/.exec(await signInPage.text())?.[1] ?? '';
@@ -199,12 +234,21 @@ describe('the codec endpoint', () => {
       body: new URLSearchParams({ csrf: formToken, credential: operator.credential }).toString(),
     });
     expect(signedIn.status).toBe(303);
-    const sessionCookie = signedIn.headers.getSetCookie().map((c) => c.split(';')[0] ?? '').find((c) => c.startsWith(`${SESSION_COOKIE}=`)) ?? '';
+    const sessionCookie =
+      signedIn.headers
+        .getSetCookie()
+        .map((c) => c.split(';')[0] ?? '')
+        .find((c) => c.startsWith(`${SESSION_COOKIE}=`)) ?? '';
     expect(sessionCookie).not.toBe('');
 
-    const sealed = (await t.root.call<{ payloads: PayloadJson[] }>('POST', encodePath, { payloads: [toJson(defaultPayloadConverter.toPayload(marker))] })).payloads;
+    const sealed = (await t.root.call<{ payloads: PayloadJson[] }>('POST', encodePath, { payloads: [toJson(defaultPayloadConverter.toPayload(marker))] }))
+      .payloads;
     const asBrowser = (cookie: string) =>
-      fetch(`${t.cp.url}${decodePath}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-namespace': t.config.temporal.namespace, origin: webUi(), cookie }, body: JSON.stringify({ payloads: sealed }) });
+      fetch(`${t.cp.url}${decodePath}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-namespace': t.config.temporal.namespace, origin: webUi(), cookie },
+        body: JSON.stringify({ payloads: sealed }),
+      });
     const decoded = await asBrowser(sessionCookie);
     expect(decoded.status).toBe(200);
     expect(decoded.headers.get('access-control-allow-origin')).toBe(webUi());
@@ -222,7 +266,10 @@ describe('the codec endpoint', () => {
 
   it('CORS: a preflight from the Web UI is answered with credentials allowed; another origin is refused', async () => {
     const preflight = (origin: string) =>
-      fetch(`${t.cp.url}${decodePath}`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-namespace' } });
+      fetch(`${t.cp.url}${decodePath}`, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-namespace' },
+      });
     const allowed = await preflight(webUi());
     expect(allowed.status).toBe(204);
     expect(allowed.headers.get('access-control-allow-origin')).toBe(webUi());
@@ -241,11 +288,14 @@ describe('the codec endpoint', () => {
     expect(cross.status).toBe(403);
     expect(cross.body.error.details.reason).toBe('origin-not-allowed');
     expect(cross.headers.get('access-control-allow-origin')).toBeNull();
-    expect((await codecEvents()).slice(before).map((e) => [e.subjectId, (e.data as { reason: string }).reason])).toEqual([[parseBearer(CREDENTIAL_SCHEME, t.cp.rootCredential.bearer)?.id, 'origin-not-allowed']]);
+    expect((await codecEvents()).slice(before).map((e) => [e.subjectId, (e.data as { reason: string }).reason])).toEqual([
+      [parseBearer(CREDENTIAL_SCHEME, t.cp.rootCredential.bearer)?.id, 'origin-not-allowed'],
+    ]);
   });
 
   it('bounds its input: INVALID_INPUT with the path for too many payloads, bad base64, a tampered payload, another namespace, a body too large', async () => {
-    const sealed = (await t.root.call<{ payloads: PayloadJson[] }>('POST', encodePath, { payloads: [toJson(defaultPayloadConverter.toPayload('x'))] })).payloads[0] ?? {};
+    const sealed =
+      (await t.root.call<{ payloads: PayloadJson[] }>('POST', encodePath, { payloads: [toJson(defaultPayloadConverter.toPayload('x'))] })).payloads[0] ?? {};
     const refused = async (body: unknown, headers: Record<string, string> = {}) => {
       const answer = await t.root.request<{ error: { code: string; message: string; details: { path: string } } }>('POST', decodePath, body, headers);
       expect(answer.status).toBe(400);
@@ -253,14 +303,18 @@ describe('the codec endpoint', () => {
     };
     expect((await refused({ payloads: Array.from({ length: 513 }, () => ({ data: '' })) })).details.path).toBe('payloads');
     expect((await refused({ payloads: [{ metadata: { encoding: 'anNvbi9wbGFpbg==' }, data: 'not base64!' }] })).details.path).toBe('payloads[0].data');
-    expect((await refused({ payloads: [{ metadata: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, ''])) }] })).details.path).toBe('payloads[0].metadata');
+    expect((await refused({ payloads: [{ metadata: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, ''])) }] })).details.path).toBe(
+      'payloads[0].metadata',
+    );
     expect((await refused({ nothing: [] })).message).toContain('nothing');
     expect((await refused({ payloads: [], unexpected: 1 })).message).toContain('unexpected');
     const flipped = Buffer.from(sealed.data ?? '', 'base64');
     flipped[15] = (flipped[15] ?? 0) ^ 1;
     const tampered = await refused({ payloads: [{ data: '' }, { ...sealed, data: flipped.toString('base64') }] });
     expect(tampered).toMatchObject({ code: 'INVALID_INPUT', details: { path: 'payloads[1]' } });
-    const unknownKey = await refused({ payloads: [{ ...sealed, metadata: { ...sealed.metadata, [KEY_ID_METADATA]: Buffer.from('hk-gone').toString('base64') } }] });
+    const unknownKey = await refused({
+      payloads: [{ ...sealed, metadata: { ...sealed.metadata, [KEY_ID_METADATA]: Buffer.from('hk-gone').toString('base64') } }],
+    });
     expect(unknownKey).toMatchObject({ code: 'INVALID_CONFIG', details: { path: 'payloads[0]' } });
     expect(unknownKey.message).toContain('hk-gone');
     expect((await refused({ payloads: [] }, { 'x-namespace': 'someone-else' })).details.path).toBe('headers.x-namespace');

@@ -48,17 +48,40 @@ afterAll(async () => {
 
 async function machineWithBmc(bmc: { address: string; username: string; password: string; caPem?: string }): Promise<string> {
   const nodeId = newId('node');
-  const credentialsRef = await t.cp.secrets.put(t.cp.db, { tenantId: 'root', purpose: 'bmc-credentials', value: JSON.stringify({ username: bmc.username, password: bmc.password }) });
+  const credentialsRef = await t.cp.secrets.put(t.cp.db, {
+    tenantId: 'root',
+    purpose: 'bmc-credentials',
+    value: JSON.stringify({ username: bmc.username, password: bmc.password }),
+  });
   await t.cp.db.node.create({
-    data: { id: nodeId, tenantId: 'root', siteId, role: 'host', provisionState: 'inspecting', bmcDriver: 'redfish', bmcAddress: bmc.address, bmcCredentialsRef: credentialsRef, bmcCaPem: bmc.caPem ?? null },
+    data: {
+      id: nodeId,
+      tenantId: 'root',
+      siteId,
+      role: 'host',
+      provisionState: 'inspecting',
+      bmcDriver: 'redfish',
+      bmcAddress: bmc.address,
+      bmcCredentialsRef: credentialsRef,
+      bmcCaPem: bmc.caPem ?? null,
+    },
   });
   return nodeId;
 }
 
-async function runPowerProfile(nodeId: string, action: string, id: string): Promise<{ workflowId: string; result: { history: Array<{ key: string; outcome: string }> } }> {
+async function runPowerProfile(
+  nodeId: string,
+  action: string,
+  id: string,
+): Promise<{ workflowId: string; result: { history: Array<{ key: string; outcome: string }> } }> {
   await t.root.call('POST', '/v1/profiles', {
     tenantId: 'root',
-    document: { id, version: 1, target: 'metal', steps: [{ use: 'power.setPower', on: 'site', with: { action }, timeout: '40s', retries: { max: 3, initialInterval: '1s' } }] },
+    document: {
+      id,
+      version: 1,
+      target: 'metal',
+      steps: [{ use: 'power.setPower', on: 'site', with: { action }, timeout: '40s', retries: { max: 3, initialInterval: '1s' } }],
+    },
   });
   const started = await t.root.call<{ workflowId: string }>('POST', `/v1/profiles/${id}/runs`, { tenantId: 'root', nodeId, provisionState: 'inspecting' });
   const result = await t.cp.temporal.workflow.getHandle(started.workflowId).result();
@@ -77,11 +100,19 @@ describe('the site agent', () => {
     expect(statSync(path.join(fixture.dir, 'data', 'agent.key')).mode & 0o777).toBe(0o600);
     const session = await t.cp.db.agentSession.findUnique({ where: { nodeId } });
     expect(session).toMatchObject({ role: 'site', siteId });
-    const state = await until(() => agent!.session.state(), (s) => s.active, 20_000, 'the boot lease');
+    const state = await until(
+      () => agent!.session.state(),
+      (s) => s.active,
+      20_000,
+      'the boot lease',
+    );
     expect(state).toMatchObject({ connected: true, active: true, holderNodeId: nodeId });
     expect(state.epoch).toBeGreaterThanOrEqual(1);
     // sites.get (API and CLI) shows the agent, connected, holding the lease at that epoch.
-    const shown = await t.root.call<{ agents: Array<{ nodeId: string; connected: boolean; bootServer: boolean }>; bootLease: { holderNodeId: string; epoch: number } }>('GET', `/v1/sites/${siteId}?tenantId=root`);
+    const shown = await t.root.call<{
+      agents: Array<{ nodeId: string; connected: boolean; bootServer: boolean }>;
+      bootLease: { holderNodeId: string; epoch: number };
+    }>('GET', `/v1/sites/${siteId}?tenantId=root`);
     expect(shown.agents).toEqual([expect.objectContaining({ nodeId, connected: true, bootServer: true })]);
     expect(shown.bootLease).toMatchObject({ holderNodeId: nodeId, epoch: state.epoch });
     const cli = await runCli(['sites', 'get', siteId, '--tenant', 'root', '--format', 'json'], { apiUrl: t.cp.url, credential: t.cp.rootCredential.bearer });
@@ -102,24 +133,46 @@ describe('the site agent', () => {
     expect(readFileSync(path.join(fixture.dir, 'data', 'agent.key'), 'utf8')).toBe(keyBefore);
     const joins = await t.cp.db.event.count({ where: { type: 'node.joined', subjectId: nodeId } });
     expect(joins).toBe(1);
-    await until(() => agent!.session.state(), (s) => s.active, 20_000, 'the lease after restart');
+    await until(
+      () => agent!.session.state(),
+      (s) => s.active,
+      20_000,
+      'the lease after restart',
+    );
   }, 40_000);
 
   it('renews its certificate before renewAfter ([certificate] renew_after) and signs with the new one', async () => {
     // Compared with the certificate of the join: with renew_after = 3s a renewal may have
     // happened during the previous test already.
-    await until(() => agent!.renewer.renewals, (n) => n >= 1, 20_000, 'a renewal');
+    await until(
+      () => agent!.renewer.renewals,
+      (n) => n >= 1,
+      20_000,
+      'a renewal',
+    );
     expect(agent!.identity.certificatePem()).not.toBe(joinedCertificate);
     expect(readFileSync(path.join(fixture.dir, 'data', 'certificate.pem'), 'utf8')).toContain(agent!.identity.certificatePem().trim());
     const renewed = await t.cp.db.event.count({ where: { type: 'node.certificate.renewed', subjectId: agent!.identity.current.nodeId } });
     expect(renewed).toBeGreaterThanOrEqual(1);
     // Heartbeats go on with the new certificate.
     const seen = (await t.cp.db.agentSession.findUniqueOrThrow({ where: { nodeId: agent!.identity.current.nodeId } })).lastSeenAt.getTime();
-    await until(async () => (await t.cp.db.agentSession.findUniqueOrThrow({ where: { nodeId: agent!.identity.current.nodeId } })).lastSeenAt.getTime(), (v) => v > seen, 15_000, 'a heartbeat');
+    await until(
+      async () => (await t.cp.db.agentSession.findUniqueOrThrow({ where: { nodeId: agent!.identity.current.nodeId } })).lastSeenAt.getTime(),
+      (v) => v > seen,
+      15_000,
+      'a heartbeat',
+    );
   }, 40_000);
 
   it('runs power.setPower of a provision workflow against the emulated Redfish BMC, with BMC access granted per step', async () => {
-    const machine = bmcHost.add({ id: 'm1', uuid: '5b0e6a1c-0000-4000-8000-000000000001', macs: ['52:54:00:00:00:01'], username: 'root', password: 'emulated-pw-1', powerState: 'Off' });
+    const machine = bmcHost.add({
+      id: 'm1',
+      uuid: '5b0e6a1c-0000-4000-8000-000000000001',
+      macs: ['52:54:00:00:00:01'],
+      username: 'root',
+      password: 'emulated-pw-1',
+      powerState: 'Off',
+    });
     const nodeId = await machineWithBmc({ address: `${bmcHost.url}/redfish/v1/Systems/m1`, username: 'root', password: 'emulated-pw-1' });
     const { workflowId, result } = await runPowerProfile(nodeId, 'on', 'site-agent-power-on');
     expect(result.history).toEqual([{ key: 'steps[0]', use: 'power.setPower', outcome: 'succeeded' }]);
@@ -132,7 +185,14 @@ describe('the site agent', () => {
   }, 60_000);
 
   it('does not send a power cycle twice when its answer is lost (read back from the BMC, not sent again)', async () => {
-    const machine = bmcHost.add({ id: 'm2', uuid: '5b0e6a1c-0000-4000-8000-000000000002', macs: ['52:54:00:00:00:02'], username: 'root', password: 'emulated-pw-2', powerState: 'On' });
+    const machine = bmcHost.add({
+      id: 'm2',
+      uuid: '5b0e6a1c-0000-4000-8000-000000000002',
+      macs: ['52:54:00:00:00:02'],
+      username: 'root',
+      password: 'emulated-pw-2',
+      powerState: 'On',
+    });
     // The BMC network drops the connection after the first reset reached the BMC.
     let resets = 0;
     const flaky = http.createServer((req, res) => {
@@ -155,7 +215,11 @@ describe('the site agent', () => {
     });
     await new Promise<void>((r) => flaky.listen(0, '127.0.0.1', () => r()));
     try {
-      const nodeId = await machineWithBmc({ address: `http://127.0.0.1:${(flaky.address() as AddressInfo).port}/redfish/v1/Systems/m2`, username: 'root', password: 'emulated-pw-2' });
+      const nodeId = await machineWithBmc({
+        address: `http://127.0.0.1:${(flaky.address() as AddressInfo).port}/redfish/v1/Systems/m2`,
+        username: 'root',
+        password: 'emulated-pw-2',
+      });
       const { result } = await runPowerProfile(nodeId, 'cycle', 'site-agent-power-cycle');
       expect(result.history).toEqual([{ key: 'steps[0]', use: 'power.setPower', outcome: 'succeeded' }]);
       expect(resets).toBe(1);
@@ -172,7 +236,11 @@ describe('the site agent', () => {
 
   it('grants BMC access only for a running workflow of a machine at its own site', async () => {
     const client = new ControlPlaneClient(t.cp.url);
-    const ask = (body: object) => client.signedPost(agent!.identity, '/v1/agents/bmc-access', body).then(() => 'granted', (e: IronflowError) => e.code);
+    const ask = (body: object) =>
+      client.signedPost(agent!.identity, '/v1/agents/bmc-access', body).then(
+        () => 'granted',
+        (e: IronflowError) => e.code,
+      );
     const nodeId = await machineWithBmc({ address: `${bmcHost.url}/redfish/v1/Systems/m1`, username: 'root', password: 'emulated-pw-1' });
     expect(await ask({ nodeId, workflowId: `node:${nodeId}:inspecting:1` })).toBe('PERMISSION_DENIED'); // no such workflow
     const finished = (await t.cp.db.event.findFirstOrThrow({ where: { type: 'security.bmc-access.granted' } })).data as { workflowId: string };
@@ -247,14 +315,29 @@ describe('the site agent', () => {
   }, 40_000);
 
   it('fences itself within the lease TTL when the control plane stops answering', async () => {
-    await until(() => agent!.session.state(), (s) => s.active, 20_000, 'the lease');
+    await until(
+      () => agent!.session.state(),
+      (s) => s.active,
+      20_000,
+      'the lease',
+    );
     await t.close();
     cpClosed = true;
     const stoppedAt = Date.now();
-    await until(() => agent!.session.state(), (s) => !s.active, 20_000, 'fencing');
+    await until(
+      () => agent!.session.state(),
+      (s) => !s.active,
+      20_000,
+      'fencing',
+    );
     // Never later than the TTL; earlier when the lease it was told of runs out first.
     expect(Date.now() - stoppedAt).toBeLessThanOrEqual(15_000 + 500);
-    await until(() => agent!.session.state(), (s) => !s.connected, 20_000, 'the session to lapse');
+    await until(
+      () => agent!.session.state(),
+      (s) => !s.connected,
+      20_000,
+      'the session to lapse',
+    );
     expect(Date.now() - stoppedAt).toBeLessThanOrEqual(15_000 + 500);
     expect(agent!.session.state().active).toBe(false);
     expect(fixture.lines.some((l) => l.includes('"fenced: '))).toBe(true);

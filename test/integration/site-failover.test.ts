@@ -61,7 +61,8 @@ interface LeaseRow {
   epoch: number;
   expiresAt: Date | null;
 }
-const leaseRow = async (): Promise<LeaseRow> => (await t.cp.db.bootLease.findUnique({ where: { siteId } })) ?? { holderNodeId: null, epoch: 0, expiresAt: null };
+const leaseRow = async (): Promise<LeaseRow> =>
+  (await t.cp.db.bootLease.findUnique({ where: { siteId } })) ?? { holderNodeId: null, epoch: 0, expiresAt: null };
 
 const agentA = () => fixtures[0] as SiteAgentFixture;
 let fixtures: SiteAgentFixture[] = [];
@@ -77,7 +78,10 @@ describe('the site agent as a process', () => {
     const lease = await leaseRow();
     expect(lease).toMatchObject({ holderNodeId: nodeId, epoch: active.epoch });
     expect(lease.epoch).toBeGreaterThanOrEqual(1);
-    const shown = await t.root.call<{ agents: Array<{ nodeId: string; connected: boolean }>; bootLease: { holderNodeId: string; epoch: number } }>('GET', `/v1/sites/${siteId}?tenantId=root`);
+    const shown = await t.root.call<{ agents: Array<{ nodeId: string; connected: boolean }>; bootLease: { holderNodeId: string; epoch: number } }>(
+      'GET',
+      `/v1/sites/${siteId}?tenantId=root`,
+    );
     expect(shown.agents).toEqual([expect.objectContaining({ nodeId, connected: true })]);
     expect(shown.bootLease).toMatchObject({ holderNodeId: nodeId, epoch: lease.epoch });
     // The token never reaches the log.
@@ -88,7 +92,12 @@ describe('the site agent as a process', () => {
     const exit = await agent.exited;
     expect(exit).toEqual({ code: 0, signal: null });
     expect(Date.now() - asked).toBeLessThan(10_000);
-    expect(agent.entries()).toEqual(expect.arrayContaining([expect.objectContaining({ message: 'stopping', signal: 'SIGTERM' }), expect.objectContaining({ message: 'site agent stopped', nodeId })]));
+    expect(agent.entries()).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ message: 'stopping', signal: 'SIGTERM' }),
+        expect.objectContaining({ message: 'site agent stopped', nodeId }),
+      ]),
+    );
   }, 90_000);
 });
 
@@ -151,22 +160,48 @@ describe('failover between two site agents', () => {
   afterAll(async () => network?.close());
 
   it('reuses the dead agent’s power cycle, promotes the standby only after the lease ran out, waits with both agents down, and completes on the first agent back', async () => {
-    machine = bmcHost.add({ id: 'fo1', uuid: '5b0e6a1c-0000-4000-8000-0000000000f1', macs: ['52:54:00:00:0f:01'], username: 'root', password: 'failover-pw', powerState: 'On' });
+    machine = bmcHost.add({
+      id: 'fo1',
+      uuid: '5b0e6a1c-0000-4000-8000-0000000000f1',
+      macs: ['52:54:00:00:0f:01'],
+      username: 'root',
+      password: 'failover-pw',
+      powerState: 'On',
+    });
     bmcHost.on('boot', (e) => e.machineId === 'fo1' && boots.push(e.device));
     network = await bmcNetwork(bmcHost.url);
     const nodeId = newId('node');
-    const credentialsRef = await t.cp.secrets.put(t.cp.db, { tenantId: 'root', purpose: 'bmc-credentials', value: JSON.stringify({ username: 'root', password: 'failover-pw' }) });
+    const credentialsRef = await t.cp.secrets.put(t.cp.db, {
+      tenantId: 'root',
+      purpose: 'bmc-credentials',
+      value: JSON.stringify({ username: 'root', password: 'failover-pw' }),
+    });
     await t.cp.db.node.create({
-      data: { id: nodeId, tenantId: 'root', siteId, role: 'host', provisionState: 'inspecting', bmcDriver: 'redfish', bmcAddress: `${network.url}/redfish/v1/Systems/fo1`, bmcCredentialsRef: credentialsRef },
+      data: {
+        id: nodeId,
+        tenantId: 'root',
+        siteId,
+        role: 'host',
+        provisionState: 'inspecting',
+        bmcDriver: 'redfish',
+        bmcAddress: `${network.url}/redfish/v1/Systems/fo1`,
+        bmcCredentialsRef: credentialsRef,
+      },
     });
 
     // Both agents up: the first one again (same data dir, no token: no second join), and a new one.
     const processes = [start(fixtures[0] as SiteAgentFixture), start(fixtures[1] as SiteAgentFixture, { IRONFLOW_JOIN_TOKEN: siteToken })];
     await Promise.all(processes.map((p) => p.waitForLog('site agent running')));
     const ids = fixtures.map((f) => nodeIdOf(dataDirOf(f)));
-    const connected = async () => (await t.cp.db.agentSession.findMany({ where: { siteId } })).filter((s) => Date.now() - s.lastSeenAt.getTime() < 5_000).length;
+    const connected = async () =>
+      (await t.cp.db.agentSession.findMany({ where: { siteId } })).filter((s) => Date.now() - s.lastSeenAt.getTime() < 5_000).length;
     await until(connected, (n) => n === 2, 20_000, 'both agents connected');
-    const holding = await until(leaseRow, (l) => l.holderNodeId !== null && ids.includes(l.holderNodeId) && (l.expiresAt?.getTime() ?? 0) > Date.now(), 30_000, 'a live lease');
+    const holding = await until(
+      leaseRow,
+      (l) => l.holderNodeId !== null && ids.includes(l.holderNodeId) && (l.expiresAt?.getTime() ?? 0) > Date.now(),
+      30_000,
+      'a live lease',
+    );
     const activeIndex = ids.indexOf(holding.holderNodeId as string);
     const standbyIndex = 1 - activeIndex;
     const [activeId, standbyId] = [ids[activeIndex] as string, ids[standbyIndex] as string];
@@ -191,11 +226,20 @@ describe('failover between two site agents', () => {
         ],
       },
     });
-    const started = await t.root.call<{ workflowId: string }>('POST', '/v1/profiles/failover-boot/runs', { tenantId: 'root', nodeId, provisionState: 'inspecting' });
+    const started = await t.root.call<{ workflowId: string }>('POST', '/v1/profiles/failover-boot/runs', {
+      tenantId: 'root',
+      nodeId,
+      provisionState: 'inspecting',
+    });
     const workflowId = started.workflowId;
 
     // Watch the lease while the dead agent still holds it: the latest expiry it ever had.
-    await until(() => killedAt, (v) => v > 0, 30_000, 'the power cycle to reach the BMC');
+    await until(
+      () => killedAt,
+      (v) => v > 0,
+      30_000,
+      'the power cycle to reach the BMC',
+    );
     await active.exited;
     let deadLeaseExpiry = 0;
     const promoted = await until(
@@ -209,7 +253,9 @@ describe('failover between two site agents', () => {
       'the standby to be promoted',
     );
     expect(promoted.epoch).toBe(holding.epoch + 1);
-    const promotion = await t.cp.db.event.findFirstOrThrow({ where: { type: 'site.boot-lease.promoted', subjectId: siteId, createdAt: { gte: new Date(killedAt - 1_000) } } });
+    const promotion = await t.cp.db.event.findFirstOrThrow({
+      where: { type: 'site.boot-lease.promoted', subjectId: siteId, createdAt: { gte: new Date(killedAt - 1_000) } },
+    });
     expect(promotion.data).toMatchObject({ holderNodeId: standbyId, previousHolderNodeId: activeId, epoch: promoted.epoch });
     // Never earlier than the dead agent's lease ran out, and that lease never outlived its last heartbeat by more than renew + TTL.
     expect(deadLeaseExpiry).toBeGreaterThan(0);
@@ -222,8 +268,16 @@ describe('failover between two site agents', () => {
     // The cycle step went on from the standby, which read the dead agent's record and did not cycle again.
     const cycleOp = await t.cp.db.bmcOperation.findFirstOrThrow({ where: { workflowId, command: 'power.set(cycle)' } });
     expect(cycleOp).toMatchObject({ nodeId, siteId, agentNodeId: activeId, state: 'sent' });
-    await until(() => network.held, (h) => h !== undefined, 60_000, 'the boot-device step to reach the BMC');
-    const grants = async () => (await t.cp.db.event.findMany({ where: { type: 'security.bmc-access.granted', subjectId: nodeId }, orderBy: { seq: 'asc' } })).map((e) => (e.data as { agentNodeId: string }).agentNodeId);
+    await until(
+      () => network.held,
+      (h) => h !== undefined,
+      60_000,
+      'the boot-device step to reach the BMC',
+    );
+    const grants = async () =>
+      (await t.cp.db.event.findMany({ where: { type: 'security.bmc-access.granted', subjectId: nodeId }, orderBy: { seq: 'asc' } })).map(
+        (e) => (e.data as { agentNodeId: string }).agentNodeId,
+      );
     expect(await grants()).toEqual([activeId, standbyId, standbyId]); // cycle on the active agent, cycle and boot device on the standby
     expect(standby.lines.some((l) => l.includes('power command outcome unknown and not safe to resend'))).toBe(true);
     expect(network.resets).toBe(1);
@@ -258,7 +312,12 @@ describe('failover between two site agents', () => {
     expect(boots).toEqual(['disk']);
 
     // The lease goes back to the agent that came back; every move is an event.
-    await until(leaseRow, (l) => l.holderNodeId === activeId && l.epoch > promoted.epoch, 2 * BOOT_LEASE_TTL_MS + 15_000, 'the lease for the agent that came back');
+    await until(
+      leaseRow,
+      (l) => l.holderNodeId === activeId && l.epoch > promoted.epoch,
+      2 * BOOT_LEASE_TTL_MS + 15_000,
+      'the lease for the agent that came back',
+    );
     const moves = await t.cp.db.event.findMany({ where: { subjectId: siteId, type: { startsWith: 'site.boot-lease.' } }, orderBy: { seq: 'asc' } });
     const epochs = moves.map((m) => (m.data as { epoch: number }).epoch);
     expect(epochs).toEqual([...epochs].sort((a, b) => a - b));
@@ -288,11 +347,29 @@ describe('the shared BMC operation ledger', () => {
       profile: { tenantId: 'root', id: 'ledger-hold', version: 1, ref: 'ledger-hold@1' },
       target: 'metal',
       role: 'host',
-      steps: [{ key: 'steps[0]', use: 'inventory.refresh', activity: 'inventory.refresh', queue: 'ramdisk', route: 'ramdisk', relay: false, with: {}, timeoutMs: 60_000, scheduleToStartMs: 60_000, retry: { maximumAttempts: 1, initialIntervalMs: 1000, backoffCoefficient: 1, maximumIntervalMs: 1000 }, onFailure: 'fail' }],
+      steps: [
+        {
+          key: 'steps[0]',
+          use: 'inventory.refresh',
+          activity: 'inventory.refresh',
+          queue: 'ramdisk',
+          route: 'ramdisk',
+          relay: false,
+          with: {},
+          timeoutMs: 60_000,
+          scheduleToStartMs: 60_000,
+          retry: { maximumAttempts: 1, initialIntervalMs: 1000, backoffCoefficient: 1, maximumIntervalMs: 1000 },
+          onFailure: 'fail',
+        },
+      ],
       acceptance: [],
       cleanup: [],
     };
-    const handle = await t.cp.temporal.workflow.start('provision', { workflowId, taskQueue: t.config.controlQueue, args: [plan, { tenantId: 'root', nodeId, siteId, provisionState: 'inspecting', labels: {} }] });
+    const handle = await t.cp.temporal.workflow.start('provision', {
+      workflowId,
+      taskQueue: t.config.controlQueue,
+      args: [plan, { tenantId: 'root', nodeId, siteId, provisionState: 'inspecting', labels: {} }],
+    });
     try {
       const step = { workflowId, target: { nodeId } };
       const operationId = `${workflowId}/steps.0./power.set.cycle`;
@@ -313,19 +390,36 @@ describe('the shared BMC operation ledger', () => {
       // The same command under another kind is a conflict, not an overwrite.
       await expect(c.put({ ...started, kind: 'power.set(on)' })).rejects.toMatchObject({ code: 'CONFLICT' });
 
-      const ask = (body: object) => client.signedPost(first, '/v1/agents/bmc-operations/get', body).then(() => 'allowed', (e: IronflowError) => e.code);
+      const ask = (body: object) =>
+        client.signedPost(first, '/v1/agents/bmc-operations/get', body).then(
+          () => 'allowed',
+          (e: IronflowError) => e.code,
+        );
       expect(await ask({ nodeId, workflowId, operationId })).toBe('allowed');
       // Another workflow's operation id, a workflow that is not running, another site's machine.
       expect(await ask({ nodeId, workflowId, operationId: `node:${nodeId}:other:1/steps.0./power.set.cycle` })).toBe('PERMISSION_DENIED');
-      expect(await ask({ nodeId, workflowId: `node:${nodeId}:gone:1`, operationId: `node:${nodeId}:gone:1/steps.0./power.set.cycle` })).toBe('PERMISSION_DENIED');
-      const other = await t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'lab-2', idempotencyKey: 'failover-other-site' });
+      expect(await ask({ nodeId, workflowId: `node:${nodeId}:gone:1`, operationId: `node:${nodeId}:gone:1/steps.0./power.set.cycle` })).toBe(
+        'PERMISSION_DENIED',
+      );
+      const other = await t.root.call<{ id: string }>('POST', '/v1/sites', {
+        tenantId: 'root',
+        kind: 'shared',
+        region: 'lab-2',
+        idempotencyKey: 'failover-other-site',
+      });
       const elsewhere = newId('node');
       await t.cp.db.node.create({ data: { id: elsewhere, tenantId: 'root', siteId: other.id, role: 'host' } });
       expect(await ask({ nodeId: elsewhere, workflowId: `node:${elsewhere}:x:1`, operationId: `node:${elsewhere}:x:1/s/c` })).toBe('NOT_FOUND');
       const refusals = await t.cp.db.event.findMany({ where: { type: 'security.bmc-operation.refused' } });
-      expect(refusals.map((e) => (e.data as { reason: string }).reason)).toEqual(expect.arrayContaining(['operation-of-another-workflow', 'workflow-not-running', 'node-not-at-site']));
+      expect(refusals.map((e) => (e.data as { reason: string }).reason)).toEqual(
+        expect.arrayContaining(['operation-of-another-workflow', 'workflow-not-running', 'node-not-at-site']),
+      );
       // A credential that is not an agent's signature gets nothing.
-      const unsigned = await fetch(new URL('/v1/agents/bmc-operations/get', t.cp.url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ nodeId, workflowId, operationId }) });
+      const unsigned = await fetch(new URL('/v1/agents/bmc-operations/get', t.cp.url), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ nodeId, workflowId, operationId }),
+      });
       expect(unsigned.status).toBe(401);
     } finally {
       await handle.terminate('test done');

@@ -27,13 +27,18 @@ beforeAll(async () => {
   t = await startTestControlPlane();
   site = await t.root.call<SiteView>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'eu-central-1', idempotencyKey: 'tokens-site' });
   await t.root.call('POST', '/v1/tenants', { id: 'acme', name: 'Acme' });
-  const cred = await t.root.call<{ credential: string }>('POST', '/v1/credentials', { tenantId: 'acme', name: 'acme', permissions: ['compute:sites:manage', 'compute:sites:read'] });
+  const cred = await t.root.call<{ credential: string }>('POST', '/v1/credentials', {
+    tenantId: 'acme',
+    name: 'acme',
+    permissions: ['compute:sites:manage', 'compute:sites:read'],
+  });
   acme = t.root.withCredential(cred.credential);
   acmeSite = await acme.call<SiteView>('POST', '/v1/sites', { tenantId: 'acme', kind: 'custom', region: 'r1', idempotencyKey: 'acme-site' });
 });
 afterAll(async () => t?.close());
 
-const create = (client: ApiClient, siteId: string, body: Record<string, unknown>) => client.request<SiteTokenView & ApiError>('POST', `/v1/sites/${siteId}/tokens`, body);
+const create = (client: ApiClient, siteId: string, body: Record<string, unknown>) =>
+  client.request<SiteTokenView & ApiError>('POST', `/v1/sites/${siteId}/tokens`, body);
 
 describe('siteTokens.create', () => {
   it('mints a site token whose bearer is in the first answer only; a replay omits it', async () => {
@@ -116,7 +121,18 @@ describe('siteTokens.revoke', () => {
 
     // A node's join token (role provisioned, made by a later issue) is NOT_FOUND here.
     const nodeToken = 'jt_00000000000000000000000prv';
-    await t.cp.db.joinToken.create({ data: { id: nodeToken, tenantId: 'root', siteId: site.id, role: 'provisioned', secretHash: 'x', maxUses: 1, usesLeft: 1, expiresAt: new Date(Date.now() + 600_000) } });
+    await t.cp.db.joinToken.create({
+      data: {
+        id: nodeToken,
+        tenantId: 'root',
+        siteId: site.id,
+        role: 'provisioned',
+        secretHash: 'x',
+        maxUses: 1,
+        usesLeft: 1,
+        expiresAt: new Date(Date.now() + 600_000),
+      },
+    });
     const notSite = await t.root.request<ApiError>('DELETE', `/v1/sites/${site.id}/tokens/${nodeToken}?tenantId=root`);
     expect(notSite.body.error.code).toBe('NOT_FOUND');
     expect((await t.cp.db.joinToken.findUniqueOrThrow({ where: { id: nodeToken } })).revokedAt).toBeNull();
@@ -133,7 +149,10 @@ describe('ironflow site-tokens (CLI)', () => {
     const env = { apiUrl: t.cp.url, credential: t.cp.rootCredential.bearer };
     const dir = workDir();
     const out = path.join(dir, 'site-token');
-    const made = await runCli(['site-tokens', 'create', '--tenant', 'root', '--site', site.id, '--ttl', '3600', '--max-uses', '2', '--out', out, '--format', 'json'], env);
+    const made = await runCli(
+      ['site-tokens', 'create', '--tenant', 'root', '--site', site.id, '--ttl', '3600', '--max-uses', '2', '--out', out, '--format', 'json'],
+      env,
+    );
     expect(made.stderr).toContain(out);
     expect(made.code).toBe(0);
     const answer = JSON.parse(made.stdout) as SiteTokenView & { tokenFile: string };
@@ -173,7 +192,25 @@ describe('ironflow site-tokens (CLI)', () => {
 
   it('runs sites create/list/get/update/delete', async () => {
     const env = { apiUrl: t.cp.url, credential: t.cp.rootCredential.bearer };
-    const created = await runCli(['sites', 'create', '--tenant', 'root', '--kind', 'shared', '--region', 'eu-central-1', '--iam-region', 'eu-central', '--key', 'cli-site', '--format', 'json'], env);
+    const created = await runCli(
+      [
+        'sites',
+        'create',
+        '--tenant',
+        'root',
+        '--kind',
+        'shared',
+        '--region',
+        'eu-central-1',
+        '--iam-region',
+        'eu-central',
+        '--key',
+        'cli-site',
+        '--format',
+        'json',
+      ],
+      env,
+    );
     expect(created.code, created.stderr).toBe(0);
     const s = JSON.parse(created.stdout) as SiteView;
     expect(s).toMatchObject({ kind: 'shared', region: 'eu-central-1', iamRegion: 'eu-central' });

@@ -40,7 +40,11 @@ describe('sites.create', () => {
   });
 
   it('derives the id from the caller too: another credential with the same key makes another site', async () => {
-    const rootOp = await t.root.call<{ credential: string }>('POST', '/v1/credentials', { tenantId: 'root', name: 'second', permissions: ['compute:sites:manage'] });
+    const rootOp = await t.root.call<{ credential: string }>('POST', '/v1/credentials', {
+      tenantId: 'root',
+      name: 'second',
+      permissions: ['compute:sites:manage'],
+    });
     const input = { tenantId: 'root', kind: 'custom', region: 'r1', idempotencyKey: 'same-key' };
     const a = await t.root.call<SiteView>('POST', '/v1/sites', input);
     const b = await t.root.withCredential(rootOp.credential).call<SiteView>('POST', '/v1/sites', input);
@@ -51,7 +55,9 @@ describe('sites.create', () => {
     for (let round = 0; round < 3; round++) {
       const key = `race-${round}`;
       const answers = await Promise.all(
-        ['r-a', 'r-b', 'r-a', 'r-b'].map((region) => acme.request<SiteView>('POST', '/v1/sites', { tenantId: 'acme', kind: 'custom', region, idempotencyKey: key })),
+        ['r-a', 'r-b', 'r-a', 'r-b'].map((region) =>
+          acme.request<SiteView>('POST', '/v1/sites', { tenantId: 'acme', kind: 'custom', region, idempotencyKey: key }),
+        ),
       );
       const ok = answers.filter((a) => a.status === 201 || a.status === 200);
       const conflicts = answers.filter((a) => a.status === 409);
@@ -122,7 +128,9 @@ describe('sites.update', () => {
 
   it('lets exactly one of two racing writers of the same version win', async () => {
     const site = await acme.call<SiteView>('POST', '/v1/sites', { tenantId: 'acme', kind: 'custom', region: 'r1', idempotencyKey: 'upd-race' });
-    const answers = await Promise.all(['r-x', 'r-y'].map((region) => acme.request<SiteView>('PATCH', `/v1/sites/${site.id}`, { tenantId: 'acme', region, version: 1 })));
+    const answers = await Promise.all(
+      ['r-x', 'r-y'].map((region) => acme.request<SiteView>('PATCH', `/v1/sites/${site.id}`, { tenantId: 'acme', region, version: 1 })),
+    );
     expect(answers.map((a) => a.status).sort()).toEqual([200, 409]);
     const after = await acme.call<SiteView>('GET', `/v1/sites/${site.id}?tenantId=acme`);
     expect(after.version).toBe(2);
@@ -143,7 +151,9 @@ describe('sites.delete', () => {
     const token = await acme.call<{ id: string }>('POST', `/v1/sites/${site.id}/tokens`, { tenantId: 'acme', ttlSeconds: 600, maxUses: 2 });
     const pool = await acme.call<{ id: string }>('POST', '/v1/pools', { tenantId: 'acme', siteId: site.id, class: 'general' });
     // No API makes join requests or boot leases yet (later issues): seed the rows the delete must clean up.
-    await t.cp.db.joinRequest.create({ data: { id: 'jr_test0000000000000000000000', tenantId: 'acme', siteId: site.id, status: 'open', expiresAt: new Date(Date.now() + 3600_000) } });
+    await t.cp.db.joinRequest.create({
+      data: { id: 'jr_test0000000000000000000000', tenantId: 'acme', siteId: site.id, status: 'open', expiresAt: new Date(Date.now() + 3600_000) },
+    });
     await t.cp.db.bootLease.create({ data: { siteId: site.id, holderNodeId: null, epoch: 3 } });
 
     const refused = await acme.request('DELETE', `/v1/sites/${site.id}?tenantId=acme`);
@@ -164,7 +174,10 @@ describe('sites.delete', () => {
     // A retry of the create that made it does not resurrect it.
     const replay = await acme.request('POST', '/v1/sites', { tenantId: 'acme', kind: 'custom', region: 'r1', idempotencyKey: 'del-ref' });
     expect(errorOf(replay.body).code).toBe('INVALID_STATE');
-    const events = await t.root.call<{ events: Array<{ type: string; subjectId: string; data: Record<string, unknown> }> }>('GET', '/v1/events?tenantId=acme&type=site.deleted');
+    const events = await t.root.call<{ events: Array<{ type: string; subjectId: string; data: Record<string, unknown> }> }>(
+      'GET',
+      '/v1/events?tenantId=acme&type=site.deleted',
+    );
     expect(events.events.find((e) => e.subjectId === site.id)?.data).toMatchObject({ tombstoned: true, joinTokensRevoked: 1, joinRequestsExpired: 1 });
   });
 

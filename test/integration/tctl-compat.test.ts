@@ -30,7 +30,13 @@ let codec: { TEMPORAL_CODEC_ENDPOINT: string; TEMPORAL_CODEC_AUTH: string };
 
 function tctl(args: string[], env: Record<string, string> = {}, withCodec = true): Promise<Run> {
   // No TEMPORAL_CLI_* or TEMPORAL_CODEC_* from the caller's shell: each call says where it goes.
-  const { TEMPORAL_CLI_ADDRESS: _address, TEMPORAL_CLI_NAMESPACE: _namespace, TEMPORAL_CODEC_ENDPOINT: _endpoint, TEMPORAL_CODEC_AUTH: _auth, ...base } = process.env;
+  const {
+    TEMPORAL_CLI_ADDRESS: _address,
+    TEMPORAL_CLI_NAMESPACE: _namespace,
+    TEMPORAL_CODEC_ENDPOINT: _endpoint,
+    TEMPORAL_CODEC_AUTH: _auth,
+    ...base
+  } = process.env;
   return new Promise((resolve) => {
     execFile(tctlBin, args, { env: { ...base, ...(withCodec ? codec : {}), ...env }, timeout: 30_000 }, (error, stdout, stderr) =>
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
@@ -67,8 +73,17 @@ async function startWaitingRun(): Promise<string> {
       cleanup: [{ use: 'event.append', with: { message: 'cleaned up' } }],
     },
   });
-  const { workflowId } = await t.root.call<{ workflowId: string }>('POST', '/v1/profiles/tctl-abort/runs', { tenantId: 'root', nodeId, provisionState: 'inspecting' });
-  await until(() => statusOf(workflowId), (s) => s.waitingFor?.startsWith('confirmMac') === true, 20_000, 'the confirmMac wait');
+  const { workflowId } = await t.root.call<{ workflowId: string }>('POST', '/v1/profiles/tctl-abort/runs', {
+    tenantId: 'root',
+    nodeId,
+    provisionState: 'inspecting',
+  });
+  await until(
+    () => statusOf(workflowId),
+    (s) => s.waitingFor?.startsWith('confirmMac') === true,
+    20_000,
+    'the confirmMac wait',
+  );
   return workflowId;
 }
 
@@ -86,12 +101,33 @@ describe('tctl compatibility command', () => {
 
     // A malformed MAC through the signal is refused; the status query shows why.
     await tctlOk(['--address', address, 'wf', 'signal', '-w', workflowId, '-n', 'confirmMac', '-i', '"not-a-mac"']);
-    const rejected = await until(() => statusOf(workflowId), (s) => s.rejectedSignals.length === 1, 10_000, 'the rejected confirmMac');
+    const rejected = await until(
+      () => statusOf(workflowId),
+      (s) => s.rejectedSignals.length === 1,
+      10_000,
+      'the rejected confirmMac',
+    );
     expect(rejected.rejectedSignals[0]).toMatchObject({ name: 'confirmMac', reason: expect.stringMatching(/\S/) });
 
     // abort with tctl's global --ns and long flag names: the run fails ABORTED with the reason.
-    await tctlOk(['--address', address, '--ns', 'default', 'workflow', 'signal', '--workflow_id', workflowId, '--name', 'abort', '--input', '"operator said so"']);
-    const error = await t.cp.temporal.workflow.getHandle(workflowId).result().catch((e: unknown) => e);
+    await tctlOk([
+      '--address',
+      address,
+      '--ns',
+      'default',
+      'workflow',
+      'signal',
+      '--workflow_id',
+      workflowId,
+      '--name',
+      'abort',
+      '--input',
+      '"operator said so"',
+    ]);
+    const error = await t.cp.temporal.workflow
+      .getHandle(workflowId)
+      .result()
+      .catch((e: unknown) => e);
     expect(String((error as WorkflowFailedError).cause?.message)).toBe('aborted: operator said so');
     // -q as the query type too (tctl's is --qt/--query_type); the address from TEMPORAL_CLI_ADDRESS.
     const final = queryResult(await tctlOk(['workflow', 'query', '-w', workflowId, '-q', 'status', '--output', 'json'], { TEMPORAL_CLI_ADDRESS: address }));
@@ -106,8 +142,12 @@ describe('tctl compatibility command', () => {
     // show: the history holds both signals, as text and as JSON (and in tctl's --output_filename).
     const shown = await tctlOk(['--address', address, 'workflow', 'show', '-w', workflowId]);
     expect(shown).toContain('WorkflowExecutionSignaled');
-    const history = JSON.parse(await tctlOk(['--address', address, 'workflow', 'show', '-w', workflowId, '--output', 'json'])) as { events: Array<{ eventType: string; workflowExecutionSignaledEventAttributes?: { signalName: string } }> };
-    const signals = history.events.filter((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED').map((e) => e.workflowExecutionSignaledEventAttributes?.signalName);
+    const history = JSON.parse(await tctlOk(['--address', address, 'workflow', 'show', '-w', workflowId, '--output', 'json'])) as {
+      events: Array<{ eventType: string; workflowExecutionSignaledEventAttributes?: { signalName: string } }>;
+    };
+    const signals = history.events
+      .filter((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED')
+      .map((e) => e.workflowExecutionSignaledEventAttributes?.signalName);
     expect(signals).toEqual(['confirmMac', 'abort']);
     const file = path.join(t.config.dataDir, 'history.json');
     await tctlOk(['--address', address, 'workflow', 'show', '-w', workflowId, '--of', file]);
@@ -115,7 +155,11 @@ describe('tctl compatibility command', () => {
 
     // list: a visibility query, and tctl's own filters (closed runs unless --open).
     const listed = await until(
-      async () => JSON.parse(await tctlOk(['--address', address, 'workflow', 'list', '-q', `WorkflowId="${workflowId}"`, '--output', 'json'])) as Array<{ execution: { workflowId: string }; status: string }>,
+      async () =>
+        JSON.parse(await tctlOk(['--address', address, 'workflow', 'list', '-q', `WorkflowId="${workflowId}"`, '--output', 'json'])) as Array<{
+          execution: { workflowId: string };
+          status: string;
+        }>,
       (rows) => rows.length === 1 && rows[0]?.status === 'WORKFLOW_EXECUTION_STATUS_FAILED',
       10_000,
       'the failed run in visibility',
@@ -125,7 +169,9 @@ describe('tctl compatibility command', () => {
     expect(await tctlOk(['--address', address, 'wf', 'list', '--open', '-w', workflowId])).not.toContain(workflowId);
 
     // describe prints JSON, as tctl did.
-    const description = JSON.parse(await tctlOk(['--address', address, 'workflow', 'describe', '-w', workflowId])) as { workflowExecutionInfo: { execution: { workflowId: string }; status: string } };
+    const description = JSON.parse(await tctlOk(['--address', address, 'workflow', 'describe', '-w', workflowId])) as {
+      workflowExecutionInfo: { execution: { workflowId: string }; status: string };
+    };
     expect(description.workflowExecutionInfo).toMatchObject({ execution: { workflowId }, status: 'WORKFLOW_EXECUTION_STATUS_FAILED' });
   });
 
@@ -139,7 +185,10 @@ describe('tctl compatibility command', () => {
     const refusals: Array<[string[], RegExp]> = [
       [['workflow', 'start', '--tq', 'q', '--wt', 'provision'], /`tctl workflow start` is not supported.*`temporal workflow start`/],
       [['namespace', 'list'], /`tctl namespace` is not supported.*`temporal operator namespace`/],
-      [['workflow', 'signal', '-w', 'node:x', '-n', 'abort', '--frobnicate', '1'], /`tctl workflow signal` has no flag --frobnicate.*`temporal workflow signal`/],
+      [
+        ['workflow', 'signal', '-w', 'node:x', '-n', 'abort', '--frobnicate', '1'],
+        /`tctl workflow signal` has no flag --frobnicate.*`temporal workflow signal`/,
+      ],
       [['workflow', 'show', '-w', 'node:x', '--print_datetime'], /`tctl workflow show` has no flag --print_datetime.*`temporal workflow show`/],
       [['--auth', 'x', 'workflow', 'list'], /`tctl` has no flag --auth/],
       [['workflow', 'signal', '-w', 'node:x', '-i', '"reason"'], /`tctl workflow signal` needs -n\/--name/],

@@ -25,7 +25,8 @@ const ROOT = '/usr/lib/ipxe';
 const QUIET_MS = 400;
 
 beforeAll(async () => {
-  if (!existsSync(`${ROOT}/undionly.kpxe`) || !existsSync(`${ROOT}/snponly.efi`)) throw new Error('the iPXE builds are missing: apt-get install -y ipxe (or bash scripts/test-deps.sh)');
+  if (!existsSync(`${ROOT}/undionly.kpxe`) || !existsSync(`${ROOT}/snponly.efi`))
+    throw new Error('the iPXE builds are missing: apt-get install -y ipxe (or bash scripts/test-deps.sh)');
   await run('curl', ['--version']).catch(() => {
     throw new Error('curl is missing: apt-get install -y curl (or bash scripts/test-deps.sh)');
   });
@@ -39,7 +40,14 @@ afterEach(async () => {
 });
 
 async function server(overrides: Partial<TftpServerOptions> = {}): Promise<TftpServer> {
-  const started = await startTftpServer({ address: '127.0.0.1', port: 0, root: ROOT, state: () => ({ active: true }), log: new AgentLog(() => undefined), ...overrides });
+  const started = await startTftpServer({
+    address: '127.0.0.1',
+    port: 0,
+    root: ROOT,
+    state: () => ({ active: true }),
+    log: new AgentLog(() => undefined),
+    ...overrides,
+  });
   servers.push(started);
   return started;
 }
@@ -59,14 +67,17 @@ function oackOf(packet: Buffer): Record<string, string> {
 
 async function until(what: string, check: () => boolean, debug?: () => string): Promise<void> {
   for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
-  if (!check()) throw new Error(`timed out waiting for ${what}${debug ? ` ${debug()}` : ""}`);
+  if (!check()) throw new Error(`timed out waiting for ${what}${debug ? ` ${debug()}` : ''}`);
 }
 
 describe('TFTP reads', () => {
   it('serves the iPXE builds byte-identical to curl, at blksize 1468 and at the default 512', async () => {
     const { port } = await server();
     const dir = mkdtempSync(path.join(os.tmpdir(), 'tftp-read-'));
-    for (const [name, blksize] of [['undionly.kpxe', '1468'], ['snponly.efi', '512']] as const) {
+    for (const [name, blksize] of [
+      ['undionly.kpxe', '1468'],
+      ['snponly.efi', '512'],
+    ] as const) {
       await run('curl', ['-sS', '--tftp-blksize', blksize, '-o', path.join(dir, name), `tftp://127.0.0.1:${port}/${name}`]);
       expect(readFileSync(path.join(dir, name)).equals(readFileSync(path.join(ROOT, name))), name).toBe(true);
     }
@@ -127,7 +138,10 @@ describe('TFTP refusals', () => {
 describe('TFTP start', () => {
   it('a port already taken stops the start with an error naming the port and the fix', async () => {
     const first = await server();
-    await expect(server({ port: first.port })).rejects.toMatchObject({ code: 'INVALID_CONFIG', details: { path: 'boot.tftp', port: first.port, code: 'EADDRINUSE' } });
+    await expect(server({ port: first.port })).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+      details: { path: 'boot.tftp', port: first.port, code: 'EADDRINUSE' },
+    });
     await expect(server({ port: first.port })).rejects.toThrow(`TFTP cannot listen on UDP port ${first.port} (127.0.0.1): the port is in use`);
   });
 });
@@ -181,9 +195,18 @@ describe('TFTP bounds', () => {
       c.socket.send(malformedPacket(random, n), tftp.port, '127.0.0.1');
       count += 1;
       // In batches the socket's receive buffer holds, so the kernel drops none before the server reads them.
-      if (n % 50 === 49) await until('the server to read the batch', () => tftp.stats().dropped === count, () => JSON.stringify({ count, ...tftp.stats() }));
+      if (n % 50 === 49)
+        await until(
+          'the server to read the batch',
+          () => tftp.stats().dropped === count,
+          () => JSON.stringify({ count, ...tftp.stats() }),
+        );
     }
-    await until('every datagram to be read', () => tftp.stats().dropped === count, () => JSON.stringify({ count, ...tftp.stats() }));
+    await until(
+      'every datagram to be read',
+      () => tftp.stats().dropped === count,
+      () => JSON.stringify({ count, ...tftp.stats() }),
+    );
     await new Promise((r) => setTimeout(r, QUIET_MS));
     expect(c.received).toEqual([]);
     expect(tftp.stats()).toEqual({ transfers: 0, sources: 0, served: 0, refused: 0, dropped: count });
@@ -217,7 +240,8 @@ describe('TFTP in the site agent', () => {
   it('starts from [boot] tftp on server_ip, serves while the agent holds the boot lease, and a standby stays silent', async () => {
     const site = await startBootSite('tftp-site');
     const [activePort, standbyPort] = [await freePort(), await freePort()];
-    const withTftp = (port: number) => siteAgentFixture(site.t.cp.url, { boot: ['tftp = true', 'server_ip = "127.0.0.1"', `tftp_port = ${port}`, `tftp_root = "${ROOT}"`] });
+    const withTftp = (port: number) =>
+      siteAgentFixture(site.t.cp.url, { boot: ['tftp = true', 'server_ip = "127.0.0.1"', `tftp_port = ${port}`, `tftp_root = "${ROOT}"`] });
     const active = await withTftp(activePort).start({ IRONFLOW_JOIN_TOKEN: site.siteToken });
     try {
       await activeAgent(active);

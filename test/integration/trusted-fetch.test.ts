@@ -37,9 +37,17 @@ describe('trustedFetch', () => {
     const url = await serve(certs.chainFile, (req, res) => {
       let body = '';
       req.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      req.on('end', () => res.writeHead(201, { 'content-type': 'application/json', 'x-seen': `${req.method} ${req.headers['x-test']}` }).end(JSON.stringify({ echoed: JSON.parse(body) })));
+      req.on('end', () =>
+        res
+          .writeHead(201, { 'content-type': 'application/json', 'x-seen': `${req.method} ${req.headers['x-test']}` })
+          .end(JSON.stringify({ echoed: JSON.parse(body) })),
+      );
     });
-    const response = await trustedFetch({ caPems: [certs.caPem] })(`${url}/x`, { method: 'POST', headers: { 'x-test': 'yes', 'content-type': 'application/json' }, body: JSON.stringify({ a: 1 }) });
+    const response = await trustedFetch({ caPems: [certs.caPem] })(`${url}/x`, {
+      method: 'POST',
+      headers: { 'x-test': 'yes', 'content-type': 'application/json' },
+      body: JSON.stringify({ a: 1 }),
+    });
     expect(response.status).toBe(201);
     expect(response.headers.get('x-seen')).toBe('POST yes');
     expect(await response.json()).toEqual({ echoed: { a: 1 } });
@@ -72,6 +80,9 @@ describe('trustedFetch', () => {
   });
 
   it('a CA for a plain http URL is a configuration error, not a silent downgrade', async () => {
-    await expect(trustedFetch({ caPems: [certs.caPem] })('http://127.0.0.1:9/x', { method: 'GET' })).rejects.toMatchObject({ code: 'INVALID_CONFIG', details: { reason: 'ca-without-https' } });
+    await expect(trustedFetch({ caPems: [certs.caPem] })('http://127.0.0.1:9/x', { method: 'GET' })).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+      details: { reason: 'ca-without-https' },
+    });
   });
 });

@@ -49,7 +49,12 @@ async function newNode(): Promise<string> {
 
 async function run(document: Record<string, unknown>, nodeId: string, labels: Record<string, string> = {}): Promise<string> {
   await t.root.call('POST', '/v1/profiles', { tenantId: 'root', document });
-  const started = await t.root.call<{ workflowId: string }>('POST', `/v1/profiles/${document.id as string}/runs`, { tenantId: 'root', nodeId, provisionState: 'deploying', labels });
+  const started = await t.root.call<{ workflowId: string }>('POST', `/v1/profiles/${document.id as string}/runs`, {
+    tenantId: 'root',
+    nodeId,
+    provisionState: 'deploying',
+    labels,
+  });
   return started.workflowId;
 }
 
@@ -69,7 +74,8 @@ async function historyText(history: unknown): Promise<string> {
   const walk = async (value: unknown, key = ''): Promise<void> => {
     if (value instanceof Uint8Array) texts.push(Buffer.from(value).toString('utf8'));
     else if (Array.isArray(value)) for (const v of value) await walk(v);
-    else if (value && typeof value === 'object' && isPayload(value) && codec) for (const [k, v] of Object.entries((await codec.decode([value]))[0] ?? {})) await walk(v, k);
+    else if (value && typeof value === 'object' && isPayload(value) && codec)
+      for (const [k, v] of Object.entries((await codec.decode([value]))[0] ?? {})) await walk(v, k);
     else if (value && typeof value === 'object') for (const [k, v] of Object.entries(value)) await walk(v, k);
     else if (typeof value === 'string') texts.push(key === 'data' ? Buffer.from(value, 'base64').toString('utf8') : value);
   };
@@ -79,7 +85,11 @@ async function historyText(history: unknown): Promise<string> {
 
 async function join(token: string, nodeId?: string) {
   const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  return t.anonymous.request<{ nodeId: string; role: string; error?: { code: string; details: { reason?: string } } }>('POST', '/v1/join', { token, csr: await buildCsr(privateKey, 'os'), ...(nodeId ? { nodeId } : {}) });
+  return t.anonymous.request<{ nodeId: string; role: string; error?: { code: string; details: { reason?: string } } }>('POST', '/v1/join', {
+    token,
+    csr: await buildCsr(privateKey, 'os'),
+    ...(nodeId ? { nodeId } : {}),
+  });
 }
 
 const renderAndWait = (id: string) => ({
@@ -87,10 +97,7 @@ const renderAndWait = (id: string) => ({
   version: 1,
   target: 'metal',
   userData: { kind: 'cloud-init', template: 'ironflow-host.yaml' },
-  steps: [
-    { use: 'userdata.render' },
-    { use: 'boot.kexec', on: 'ramdisk', await: 'rejoin', timeout: '60s' },
-  ],
+  steps: [{ use: 'userdata.render' }, { use: 'boot.kexec', on: 'ramdisk', await: 'rejoin', timeout: '60s' }],
 });
 
 beforeAll(async () => {
@@ -121,10 +128,37 @@ describe('user data and the installed OS', () => {
     installedOs.set(nodeId, async () => {
       // What cloud-init does on first boot (the token file), then the agent's own start.
       writeJoinTokenFile('cloud-init', await userDataOf(workflowId), tokenFile);
-      nodeAgents.push(await startNodeAgent({ server: t.cp.url, tokenFile, nodeId, dataDir, root: path.join(dataDir, 'root'), machine: { hostname: nodeId.replace(/_/g, '-'), productUuid: null, arch: 'x86_64', cpus: 8, memoryBytes: 2 ** 34, gpus: [], dcgm: async (level) => ({ level, source: 'emulated', tests: [{ name: 'memory', passed: true }] }) }, dcgmiBinary: path.join(dataDir, 'no-dcgmi') }));
+      nodeAgents.push(
+        await startNodeAgent({
+          server: t.cp.url,
+          tokenFile,
+          nodeId,
+          dataDir,
+          root: path.join(dataDir, 'root'),
+          machine: {
+            hostname: nodeId.replace(/_/g, '-'),
+            productUuid: null,
+            arch: 'x86_64',
+            cpus: 8,
+            memoryBytes: 2 ** 34,
+            gpus: [],
+            dcgm: async (level) => ({ level, source: 'emulated', tests: [{ name: 'memory', passed: true }] }),
+          },
+          dcgmiBinary: path.join(dataDir, 'no-dcgmi'),
+        }),
+      );
     });
     const doc = renderAndWait('ud-deploy');
-    workflowId = await run({ ...doc, acceptance: [{ use: 'diag.dcgm', on: 'node', with: { level: 2 }, timeout: '30s' }, { use: 'inventory.refresh', on: 'node', timeout: '30s' }] }, nodeId);
+    workflowId = await run(
+      {
+        ...doc,
+        acceptance: [
+          { use: 'diag.dcgm', on: 'node', with: { level: 2 }, timeout: '30s' },
+          { use: 'inventory.refresh', on: 'node', timeout: '30s' },
+        ],
+      },
+      nodeId,
+    );
     const handle = t.cp.temporal.workflow.getHandle(workflowId);
     const result = (await handle.result()) as { outputs: Record<string, Record<string, unknown>> };
 
@@ -163,10 +197,17 @@ describe('user data and the installed OS', () => {
     // Its worker served the acceptance steps on node.<id>, and its session is live.
     expect(result.outputs['acceptance[0]']).toMatchObject({ nodeId, level: 2, passed: true, source: 'emulated' });
     // Attested by the node agent's own certificate (role node), as the control plane checks it.
-    const attested = await verifyAttestation(t.cp.db, result.outputs['acceptance[0]'] as JsonObject, { context: { use: 'diag.dcgm', nodeId, workflowId, stepKey: 'acceptance[0]' }, role: 'node', runStartedAt: (await handle.describe()).startTime });
+    const attested = await verifyAttestation(t.cp.db, result.outputs['acceptance[0]'] as JsonObject, {
+      context: { use: 'diag.dcgm', nodeId, workflowId, stepKey: 'acceptance[0]' },
+      role: 'node',
+      runStartedAt: (await handle.describe()).startTime,
+    });
     expect((await t.cp.db.nodeCertificate.findUniqueOrThrow({ where: { serial: attested.serial } })).role).toBe('node');
     expect((result.outputs['acceptance[1]'] as { sections: { system: { hostname: string } } }).sections.system.hostname).toBe(nodeId.replace(/_/g, '-'));
-    const session = await until(() => t.cp.db.agentSession.findUnique({ where: { nodeId } }), (s) => s?.role === 'node');
+    const session = await until(
+      () => t.cp.db.agentSession.findUnique({ where: { nodeId } }),
+      (s) => s?.role === 'node',
+    );
     expect(session?.taskQueue).toBe(`node.${nodeId}`);
 
     // A used token never joins again.
@@ -178,7 +219,12 @@ describe('user data and the installed OS', () => {
   it('the provisioned attestor: refused for another node id and after the workflow ended, consuming nothing; joins as the node while it runs', async () => {
     const nodeId = await newNode();
     const workflowId = await run(renderAndWait('ud-attest'), nodeId);
-    const document = await until(() => userDataOf(workflowId).catch(() => ''), (d) => d !== '', 20_000, 'the rendered user data');
+    const document = await until(
+      () => userDataOf(workflowId).catch(() => ''),
+      (d) => d !== '',
+      20_000,
+      'the rendered user data',
+    );
     const bearer = joinTokenFromUserData('cloud-init', document);
     const tokenId = bearer.slice('ifjt_'.length).split('.')[0] as string;
 
@@ -194,7 +240,10 @@ describe('user data and the installed OS', () => {
     await t.cp.temporal.workflow.getHandle(workflowId).result();
 
     // A token of a workflow that ended is refused, and stays unused.
-    const ended = await run({ id: 'ud-ended', version: 1, target: 'metal', userData: { kind: 'ignition', template: 'ironflow-host.ign' }, steps: [{ use: 'userdata.render' }] }, nodeId);
+    const ended = await run(
+      { id: 'ud-ended', version: 1, target: 'metal', userData: { kind: 'ignition', template: 'ironflow-host.ign' }, steps: [{ use: 'userdata.render' }] },
+      nodeId,
+    );
     await t.cp.temporal.workflow.getHandle(ended).result();
     const late = joinTokenFromUserData('ignition', await userDataOf(ended));
     const refused = await join(late, nodeId);
@@ -220,25 +269,52 @@ describe('user data and the installed OS', () => {
       steps: [{ use: 'event.append', with: { message: 'x' } }],
     };
     await t.root.call('POST', '/v1/profiles', { tenantId: 'root', document: profile });
-    const bad = await t.root.request<{ error: { code: string; details: { path: string } } }>('POST', '/v1/profiles', { tenantId: 'root', document: { ...profile, id: 'ud-host-bad', hostConfig: { hugepages: { size: '3M', count: 1 } } } });
+    const bad = await t.root.request<{ error: { code: string; details: { path: string } } }>('POST', '/v1/profiles', {
+      tenantId: 'root',
+      document: { ...profile, id: 'ud-host-bad', hostConfig: { hugepages: { size: '3M', count: 1 } } },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.error.details.path).toBe('document.hostConfig.hugepages.size');
 
     const workflowId = `node:${nodeId}:deploying:9`;
-    await t.cp.db.node.update({ where: { id: nodeId }, data: { provisionState: 'deploying', workflowId, deployProfile: { id: 'ud-host', version: 1 }, labels: { gpu: 'h100' } } });
+    await t.cp.db.node.update({
+      where: { id: nodeId },
+      data: { provisionState: 'deploying', workflowId, deployProfile: { id: 'ud-host', version: 1 }, labels: { gpu: 'h100' } },
+    });
     const applied = await applyStateOutcome(t.cp.db, await withDeployHostSpec(t.cp.db, { nodeId, workflowId, outcome: 'succeeded', role: 'host' }));
     expect(applied).toEqual({ applied: true, state: 'deployed' });
     const node = await t.cp.db.node.findUniqueOrThrow({ where: { id: nodeId } });
-    const spec = node.hostSpec as { units: Array<{ name: string; source: string; known: boolean; settings: Record<string, unknown> }>; skipped: string[]; profile: string };
+    const spec = node.hostSpec as {
+      units: Array<{ name: string; source: string; known: boolean; settings: Record<string, unknown> }>;
+      skipped: string[];
+      profile: string;
+    };
     expect(spec.profile).toBe('ud-host@1');
-    expect(spec.units.map((u) => `${u.name}:${u.source}:${u.known}`)).toEqual(['hugepages:pool:true', 'kernel-modules:profile:true', 'iommu:profile:true', 'gpu-sharing:pool:true', 'nvidia-driver:profile:false']);
+    expect(spec.units.map((u) => `${u.name}:${u.source}:${u.known}`)).toEqual([
+      'hugepages:pool:true',
+      'kernel-modules:profile:true',
+      'iommu:profile:true',
+      'gpu-sharing:pool:true',
+      'nvidia-driver:profile:false',
+    ]);
     expect(spec.units[0]!.settings).toEqual({ size: '1G', count: 64, perNumaNode: false });
     expect(spec.skipped).toEqual(['cpu']);
 
     // The session's host section reaches the agent's converger, which applies it under its root (a directory here):
     // the known units' files are written (gpu-sharing by MPS is a systemd unit, pending where systemd does not run the root), the unknown one fails.
-    const state = await until(async () => agent.converger.state(), (s) => s?.profile === 'ud-host@1', 20_000, 'the host spec at the agent');
-    expect(state!.units.map((u) => `${u.name}:${u.state}`)).toEqual(['hugepages:converged', 'kernel-modules:converged', 'iommu:converged', 'gpu-sharing:pending', 'nvidia-driver:failed']);
+    const state = await until(
+      async () => agent.converger.state(),
+      (s) => s?.profile === 'ud-host@1',
+      20_000,
+      'the host spec at the agent',
+    );
+    expect(state!.units.map((u) => `${u.name}:${u.state}`)).toEqual([
+      'hugepages:converged',
+      'kernel-modules:converged',
+      'iommu:converged',
+      'gpu-sharing:pending',
+      'nvidia-driver:failed',
+    ]);
     expect(state!.root).toBe(agent.converger.root.dir);
     expect(readFileSync(agent.converger.root.path('/etc/default/grub.d/90-ironflow-hugepages.cfg'), 'utf8')).toContain('hugepages=64');
   });

@@ -28,20 +28,32 @@ describe('canonicalJson', () => {
 });
 
 describe('checkAttestedResult', () => {
-  const disks = [{ name: 'disk0', readBack: true }, { name: 'disk1', readBack: true }];
+  const disks = [
+    { name: 'disk0', readBack: true },
+    { name: 'disk1', readBack: true },
+  ];
 
   it('counts a wipe in the mode asked for with every disk read back', () => {
     expect(refusal('disk.wipe', { mode: 'quick', disks }, { mode: 'quick' })).toBeUndefined();
     expect(refusal('disk.wipe', { mode: 'quick', disks }, {})).toBeUndefined(); // quick is the default
     // A disk that cannot crypto-erase got the step's stated fallback.
-    const mixed: JsonObject[] = [{ name: 'nvme0n1', mode: 'crypto-erase', readBack: true }, { name: 'disk1', mode: 'secure-erase', fallbackFrom: 'crypto-erase', readBack: true }];
+    const mixed: JsonObject[] = [
+      { name: 'nvme0n1', mode: 'crypto-erase', readBack: true },
+      { name: 'disk1', mode: 'secure-erase', fallbackFrom: 'crypto-erase', readBack: true },
+    ];
     expect(refusal('disk.wipe', { mode: 'crypto-erase', disks: mixed }, { mode: 'crypto-erase', fallback: 'secure-erase' })).toBeUndefined();
-    expect(refusal('disk.wipe', { mode: 'crypto-erase', disks: mixed }, { mode: 'crypto-erase' })).toEqual({ code: 'UNVERIFIED_WIPE', reason: 'wipe-mode-mismatch' });
+    expect(refusal('disk.wipe', { mode: 'crypto-erase', disks: mixed }, { mode: 'crypto-erase' })).toEqual({
+      code: 'UNVERIFIED_WIPE',
+      reason: 'wipe-mode-mismatch',
+    });
   });
 
   it('refuses another mode, a disk that did not read back, no disks, and a result of another shape with UNVERIFIED_WIPE', () => {
     expect(refusal('disk.wipe', { mode: 'quick', disks }, { mode: 'secure-erase' })).toEqual({ code: 'UNVERIFIED_WIPE', reason: 'wipe-mode-mismatch' });
-    expect(refusal('disk.wipe', { mode: 'quick', disks: [...disks, { name: 'disk2', readBack: false }] }, { mode: 'quick' })).toEqual({ code: 'UNVERIFIED_WIPE', reason: 'wipe-read-back-failed' });
+    expect(refusal('disk.wipe', { mode: 'quick', disks: [...disks, { name: 'disk2', readBack: false }] }, { mode: 'quick' })).toEqual({
+      code: 'UNVERIFIED_WIPE',
+      reason: 'wipe-read-back-failed',
+    });
     expect(refusal('disk.wipe', { mode: 'quick', disks: [] }, { mode: 'quick' })).toEqual({ code: 'UNVERIFIED_WIPE', reason: 'result-malformed' });
     expect(refusal('disk.wipe', { attested: true }, { mode: 'quick' })).toEqual({ code: 'UNVERIFIED_WIPE', reason: 'result-malformed' });
   });
@@ -56,9 +68,18 @@ describe('checkAttestedResult', () => {
   });
 
   it('refuses a lower level, a failed test, no tests from dcgmi, and an unknown source', () => {
-    expect(refusal('diag.dcgm', { level: 1, tests: [{ name: 'memory', passed: true }], source: 'dcgmi' }, { level: 2 })).toEqual({ code: 'PERMISSION_DENIED', reason: 'dcgm-level-mismatch' });
-    expect(refusal('diag.dcgm', { level: 2, tests: [{ name: 'pcie', passed: false }], source: 'dcgmi' }, { level: 2 })).toEqual({ code: 'PERMISSION_DENIED', reason: 'dcgm-failed' });
+    expect(refusal('diag.dcgm', { level: 1, tests: [{ name: 'memory', passed: true }], source: 'dcgmi' }, { level: 2 })).toEqual({
+      code: 'PERMISSION_DENIED',
+      reason: 'dcgm-level-mismatch',
+    });
+    expect(refusal('diag.dcgm', { level: 2, tests: [{ name: 'pcie', passed: false }], source: 'dcgmi' }, { level: 2 })).toEqual({
+      code: 'PERMISSION_DENIED',
+      reason: 'dcgm-failed',
+    });
     expect(refusal('diag.dcgm', { level: 2, tests: [], source: 'dcgmi' }, { level: 2 })).toEqual({ code: 'PERMISSION_DENIED', reason: 'dcgm-no-tests' });
-    expect(refusal('diag.dcgm', { level: 2, tests: [], source: 'machine', passed: true }, { level: 2 })).toEqual({ code: 'PERMISSION_DENIED', reason: 'result-malformed' });
+    expect(refusal('diag.dcgm', { level: 2, tests: [], source: 'machine', passed: true }, { level: 2 })).toEqual({
+      code: 'PERMISSION_DENIED',
+      reason: 'result-malformed',
+    });
   });
 });

@@ -7,21 +7,39 @@ const none: LeaseState = { holderNodeId: null, epoch: 0, expiresAt: null };
 
 describe('the boot lease', () => {
   it('goes to the first connected agent by node id, at epoch 1', () => {
-    const d = decideBootLease(none, [{ nodeId: 'node_b', connected: true }, { nodeId: 'node_a', connected: true }, { nodeId: 'node_0', connected: false }], t0);
+    const d = decideBootLease(
+      none,
+      [
+        { nodeId: 'node_b', connected: true },
+        { nodeId: 'node_a', connected: true },
+        { nodeId: 'node_0', connected: false },
+      ],
+      t0,
+    );
     expect(d.change).toBe('acquired');
     expect(d.next).toEqual({ holderNodeId: 'node_a', epoch: 1, expiresAt: at(BOOT_LEASE_TTL_MS) });
   });
 
   it('is renewed while its holder is connected, at the same epoch', () => {
     const held: LeaseState = { holderNodeId: 'node_b', epoch: 3, expiresAt: at(5_000) };
-    const d = decideBootLease(held, [{ nodeId: 'node_a', connected: true }, { nodeId: 'node_b', connected: true }], at(4_000));
+    const d = decideBootLease(
+      held,
+      [
+        { nodeId: 'node_a', connected: true },
+        { nodeId: 'node_b', connected: true },
+      ],
+      at(4_000),
+    );
     expect(d.change).toBe('renewed');
     expect(d.next).toEqual({ holderNodeId: 'node_b', epoch: 3, expiresAt: at(4_000 + BOOT_LEASE_TTL_MS) });
   });
 
   it('stays with a disconnected holder until it expires, never earlier', () => {
     const held: LeaseState = { holderNodeId: 'node_a', epoch: 1, expiresAt: at(BOOT_LEASE_TTL_MS) };
-    const standby = [{ nodeId: 'node_a', connected: false }, { nodeId: 'node_b', connected: true }];
+    const standby = [
+      { nodeId: 'node_a', connected: false },
+      { nodeId: 'node_b', connected: true },
+    ];
     expect(decideBootLease(held, standby, at(BOOT_LEASE_TTL_MS - 1)).change).toBe('kept');
     const d = decideBootLease(held, standby, at(BOOT_LEASE_TTL_MS));
     expect(d.change).toBe('promoted');

@@ -14,7 +14,12 @@ describe('the dev stack config', () => {
   });
 
   it('lets the environment override it', () => {
-    const config = loadConfig({ IRONFLOW_API_PORT: '9090', IRONFLOW_TEMPORAL_ADDRESS: '127.0.0.1:7999', IRONFLOW_DATA_DIR: '/tmp/x', DATABASE_URL: 'postgres://u@h/db' });
+    const config = loadConfig({
+      IRONFLOW_API_PORT: '9090',
+      IRONFLOW_TEMPORAL_ADDRESS: '127.0.0.1:7999',
+      IRONFLOW_DATA_DIR: '/tmp/x',
+      DATABASE_URL: 'postgres://u@h/db',
+    });
     expect(config.api.port).toBe(9090);
     expect(config.temporal.address).toBe('127.0.0.1:7999');
     expect(config.dataDir).toBe('/tmp/x');

@@ -14,7 +14,14 @@ describe('plain http only on loopback', () => {
   });
 
   it('accepts https anywhere and http to loopback (as WHATWG URLs normalise them)', () => {
-    for (const url of ['https://ironflow.example.com', 'https://10.0.0.2:8080/', 'http://127.0.0.1:8080', 'http://localhost:1', 'http://[::1]:8080', 'http://2130706433:8080']) {
+    for (const url of [
+      'https://ironflow.example.com',
+      'https://10.0.0.2:8080/',
+      'http://127.0.0.1:8080',
+      'http://localhost:1',
+      'http://[::1]:8080',
+      'http://2130706433:8080',
+    ]) {
       expect(() => requireTlsOffLoopback(url, 'control_plane_url', 'pin')).not.toThrow();
     }
   });
@@ -35,7 +42,9 @@ describe('plain http only on loopback', () => {
   });
 
   it('refuses other schemes and non-URLs', () => {
-    expect(() => requireTlsOffLoopback('ftp://127.0.0.1/', '--server', 'p')).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG', details: { path: '--server' } }));
+    expect(() => requireTlsOffLoopback('ftp://127.0.0.1/', '--server', 'p')).toThrow(
+      expect.objectContaining({ code: 'INVALID_CONFIG', details: { path: '--server' } }),
+    );
     expect(() => requireTlsOffLoopback('not a url', '--server', 'p')).toThrow(/--server is not a URL/);
     expect(() => requireTlsOffLoopback('http://0x7f000001.example/', '--server', 'p')).toThrow(/not a loopback address/);
   });

@@ -18,7 +18,10 @@ function dcgmi(name: string, stdout: string): string {
 }
 
 async function failure(promise: Promise<unknown>): Promise<IronflowError> {
-  const error = await promise.then(() => null, (e: unknown) => e);
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(IronflowError);
   return error as IronflowError;
 }
@@ -29,8 +32,27 @@ describe('runDcgmi', () => {
   });
 
   it('reads pass and fail per test', async () => {
-    const json = JSON.stringify({ DCGM_GPU_DIAGNOSTIC: { test_categories: [{ tests: [{ name: 'Memory', results: [{ status: 'Pass' }] }, { name: 'PCIe', results: [{ status: 'Fail', info: 'link down' }] }] }] } });
-    expect(await runDcgmi(2, dcgmi('mixed', json))).toEqual({ level: 2, source: 'dcgmi', dcgmiVersion: '3.3.6', tests: [{ name: 'Memory', passed: true }, { name: 'PCIe', passed: false, detail: 'link down' }] });
+    const json = JSON.stringify({
+      DCGM_GPU_DIAGNOSTIC: {
+        test_categories: [
+          {
+            tests: [
+              { name: 'Memory', results: [{ status: 'Pass' }] },
+              { name: 'PCIe', results: [{ status: 'Fail', info: 'link down' }] },
+            ],
+          },
+        ],
+      },
+    });
+    expect(await runDcgmi(2, dcgmi('mixed', json))).toEqual({
+      level: 2,
+      source: 'dcgmi',
+      dcgmiVersion: '3.3.6',
+      tests: [
+        { name: 'Memory', passed: true },
+        { name: 'PCIe', passed: false, detail: 'link down' },
+      ],
+    });
   });
 
   it('refuses a report with no tests instead of passing it', async () => {

@@ -23,7 +23,15 @@ describe('script fetches as sightings', () => {
     // A fetch naming no arch and a UUID: the UUID is taken, DHCP's arch and relay stay.
     expect(list.recordFetch({ mac: '52-54-00-AA-00-01', uuid, arch: 'unknown', giaddr: null }, { onlyKnown: true }, t + 1000)).toBe(false);
     expect(list.report(t + 2000)).toEqual([
-      { mac: '52:54:00:aa:00:01', productUuid: uuid, arch: 'x86_64_efi', relay: '10.1.0.1', firstSeen: new Date(t).toISOString(), lastSeen: new Date(t + 1000).toISOString(), count: 2 },
+      {
+        mac: '52:54:00:aa:00:01',
+        productUuid: uuid,
+        arch: 'x86_64_efi',
+        relay: '10.1.0.1',
+        firstSeen: new Date(t).toISOString(),
+        lastSeen: new Date(t + 1000).toISOString(),
+        count: 2,
+      },
     ]);
   });
 
@@ -38,7 +46,17 @@ describe('script fetches as sightings', () => {
     const list = new DiscoveredPxeClients(() => false);
     expect(list.recordFetch({ mac: '52:54:00:aa:00:03', uuid: 'not-a-uuid', arch: 'BAD ARCH', giaddr: '10.9.9.9' }, { onlyKnown: false }, t)).toBe(true);
     expect(list.recordFetch({ mac: 'garbage', uuid: null, arch: 'bios', giaddr: null }, { onlyKnown: false }, t)).toBe(false);
-    expect(list.report(t)).toEqual([{ mac: '52:54:00:aa:00:03', productUuid: null, arch: 'unknown', relay: null, firstSeen: new Date(t).toISOString(), lastSeen: new Date(t).toISOString(), count: 1 }]);
+    expect(list.report(t)).toEqual([
+      {
+        mac: '52:54:00:aa:00:03',
+        productUuid: null,
+        arch: 'unknown',
+        relay: null,
+        firstSeen: new Date(t).toISOString(),
+        lastSeen: new Date(t).toISOString(),
+        count: 1,
+      },
+    ]);
   });
 
   it(`stays at ${MAX_DISCOVERED_CLIENTS} machines however many MACs fetch, the most recent kept`, () => {
@@ -83,10 +101,20 @@ describe('early reports', () => {
 });
 
 describe('the heartbeat schema for a discovered list', () => {
-  const entry = { mac: '52:54:00:aa:00:01', productUuid: uuid, arch: 'x86_64_efi', firstSeen: new Date(t).toISOString(), lastSeen: new Date(t).toISOString(), count: 1, relay: '10.1.0.1' };
+  const entry = {
+    mac: '52:54:00:aa:00:01',
+    productUuid: uuid,
+    arch: 'x86_64_efi',
+    firstSeen: new Date(t).toISOString(),
+    lastSeen: new Date(t).toISOString(),
+    count: 1,
+    relay: '10.1.0.1',
+  };
 
   it('takes well-formed entries (a MAC in any spelling comes out canonical)', () => {
-    expect(discoveryReportSchema.parse([{ ...entry, mac: '52-54-00-AA-00-01', relay: null, productUuid: null }])).toEqual([{ ...entry, relay: null, productUuid: null }]);
+    expect(discoveryReportSchema.parse([{ ...entry, mac: '52-54-00-AA-00-01', relay: null, productUuid: null }])).toEqual([
+      { ...entry, relay: null, productUuid: null },
+    ]);
   });
 
   it.each([

@@ -54,7 +54,9 @@ describe('signatureMatches', () => {
     expect(() => parseSignerPublicKey(pem(rsa.publicKey))).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }));
     const p384 = generateKeyPairSync('ec', { namedCurve: 'P-384' });
     expect(() => parseSignerPublicKey(pem(p384.publicKey))).toThrow(/Ed25519 or ECDSA P-256/);
-    expect(() => parseSignerPublicKey('-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n')).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }));
+    expect(() => parseSignerPublicKey('-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n')).toThrow(
+      expect.objectContaining({ code: 'INVALID_INPUT' }),
+    );
   });
 
   it('verifies what openssl signs from the documented text (Ed25519 with pkeyutl, ECDSA with dgst)', () => {

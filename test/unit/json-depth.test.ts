@@ -11,7 +11,13 @@ const nested = (depth: number, wrap: (inner: unknown) => unknown): unknown => {
   return value;
 };
 // A host-config unit nobody registered takes free-form settings: the place a deep value fits.
-const document = (deep: unknown) => ({ id: 'deep', version: 1, target: 'metal', hostConfig: { 'site-tuning': { deep } }, steps: [{ use: 'power.setPower', on: 'site', with: { action: 'on' } }] });
+const document = (deep: unknown) => ({
+  id: 'deep',
+  version: 1,
+  target: 'metal',
+  hostConfig: { 'site-tuning': { deep } },
+  steps: [{ use: 'power.setPower', on: 'site', with: { action: 'on' } }],
+});
 
 describe('pathPastDepth', () => {
   it('names the first container past the depth, in document order, and nothing within it', () => {
@@ -20,7 +26,12 @@ describe('pathPastDepth', () => {
     expect(pathPastDepth([[1], { x: [[2]] }], 3)).toEqual([1, 'x', 0]);
     expect(pathPastDepth({ first: { deep: { deeper: {} } }, second: { deep: { deeper: {} } } }, 3)).toEqual(['first', 'deep', 'deeper']);
     expect(pathPastDepth('scalar', 0)).toBeUndefined();
-    expect(pathPastDepth(nested(100_000, (inner) => [inner]), 8)).toHaveLength(8);
+    expect(
+      pathPastDepth(
+        nested(100_000, (inner) => [inner]),
+        8,
+      ),
+    ).toHaveLength(8);
   });
 });
 

@@ -8,7 +8,11 @@ const ipmiReversed = '32374e4f-c0b4-5280-1035-420044454c4c';
 
 describe('product UUID spellings', () => {
   it('are the UUID as given, with its first three fields byte-swapped, and fully reversed', () => {
-    expect(productUuidSpellings(given)).toEqual(['4c4c454400423510' + '8052b4c04f4e3732', '44454c4c42001035' + '8052b4c04f4e3732', '32374e4fc0b45280' + '1035420044454c4c']);
+    expect(productUuidSpellings(given)).toEqual([
+      '4c4c454400423510' + '8052b4c04f4e3732',
+      '44454c4c42001035' + '8052b4c04f4e3732',
+      '32374e4fc0b45280' + '1035420044454c4c',
+    ]);
   });
 
   it('match the same machine in any spelling, any case, with or without dashes', () => {

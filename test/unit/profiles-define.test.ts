@@ -67,7 +67,11 @@ describe('defineProfile', () => {
     ['hostConfig on a vm profile', (d: any) => (d.target = 'vm'), 'hostConfig'],
     ['a bad label expression', (d: any) => (d.steps[4].when = 'gpu &&'), 'steps[4].when'],
     ['a bad fallback', (d: any) => (d.steps[2].fallback = { use: 'power.setPower', on: 'site', with: { action: 'explode' } }), 'steps[2].fallback.with.action'],
-    ['a nested fallback', (d: any) => (d.steps[2].fallback = { use: 'power.setPower', on: 'site', with: { action: 'on' }, fallback: {} }), 'steps[2].fallback.fallback'],
+    [
+      'a nested fallback',
+      (d: any) => (d.steps[2].fallback = { use: 'power.setPower', on: 'site', with: { action: 'on' }, fallback: {} }),
+      'steps[2].fallback.fallback',
+    ],
     ['bad retries', (d: any) => (d.steps[2].retries = -1), 'steps[2].retries'],
     ['a secret-named input', (d: any) => (d.steps[1].with.password = 'hunter2'), 'steps[1].with.password'],
     ['a bearer in an input', (d: any) => (d.steps[2].with.note = 'ifk_cred_01abc.abcdefghijklmnopqrstuvwxyz'), 'steps[2].with.note'],

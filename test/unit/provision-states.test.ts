@@ -51,7 +51,21 @@ function codeOf(fn: () => unknown): string | undefined {
 describe('the provision state table', () => {
   it('knows exactly the spec’s thirteen states and ten verbs', () => {
     expect([...provisionStates].sort()).toEqual(
-      ['adopting', 'adopted', 'enrolling', 'inspecting', 'commissioning', 'ready', 'deploying', 'deployed', 'releasing', 'rescue', 'failed', 'retiring', 'retired'].sort(),
+      [
+        'adopting',
+        'adopted',
+        'enrolling',
+        'inspecting',
+        'commissioning',
+        'ready',
+        'deploying',
+        'deployed',
+        'releasing',
+        'rescue',
+        'failed',
+        'retiring',
+        'retired',
+      ].sort(),
     );
     expect([...provisionVerbs].sort()).toEqual(Object.keys(spec).sort());
   });

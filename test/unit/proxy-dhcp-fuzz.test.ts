@@ -30,7 +30,17 @@ const heapAfterGc = () => {
 const dir = mkdtempSync(path.join(tmpdir(), 'proxy-dhcp-fuzz-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const entries = new BootEntryStore(dir);
-entries.put([{ mac: KNOWN_MAC, productUuid: null, arch: 'BIOS', nodeId: 'node_1', workflowId: 'wf_1', tokenRef: 'sec_abc', notAfter: new Date(Date.now() + 3_600_000).toISOString() }]);
+entries.put([
+  {
+    mac: KNOWN_MAC,
+    productUuid: null,
+    arch: 'BIOS',
+    nodeId: 'node_1',
+    workflowId: 'wf_1',
+    tokenRef: 'sec_abc',
+    notAfter: new Date(Date.now() + 3_600_000).toISOString(),
+  },
+]);
 const context: ProxyDhcpContext = {
   entries,
   state: { active: true, epoch: 1 },
@@ -49,10 +59,19 @@ function optionOffsets(packet: Buffer): number[] {
 function malformedPacket(random: () => number, n: number): Buffer {
   const int = (max: number) => Math.floor(random() * max);
   const bytes = (length: number) => Buffer.from(Array.from({ length }, () => int(256)));
-  const good = pxeRequest({ mac: KNOWN_MAC, xid: int(2 ** 32), messageType: random() < 0.5 ? 1 : 3, arch: [0, 7, 9, 11][int(4)] as number, ipxe: random() < 0.3, uuid: '4c4c4544-0042-3510-8052-b4c04f4e3732' });
+  const good = pxeRequest({
+    mac: KNOWN_MAC,
+    xid: int(2 ** 32),
+    messageType: random() < 0.5 ? 1 : 3,
+    arch: [0, 7, 9, 11][int(4)] as number,
+    ipxe: random() < 0.3,
+    uuid: '4c4c4544-0042-3510-8052-b4c04f4e3732',
+  });
   switch (n % 7) {
     case 0: // noise of any length, the cookie made wrong
-      return ((b) => (b.length >= 240 && b.readUInt32BE(236) === 0x63825363 ? Buffer.concat([b.subarray(0, 236), Buffer.from([0, 0, 0, 0])]) : b))(bytes(int(1600)));
+      return ((b) => (b.length >= 240 && b.readUInt32BE(236) === 0x63825363 ? Buffer.concat([b.subarray(0, 236), Buffer.from([0, 0, 0, 0])]) : b))(
+        bytes(int(1600)),
+      );
     case 1: // cut anywhere before END
       return good.subarray(0, int(good.length - 1));
     case 2: {
@@ -130,7 +149,13 @@ describe('proxy DHCP under malformed input', () => {
     const discovered = new DiscoveredPxeClients((mac) => entries.get(mac) !== undefined);
     const before = heapAfterGc();
     for (let n = 0; n < 20_000; n++) {
-      const mac = `52:54:01:${[0, 0, 0].map(() => Math.floor(random() * 256).toString(16).padStart(2, '0')).join(':')}`;
+      const mac = `52:54:01:${[0, 0, 0]
+        .map(() =>
+          Math.floor(random() * 256)
+            .toString(16)
+            .padStart(2, '0'),
+        )
+        .join(':')}`;
       const decision = decideProxyDhcp(decodeDhcpPacket(pxeRequest({ mac, xid: n, messageType: 1, arch: 7 }))!, 'dhcp', context);
       expect('answer' in decision).toBe(false);
       if ('ignored' in decision && decision.discovered) discovered.record(decision.discovered);

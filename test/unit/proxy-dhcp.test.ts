@@ -89,7 +89,9 @@ describe('proxy DHCP decisions', () => {
     expect(text(60)).toBe('HTTPClient');
     expect(option(43)).toBeUndefined();
     expect(option(66)).toBeUndefined();
-    expect(answerOf(decide({ mac: '52:54:00:00:00:03', arch: 19, vendorClass: 'HTTPClient' })).reply.file).toBe('http://10.0.0.2:8081/boot/files/ipxe-arm64.efi');
+    expect(answerOf(decide({ mac: '52:54:00:00:00:03', arch: 19, vendorClass: 'HTTPClient' })).reply.file).toBe(
+      'http://10.0.0.2:8081/boot/files/ipxe-arm64.efi',
+    );
     expect(decide({ arch: 0, vendorClass: 'HTTPClient' })).toEqual({ ignored: 'unsupported-arch' });
   });
 
@@ -135,8 +137,12 @@ describe('proxy DHCP decisions', () => {
   it('does not answer what is not a PXE boot request', () => {
     expect(decide({ arch: 0, vendorClass: 'MSFT 5.0' })).toEqual({ ignored: 'not-pxe' });
     // A REQUEST on 67 (the client taking its address from the real server) and a DISCOVER on 4011.
-    expect(decideProxyDhcp(decodeDhcpPacket(pxeRequest({ mac: '52:54:00:00:00:01', xid: 1, messageType: 3, arch: 0 }))!, 'dhcp', context())).toEqual({ ignored: 'not-a-boot-request' });
-    expect(decideProxyDhcp(decodeDhcpPacket(pxeRequest({ mac: '52:54:00:00:00:01', xid: 1, messageType: 1, arch: 0 }))!, 'pxe', context())).toEqual({ ignored: 'not-a-boot-request' });
+    expect(decideProxyDhcp(decodeDhcpPacket(pxeRequest({ mac: '52:54:00:00:00:01', xid: 1, messageType: 3, arch: 0 }))!, 'dhcp', context())).toEqual({
+      ignored: 'not-a-boot-request',
+    });
+    expect(decideProxyDhcp(decodeDhcpPacket(pxeRequest({ mac: '52:54:00:00:00:01', xid: 1, messageType: 1, arch: 0 }))!, 'pxe', context())).toEqual({
+      ignored: 'not-a-boot-request',
+    });
     // Unsupported firmware: IA32 UEFI (6).
     expect(decide({ arch: 6 })).toEqual({ ignored: 'unsupported-arch' });
     // Option 93 of odd length.
@@ -144,7 +150,9 @@ describe('proxy DHCP decisions', () => {
   });
 
   it('does not answer when the boot URL would not fit option 67', () => {
-    expect(decide({ arch: 0, ipxe: true }, 'dhcp', context({ httpBaseUrl: `http://boot.example/${'a'.repeat(240)}` }))).toEqual({ ignored: 'boot-file-too-long' });
+    expect(decide({ arch: 0, ipxe: true }, 'dhcp', context({ httpBaseUrl: `http://boot.example/${'a'.repeat(240)}` }))).toEqual({
+      ignored: 'boot-file-too-long',
+    });
     // Between 128 and 255 bytes: option 67 only, `file` empty.
     const { reply, text } = answerOf(decide({ arch: 0, ipxe: true }, 'dhcp', context({ httpBaseUrl: `http://boot.example/${'a'.repeat(150)}` })));
     expect(reply.file).toBe('');
@@ -191,7 +199,15 @@ describe('discovered PXE clients', () => {
     expect(list.record({ mac: '52:54:00:aa:00:01', uuid: 'not-a-uuid', arch: 'BAD ARCH', giaddr: '10.1.0.1' }, t)).toBe(true);
     expect(list.record({ mac: '52:54:00:aa:00:01', uuid: null, arch: 'bios', giaddr: 'x' }, t + 1000)).toBe(false);
     expect(list.list(t + 2000)).toEqual([
-      { mac: '52:54:00:aa:00:01', uuid: null, arch: 'bios', giaddr: null, firstSeen: new Date(t).toISOString(), lastSeen: new Date(t + 1000).toISOString(), count: 2 },
+      {
+        mac: '52:54:00:aa:00:01',
+        uuid: null,
+        arch: 'bios',
+        giaddr: null,
+        firstSeen: new Date(t).toISOString(),
+        lastSeen: new Date(t + 1000).toISOString(),
+        count: 2,
+      },
     ]);
     expect(list.record({ mac: 'garbage', uuid: null, arch: 'bios', giaddr: null }, t)).toBe(false);
     withEntry.add('52:54:00:aa:00:01');
@@ -202,7 +218,10 @@ describe('discovered PXE clients', () => {
     const list = new DiscoveredPxeClients(() => false);
     const t = Date.parse('2026-11-30T10:00:00Z');
     for (let i = 0; i < 1000; i += 1) {
-      list.record({ mac: `52:54:00:bb:${(i >> 8).toString(16).padStart(2, '0')}:${(i & 0xff).toString(16).padStart(2, '0')}`, uuid: null, arch: 'bios', giaddr: null }, t + i);
+      list.record(
+        { mac: `52:54:00:bb:${(i >> 8).toString(16).padStart(2, '0')}:${(i & 0xff).toString(16).padStart(2, '0')}`, uuid: null, arch: 'bios', giaddr: null },
+        t + i,
+      );
     }
     const all = list.list(t + 1000);
     expect(all).toHaveLength(MAX_DISCOVERED_CLIENTS);

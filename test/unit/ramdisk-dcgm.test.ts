@@ -26,7 +26,14 @@ function step(gpus: RamdiskHardware['gpus'], dcgm?: RamdiskHardware['dcgm']) {
     nodeId: 'node_dcgm',
     key: privateKey,
     certificatePem: () => certificatePem,
-    hardware: { system: { productUuid: null, vendor: 't', model: 't', serial: 't', arch: 'x86_64', uefi: false, cpus: 1, memoryBytes: 1 }, nics: [], disks: [], gpus, kexec: async () => undefined, ...(dcgm ? { dcgm } : {}) },
+    hardware: {
+      system: { productUuid: null, vendor: 't', model: 't', serial: 't', arch: 'x86_64', uefi: false, cpus: 1, memoryBytes: 1 },
+      nics: [],
+      disks: [],
+      gpus,
+      kexec: async () => undefined,
+      ...(dcgm ? { dcgm } : {}),
+    },
     client: new ControlPlaneClient('http://127.0.0.1:9'),
     log: new AgentLog(() => undefined),
     heartbeat: () => undefined,
@@ -55,7 +62,11 @@ describe('diag.dcgm on the ramdisk', () => {
   });
 
   it("an emulated machine's report says emulated, whatever GPUs it has", async () => {
-    const out = (await step([{ model: 'Emulated GPU', uuid: 'GPU-1' }], async (level) => ({ level, source: 'emulated', tests: [{ name: 'memory', passed: true }] }))(input)) as JsonObject;
+    const out = (await step([{ model: 'Emulated GPU', uuid: 'GPU-1' }], async (level) => ({
+      level,
+      source: 'emulated',
+      tests: [{ name: 'memory', passed: true }],
+    }))(input)) as JsonObject;
     expect(out).toMatchObject({ passed: true, source: 'emulated', tests: [{ name: 'memory', passed: true }] });
     expect(signatureHolds(out, context)).toBe(true);
   });

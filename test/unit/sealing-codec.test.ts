@@ -164,7 +164,10 @@ describe('sealingCodecFor', () => {
     if (!off) throw new Error('no codec left to open what was sealed');
     const plain = toPayload({ written: 'after sealing was turned off' });
     expect(await off.encode([plain])).toEqual([plain]);
-    expect((await off.decode([...sealed, plain])).map(fromPayload)).toEqual([{ workflow: 'started while sealing was on' }, { written: 'after sealing was turned off' }]);
+    expect((await off.decode([...sealed, plain])).map(fromPayload)).toEqual([
+      { workflow: 'started while sealing was on' },
+      { written: 'after sealing was turned off' },
+    ]);
   });
 
   it('IRONFLOW_SEAL_HISTORIES takes true or false only', () => {

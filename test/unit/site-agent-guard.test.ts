@@ -42,13 +42,28 @@ describe('site.httpProxy guard', () => {
 
 describe('site agent config', () => {
   it('resolves paths against the file and names a bad key', () => {
-    const config = siteAgentConfigFrom({ control_plane_url: 'https://cp:8080/', data_dir: 'data', site: { bmc_networks: ['10.0.0.0/8'] }, boot: { proxy_dhcp: true }, certificate: { renew_after: '30s' } }, '/etc/ironflow');
+    const config = siteAgentConfigFrom(
+      {
+        control_plane_url: 'https://cp:8080/',
+        data_dir: 'data',
+        site: { bmc_networks: ['10.0.0.0/8'] },
+        boot: { proxy_dhcp: true },
+        certificate: { renew_after: '30s' },
+      },
+      '/etc/ironflow',
+    );
     expect(config).toMatchObject({ controlPlaneUrl: 'https://cp:8080', dataDir: '/etc/ironflow/data', boot: { proxy_dhcp: true }, renewAfterMs: 30_000 });
-    expect(() => siteAgentConfigFrom({ control_plane_url: 'https://cp', data_dir: 'd', site: { bmc_networks: ['10.0.0.0/33'] } }, '/')).toThrow(/site\.bmc_networks\[0\]/);
+    expect(() => siteAgentConfigFrom({ control_plane_url: 'https://cp', data_dir: 'd', site: { bmc_networks: ['10.0.0.0/33'] } }, '/')).toThrow(
+      /site\.bmc_networks\[0\]/,
+    );
     expect(() => siteAgentConfigFrom({ control_plane_url: 'https://cp', data_dir: 'd', extra: 1 }, '/')).toThrow(IronflowError);
     // A CA file only makes sense for https (it would fail every request otherwise); a missing one names its key.
-    expect(() => siteAgentConfigFrom({ control_plane_url: 'http://127.0.0.1:8080', control_plane_ca_file: 'ca.pem', data_dir: 'd' }, '/')).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG', details: { path: 'control_plane_ca_file' } }));
-    expect(() => siteAgentConfigFrom({ control_plane_url: 'https://cp', control_plane_ca_file: 'missing-ca.pem', data_dir: 'd' }, '/nonexistent')).toThrow(/control_plane_ca_file \/nonexistent\/missing-ca\.pem cannot be read/);
+    expect(() => siteAgentConfigFrom({ control_plane_url: 'http://127.0.0.1:8080', control_plane_ca_file: 'ca.pem', data_dir: 'd' }, '/')).toThrow(
+      expect.objectContaining({ code: 'INVALID_CONFIG', details: { path: 'control_plane_ca_file' } }),
+    );
+    expect(() => siteAgentConfigFrom({ control_plane_url: 'https://cp', control_plane_ca_file: 'missing-ca.pem', data_dir: 'd' }, '/nonexistent')).toThrow(
+      /control_plane_ca_file \/nonexistent\/missing-ca\.pem cannot be read/,
+    );
   });
 });
 
@@ -56,7 +71,11 @@ describe('operation ids and BMC targets', () => {
   it('derive the same id for every attempt of a step, and split a Redfish system path', () => {
     const id = operationIdFor({ workflowId: 'node:node_x:deploying:1', stepKey: 'steps[2]' }, 'power.set.cycle');
     expect(id).toBe('node:node_x:deploying:1/steps.2./power.set.cycle');
-    expect(bmcTargetOf({ driver: 'redfish', address: 'http://127.0.0.1:9000/redfish/v1/Systems/m1', caPem: null })).toEqual({ driver: 'redfish', address: 'http://127.0.0.1:9000', systemId: 'm1' });
+    expect(bmcTargetOf({ driver: 'redfish', address: 'http://127.0.0.1:9000/redfish/v1/Systems/m1', caPem: null })).toEqual({
+      driver: 'redfish',
+      address: 'http://127.0.0.1:9000',
+      systemId: 'm1',
+    });
     expect(bmcTargetOf({ driver: 'ipmi', address: '10.0.0.5:623', caPem: null })).toEqual({ driver: 'ipmi', address: '10.0.0.5:623' });
   });
 });

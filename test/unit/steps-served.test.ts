@@ -24,7 +24,9 @@ const served: Record<QueueKind, readonly string[]> = {
 
 describe('the step registry and the workers', () => {
   it('serves every declared step on every queue it may run on', () => {
-    const unserved = stepRegistry.list().flatMap((step) => step.queues.filter((queue) => !served[queue].includes(stepActivityName(step))).map((queue) => `${step.use} on ${queue}`));
+    const unserved = stepRegistry
+      .list()
+      .flatMap((step) => step.queues.filter((queue) => !served[queue].includes(stepActivityName(step))).map((queue) => `${step.use} on ${queue}`));
     expect(unserved).toEqual([]);
   });
 

@@ -52,17 +52,30 @@ describe('sysfs hardware facts', () => {
       'sys/firmware/efi/systab': 'x',
       'sys/devices/pci0000:00/0000:00:03.0/vendor': '0x1af4\n',
     },
-    { 'sys/class/net/eth0/device': '../../../devices/pci0000:00/0000:00:03.0', 'sys/devices/pci0000:00/0000:00:03.0/driver': '../../../bus/pci/drivers/virtio-pci' },
+    {
+      'sys/class/net/eth0/device': '../../../devices/pci0000:00/0000:00:03.0',
+      'sys/devices/pci0000:00/0000:00:03.0/driver': '../../../bus/pci/drivers/virtio-pci',
+    },
   );
 
   it('reads the DMI identity, CPUs, memory and firmware kind', () => {
     const { system } = readSysfsFacts(root);
-    expect(system).toMatchObject({ productUuid: '4c4c4544-0042-3510-8052-b4c04f4e3732', vendor: 'QEMU', model: 'Standard PC (i440FX + PIIX, 1996)', serial: 'unknown', cpus: 2, memoryBytes: 1014396 * 1024, uefi: true });
+    expect(system).toMatchObject({
+      productUuid: '4c4c4544-0042-3510-8052-b4c04f4e3732',
+      vendor: 'QEMU',
+      model: 'Standard PC (i440FX + PIIX, 1996)',
+      serial: 'unknown',
+      cpus: 2,
+      memoryBytes: 1014396 * 1024,
+      uefi: true,
+    });
   });
 
   it('lists physical NICs by MAC (not lo) and whole, fixed, non-empty disks only', () => {
     const facts = readSysfsFacts(root);
-    expect(facts.nics.map((n) => ({ mac: n.mac, driver: n.driver, speed: n.speedMbps, link: n.link }))).toEqual([{ mac: '52:54:00:aa:bb:01', driver: 'virtio-pci', speed: 1000, link: true }]);
+    expect(facts.nics.map((n) => ({ mac: n.mac, driver: n.driver, speed: n.speedMbps, link: n.link }))).toEqual([
+      { mac: '52:54:00:aa:bb:01', driver: 'virtio-pci', speed: 1000, link: true },
+    ]);
     expect(facts.disks).toEqual([{ name: 'vda', path: '/dev/vda', sizeBytes: 2097152 * 512, model: null, serial: 'disk-1', rotational: false }]);
   });
 

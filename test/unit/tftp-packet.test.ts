@@ -67,9 +67,19 @@ describe('TFTP request decisions', () => {
   const rrq = requestPacket(1, 'undionly.kpxe', 'octet', { blksize: '1468', tsize: '0' });
 
   it('reads an octet RRQ, agreeing to at most our largest block size', () => {
-    expect(decideRequest(rrq, idle, defaultTftpLimits)).toEqual({ action: 'read', filename: 'undionly.kpxe', blockSize: 1468, negotiate: { blksize: 1468, tsize: true } });
+    expect(decideRequest(rrq, idle, defaultTftpLimits)).toEqual({
+      action: 'read',
+      filename: 'undionly.kpxe',
+      blockSize: 1468,
+      negotiate: { blksize: 1468, tsize: true },
+    });
     expect(decideRequest(rrq, idle, { ...defaultTftpLimits, maxBlockSize: 1024 })).toMatchObject({ blockSize: 1024, negotiate: { blksize: 1024 } });
-    expect(decideRequest(requestPacket(1, 'snponly.efi', 'octet'), idle, defaultTftpLimits)).toEqual({ action: 'read', filename: 'snponly.efi', blockSize: 512, negotiate: { tsize: false } });
+    expect(decideRequest(requestPacket(1, 'snponly.efi', 'octet'), idle, defaultTftpLimits)).toEqual({
+      action: 'read',
+      filename: 'snponly.efi',
+      blockSize: 512,
+      negotiate: { tsize: false },
+    });
   });
 
   it('stays silent while not active, for garbage, for a resent request and beyond either cap', () => {
@@ -83,10 +93,19 @@ describe('TFTP request decisions', () => {
 
   it('refuses writes, other modes and names outside the root with an ERROR', () => {
     expect(decideRequest(requestPacket(2, 'x', 'octet'), idle, defaultTftpLimits)).toMatchObject({ action: 'refuse', code: TftpError.ACCESS_VIOLATION });
-    expect(decideRequest(requestPacket(1, 'undionly.kpxe', 'netascii'), idle, defaultTftpLimits)).toMatchObject({ action: 'refuse', code: TftpError.ILLEGAL_OPERATION });
-    expect(decideRequest(requestPacket(1, 'undionly.kpxe', 'mail'), idle, defaultTftpLimits)).toMatchObject({ action: 'refuse', code: TftpError.ILLEGAL_OPERATION });
+    expect(decideRequest(requestPacket(1, 'undionly.kpxe', 'netascii'), idle, defaultTftpLimits)).toMatchObject({
+      action: 'refuse',
+      code: TftpError.ILLEGAL_OPERATION,
+    });
+    expect(decideRequest(requestPacket(1, 'undionly.kpxe', 'mail'), idle, defaultTftpLimits)).toMatchObject({
+      action: 'refuse',
+      code: TftpError.ILLEGAL_OPERATION,
+    });
     for (const name of ['../etc/passwd', '/etc/passwd', 'a/../../b', '..', '.hidden', 'dir/file', 'a\\b', 'x..y']) {
-      expect(decideRequest(requestPacket(1, name, 'octet'), idle, defaultTftpLimits), name).toMatchObject({ action: 'refuse', code: TftpError.ACCESS_VIOLATION });
+      expect(decideRequest(requestPacket(1, name, 'octet'), idle, defaultTftpLimits), name).toMatchObject({
+        action: 'refuse',
+        code: TftpError.ACCESS_VIOLATION,
+      });
     }
   });
 });

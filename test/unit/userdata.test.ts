@@ -85,7 +85,9 @@ describe('the cloud-init template', () => {
     writeFileSync(binary, 'agent bytes');
     const digest = execFileSync('sha256sum', [binary], { encoding: 'utf8' }).split(' ')[0] as string;
     const line = (sha: string) => {
-      const doc = parse(renderUserData('cloud-init', { ...base, agentUrl: `https://example.invalid/x`, agentSha256: sha }).document, { version: '1.1' }) as { runcmd: string[][] };
+      const doc = parse(renderUserData('cloud-init', { ...base, agentUrl: `https://example.invalid/x`, agentSha256: sha }).document, { version: '1.1' }) as {
+        runcmd: string[][];
+      };
       // Swap curl for a copy of the local file; everything after it is the template's own shell.
       return (doc.runcmd[0]?.[2] as string).replace(/curl -fsSL '[^']*' -o/, `cp ${binary}`).replaceAll('/usr/local/bin/ironflow', path.join(dir, 'installed'));
     };
@@ -106,7 +108,9 @@ describe('the Ignition template', () => {
     expect(files[AGENT_BINARY]).toMatchObject({ mode: 0o755, contents: { source: base.agentUrl, verification: { hash: `sha256-${base.agentSha256}` } } });
     const units = Object.fromEntries(config.systemd.units.map((u) => [u.name, u.contents]));
     expect(units['ironflow-join.service']).toContain(`ConditionPathExists=${JOIN_TOKEN_FILE}`);
-    expect(units['ironflow-join.service']).toContain(`ExecStart=${agentJoinArgv({ ...base, ...pins, controlPlaneUrl: base.controlPlaneUrl as string }).join(' ')}`);
+    expect(units['ironflow-join.service']).toContain(
+      `ExecStart=${agentJoinArgv({ ...base, ...pins, controlPlaneUrl: base.controlPlaneUrl as string }).join(' ')}`,
+    );
     expect(units['ironflow-agent.service']).toContain('After=network-online.target ironflow-join.service');
   });
 
@@ -123,7 +127,13 @@ describe('the Ignition template', () => {
       expect(run.stdout + run.stderr).toBe(''); // no warnings (unused keys) either
     }
     const broken = path.join(dir, 'broken.json');
-    writeFileSync(broken, JSON.stringify({ ignition: { version: '3.4.0-experimental' }, storage: { files: [{ path: '/x', contents: { source: 'https://e.com/x', verification: { hash: 'sha256-00' } } }] } }));
+    writeFileSync(
+      broken,
+      JSON.stringify({
+        ignition: { version: '3.4.0-experimental' },
+        storage: { files: [{ path: '/x', contents: { source: 'https://e.com/x', verification: { hash: 'sha256-00' } } }] },
+      }),
+    );
     expect(spawnSync('ignition-validate', [broken]).status).not.toBe(0);
   });
 });
@@ -154,19 +164,29 @@ describe('hostile values are refused with INVALID_CONFIG', () => {
   for (const [field, value] of hostile) {
     it(`${field}: ${JSON.stringify(value)}`, () => {
       for (const kind of ['cloud-init', 'ignition']) {
-        expect(() => renderUserData(kind, { ...base, [field]: value })).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG', details: expect.objectContaining({ path: expect.stringContaining(field) }) }));
+        expect(() => renderUserData(kind, { ...base, [field]: value })).toThrow(
+          expect.objectContaining({ code: 'INVALID_CONFIG', details: expect.objectContaining({ path: expect.stringContaining(field) }) }),
+        );
       }
     });
   }
 
   it('refuses a bad pin and a partial set of pins', () => {
-    expect(() => renderUserData('cloud-init', { ...base, pins: { ...pins, servingCaPin: 'sha256/short' } })).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG' }));
-    expect(() => renderUserData('ignition', { ...base, pins: { servingCaPin: pins.servingCaPin, joinSigningPin: pins.joinSigningPin } })).toThrow(/pins come as a set of three; joinEncryptionPin missing/);
-    expect(() => checkUserDataConfig({ pins: { joinEncryptionPin: pins.joinEncryptionPin } })).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG', details: { path: 'userData.pins.servingCaPin' } }));
+    expect(() => renderUserData('cloud-init', { ...base, pins: { ...pins, servingCaPin: 'sha256/short' } })).toThrow(
+      expect.objectContaining({ code: 'INVALID_CONFIG' }),
+    );
+    expect(() => renderUserData('ignition', { ...base, pins: { servingCaPin: pins.servingCaPin, joinSigningPin: pins.joinSigningPin } })).toThrow(
+      /pins come as a set of three; joinEncryptionPin missing/,
+    );
+    expect(() => checkUserDataConfig({ pins: { joinEncryptionPin: pins.joinEncryptionPin } })).toThrow(
+      expect.objectContaining({ code: 'INVALID_CONFIG', details: { path: 'userData.pins.servingCaPin' } }),
+    );
   });
 
   it('fails without the URLs and the digest', () => {
-    expect(() => renderUserData('cloud-init', { nodeId: base.nodeId, joinToken: base.joinToken })).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG', details: { path: 'userData.controlPlaneUrl' } }));
+    expect(() => renderUserData('cloud-init', { nodeId: base.nodeId, joinToken: base.joinToken })).toThrow(
+      expect.objectContaining({ code: 'INVALID_CONFIG', details: { path: 'userData.controlPlaneUrl' } }),
+    );
     expect(() => renderUserData('ignition', { ...base, agentSha256: undefined })).toThrow(/agentSha256 is not configured/);
   });
 });
@@ -176,10 +196,14 @@ describe('configuration and custom templates', () => {
     const config = checkUserDataConfig({ controlPlaneUrl: base.controlPlaneUrl, agentUrl: base.agentUrl, agentSha256: base.agentSha256, pins });
     expect(config.tokenTtlSeconds).toBe(7200);
     expect(config.pins).toEqual(pins);
-    expect(() => checkUserDataConfig({ controlPlaneUrl: 'https://gw.example.com/`id`' })).toThrow(expect.objectContaining({ details: { path: 'userData.controlPlaneUrl' } }));
+    expect(() => checkUserDataConfig({ controlPlaneUrl: 'https://gw.example.com/`id`' })).toThrow(
+      expect.objectContaining({ details: { path: 'userData.controlPlaneUrl' } }),
+    );
     expect(() => checkUserDataConfig({ tokenTtlSeconds: 10 })).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG' }));
     expect(() => checkUserDataConfig({ surprise: 1 })).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG' }));
-    expect(() => checkUserDataConfig({ templates: { 'talos.yaml': 'machine:\n  token: {{joinTokn}}\n' } })).toThrow(/placeholder \{\{joinTokn\}\} has no value/);
+    expect(() => checkUserDataConfig({ templates: { 'talos.yaml': 'machine:\n  token: {{joinTokn}}\n' } })).toThrow(
+      /placeholder \{\{joinTokn\}\} has no value/,
+    );
     expect(() => checkUserDataConfig({ templates: { 'talos.yaml': 'pin: {{servingCaPin}}\n' } })).toThrow(/configure pins/);
     expect(() => checkUserDataConfig({ templates: { 'ironflow-host.ign': '{}' } })).toThrow(/shipped template/);
   });

@@ -22,9 +22,7 @@ export interface ProxyDhcpContext {
 
 export type ProxyDhcpIgnoreReason = 'not-a-boot-request' | 'not-pxe' | 'malformed' | 'unknown-mac' | 'not-active' | 'unsupported-arch' | 'boot-file-too-long';
 
-export type ProxyDhcpDecision =
-  | { answer: DhcpReply; mac: string; bootFile: string }
-  | { ignored: ProxyDhcpIgnoreReason; discovered?: PxeSighting };
+export type ProxyDhcpDecision = { answer: DhcpReply; mac: string; bootFile: string } | { ignored: ProxyDhcpIgnoreReason; discovered?: PxeSighting };
 
 type ClientFamily = 'PXEClient' | 'HTTPClient';
 
@@ -60,7 +58,7 @@ function isIpxe(packet: DhcpPacket): boolean {
   const option = packet.options.get(DhcpOption.userClass);
   if (!option) return false;
   if (option.toString('latin1') === ipxeUserClass) return true;
-  for (let at = 0; at < option.length; ) {
+  for (let at = 0; at < option.length;) {
     const length = option[at] as number;
     if (option.toString('latin1', at + 1, at + 1 + length) === ipxeUserClass) return true;
     at += 1 + length;

@@ -60,13 +60,25 @@ export async function startProxyDhcpServer(options: ProxyDhcpOptions): Promise<P
   const serverIp = config.serverIp;
   if (!serverIp) throw new IronflowError('INVALID_CONFIG', 'boot.server_ip is required with proxy_dhcp', { path: 'boot.server_ip' });
   // A public_url too long for option 67 would leave iPXE unanswered, silently: refuse it here.
-  const longestUrl = [`${options.httpBaseUrl}/boot/chain.ipxe`, ...Object.values(config.bootFiles).map((file) => `${options.httpBaseUrl}/boot/files/${file}`)].sort((a, b) => b.length - a.length)[0] ?? '';
+  const longestUrl =
+    [`${options.httpBaseUrl}/boot/chain.ipxe`, ...Object.values(config.bootFiles).map((file) => `${options.httpBaseUrl}/boot/files/${file}`)].sort(
+      (a, b) => b.length - a.length,
+    )[0] ?? '';
   if (Buffer.byteLength(longestUrl) > MAX_BOOT_FILE_BYTES) {
-    throw new IronflowError('INVALID_CONFIG', `proxy DHCP boot URLs such as ${longestUrl.slice(0, 80)}… exceed the ${MAX_BOOT_FILE_BYTES} bytes of DHCP option 67; shorten boot.public_url`, { path: 'boot.public_url' });
+    throw new IronflowError(
+      'INVALID_CONFIG',
+      `proxy DHCP boot URLs such as ${longestUrl.slice(0, 80)}… exceed the ${MAX_BOOT_FILE_BYTES} bytes of DHCP option 67; shorten boot.public_url`,
+      { path: 'boot.public_url' },
+    );
   }
   const logAnswer = throttledLog(log, 'info', 'proxy DHCP answered');
   const logDiscovered = throttledLog(log, 'info', 'proxy DHCP: a PXE client without a boot entry (listed as discovered)');
-  const context = () => ({ entries: options.entries, state: options.state(), config: { serverIp, bootFiles: config.bootFiles }, httpBaseUrl: options.httpBaseUrl });
+  const context = () => ({
+    entries: options.entries,
+    state: options.state(),
+    config: { serverIp, bootFiles: config.bootFiles },
+    httpBaseUrl: options.httpBaseUrl,
+  });
 
   const sockets: dgram.Socket[] = [];
   const closeAll = () => Promise.all(sockets.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));

@@ -40,7 +40,13 @@ export function filesRoute(dirs: { filesDir: string; tftpRoot: string }, maxDown
         const file = name === null ? null : await openByName(name);
         if (!file) return sendText(res, 404, 'not found\n');
         try {
-          await sendRangedFile(req, res, { source: { handle: file.handle }, size: file.size, etag: etagOf(file), lastModified: new Date(file.mtimeMs).toUTCString(), cacheControl: 'no-cache' });
+          await sendRangedFile(req, res, {
+            source: { handle: file.handle },
+            size: file.size,
+            etag: etagOf(file),
+            lastModified: new Date(file.mtimeMs).toUTCString(),
+            cacheControl: 'no-cache',
+          });
         } finally {
           await file.handle.close();
         }

@@ -109,7 +109,12 @@ export function ipxeRoutes(deps: IpxeRouteDeps): BootHttpRoute[] {
   function sendSanboot(entry: BootEntry, sha256: string, req: http.IncomingMessage, res: http.ServerResponse): void {
     const base = baseUrlFor(req, config.publicUrl);
     if (!deps.cacheGrants || !deps.sanbootReady?.(sha256)) {
-      log.warn('sanboot: the ISO is not cached and verified (or not named as an iso cache image): the machine waits', { mac: entry.mac, nodeId: entry.nodeId, workflowId: entry.workflowId, sha256 });
+      log.warn('sanboot: the ISO is not cached and verified (or not named as an iso cache image): the machine waits', {
+        mac: entry.mac,
+        nodeId: entry.nodeId,
+        workflowId: entry.workflowId,
+        sha256,
+      });
       return sendText(res, 503, imageNotReadyScript(`${base}/boot/ipxe?mac=${entry.mac}`, SANBOOT_WAIT_SECONDS));
     }
     log.info('sanboot script served', { mac: entry.mac, nodeId: entry.nodeId, workflowId: entry.workflowId, sha256 });
@@ -144,7 +149,12 @@ export function ipxeRoutes(deps: IpxeRouteDeps): BootHttpRoute[] {
         }
         if (entry.sanbootSha256) return sendSanboot(entry, entry.sanbootSha256, req, res);
         const script = await renderFor(entry as RamdiskBootEntry, query, req, state);
-        log.info(script.includes('kernel ') ? 'boot script served' : 'boot script: waiting for the discovery token', { mac: entry.mac, nodeId: entry.nodeId, workflowId: entry.workflowId, epoch: state.epoch });
+        log.info(script.includes('kernel ') ? 'boot script served' : 'boot script: waiting for the discovery token', {
+          mac: entry.mac,
+          nodeId: entry.nodeId,
+          workflowId: entry.workflowId,
+          epoch: state.epoch,
+        });
         sendText(res, 200, script);
       },
     },

@@ -71,7 +71,13 @@ export async function sendRangedFile(req: http.IncomingMessage, res: http.Server
   const ifRange = req.headers['if-range'];
   const fresh = ifRange === undefined || ifRange === file.etag || (file.lastModified !== undefined && ifRange === file.lastModified);
   const range = fresh ? byteRangeOf(req.headers.range, file.size) : null;
-  const common = { 'accept-ranges': 'bytes', etag: file.etag, ...(file.lastModified ? { 'last-modified': file.lastModified } : {}), 'content-type': 'application/octet-stream', 'cache-control': file.cacheControl };
+  const common = {
+    'accept-ranges': 'bytes',
+    etag: file.etag,
+    ...(file.lastModified ? { 'last-modified': file.lastModified } : {}),
+    'content-type': 'application/octet-stream',
+    'cache-control': file.cacheControl,
+  };
   if (range === 'unsatisfiable') return sendText(res, 416, 'range not satisfiable\n', { ...common, 'content-range': `bytes */${file.size}` });
   const { start, end } = range ?? { start: 0, end: file.size - 1 };
   const length = Math.max(0, end - start + 1);

@@ -68,7 +68,8 @@ export async function startBootHttpServer(options: {
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const source = remoteIp(req) ?? 'unknown';
     const retryAfter = refusals.retryAfterSeconds(source);
-    if (retryAfter > 0) return sendText(res, 429, `RATE_LIMITED: too many refused requests from ${source}; retry after ${retryAfter} s\n`, { 'retry-after': String(retryAfter) });
+    if (retryAfter > 0)
+      return sendText(res, 429, `RATE_LIMITED: too many refused requests from ${source}; retry after ${retryAfter} s\n`, { 'retry-after': String(retryAfter) });
     res.once('finish', () => {
       if (REFUSAL_STATUSES.has(res.statusCode)) refusals.spend(source);
     });
@@ -80,13 +81,16 @@ export async function startBootHttpServer(options: {
     await route.handle(req, res, url);
   }
 
-  const server = http.createServer({ maxHeaderSize: BOOT_SERVER_MAX_HEADER_BYTES, requestTimeout: 10_000, headersTimeout: 5_000, keepAliveTimeout: 5_000 }, (req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      log.error('boot server failed a request', { error: (error as Error).message });
-      if (!res.headersSent) sendText(res, 500, '#!ipxe\nsleep 10\nreboot\n');
-      else res.destroy();
-    });
-  });
+  const server = http.createServer(
+    { maxHeaderSize: BOOT_SERVER_MAX_HEADER_BYTES, requestTimeout: 10_000, headersTimeout: 5_000, keepAliveTimeout: 5_000 },
+    (req, res) => {
+      handle(req, res).catch((error: unknown) => {
+        log.error('boot server failed a request', { error: (error as Error).message });
+        if (!res.headersSent) sendText(res, 500, '#!ipxe\nsleep 10\nreboot\n');
+        else res.destroy();
+      });
+    },
+  );
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     // Oversized headers (431) and malformed requests (400): answer briefly and close.
     const status = error.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';

@@ -47,12 +47,12 @@ export function sanbootScript(url: string): string {
 
 /** A sanboot entry whose ISO is not cached and verified yet: wait and ask again (never the ramdisk). */
 export function imageNotReadyScript(url: string, seconds: number): string {
-  return ['#!ipxe', 'echo this machine\'s ISO is not in the site cache yet', `sleep ${seconds}`, `chain ${checked('url', url)}`, ''].join('\n');
+  return ['#!ipxe', "echo this machine's ISO is not in the site cache yet", `sleep ${seconds}`, `chain ${checked('url', url)}`, ''].join('\n');
 }
 
 /** The discovery token is not there yet: wait and ask again. */
 export function retryScript(url: string, seconds: number): string {
-  return ['#!ipxe', 'echo waiting for this machine\'s discovery token', `sleep ${seconds}`, `chain ${checked('url', url)}`, ''].join('\n');
+  return ['#!ipxe', "echo waiting for this machine's discovery token", `sleep ${seconds}`, `chain ${checked('url', url)}`, ''].join('\n');
 }
 
 /** Parses a ramdisk script the way iPXE reads it: the kernel line's URL and arguments. */

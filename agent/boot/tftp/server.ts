@@ -76,13 +76,21 @@ export async function startTftpServer(options: TftpServerOptions): Promise<TftpS
     if (refusalLog.logged++ < REFUSAL_LOGS_PER_WINDOW) log.info('tftp request refused', { peer: peer.address, reason: message, ...fields });
   }
 
-  async function serve(peer: dgram.RemoteInfo, key: string, filename: string, blockSize: number, negotiate: { blksize?: number; tsize: boolean }): Promise<void> {
+  async function serve(
+    peer: dgram.RemoteInfo,
+    key: string,
+    filename: string,
+    blockSize: number,
+    negotiate: { blksize?: number; tsize: boolean },
+  ): Promise<void> {
     const opened = await openInside(options.root, filename);
     if (!opened.ok) {
       release(key, peer.address);
       if (!isActive()) return;
       const notFound = opened.reason === 'not-found';
-      return refuse(peer, notFound ? TftpError.FILE_NOT_FOUND : TftpError.ACCESS_VIOLATION, notFound ? 'file not found' : 'file not served', { file: filename });
+      return refuse(peer, notFound ? TftpError.FILE_NOT_FOUND : TftpError.ACCESS_VIOLATION, notFound ? 'file not found' : 'file not served', {
+        file: filename,
+      });
     }
     if (!isActive()) {
       release(key, peer.address);
@@ -96,7 +104,16 @@ export async function startTftpServer(options: TftpServerOptions): Promise<TftpS
       if (outcome === 'done') log.info('tftp transfer done', fields);
       else if (outcome !== 'closed') log.warn('tftp transfer stopped', { ...fields, outcome });
     };
-    const transfer = new ReadTransfer({ peer: { address: peer.address, port: peer.port }, bindAddress: options.address, file: opened.file, blockSize, negotiate, timing, isActive, onEnd });
+    const transfer = new ReadTransfer({
+      peer: { address: peer.address, port: peer.port },
+      bindAddress: options.address,
+      file: opened.file,
+      blockSize,
+      negotiate,
+      timing,
+      isActive,
+      onEnd,
+    });
     transfers.set(key, transfer);
     transfer.start();
   }
@@ -121,7 +138,9 @@ export async function startTftpServer(options: TftpServerOptions): Promise<TftpS
     });
   });
   await new Promise<void>((resolve, reject) => {
-    socket.once('error', (error: NodeJS.ErrnoException) => reject(udpBindError(error, { service: 'TFTP', port: options.port, address: options.address, configKey: 'tftp' })));
+    socket.once('error', (error: NodeJS.ErrnoException) =>
+      reject(udpBindError(error, { service: 'TFTP', port: options.port, address: options.address, configKey: 'tftp' })),
+    );
     socket.bind(options.port, options.address, () => {
       // Once bound, a socket error on the listener (rare for UDP) is logged; requests keep being served.
       socket.removeAllListeners('error');

@@ -33,9 +33,15 @@ const HEARTBEAT_EVERY_BYTES = 8 * 1024 * 1024;
 /** Fetches the deploy's user data (signed, for this node and workflow only) and writes it for the installed OS. */
 async function writeUserData(deps: RamdiskStepDeps, workflowId: string, ref: string): Promise<{ kind: string; written: true }> {
   if (!deps.hardware.writeUserData) {
-    throw new IronflowError('UNSUPPORTED', 'this ramdisk cannot write user data for the installed OS (no config drive); deploy a profile without userData', { reason: 'no-user-data-writer' });
+    throw new IronflowError('UNSUPPORTED', 'this ramdisk cannot write user data for the installed OS (no config drive); deploy a profile without userData', {
+      reason: 'no-user-data-writer',
+    });
   }
-  const answer = await deps.client.signedPost<{ kind: 'cloud-init' | 'ignition'; document: string }>({ key: deps.key, certificatePem: deps.certificatePem }, '/v1/agents/user-data', { nodeId: deps.nodeId, workflowId, ref });
+  const answer = await deps.client.signedPost<{ kind: 'cloud-init' | 'ignition'; document: string }>(
+    { key: deps.key, certificatePem: deps.certificatePem },
+    '/v1/agents/user-data',
+    { nodeId: deps.nodeId, workflowId, ref },
+  );
   await deps.hardware.writeUserData(answer);
   deps.log.info('user data written', { nodeId: deps.nodeId, kind: answer.kind, ref });
   return { kind: answer.kind, written: true };
@@ -56,7 +62,7 @@ async function readBackDigest(diskPath: string, length: number): Promise<string>
   const handle = await open(diskPath, 'r');
   try {
     const buffer = Buffer.alloc(4 * 1024 * 1024);
-    for (let at = 0; at < length; ) {
+    for (let at = 0; at < length;) {
       const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, length - at), at);
       if (bytesRead === 0) break;
       digest.update(buffer.subarray(0, bytesRead));
@@ -78,11 +84,13 @@ async function zeroHead(diskPath: string, written: number): Promise<void> {
 export function deployImageStep(deps: RamdiskStepDeps): RamdiskStep {
   return async (input) => {
     const image = parseWith(deployWith, input.with);
-    if (image.format === 'qcow2') throw new IronflowError('UNSUPPORTED', 'this ramdisk writes raw images; convert qcow2 with qemu-img convert -O raw', { path: 'with.format' });
+    if (image.format === 'qcow2')
+      throw new IronflowError('UNSUPPORTED', 'this ramdisk writes raw images; convert qcow2 with qemu-img convert -O raw', { path: 'with.format' });
     const disk = deps.hardware.disks[0];
     if (!disk) throw new IronflowError('INVALID_STATE', 'this machine has no disk to write the image to');
     const opened = await openCachedOrSource(image, { cacheUrl: deps.cacheUrl, extraCaPems: deps.trustedCaPems });
-    if (opened.cacheMiss) deps.log.info('image not in the site cache: streaming from its source', { nodeId: deps.nodeId, sha256: image.sha256, cache: opened.cacheMiss });
+    if (opened.cacheMiss)
+      deps.log.info('image not in the site cache: streaming from its source', { nodeId: deps.nodeId, sha256: image.sha256, cache: opened.cacheMiss });
     const source = opened.stream;
 
     const digest = createHash('sha256');
@@ -92,7 +100,11 @@ export function deployImageStep(deps: RamdiskStepDeps): RamdiskStep {
         fetched += chunk.length;
         // The catalog's size is of the artifact: a source sending more is not that image, and stops here.
         if (image.sizeBytes !== undefined && fetched > image.sizeBytes) {
-          return done(new IronflowError('DRIVER_ERROR', `the image source sent more than the catalog's ${image.sizeBytes} bytes: the image was not deployed`, { reason: 'size-mismatch' }));
+          return done(
+            new IronflowError('DRIVER_ERROR', `the image source sent more than the catalog's ${image.sizeBytes} bytes: the image was not deployed`, {
+              reason: 'size-mismatch',
+            }),
+          );
         }
         digest.update(chunk);
         done(null, chunk);
@@ -104,7 +116,8 @@ export function deployImageStep(deps: RamdiskStepDeps): RamdiskStep {
     const writtenDigest = createHash('sha256');
     const toDisk = new Writable({
       write(chunk: Buffer, _encoding, done) {
-        if (written + chunk.length > disk.sizeBytes) return done(new IronflowError('DRIVER_ERROR', `the image is larger than disk ${disk.name} (${disk.sizeBytes} bytes)`, { reason: 'image-too-large' }));
+        if (written + chunk.length > disk.sizeBytes)
+          return done(new IronflowError('DRIVER_ERROR', `the image is larger than disk ${disk.name} (${disk.sizeBytes} bytes)`, { reason: 'image-too-large' }));
         writtenDigest.update(chunk);
         handle.write(chunk, 0, chunk.length, written).then(() => {
           written += chunk.length;
@@ -129,17 +142,32 @@ export function deployImageStep(deps: RamdiskStepDeps): RamdiskStep {
     const sha256 = digest.digest('hex');
     if (sha256 !== image.sha256) {
       await zeroHead(disk.path, written);
-      throw new IronflowError('DRIVER_ERROR', `the image's digest is ${sha256}, expected ${image.sha256}: the image was not deployed`, { reason: 'digest-mismatch', sha256 });
+      throw new IronflowError('DRIVER_ERROR', `the image's digest is ${sha256}, expected ${image.sha256}: the image was not deployed`, {
+        reason: 'digest-mismatch',
+        sha256,
+      });
     }
     const expected = writtenDigest.digest('hex');
     const readBack = await readBackDigest(disk.path, written);
     if (readBack !== expected) {
       await zeroHead(disk.path, written);
-      throw new IronflowError('DRIVER_ERROR', `disk ${disk.name} reads back other bytes than were written (sha256 ${readBack}, wrote ${expected}): the image was not deployed`, { reason: 'read-back-mismatch' });
+      throw new IronflowError(
+        'DRIVER_ERROR',
+        `disk ${disk.name} reads back other bytes than were written (sha256 ${readBack}, wrote ${expected}): the image was not deployed`,
+        { reason: 'read-back-mismatch' },
+      );
     }
     deps.heartbeat({ bytesWritten: written, bytesFetched: fetched });
     deps.log.info('image written', { nodeId: deps.nodeId, imageId: image.imageId ?? null, bytesWritten: written, sha256, from: opened.from });
     const userData = image.userDataRef ? await writeUserData(deps, input.workflowId, image.userDataRef) : null;
-    return { sha256, bytesWritten: written, bytesFetched: fetched, fetchedFrom: opened.from, disk: disk.name, readBackSha256: readBack, ...(userData ? { userData } : {}) };
+    return {
+      sha256,
+      bytesWritten: written,
+      bytesFetched: fetched,
+      fetchedFrom: opened.from,
+      disk: disk.name,
+      readBackSha256: readBack,
+      ...(userData ? { userData } : {}),
+    };
   };
 }

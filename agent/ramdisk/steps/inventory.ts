@@ -8,7 +8,14 @@ import { sameProductUuid } from '../../../core/product-uuid';
 import type { InventoryOutput } from '../../../core/schemas/inventory';
 import type { RamdiskStep, RamdiskStepDeps } from './deps';
 
-const inventoryWith = z.object({ expect: z.object({ productUuid: z.string().max(64).optional(), macs: z.array(z.string().max(17)).max(64).optional() }).strict().optional() }).strict();
+const inventoryWith = z
+  .object({
+    expect: z
+      .object({ productUuid: z.string().max(64).optional(), macs: z.array(z.string().max(17)).max(64).optional() })
+      .strict()
+      .optional(),
+  })
+  .strict();
 
 export function inventoryStep(deps: RamdiskStepDeps): RamdiskStep {
   return async (input): Promise<InventoryOutput> => {
@@ -19,7 +26,8 @@ export function inventoryStep(deps: RamdiskStepDeps): RamdiskStep {
       throw new IronflowError('DRIVER_ERROR', `this machine's product UUID is not the enrolled one`, { reason: 'machine-identity-mismatch' });
     }
     const missing = (expect?.macs ?? []).map((m) => normalizeMac(m)).filter((m) => m && !macs.includes(m));
-    if (missing.length > 0) throw new IronflowError('DRIVER_ERROR', `this machine has no NIC ${missing.join(', ')} of the enrolled ones`, { reason: 'machine-identity-mismatch' });
+    if (missing.length > 0)
+      throw new IronflowError('DRIVER_ERROR', `this machine has no NIC ${missing.join(', ')} of the enrolled ones`, { reason: 'machine-identity-mismatch' });
     return {
       sections: {
         system: { ...system },

@@ -32,6 +32,9 @@ export function logsStep(deps: SiteStepDeps): SiteStep {
 
 export function rebootStep(): SiteStep {
   return async () => {
-    throw new IronflowError('UNSUPPORTED', 'node.reboot: a site agent does not reboot its own host from a workflow; reboot a machine with power.setPower (cycle)');
+    throw new IronflowError(
+      'UNSUPPORTED',
+      'node.reboot: a site agent does not reboot its own host from a workflow; reboot a machine with power.setPower (cycle)',
+    );
   };
 }

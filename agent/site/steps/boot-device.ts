@@ -11,11 +11,20 @@ const bootWith = z.object({ device: z.enum(['pxe', 'disk', 'cd', 'bios']), persi
 export function bootDeviceStep(deps: SiteStepDeps): SiteStep {
   return async (input) => {
     const { device, persistent } = parseWith(bootWith, input.with);
-    if (device === 'bios') throw new IronflowError('UNSUPPORTED', 'booting into BIOS setup is not offered by the Redfish or IPMI drivers; use pxe, disk or cd', { path: 'with.device' });
+    if (device === 'bios')
+      throw new IronflowError('UNSUPPORTED', 'booting into BIOS setup is not offered by the Redfish or IPMI drivers; use pxe, disk or cd', {
+        path: 'with.device',
+      });
     return withBmc(deps, input, async (driver) => {
       const operationId = operationIdFor(input, `boot.set.${device}.${persistent ? 'persistent' : 'once'}`);
       const outcome = await runBmcCommand(deps.ledgerFor(input), driver, operationId, { kind: 'boot.set', setting: { device, persistent } });
-      deps.log.info(outcome.reused ? 'boot device already set; reused' : 'boot device set', { nodeId: input.target.nodeId, workflowId: input.workflowId, step: input.stepKey, device, persistent });
+      deps.log.info(outcome.reused ? 'boot device already set; reused' : 'boot device set', {
+        nodeId: input.target.nodeId,
+        workflowId: input.workflowId,
+        step: input.stepKey,
+        device,
+        persistent,
+      });
       return { device, persistent, sent: !outcome.reused };
     });
   };

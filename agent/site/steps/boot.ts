@@ -14,7 +14,8 @@ export function prepareRamdiskStep(deps: SiteStepDeps): SiteStep {
   return async (input) => {
     const { entries } = parseWith(prepareRamdiskSchema, input.with);
     const foreign = entries.find((e) => e.nodeId !== input.target.nodeId || e.workflowId !== input.workflowId);
-    if (foreign) throw new IronflowError('INVALID_INPUT', `boot entry for ${foreign.mac} names another machine or workflow than the step's`, { path: 'with.entries' });
+    if (foreign)
+      throw new IronflowError('INVALID_INPUT', `boot entry for ${foreign.mac} names another machine or workflow than the step's`, { path: 'with.entries' });
     deps.bootEntries.put(entries);
     deps.log.info('boot entries written', { nodeId: input.target.nodeId, workflowId: input.workflowId, macs: entries.map((e) => e.mac) });
     return { macs: entries.map((e) => e.mac), notAfter: entries[0]?.notAfter ?? null };
@@ -30,7 +31,12 @@ export function cleanUpStep(deps: SiteStepDeps): SiteStep {
       nodeId: input.target.nodeId,
       workflowId: input.workflowId,
     });
-    deps.log.info('boot entries removed', { nodeId: input.target.nodeId, workflowId: input.workflowId, removed: removed.length, tokensRevoked: released.revoked });
+    deps.log.info('boot entries removed', {
+      nodeId: input.target.nodeId,
+      workflowId: input.workflowId,
+      removed: removed.length,
+      tokensRevoked: released.revoked,
+    });
     return { removed: removed.map((e) => e.mac), tokensRevoked: released.revoked, secretsDeleted: released.deleted };
   };
 }

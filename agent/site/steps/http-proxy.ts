@@ -39,7 +39,10 @@ const proxyWith = z
 export function httpProxyStep(deps: SiteStepDeps): SiteStep {
   return async (input) => {
     const request = parseWith(proxyWith, input.with);
-    const targets = await deps.client.signedPost<ProxyTargets>(deps.signer, '/v1/agents/proxy-targets', { nodeId: input.target.nodeId, workflowId: input.workflowId });
+    const targets = await deps.client.signedPost<ProxyTargets>(deps.signer, '/v1/agents/proxy-targets', {
+      nodeId: input.target.nodeId,
+      workflowId: input.workflowId,
+    });
     const bmcHosts = new Set([...deps.drivenBmcHosts, ...(targets.bmcHost ? [targets.bmcHost.toLowerCase()] : [])]);
     const url = checkProxyUrl(request.url, { machineAddresses: targets.addresses, bmcHosts, bmcNetworks: deps.bmcNetworks });
     let response: Response;
@@ -58,9 +61,17 @@ export function httpProxyStep(deps: SiteStepDeps): SiteStep {
     try {
       bytes = await readCapped(response, MAX_ANSWER_BYTES);
     } catch (error) {
-      throw new IronflowError('DRIVER_ERROR', `site.httpProxy: reading the answer of ${url.origin} failed: ${(error as Error).message}`, { url: url.toString() });
+      throw new IronflowError('DRIVER_ERROR', `site.httpProxy: reading the answer of ${url.origin} failed: ${(error as Error).message}`, {
+        url: url.toString(),
+      });
     }
-    deps.log.info('proxied a request', { nodeId: input.target.nodeId, workflowId: input.workflowId, method: request.method, url: url.toString(), status: response.status });
+    deps.log.info('proxied a request', {
+      nodeId: input.target.nodeId,
+      workflowId: input.workflowId,
+      method: request.method,
+      url: url.toString(),
+      status: response.status,
+    });
     return {
       status: response.status,
       contentType: response.headers.get('content-type'),

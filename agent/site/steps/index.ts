@@ -35,7 +35,13 @@ export function createSiteSteps(deps: SiteStepDeps): Record<SiteStepKind, SiteSt
     'media.eject': mediaEjectStep(deps),
   };
   // Every destructive kind (BMC commands but queries, site.httpProxy) checks its batch first.
-  const quorum = { pins: deps.quorumPins ?? [], client: deps.client, signer: deps.signer, log: deps.log, nodeIdOf: (input: { target: { nodeId: string } }) => input.target.nodeId };
+  const quorum = {
+    pins: deps.quorumPins ?? [],
+    client: deps.client,
+    signer: deps.signer,
+    log: deps.log,
+    nodeIdOf: (input: { target: { nodeId: string } }) => input.target.nodeId,
+  };
   for (const kind of Object.keys(steps) as SiteStepKind[]) if (isDestructiveKind(kind)) steps[kind] = requireApprovedBatch(kind, steps[kind], quorum);
   return steps;
 }

@@ -14,7 +14,10 @@ const insertWith = z
   .object({
     url: z.url({ protocol: /^https?$/, error: 'virtual media takes an http(s) URL' }).max(2048),
     /** The ISO's digest: the site's verified copy is inserted instead of the URL when cached. */
-    sha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+    sha256: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .optional(),
   })
   .strict();
 
@@ -25,7 +28,11 @@ export function mediaInsertStep(deps: SiteStepDeps): SiteStep {
     return withBmc(deps, input, async (driver) => {
       const url = cached ?? media.url;
       const outcome = await runBmcCommand(deps.ledgerFor(input), driver, operationIdFor(input, 'media.insert'), { kind: 'media.insert', url });
-      deps.log.info(outcome.reused ? 'virtual media already inserted; reused' : 'virtual media inserted', { nodeId: input.target.nodeId, workflowId: input.workflowId, fromCache: cached !== undefined });
+      deps.log.info(outcome.reused ? 'virtual media already inserted; reused' : 'virtual media inserted', {
+        nodeId: input.target.nodeId,
+        workflowId: input.workflowId,
+        fromCache: cached !== undefined,
+      });
       return { inserted: true, fromCache: cached !== undefined, sent: !outcome.reused };
     });
   };
