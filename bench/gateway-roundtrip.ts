@@ -6,23 +6,18 @@
 //
 //   npx tsx bench/gateway-roundtrip.ts [--workflows 10] [--steps 20]
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { connectThroughGateway } from '../agent/common/gateway-connection';
-import { loadConfig } from '../core/config';
 import { buildCsr } from '../core/pki/csr-builder';
 import { sealedDataConverter } from '../core/sealing';
 import type { JoinAnswer } from '../core/schemas/join';
 import { createProfile } from '../profiles/store';
 import { startProvision } from '../profiles/launch';
 import { startControlPlane, type ControlPlane } from '../stack/control-plane';
-import { serverSettings, startTemporalServer } from '../stack/temporal-server';
 import { keepSessions } from '../test/helpers/provision';
 import { percentile } from './lib/percentile';
-import { freePort } from '../test/helpers/ports';
+import { startBenchStack } from './lib/bench-stack';
 
 const { values } = parseArgs({ options: { workflows: { type: 'string', default: '10' }, steps: { type: 'string', default: '20' } } });
 const workflows = Number(values.workflows);
@@ -55,17 +50,8 @@ async function roundTrips(cp: ControlPlane, workflowId: string): Promise<number[
 }
 
 async function main(): Promise<void> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'ironflow-bench-gateway-'));
-  const address = `127.0.0.1:${await freePort()}`;
-  const defaults = loadConfig({});
-  const server = await startTemporalServer({
-    address,
-    namespace: 'default',
-    dbFile: path.join(dir, 'temporal.db'),
-    ...serverSettings(defaults.temporal),
-    logFile: path.join(dir, 'temporal.log'),
-  });
-  const config = loadConfig({ ...process.env, IRONFLOW_DATA_DIR: dir, IRONFLOW_TEMPORAL_ADDRESS: address, IRONFLOW_API_PORT: '0', IRONFLOW_GATEWAY_PORT: '0' });
+  const stack = await startBenchStack('gateway');
+  const { config } = stack;
   const cp = await startControlPlane(config);
   const root = cp.rootCredential.bearer;
   let sessions: { stop(): Promise<void> } | undefined;
@@ -98,7 +84,7 @@ async function main(): Promise<void> {
 
     const paths = {
       gateway: () => connectThroughGateway(joined.temporal, { chain: joined.certificateChain, key }),
-      direct: () => NativeConnection.connect({ address }),
+      direct: () => NativeConnection.connect({ address: config.temporal.address }),
     };
     const trips: Record<keyof typeof paths, number[]> = { gateway: [], direct: [] };
     let n = 0;
@@ -142,8 +128,7 @@ async function main(): Promise<void> {
   } finally {
     await sessions?.stop();
     await cp.close();
-    await server.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await stack.close();
   }
 }
 

@@ -6,20 +6,15 @@
 // move wakes its lifecycle workflow, as a single retire does).
 //
 //   npx tsx bench/metal-bulk.ts [--nodes 10000] [--accepted 200]   (--accepted 0: the mixed run only)
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ApiClient } from '../cli/api-client';
-import { loadConfig } from '../core/config';
 import { isIronflowError } from '../core/errors';
 import { newId } from '../core/ids';
 import { applyVerb, type MetalDeps } from '../core/metal/verbs';
 import type { MetalBulkPage, MetalBulkRunView } from '../core/schemas/metal';
 import { resolveProfile } from '../profiles/store';
 import { startControlPlane, type ControlPlane } from '../stack/control-plane';
-import { startTemporalServer } from '../stack/temporal-server';
-import { freePort } from '../test/helpers/ports';
+import { startBenchStack } from './lib/bench-stack';
 
 const { values } = parseArgs({ options: { nodes: { type: 'string', default: '10000' }, accepted: { type: 'string', default: '200' } } });
 const mixedNodes = Number(values.nodes);
@@ -77,18 +72,8 @@ async function walkInTurn(deps: MetalDeps, fleet: Fleet): Promise<{ seconds: num
 }
 
 async function main(): Promise<void> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'ironflow-bench-'));
-  const address = `127.0.0.1:${await freePort()}`;
-  const defaults = loadConfig({});
-  const server = await startTemporalServer({
-    address,
-    namespace: 'default',
-    dbFile: path.join(dir, 'temporal.db'),
-    searchAttributes: defaults.temporal.searchAttributes,
-    dynamicConfig: defaults.temporal.dynamicConfig,
-    logFile: path.join(dir, 'temporal.log'),
-  });
-  const config = loadConfig({ ...process.env, IRONFLOW_DATA_DIR: dir, IRONFLOW_TEMPORAL_ADDRESS: address, IRONFLOW_API_PORT: '0', IRONFLOW_GATEWAY_PORT: '0' });
+  const stack = await startBenchStack('metal-bulk');
+  const { config } = stack;
   const cp = await startControlPlane(config);
   try {
     const api = new ApiClient(cp.url, cp.rootCredential.bearer);
@@ -128,8 +113,7 @@ async function main(): Promise<void> {
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } finally {
     await cp.close();
-    await server.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await stack.close();
   }
 }
 

@@ -5,34 +5,20 @@
 // engine's own cost: start, schedule, run, record, finish.
 //
 //   npx tsx bench/provision-throughput.ts [--runs 200] [--concurrency 50]
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../core/config';
 import { createProfile } from '../profiles/store';
 import { startProvision } from '../profiles/launch';
 import { startControlPlane } from '../stack/control-plane';
-import { serverSettings, startTemporalServer } from '../stack/temporal-server';
 import { percentile } from './lib/percentile';
-import { freePort } from '../test/helpers/ports';
+import { startBenchStack } from './lib/bench-stack';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '200' }, concurrency: { type: 'string', default: '50' } } });
 const runs = Number(values.runs);
 const concurrency = Number(values.concurrency);
 
 async function main(): Promise<void> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'ironflow-bench-'));
-  const address = `127.0.0.1:${await freePort()}`;
-  const defaults = loadConfig({});
-  const server = await startTemporalServer({
-    address,
-    namespace: 'default',
-    dbFile: path.join(dir, 'temporal.db'),
-    ...serverSettings(defaults.temporal),
-    logFile: path.join(dir, 'temporal.log'),
-  });
-  const config = loadConfig({ ...process.env, IRONFLOW_DATA_DIR: dir, IRONFLOW_TEMPORAL_ADDRESS: address, IRONFLOW_API_PORT: '0' });
+  const stack = await startBenchStack('provision');
+  const { config } = stack;
   const cp = await startControlPlane(config);
   try {
     await cp.db.site.create({
@@ -87,8 +73,7 @@ async function main(): Promise<void> {
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } finally {
     await cp.close();
-    await server.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await stack.close();
   }
 }
 

@@ -4,36 +4,15 @@
 // { url, bearer, poolId, nodeId } when ready, and runs until killed.
 //
 //   npx tsx bench/api/serve.ts
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { loadConfig } from '../../core/config';
 import { newId } from '../../core/ids';
 import { startControlPlane } from '../../stack/control-plane';
-import { serverSettings, startTemporalServer } from '../../stack/temporal-server';
-import { freePort } from '../../test/helpers/ports';
+import { startBenchStack } from '../lib/bench-stack';
 
 const NODES = 500;
 
 async function main(): Promise<void> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'ironflow-bench-api-'));
-  const address = `127.0.0.1:${await freePort()}`;
-  const server = await startTemporalServer({
-    address,
-    namespace: 'default',
-    dbFile: path.join(dir, 'temporal.db'),
-    ...serverSettings(loadConfig({}).temporal),
-    logFile: path.join(dir, 'temporal.log'),
-  });
-  const config = loadConfig({
-    ...process.env,
-    IRONFLOW_DATA_DIR: dir,
-    IRONFLOW_TEMPORAL_ADDRESS: address,
-    IRONFLOW_API_PORT: '0',
-    IRONFLOW_GATEWAY_PORT: '0',
-    IRONFLOW_METRICS_SDK_ADDRESS: 'off',
-    IRONFLOW_LOG_LEVEL: 'warn',
-  });
+  const stack = await startBenchStack('api', { IRONFLOW_LOG_LEVEL: 'warn' });
+  const { config } = stack;
   const cp = await startControlPlane(config);
   const siteId = newId('site');
   const poolId = newId('pool');
@@ -61,7 +40,7 @@ async function main(): Promise<void> {
   process.stdout.write(`${JSON.stringify({ url: cp.url, bearer: cp.rootCredential.bearer, poolId, nodeId: ids[0] })}\n`);
   const stop = async () => {
     await cp.close();
-    await server.stop();
+    await stack.close();
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop());

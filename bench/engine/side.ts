@@ -4,25 +4,21 @@
 // { wallMs, cpuMs, runs, concurrency, latencyMs: { p50, p95 } }.
 //
 //   npx tsx bench/engine/side.ts --side ironflow|bare --runs 100 --concurrency 25
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { loadConfig, type IronflowConfig } from '../../core/config';
+import { type IronflowConfig } from '../../core/config';
 import { databaseTarget } from '../../core/database-target';
 import { createDb, type Db } from '../../core/db';
 import { startProvision } from '../../profiles/launch';
 import { createProfile } from '../../profiles/store';
 import { startControlPlane } from '../../stack/control-plane';
 import { migrateDatabase } from '../../stack/migrate';
-import { serverSettings, startTemporalServer } from '../../stack/temporal-server';
 import { installWorkerRuntime } from '../../worker/runtime';
-import { freePort } from '../../test/helpers/ports';
 import { percentile } from '../lib/percentile';
 import { createBareActivities } from './bare-activities';
+import { startBenchStack } from '../lib/bench-stack';
 
 const { values } = parseArgs({
   options: { side: { type: 'string' }, runs: { type: 'string', default: '100' }, concurrency: { type: 'string', default: '25' } },
@@ -86,23 +82,8 @@ async function bareSide(config: IronflowConfig): Promise<{ runOne: RunOne; close
 
 async function main(): Promise<void> {
   if (values.side !== 'ironflow' && values.side !== 'bare') throw new Error('--side ironflow|bare');
-  const dir = mkdtempSync(path.join(tmpdir(), `ironflow-bench-${values.side}-`));
-  const address = `127.0.0.1:${await freePort()}`;
-  const server = await startTemporalServer({
-    address,
-    namespace: 'default',
-    dbFile: path.join(dir, 'temporal.db'),
-    ...serverSettings(loadConfig({}).temporal),
-    logFile: path.join(dir, 'temporal.log'),
-  });
-  const config = loadConfig({
-    ...process.env,
-    IRONFLOW_DATA_DIR: dir,
-    IRONFLOW_TEMPORAL_ADDRESS: address,
-    IRONFLOW_API_PORT: '0',
-    IRONFLOW_GATEWAY_PORT: '0',
-    IRONFLOW_METRICS_SDK_ADDRESS: 'off',
-  });
+  const stack = await startBenchStack(values.side);
+  const { config } = stack;
   const side = values.side === 'ironflow' ? await ironflowSide(config) : await bareSide(config);
   try {
     const latencies: number[] = [];
@@ -132,8 +113,7 @@ async function main(): Promise<void> {
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } finally {
     await side.close();
-    await server.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await stack.close();
   }
 }
 

@@ -1,0 +1,46 @@
+// What every benchmark stands on: a fresh Temporal dev server with the dev stack's settings
+// (WAL store, search attributes) in a throw-away directory, and the config of a control plane
+// on it (API and gateway on free ports, no SDK metrics exporter). Nothing shared with a
+// running `npm start`.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { loadConfig, type IronflowConfig } from '../../core/config';
+import { serverSettings, startTemporalServer } from '../../stack/temporal-server';
+import { freePort } from '../../test/helpers/ports';
+
+export interface BenchStack {
+  dir: string;
+  config: IronflowConfig;
+  /** Stops the server and removes the directory. */
+  close(): Promise<void>;
+}
+
+export async function startBenchStack(name: string, env: Record<string, string> = {}): Promise<BenchStack> {
+  const dir = mkdtempSync(path.join(tmpdir(), `ironflow-bench-${name}-`));
+  const address = `127.0.0.1:${await freePort()}`;
+  const server = await startTemporalServer({
+    address,
+    namespace: 'default',
+    dbFile: path.join(dir, 'temporal.db'),
+    ...serverSettings(loadConfig({}).temporal),
+    logFile: path.join(dir, 'temporal.log'),
+  });
+  const config = loadConfig({
+    ...process.env,
+    IRONFLOW_DATA_DIR: dir,
+    IRONFLOW_TEMPORAL_ADDRESS: address,
+    IRONFLOW_API_PORT: '0',
+    IRONFLOW_GATEWAY_PORT: '0',
+    IRONFLOW_METRICS_SDK_ADDRESS: 'off',
+    ...env,
+  });
+  return {
+    dir,
+    config,
+    close: async () => {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
