@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONSOLE_CSP } from '../../console/security';
 import type { MetalNodeView } from '../../core/schemas/metal';
 import { startTestControlPlane } from '../helpers/control-plane';
-import { launchBrowser, signInToConsole, type Page, type TestBrowser } from '../helpers/browser';
+import { browserTestSkip, launchBrowser, signInToConsole, type Page, type TestBrowser } from '../helpers/browser';
 import { startE2eSite, type E2eSite } from '../helpers/e2e-site';
 
 let site: E2eSite;
@@ -20,7 +20,10 @@ let base: string;
 /** A second tenant's operator: its credential and its own site. */
 const acme = { credential: '', siteId: '' };
 
+const skip = browserTestSkip('console');
+
 beforeAll(async () => {
+  if (skip) return;
   [site, browser] = await Promise.all([startE2eSite('console-e2e'), launchBrowser()]);
   base = site.t.cp.url;
   await site.t.root.call('POST', '/v1/tenants', { id: 'acme', name: 'Acme' });
@@ -49,7 +52,7 @@ const inlineCode = (page: Page): Promise<{ scripts: number; styles: number }> =>
     styles: document.querySelectorAll('style, [style]').length,
   })`);
 
-describe('the operator console', () => {
+describe.skipIf(skip !== undefined)('the operator console', () => {
   it('refuses a wrong credential, signs in with the right one and keeps it out of URLs, pages and readable cookies', async () => {
     const page = await browser.newPage();
     const cspViolations: string[] = [];

@@ -15,7 +15,7 @@ import type { MetalNodeView } from '../../core/schemas/metal';
 import type { MetalStatusView } from '../../core/schemas/metal-status';
 import { CODEC_PATH } from '../../core/sealing';
 import { serverSettings, startTemporalServer, type TemporalServer } from '../../stack/temporal-server';
-import { launchBrowser, signInToConsole, useWebUiCodec, type Page, type TestBrowser } from '../helpers/browser';
+import { browserTestSkip, launchBrowser, signInToConsole, useWebUiCodec, type Page, type TestBrowser } from '../helpers/browser';
 import { startTestControlPlane, testConfig, type TestControlPlane } from '../helpers/control-plane';
 import { freePort } from '../helpers/ports';
 import { keepSessions, startEmulatedAgent, until, type EmulatedAgent } from '../helpers/provision';
@@ -30,7 +30,10 @@ let session: { stop(): Promise<void> } | undefined;
 let siteId: string;
 let poolId: string;
 
+const skip = browserTestSkip('web-ui-summaries');
+
 beforeAll(async () => {
+  if (skip) return;
   const config = await testConfig();
   const address = `127.0.0.1:${await freePort()}`;
   const uiPort = await freePort();
@@ -95,7 +98,7 @@ async function pageShowing(page: Page, url: string, expected: string[]): Promise
 
 const statusOf = (nodeId: string) => t.root.call<MetalStatusView>('GET', `/v1/metal/nodes/${nodeId}/status?tenantId=root`);
 
-describe('the Temporal Web UI', () => {
+describe.skipIf(skip !== undefined)('the Temporal Web UI', () => {
   it('shows the summary, the current details and the step activity summary of a metal node workflow', async () => {
     const enrolled = await t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', {
       tenantId: 'root',

@@ -16,6 +16,18 @@ export interface TestBrowser {
   close(): Promise<void>;
 }
 
+/**
+ * CI runs the browser tests in its SQLite pass only: IRONFLOW_E2E_BROWSER=0 (set by .ci/run for
+ * the PostgreSQL re-run) skips a browser test file, which says so on stderr. Their pages read
+ * nothing of the database the rest of the suite does not read on both.
+ */
+export function browserTestSkip(file: string): string | undefined {
+  if (process.env.IRONFLOW_E2E_BROWSER !== '0') return undefined;
+  const reason = `IRONFLOW_E2E_BROWSER=0: the browser tests run in the other pass (CI runs them on SQLite only)`;
+  process.stderr.write(`${file}: skipped: ${reason}\n`);
+  return reason;
+}
+
 /** Fails with the apt-get command when chromium is missing. */
 export function requireChromium(): void {
   if (!existsSync(CHROMIUM_BINARY)) {
