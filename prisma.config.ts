@@ -2,9 +2,9 @@
 // driver adapter, so no native engine is ever downloaded (see docs/architecture.md).
 import path from 'node:path';
 import { defineConfig } from 'prisma/config';
-import { loadConfig } from './core/config';
+import { loadConfig } from './services/config';
 import { databaseTarget } from './core/database-target';
-import { createAdapter } from './core/db-adapter';
+import { createAdapter } from './services/db-adapter';
 
 const target = databaseTarget(loadConfig());
 

@@ -5,14 +5,14 @@
 // never ready) and is a `security.attestation.refused` event. The count of verified wipes is
 // what lets a release reach ready; it is set here only, never taken from the caller.
 import type { Client } from '@temporalio/client';
-import { isAttestedStepUse } from '../core/attestations/attestation';
-import { checkAttestedResult } from '../core/attestations/results';
-import { verifyAttestation } from '../core/attestations/verify';
-import type { Db } from '../core/db';
+import { isAttestedStepUse } from '../services/attestations/attestation';
+import { checkAttestedResult } from '../services/attestations/results';
+import { verifyAttestation } from '../services/attestations/verify';
+import type { Db } from '../services/db';
 import { isIronflowError } from '../core/errors';
-import { appendEvent } from '../core/events';
+import { appendEvent } from '../services/events';
 import { labelsMatch } from '../core/label-expr';
-import type { StateOutcome } from '../core/metal/lifecycle-moves';
+import type { StateOutcome } from '../services/metal/lifecycle-moves';
 import type { PlanStep } from '../core/plan';
 import { planForState } from '../profiles/state-plan';
 

@@ -1,11 +1,11 @@
 // When a deploy succeeds, the node's desired host state (Node.hostSpec) comes from the deploy
 // profile's hostConfig and the pool's overriding units, filtered by the node's labels. It is
 // computed here and written by the same transaction that applies `complete`.
-import type { Db } from '../core/db';
+import type { Db } from '../services/db';
 import { isIronflowError } from '../core/errors';
 import { resolveHostSpec } from '../core/host-config/host-spec';
 import type { JsonObject } from '../core/plan';
-import type { StateOutcome } from '../core/metal/lifecycle-moves';
+import type { StateOutcome } from '../services/metal/lifecycle-moves';
 import { resolveProfile } from '../profiles/store';
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

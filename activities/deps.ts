@@ -1,9 +1,9 @@
 // What control-plane activities are given. Activities are the only workflow code that
 // touches the database, the secret store or the network.
 import type { Client } from '@temporalio/client';
-import type { IronflowConfig } from '../core/config';
-import type { Db } from '../core/db';
-import type { SecretStore } from '../core/secret-store';
+import type { IronflowConfig } from '../services/config';
+import type { Db } from '../services/db';
+import type { SecretStore } from '../services/secret-store';
 
 export interface ActivityDeps {
   db: Db;

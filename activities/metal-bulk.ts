@@ -3,13 +3,13 @@
 // transaction), mark a page that could not be applied as failed, and end the run.
 import { CancelledFailure, Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { Db, Tx } from '../core/db';
+import type { Db, Tx } from '../services/db';
 import { isIronflowError } from '../core/errors';
-import { appendEvent } from '../core/events';
+import { appendEvent } from '../services/events';
 import { BULK_PAGE_ATTEMPTS, type BulkPage } from '../core/metal/bulk-paging';
 import { wakeLifecycle } from '../core/metal/lifecycle-client';
-import { stateOf } from '../core/metal/transition';
-import { applyVerb, type VerbArgs } from '../core/metal/verbs';
+import { stateOf } from '../services/metal/transition';
+import { applyVerb, type VerbArgs } from '../services/metal/verbs';
 import { verbMove } from '../core/provision-states';
 import type { BulkOutcome } from '../core/schemas/metal';
 import type { ActivityDeps } from './deps';

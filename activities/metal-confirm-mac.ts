@@ -1,14 +1,14 @@
 // metal.confirmMac for the Temporal doors: the `confirmMac` signal and Update of the node
 // lifecycle and provision workflows run this activity, the same code path as the REST route
-// (core/metal/confirm-mac.ts). A refused signal cannot answer its sender, so it is recorded as
+// (services/metal/confirm-mac.ts). A refused signal cannot answer its sender, so it is recorded as
 // an event too (the workflow's status query lists it). The `wake` door is the `macConfirmed`
 // signal's: it carries nothing the workflow trusts (anyone reaching Temporal can send it), so
 // the MAC is read back from the node row, and only one an operator confirmed counts.
 import { Context } from '@temporalio/activity';
 import { isIronflowError } from '../core/errors';
-import { appendEvent } from '../core/events';
+import { appendEvent } from '../services/events';
 import { IronflowError } from '../core/errors';
-import { confirmMacAndWake, macsOf } from '../core/metal/confirm-mac';
+import { confirmMacAndWake, macsOf } from '../services/metal/confirm-mac';
 import type { ActivityDeps } from './deps';
 import { asStep } from './step-failure';
 

@@ -7,25 +7,25 @@
 // never sends one twice. boot.cleanUp (a site step) removes the entries and the tokens.
 // A machine enrolled with a product UUID and no MACs (an IPMI BMC names no NICs) is first
 // PXE-booted with no entry, so the site agent sees it: the step matches the sighting to the
-// machine (core/metal/pxe-candidate.ts) and waits for metal.confirmMac, or binds it at once on
+// machine (services/metal/pxe-candidate.ts) and waits for metal.confirmMac, or binds it at once on
 // a pool that trusts its provisioning network, and says in the workflow's status why it waits.
 import { Context } from '@temporalio/activity';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { Node } from '../generated/prisma-sqlite/client';
 import { isConnected, ramdiskQueue } from '../core/agent-queues';
 import { BOOT_ENTRY_TTL_MS, bootArchitectureFor, type BootEntry } from '../core/boot/boot-entry';
-import { discoveryTokenRef } from '../core/boot/discovery-tokens';
+import { discoveryTokenRef } from '../services/boot/discovery-tokens';
 import { waitedFor } from '../core/deadlines';
 import { IronflowError } from '../core/errors';
 import { agentCommandSummary } from '../core/workflow-summaries';
-import { appendEvent } from '../core/events';
-import { macsOf } from '../core/metal/confirm-mac';
-import { findPxeCandidate, isUsableProductUuid } from '../core/metal/pxe-candidate';
+import { appendEvent } from '../services/events';
+import { macsOf } from '../services/metal/confirm-mac';
+import { findPxeCandidate, isUsableProductUuid } from '../services/metal/pxe-candidate';
 import type { JsonObject, StepInput } from '../core/plan';
 import { sameProductUuid } from '../core/product-uuid';
 import { inventoryOutputSchema } from '../core/schemas/inventory';
 import { poolPolicySchema } from '../core/schemas/pools';
-import { stepDeadline } from '../core/step-deadline';
+import { stepDeadline } from '../services/step-deadline';
 import type { AgentCommandInput } from '../workflows/agent-command';
 import { stepProgressSignal } from '../workflows/provision-handles';
 import type { ActivityDeps } from './deps';

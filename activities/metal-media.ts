@@ -8,10 +8,10 @@
 import { Context } from '@temporalio/activity';
 import { BOOT_ENTRY_TTL_MS, bootArchitectureFor, type BootEntry } from '../core/boot/boot-entry';
 import { IronflowError } from '../core/errors';
-import { appendEvent } from '../core/events';
-import { resolveImageRef, verifyImageForUse } from '../core/images/catalog';
+import { appendEvent } from '../services/events';
+import { resolveImageRef, verifyImageForUse } from '../services/images/catalog';
 import { pinImageAtSite } from '../core/images/site-cache-report';
-import { macsOf } from '../core/metal/confirm-mac';
+import { macsOf } from '../services/metal/confirm-mac';
 import type { JsonObject, StepInput } from '../core/plan';
 import type { ActivityDeps } from './deps';
 import { runAgentCommand } from './metal-ensure-ramdisk';

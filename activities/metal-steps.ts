@@ -1,12 +1,12 @@
 // The control-plane side of metal's steps (core/steps/metal.ts): deploy.deploy (resolve and
 // verify the image before anything is sent, relay deploy.image to the ramdisk, check the
 // digest written) and metal.revokeIdentity. Machine-side steps are served by the agents.
-import { appendEvent } from '../core/events';
+import { appendEvent } from '../services/events';
 import { IronflowError } from '../core/errors';
-import { resolveImageRef, verifyImageForUse } from '../core/images/catalog';
+import { resolveImageRef, verifyImageForUse } from '../services/images/catalog';
 import { pinImageAtSite } from '../core/images/site-cache-report';
 import type { JsonObject, StepInput, StepRelay } from '../core/plan';
-import { userDataSecretPurpose } from '../core/userdata/grant';
+import { userDataSecretPurpose } from '../services/userdata/grant';
 import type { ActivityDeps } from './deps';
 import { asStep } from './step-failure';
 

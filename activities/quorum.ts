@@ -3,11 +3,11 @@
 // and read where it stands, with the bundle the agents check once it is approved.
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { batchBundle, findBatch, nodeIdsOf, requestBatch, type BatchStatus } from '../core/quorum/batch-store';
+import { batchBundle, findBatch, nodeIdsOf, requestBatch, type BatchStatus } from '../services/quorum/batch-store';
 import type { DestructiveKind } from '../core/quorum/destructive';
-import type { BatchDocument, QuorumBundle } from '../core/quorum/documents';
-import { findQuorumPolicy, policyOf } from '../core/quorum/policy-store';
-import { QuorumRefusal } from '../core/quorum/verify';
+import type { BatchDocument, QuorumBundle } from '../services/quorum/documents';
+import { findQuorumPolicy, policyOf } from '../services/quorum/policy-store';
+import { QuorumRefusal } from '../services/quorum/verify';
 import type { ActivityDeps } from './deps';
 
 export interface QuorumBatchRequest {

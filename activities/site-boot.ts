@@ -1,5 +1,5 @@
 // The site-boot controller's activity: one tick of the boot lease.
-import { tickSiteBoot, type TickResult } from '../core/boot-lease/tick';
+import { tickSiteBoot, type TickResult } from '../services/boot-lease/tick';
 import type { ActivityDeps } from './deps';
 
 export function createSiteBootActivities(deps: ActivityDeps) {

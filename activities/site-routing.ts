@@ -2,7 +2,7 @@
 // machine's own site (never another site's): the boot-lease holder first, otherwise the
 // first connected agent by id. Connected = a session heartbeat within AGENT_SESSION_FRESH_MS.
 import { AGENT_SESSION_FRESH_MS, siteAgentQueue } from '../core/agent-queues';
-import type { DbOrTx } from '../core/db';
+import type { DbOrTx } from '../services/db';
 import type { SiteAgentChoice } from '../core/plan';
 import type { ActivityDeps } from './deps';
 

@@ -1,4 +1,4 @@
-import { appendEvent } from '../core/events';
+import { appendEvent } from '../services/events';
 import type { ActivityDeps } from './deps';
 
 export function createSystemCheckActivities(deps: ActivityDeps) {

@@ -4,13 +4,13 @@
 // retry after a crash) mints a new token and revokes the earlier unused ones of this
 // workflow, so an abandoned rendering never stays a second way in.
 import { z } from 'zod';
-import { mintBearer } from '../core/bearer';
+import { mintBearer } from '../services/bearer';
 import { IronflowError, parseWith } from '../core/errors';
-import { appendEvent } from '../core/events';
-import { newId } from '../core/ids';
+import { appendEvent } from '../services/events';
+import { newId } from '../services/ids';
 import { JOIN_TOKEN_SCHEME } from '../core/join-token-scheme';
 import type { StepInput } from '../core/plan';
-import { renderUserData } from '../core/userdata/render';
+import { renderUserData } from '../services/userdata/render';
 import { requireAgentDownload } from '../core/userdata/settings';
 import type { ActivityDeps } from './deps';
 import { userDataPurpose } from './metal-steps';

@@ -1,13 +1,13 @@
 // Agent routes authenticate by certificate plus a signature over the exact request bytes
-// (core/pki/agent-request.ts). This keeps the raw body of their JSON for that signature.
+// (services/pki/agent-request.ts). This keeps the raw body of their JSON for that signature.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Db } from '../core/db';
+import type { Db } from '../services/db';
 import { IronflowError } from '../core/errors';
-import { readAgentHeaders, verifyAgentRequest } from '../core/pki/agent-request';
-import { takeAgentRequestNonce } from '../core/pki/agent-request-nonces';
-import { authenticateAgentCertificate, type AuthenticatedAgent } from '../core/pki/authenticate-agent';
-import type { NodeCa } from '../core/pki/node-ca';
-import { recordRefusal } from '../core/joins/refusal';
+import { readAgentHeaders, verifyAgentRequest } from '../services/pki/agent-request';
+import { takeAgentRequestNonce } from '../services/pki/agent-request-nonces';
+import { authenticateAgentCertificate, type AuthenticatedAgent } from '../services/pki/authenticate-agent';
+import type { NodeCa } from '../services/pki/node-ca';
+import { recordRefusal } from '../services/joins/refusal';
 import { refuseDeepJson, refuseUnstorableText } from './body-limits';
 
 declare module 'fastify' {

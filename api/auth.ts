@@ -1,7 +1,7 @@
 // Authentication (bearer credential → principal) and the per-route permission check.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { authenticate, type Principal } from '../core/credentials';
+import { authenticate, type Principal } from '../services/credentials';
 import { IronflowError } from '../core/errors';
 import { grants, ROOT_TENANT, type Permission } from '../core/permissions';
 import type { ApiContext } from './context';

@@ -1,8 +1,8 @@
 // What route plugins are given: the database, Temporal, the secret store, the settings.
 import type { Client } from '@temporalio/client';
-import type { IronflowConfig } from '../core/config';
-import type { Db } from '../core/db';
-import type { SecretStore } from '../core/secret-store';
+import type { IronflowConfig } from '../services/config';
+import type { Db } from '../services/db';
+import type { SecretStore } from '../services/secret-store';
 
 export interface ApiContext {
   db: Db;

@@ -1,7 +1,7 @@
 // Every API answer's latency, by method, route pattern (never the raw URL: ids would make a
 // series each) and status, for GET /metrics.
 import type { FastifyInstance } from 'fastify';
-import { apiRequestSeconds } from '../core/metrics/registry';
+import { apiRequestSeconds } from '../services/metrics/registry';
 
 export function registerRequestMetrics(app: FastifyInstance): void {
   app.addHook('onResponse', async (request, reply) => {

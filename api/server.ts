@@ -6,7 +6,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { jsonSchemaTransformObject, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { ApiTlsMaterial } from '../core/api-tls';
+import type { ApiTlsMaterial } from '../services/api-tls';
 import { authPlugin } from './auth';
 import { DEFAULT_BODY_LIMIT, registerBodyLimits } from './body-limits';
 import type { ApiContext } from './context';
@@ -23,7 +23,7 @@ export interface ServerOptions {
    * 0600, and what an INTERNAL answer names) or, for tests, a stream.
    */
   logger?: false | { level: string; stream?: NodeJS.WritableStream; file?: string };
-  /** Serve HTTPS with this certificate (and chain) and key (core/api-tls.ts); plain http otherwise. */
+  /** Serve HTTPS with this certificate (and chain) and key (services/api-tls.ts); plain http otherwise. */
   https?: ApiTlsMaterial;
 }
 

@@ -8,8 +8,8 @@
 //   npx tsx bench/attestations.ts [--iterations 2000]
 import { generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { attestationSignatureValid, attestationSigningInput, attestResult, splitAttested } from '../core/attestations/attestation';
-import { NodeCa } from '../core/pki/node-ca';
+import { attestationSignatureValid, attestationSigningInput, attestResult, splitAttested } from '../services/attestations/attestation';
+import { NodeCa } from '../services/pki/node-ca';
 import type { JsonObject } from '../core/plan';
 
 const { values } = parseArgs({ options: { iterations: { type: 'string', default: '2000' } } });

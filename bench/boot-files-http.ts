@@ -17,7 +17,7 @@ import { filesRoute } from '../agent/boot/http/files-route';
 import { CacheGrants } from '../agent/cache/grants';
 import { ImageCacheStore } from '../agent/cache/store';
 import { startBootHttpServer } from '../agent/boot/http/server';
-import { AgentLog } from '../agent/site/log';
+import { AgentLog } from '../agent/common/log';
 import { stopChild } from '../test/helpers/child-process';
 import { freePort } from '../test/helpers/ports';
 import { alternate, median, requireTool, run } from './peer-compare';

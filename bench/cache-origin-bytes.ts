@@ -18,8 +18,8 @@ import { startBootHttpServer, type BootHttpServer } from '../agent/boot/http/ser
 import { SiteImageCache } from '../agent/cache';
 import type { RamdiskHardware } from '../agent/ramdisk/hardware';
 import { deployImageStep } from '../agent/ramdisk/steps/deploy-image';
-import { ControlPlaneClient } from '../agent/site/control-plane-client';
-import { AgentLog } from '../agent/site/log';
+import { ControlPlaneClient } from '../agent/common/control-plane-client';
+import { AgentLog } from '../agent/common/log';
 
 const { values } = parseArgs({
   options: {

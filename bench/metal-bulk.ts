@@ -9,8 +9,8 @@
 import { parseArgs } from 'node:util';
 import { ApiClient } from '../cli/api-client';
 import { isIronflowError } from '../core/errors';
-import { newId } from '../core/ids';
-import { applyVerb, type MetalDeps } from '../core/metal/verbs';
+import { newId } from '../services/ids';
+import { applyVerb, type MetalDeps } from '../services/metal/verbs';
 import type { MetalBulkPage, MetalBulkRunView } from '../core/schemas/metal';
 import { resolveProfile } from '../profiles/store';
 import { startControlPlane, type ControlPlane } from '../stack/control-plane';

@@ -10,7 +10,7 @@ import { chmodSync, copyFileSync, mkdtempSync, readFileSync, realpathSync, rmSyn
 import os from 'node:os';
 import path from 'node:path';
 import { startTftpServer } from '../agent/boot/tftp/server';
-import { AgentLog } from '../agent/site/log';
+import { AgentLog } from '../agent/common/log';
 import { stopChild } from '../test/helpers/child-process';
 import { freePort } from '../test/helpers/ports';
 import { alternate, median, requireTool, run } from './peer-compare';

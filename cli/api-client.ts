@@ -1,6 +1,6 @@
 // A small HTTP client of the REST API: the CLI's, and the tests' (they talk to a real server).
 import { IronflowError, isIronflowError, type ErrorCode } from '../core/errors';
-import { trustedFetch, type ApiTrust, type FetchLike } from '../core/trusted-fetch';
+import { trustedFetch, type ApiTrust, type FetchLike } from '../services/trusted-fetch';
 
 export interface ApiResponse<T = unknown> {
   status: number;

@@ -1,8 +1,8 @@
 // Where the CLI finds the API and its credential: IRONFLOW_API_URL and the credential's
 // source (cli/credential-source.ts), else the dev stack's defaults; and the
 // API's CA when it is not in the system's store: --ca-file or IRONFLOW_CA_FILE.
-import { readCaFile } from '../core/ca-file';
-import { loadConfig, type IronflowConfig } from '../core/config';
+import { readCaFile } from '../services/ca-file';
+import { loadConfig, type IronflowConfig } from '../services/config';
 import { ApiClient } from './api-client';
 import { resolveCredential } from './credential-source';
 import type { OutputFormat } from './output';

@@ -4,8 +4,8 @@
 // variable to use, because the API could only answer UNAUTHENTICATED without saying why.
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { parseBearer } from '../core/bearer';
-import { CREDENTIAL_SCHEME } from '../core/credentials';
+import { parseBearer } from '../services/bearer';
+import { CREDENTIAL_SCHEME } from '../services/credentials';
 import { IronflowError } from '../core/errors';
 
 export interface CredentialSource {

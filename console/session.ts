@@ -2,7 +2,7 @@
 // random id the browser holds in a cookie. A session ends 8 h after sign-in or after 30 min
 // without a request, whichever comes first; a restart of the API signs everyone out.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Principal } from '../core/credentials';
+import type { Principal } from '../services/credentials';
 
 export const SESSION_IDLE_MS = 30 * 60 * 1000;
 export const SESSION_LIFETIME_MS = 8 * 60 * 60 * 1000;

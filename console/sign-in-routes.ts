@@ -1,9 +1,9 @@
 // Sign-in and sign-out. The credential is verified as the API verifies a bearer
-// (core/credentials authenticate), then kept only in the server-side session.
+// (services/credentials authenticate), then kept only in the server-side session.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { authenticate } from '../core/credentials';
-import type { Db } from '../core/db';
+import { authenticate } from '../services/credentials';
+import type { Db } from '../services/db';
 import { isIronflowError } from '../core/errors';
 import { cookieHeader, readCookie, SESSION_COOKIE, SIGN_IN_COOKIE } from './cookies';
 import { checkCsrf, endSession, isHttps, signedIn } from './guard';

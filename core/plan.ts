@@ -1,7 +1,7 @@
 // The plan: what the compiler makes of a profile version, and the argument of the
 // `provision` workflow, so a workflow history shows exactly what ran. Pure data.
 import type { QueueKind } from './agent-queues';
-import type { QuorumBundle } from './quorum/documents';
+import type { QuorumBundle } from '../services/quorum/documents';
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };

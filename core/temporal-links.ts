@@ -1,7 +1,7 @@
 // Links into the Temporal Web UI: a node's workflows (searched by the NodeId search
 // attribute every workflow of a node carries) and one workflow's own page. The UI is served
 // by the Temporal server beside its frontend (config temporal.address host, temporal.uiPort).
-import type { IronflowConfig } from './config';
+import type { IronflowConfig } from '../services/config';
 
 export interface TemporalLinks {
   /** The workflows list filtered to this node's workflows. */

@@ -12,8 +12,8 @@ import {
   walkRespondActivityTaskFailedRequest,
 } from '@temporalio/common/lib/internal-non-workflow';
 import type { GatewayAgent } from './agent-identities';
-import { agentStepSeconds } from '../core/metrics/registry';
-import { temporal } from '../core/temporal-proto';
+import { agentStepSeconds } from '../services/metrics/registry';
+import { temporal } from '../services/temporal-proto';
 import type { TaskTokenBindings } from './task-token-bindings';
 
 const ws = temporal.api.workflowservice.v1;

@@ -1,13 +1,13 @@
 // Who is calling: the client certificate of the TLS session, checked like every agent
-// credential (core/pki/authenticate-agent.ts: issued by the node CA, on record, unrevoked,
+// credential (services/pki/authenticate-agent.ts: issued by the node CA, on record, unrevoked,
 // unexpired, of a live node). A verdict is reused for a short while so a busy worker costs
 // one database read per identity every few seconds, not one per call; refusals are kept
 // longer so a revoked agent retrying in a loop does not flood the event log.
-import { authenticateAgentCertificate, type AuthenticatedAgent } from '../core/pki/authenticate-agent';
-import type { Db } from '../core/db';
+import { authenticateAgentCertificate, type AuthenticatedAgent } from '../services/pki/authenticate-agent';
+import type { Db } from '../services/db';
 import { IronflowError } from '../core/errors';
 import { agentTaskQueue } from '../core/joins/certificate-policy';
-import { fingerprintOf, type NodeCa } from '../core/pki/node-ca';
+import { fingerprintOf, type NodeCa } from '../services/pki/node-ca';
 import { toPem } from '../core/pki/pem';
 
 export const ACCEPTED_FOR_MS = 2_000;

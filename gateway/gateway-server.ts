@@ -5,16 +5,16 @@
 // cut-off identity loses even its long polls within seconds.
 import * as grpc from '@grpc/grpc-js';
 import type { PayloadCodec } from '@temporalio/common';
-import type { Db } from '../core/db';
+import type { Db } from '../services/db';
 import { IronflowError } from '../core/errors';
-import { fingerprintOf, type NodeCa } from '../core/pki/node-ca';
+import { fingerprintOf, type NodeCa } from '../services/pki/node-ca';
 import { AGENT_CALLS, type Admission, type CallContext } from './agent-calls';
 import { AgentIdentities, ACCEPTED_FOR_MS, type GatewayAgent } from './agent-identities';
 import { InFlightCalls, type OpenCall } from './in-flight-calls';
 import { RefusalEvents } from './refusal-events';
 import { GATEWAY_SERVER_NAME, issueGatewayCertificate } from './server-certificate';
 import { TaskTokenBindings } from './task-token-bindings';
-import { methodNamesOf } from '../core/temporal-proto';
+import { methodNamesOf } from '../services/temporal-proto';
 import { MAX_MESSAGE_BYTES, TemporalUpstream } from './upstream';
 
 /** Every method of these services answers (refused unless agent-calls.ts admits it), so each probe is recorded. */

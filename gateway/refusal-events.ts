@@ -1,7 +1,7 @@
 // Refused gateway calls become security events, at most one per agent, method and reason
 // every ten seconds: a misbehaving worker retries in a loop, and the log must stay readable.
-import type { Db } from '../core/db';
-import { recordRefusal, refusal } from '../core/joins/refusal';
+import type { Db } from '../services/db';
+import { recordRefusal, refusal } from '../services/joins/refusal';
 import { ROOT_TENANT } from '../core/permissions';
 
 const QUIET_MS = 10_000;

@@ -2,7 +2,7 @@
 // agents already hold (the last certificate of their join chain), so an agent pins the CA
 // it joined with and needs nothing else to trust the gateway.
 import { createPublicKey, generateKeyPairSync } from 'node:crypto';
-import type { NodeCa } from '../core/pki/node-ca';
+import type { NodeCa } from '../services/pki/node-ca';
 
 /** The name agents verify the gateway's certificate against (they dial an address, not this name). */
 export const GATEWAY_SERVER_NAME = 'gateway.ironflow.internal';

@@ -5,10 +5,10 @@
 // (workflow and run id), which is what lets its steps have the machine's secrets.
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
-import type { IronflowConfig } from '../core/config';
-import type { Db } from '../core/db';
+import type { IronflowConfig } from '../services/config';
+import type { Db } from '../services/db';
 import { IronflowError, notFound } from '../core/errors';
-import { appendEvent } from '../core/events';
+import { appendEvent } from '../services/events';
 import type { Plan, ProvisionTarget } from '../core/plan';
 import { searchAttributeKeys } from '../core/search-attributes';
 import { planDetails, provisionSummary } from '../core/workflow-summaries';
@@ -66,7 +66,7 @@ export async function startProvision(deps: { db: Db; temporal: Client; config: I
         staticSummary: provisionSummary({ nodeId: node.id, state: input.provisionState, profileRef: plan.profile.ref, siteId: node.siteId }),
         staticDetails: planDetails(plan),
       });
-      // The record core/bmc-access.ts trusts: this run, not any later one under the same id.
+      // The record services/bmc-access.ts trusts: this run, not any later one under the same id.
       await appendEvent(deps.db, {
         tenantId: input.tenantId,
         type: 'node.provision.workflow',

@@ -5,7 +5,7 @@
 // fail fast. The shipped document is changed before it is compiled, so the plan (and the
 // workflow's history) shows the timeout that applies. Deploy profiles carry their own.
 import type { Node } from '../generated/prisma-sqlite/client';
-import type { Db } from '../core/db';
+import type { Db } from '../services/db';
 import { poolPolicySchema } from '../core/schemas/pools';
 import type { StepDocument } from '../core/schemas/profiles';
 import type { Profile } from './defineProfile';

@@ -3,7 +3,7 @@
 // fails the retire UNSUPPORTED naming it). Read when the plan is made, so a recover after the
 // operator changed the policy runs the new one.
 import type { Node } from '../generated/prisma-sqlite/client';
-import type { Db } from '../core/db';
+import type { Db } from '../services/db';
 import type { JsonObject } from '../core/plan';
 import { poolPolicySchema, retireWipeSchema } from '../core/schemas/pools';
 

@@ -3,9 +3,9 @@
 // node knows filled in so the history shows it: the enrolled identity for inventory.refresh,
 // the chosen wipe for a release, the profile's image for deploy.deploy.
 import type { Node } from '../generated/prisma-sqlite/client';
-import type { Db } from '../core/db';
+import type { Db } from '../services/db';
 import { IronflowError } from '../core/errors';
-import { isAgentless } from '../core/metal/transition';
+import { isAgentless } from '../services/metal/transition';
 import { BUILTIN_TENANT } from '../core/permissions';
 import type { JsonObject, Plan, PlanStep, ProvisionTarget } from '../core/plan';
 import { workflowFor } from '../core/provision-states';

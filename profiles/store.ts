@@ -5,10 +5,10 @@
 // public `metal-power-on` ran in every tenant's power verb), so a lookup of a shipped id
 // reads the shipped profile alone, and rows stored before these rules are never served to
 // other tenants or in a shipped profile's place.
-import type { Db, DbOrTx } from '../core/db';
-import { isUniqueViolation } from '../core/db';
+import type { Db, DbOrTx } from '../services/db';
+import { isUniqueViolation } from '../services/db';
 import { IronflowError } from '../core/errors';
-import { appendEvent } from '../core/events';
+import { appendEvent } from '../services/events';
 import { BUILTIN_TENANT, ROOT_TENANT } from '../core/permissions';
 import type { ProfileView } from '../core/schemas/profiles';
 import { stepRegistry } from '../core/steps/builtin';

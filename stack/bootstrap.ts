@@ -2,8 +2,8 @@
 // 0600 file in the data dir (and printed by the dev stack).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createCredential, ensureTenant } from '../core/credentials';
-import type { Db } from '../core/db';
+import { createCredential, ensureTenant } from '../services/credentials';
+import type { Db } from '../services/db';
 import { ALL_PERMISSIONS, ROOT_TENANT } from '../core/permissions';
 
 export function rootCredentialFile(dataDir: string): string {

@@ -2,7 +2,7 @@
 // the control-plane worker. Ctrl-C stops all of them; a second start reuses the data.
 import path from 'node:path';
 import { defaultApiLog } from '../api/log-file';
-import { loadConfig } from '../core/config';
+import { loadConfig } from '../services/config';
 import { startControlPlane } from './control-plane';
 import { secureDataDir } from './data-dir';
 import { devServerOptions, startTemporalServer, type TemporalServer } from './temporal-server';

@@ -3,7 +3,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { repoRoot } from '../core/config';
+import { repoRoot } from '../services/config';
 
 const run = promisify(execFile);
 

@@ -4,8 +4,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
-import type { IronflowConfig } from '../core/config';
-import { codecEndpointUrl, historiesMayBeSealed } from '../core/sealing';
+import type { IronflowConfig } from '../services/config';
+import { codecEndpointUrl, historiesMayBeSealed } from '../services/sealing';
 import { requireTool } from './tools';
 
 export interface TemporalServerOptions {

@@ -1,7 +1,7 @@
 // Where the setup puts the binaries it builds (git-ignored).
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { repoRoot } from '../core/config';
+import { repoRoot } from '../services/config';
 
 export const toolsBin = path.join(repoRoot, '.tools', 'bin');
 

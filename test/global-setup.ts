@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { loadConfig } from '../core/config';
+import { loadConfig } from '../services/config';
 import { migrateDatabase } from '../stack/migrate';
 import { serverSettings, startTemporalServer, type TemporalServer, TemporalServerExitedError } from '../stack/temporal-server';
 import { buildWorkflowBundle } from '../worker/workflow-bundle';

@@ -2,7 +2,7 @@
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import type { ActivityDeps } from '../activities/deps';
-import { sealedDataConverter } from '../core/sealing';
+import { sealedDataConverter } from '../services/sealing';
 import { installWorkerRuntime } from './runtime';
 import { workflowSource } from './workflow-bundle';
 

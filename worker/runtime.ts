@@ -19,7 +19,7 @@ export function installWorkerRuntime(options: { metricsAddress?: string } = {}):
   try {
     Runtime.install({
       logger,
-      // Seconds and `_total` counters, like the control plane's own metrics (core/metrics/registry.ts).
+      // Seconds and `_total` counters, like the control plane's own metrics (services/metrics/registry.ts).
       ...(options.metricsAddress
         ? { telemetryOptions: { metrics: { prometheus: { bindAddress: options.metricsAddress, useSecondsForDurations: true, countersTotalSuffix: true } } } }
         : {}),

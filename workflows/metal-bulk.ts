@@ -1,4 +1,4 @@
-// `metal-bulk:<blk_id>`: applies a bulk run's verb to its nodes (core/metal/bulk.ts records
+// `metal-bulk:<blk_id>`: applies a bulk run's verb to its nodes (services/metal/bulk.ts records
 // the run). Pages of nodes, a few at once, each an activity that heartbeats per node; a
 // fresh history (continue-as-new) every BULK_PAGES_PER_RUN pages, carrying only the next
 // place, since every outcome is in the database. The `cancel` signal (or a Temporal cancel)

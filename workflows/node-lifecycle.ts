@@ -23,7 +23,7 @@ import {
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { NodeLifecycleActivities } from '../activities/node-lifecycle';
-import type { StateOutcome } from '../core/metal/lifecycle-moves';
+import type { StateOutcome } from '../services/metal/lifecycle-moves';
 import type { ProvisionResult } from '../core/plan';
 import { searchAttributeKeys } from '../core/search-attributes';
 import { lifecycleDetails, planDetails, provisionSummary } from '../core/workflow-summaries';

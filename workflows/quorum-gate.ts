@@ -9,7 +9,7 @@ import type { QuorumActivities, QuorumBatchState } from '../activities/quorum';
 import type { Plan, PlanStep, ProvisionTarget } from '../core/plan';
 import { QUORUM_BATCH_SIGNAL } from '../core/quorum/batch-signal';
 import { destructiveKindsOf, destructiveKindsOfStep } from '../core/quorum/destructive';
-import type { QuorumBundle } from '../core/quorum/documents';
+import type { QuorumBundle } from '../services/quorum/documents';
 
 const acts = proxyActivities<QuorumActivities>({
   startToCloseTimeout: '30 seconds',

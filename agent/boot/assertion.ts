@@ -1,8 +1,8 @@
 // The site agent's side of the discovery assertion: signs, with its node key, that it
-// served this MAC its script for this workflow at this lease epoch (core/boot/discovery-assertion.ts).
-import { assertionWindow, encodeSignedAssertion, newAssertionNonce } from '../../core/boot/discovery-assertion';
+// served this MAC its script for this workflow at this lease epoch (services/boot/discovery-assertion.ts).
+import { assertionWindow, encodeSignedAssertion, newAssertionNonce } from '../../services/boot/discovery-assertion';
 import type { BootEntry } from '../../core/boot/boot-entry';
-import type { Signer } from '../site/control-plane-client';
+import type { Signer } from '../common/control-plane-client';
 
 export interface AssertionContext {
   signer: Signer;

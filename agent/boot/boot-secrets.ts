@@ -3,7 +3,7 @@
 // Held in memory only (never on disk, never logged), and forgotten with the entry.
 import type { BootEntry, RamdiskBootEntry } from '../../core/boot/boot-entry';
 import type { BootSecretAnswer } from '../../core/schemas/agent-boot-secret';
-import type { ControlPlaneClient, Signer } from '../site/control-plane-client';
+import type { ControlPlaneClient, Signer } from '../common/control-plane-client';
 
 export class BootSecrets {
   private readonly tokens = new Map<string, { token: string; expiresAt: number }>();

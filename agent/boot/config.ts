@@ -24,9 +24,9 @@
 import path from 'node:path';
 import { isIPv4 } from 'node:net';
 import { z } from 'zod';
-import { readCaFile } from '../../core/ca-file';
-import { spkiPinOf } from '../../core/ca-pin';
-import { requireTlsOffLoopback } from '../../core/control-plane-url';
+import { readCaFile } from '../../services/ca-file';
+import { spkiPinOf } from '../../services/ca-pin';
+import { requireTlsOffLoopback } from '../../services/control-plane-url';
 import { IronflowError, parseWith } from '../../core/errors';
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'an http(s) URL' });

@@ -3,9 +3,9 @@
 // its own folder (http/, dhcp/, tftp/); this file only starts them together and stops them.
 import { createHash } from 'node:crypto';
 import { fromPem } from '../../core/pki/pem';
-import type { ControlPlaneClient } from '../site/control-plane-client';
-import type { AgentIdentity } from '../site/identity';
-import type { AgentLog } from '../site/log';
+import type { ControlPlaneClient } from '../common/control-plane-client';
+import type { AgentIdentity } from '../common/identity';
+import type { AgentLog } from '../common/log';
 import type { SessionState } from '../site/session';
 import { SiteImageCache } from '../cache';
 import { BootSecrets } from './boot-secrets';

@@ -1,7 +1,7 @@
 // Log lines caused by anyone on the provisioning network (DHCP packets, script fetches from
 // unknown MACs) are bounded: a boot burst or a flood of forged MACs must not push everything
 // else out of the log, nor fill the disk.
-import type { AgentLog, LogLevel } from '../site/log';
+import type { AgentLog, LogLevel } from '../common/log';
 
 export const LOG_LINES_PER_SECOND = 20;
 

@@ -1,9 +1,9 @@
 // The site agent's image cache: the store on disk, the grants it is served under and the
 // background puller, fed from each session answer (cacheImages and the digests deploys pin).
 import type { BootEntry } from '../../core/boot/boot-entry';
-import type { AgentLog } from '../site/log';
+import type { AgentLog } from '../common/log';
 import { CacheGrants } from './grants';
-import type { CacheImage } from '../../core/images/prewarm';
+import type { CacheImage } from '../../services/images/prewarm';
 import type { CacheImageReport, SiteSectionStatus } from '../../core/schemas/agent-sessions';
 import { CachePuller } from './puller';
 import { ImageCacheStore } from './store';

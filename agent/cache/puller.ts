@@ -3,10 +3,10 @@
 // not be cached (its bytes did not match, or its source failed), READY when all are cached.
 // After every change the cache is trimmed to its budget, sparing what the site names.
 import { IronflowError } from '../../core/errors';
-import type { CacheImage } from '../../core/images/prewarm';
+import type { CacheImage } from '../../services/images/prewarm';
 import type { CacheImageReport, SiteSectionStatus } from '../../core/schemas/agent-sessions';
 import { openImageSource } from '../ramdisk/image-source';
-import type { AgentLog } from '../site/log';
+import type { AgentLog } from '../common/log';
 import { trimCache } from './eviction';
 import { sha256Pattern, type ImageCacheStore } from './store';
 

@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { z } from 'zod';
 import { IronflowError, parseWith } from '../../core/errors';
 import type { StepInput } from '../../core/plan';
-import type { Signer } from '../site/control-plane-client';
+import type { Signer } from './control-plane-client';
 import { attestStepResult } from './attest';
 
 const run = promisify(execFile);

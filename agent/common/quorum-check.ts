@@ -8,9 +8,9 @@
 // (PERMISSION_DENIED, details.reason) and is reported as a quorum.refused event.
 import type { StepInput } from '../../core/plan';
 import type { DestructiveKind } from '../../core/quorum/destructive';
-import { QuorumRefusal, verifyQuorumBundle } from '../../core/quorum/verify';
-import type { ControlPlaneClient, Signer } from '../site/control-plane-client';
-import type { AgentLog } from '../site/log';
+import { QuorumRefusal, verifyQuorumBundle } from '../../services/quorum/verify';
+import type { ControlPlaneClient, Signer } from './control-plane-client';
+import type { AgentLog } from './log';
 
 export interface QuorumCheckDeps {
   /** sha256 (hex) of the quorum policies this agent trusts. */

@@ -5,7 +5,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { startNodeAgent, type NodeAgent } from '../node/main';
-import type { AgentLog } from '../site/log';
+import type { AgentLog } from '../common/log';
 import { emulatedNodeMachine, osRoot } from './installed-os';
 import type { Machine } from './machine';
 

@@ -4,7 +4,7 @@
 // drive each machine's firmware.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { AgentLog } from '../site/log';
+import { AgentLog } from '../common/log';
 import { Machine, type InstalledOsHook, type MachineDescription } from './machine';
 import { RedfishBmcHost } from './redfish-bmc';
 

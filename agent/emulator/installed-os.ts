@@ -13,7 +13,7 @@ import path from 'node:path';
 import { startInstalledOsAgent } from '../node/first-boot';
 import { HostRoot } from '../node/host-root';
 import { readHostMachine, type NodeMachine } from '../node/machine';
-import type { AgentLog } from '../site/log';
+import type { AgentLog } from '../common/log';
 import type { InstalledOsHook, Machine } from './machine';
 
 /** The installed OS's root filesystem. */

@@ -13,7 +13,7 @@ import { bootParamsFrom } from '../ramdisk/boot-params';
 import type { EmulatedDcgmReport } from '../common/dcgm';
 import type { RamdiskHardware } from '../ramdisk/hardware';
 import { startRamdiskAgent, type RamdiskAgent } from '../ramdisk/main';
-import { AgentLog } from '../site/log';
+import { AgentLog } from '../common/log';
 import { DEFAULT_EMULATED_DISK, EmulatedDisk, type EmulatedDiskSpec } from './emulated-disk';
 import type { EmulatedBootDevice } from './redfish-bmc';
 

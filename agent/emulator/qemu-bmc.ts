@@ -5,7 +5,7 @@
 // 'power' off stops it (a cycle or restart is an off then a boot). Each machine's commands
 // run in order, one at a time. A guest that powers itself off is reported by the BMC as Off.
 import { randomBytes } from 'node:crypto';
-import { AgentLog } from '../site/log';
+import { AgentLog } from '../common/log';
 import { QemuMachine, type QemuMachineSpec } from './qemu-machine';
 import type { RedfishBmcHost } from './redfish-bmc';
 

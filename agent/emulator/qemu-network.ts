@@ -11,7 +11,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { repoRoot } from '../../core/config';
+import { repoRoot } from '../../services/config';
 import { spliceSockets } from './splice-sockets';
 
 const PREFIX = 'ifw';

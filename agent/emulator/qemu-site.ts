@@ -8,9 +8,9 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createWriteStream, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { repoRoot } from '../../core/config';
+import { repoRoot } from '../../services/config';
 import { IronflowError } from '../../core/errors';
-import { AgentLog } from '../site/log';
+import { AgentLog } from '../common/log';
 import { requireDnsmasq, startAddressOnlyDhcp } from './address-only-dhcp';
 import { randomMac } from './fleet';
 import { QemuBmcBackend } from './qemu-bmc';
@@ -36,7 +36,7 @@ export interface QemuSiteOptions {
   /**
    * The API's CA (PEM): the agent's control_plane_ca_file, pinned for ramdisks (if.tls).
    * Machines reach the API off loopback, so it must be https (api.tls, a certificate naming
-   * QEMU_SITE_AGENT_IP): agents refuse plain http there (core/control-plane-url.ts).
+   * QEMU_SITE_AGENT_IP): agents refuse plain http there (services/control-plane-url.ts).
    */
   controlPlaneCaPems?: string[];
   /** The site agent's data dir (its identity, or where it joins with IRONFLOW_JOIN_TOKEN). */

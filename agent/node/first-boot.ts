@@ -5,7 +5,7 @@
 // `npm run build:os-image` both run this.
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { AgentLog } from '../site/log';
+import type { AgentLog } from '../common/log';
 import type { NodeMachine } from './machine';
 import { startNodeAgent, type NodeAgent } from './main';
 import { joinArgsFromUserData, writeJoinTokenFile } from './user-data';

@@ -9,7 +9,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { hostConfigUnits, type HostConfigUnitRegistry } from '../../core/host-config/units';
-import type { AgentLog } from '../site/log';
+import type { AgentLog } from '../common/log';
 import { applyAction, MAX_HOST_FILE_BYTES, type ActionOutcome, type HostAction } from './host-actions';
 import type { HostRoot } from './host-root';
 import { hostUnitActions, isBuiltinUnit } from './host-units';

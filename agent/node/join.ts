@@ -6,14 +6,14 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { caPinPattern } from '../../core/ca-pin';
-import { requireTlsOffLoopback } from '../../core/control-plane-url';
+import { caPinPattern } from '../../services/ca-pin';
+import { requireTlsOffLoopback } from '../../services/control-plane-url';
 import { IronflowError, parseWith } from '../../core/errors';
-import { buildCsr } from '../../core/pki/csr-builder';
+import { buildCsr } from '../../services/pki/csr-builder';
 import type { JoinAnswer } from '../../core/schemas/join';
-import { ControlPlaneClient } from '../site/control-plane-client';
-import { identityOf, loadIdentity, loadOrCreateKey, persistIdentity, type AgentIdentity } from '../site/identity';
-import type { AgentLog } from '../site/log';
+import { ControlPlaneClient } from '../common/control-plane-client';
+import { identityOf, loadIdentity, loadOrCreateKey, persistIdentity, type AgentIdentity } from '../common/identity';
+import type { AgentLog } from '../common/log';
 
 /** Where `ironflow agent node` finds its state when given no --data-dir. */
 export const DEFAULT_NODE_DATA_DIR = '/var/lib/ironflow-node';

@@ -6,11 +6,11 @@
 // that own the process (the machine emulator's installed OS).
 import { startRestrictedWorker, type AgentActivity, type RestrictedWorker } from '../common/restricted-worker';
 import { runUntilSignal } from '../common/run-until-signal';
-import { ControlPlaneClient } from '../site/control-plane-client';
-import type { AgentIdentity } from '../site/identity';
-import { AgentLog } from '../site/log';
-import { CertificateRenewer } from '../site/renew';
-import { reportingFailures } from '../site/step-failure';
+import { ControlPlaneClient } from '../common/control-plane-client';
+import type { AgentIdentity } from '../common/identity';
+import { AgentLog } from '../common/log';
+import { CertificateRenewer } from '../common/renew';
+import { reportingFailures } from '../common/step-failure';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { HostConverger } from './host-converger';

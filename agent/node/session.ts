@@ -4,10 +4,10 @@
 // (after a reboot, say), which the control plane tells the node's running workflows as the
 // same agentJoined a join delivers (an `await: rejoin` step ends on it).
 import type { SessionAnswer } from '../../core/schemas/agent-sessions';
-import type { ControlPlaneClient } from '../site/control-plane-client';
-import type { AgentIdentity } from '../site/identity';
-import type { AgentLog } from '../site/log';
-import type { CertificateRenewer } from '../site/renew';
+import type { ControlPlaneClient } from '../common/control-plane-client';
+import type { AgentIdentity } from '../common/identity';
+import type { AgentLog } from '../common/log';
+import type { CertificateRenewer } from '../common/renew';
 import type { HostConverger } from './host-converger';
 
 export class NodeSession {

@@ -1,14 +1,14 @@
 // The ramdisk's boot parameters: the `if.*` arguments of its kernel command line, as the
 // site agent's iPXE script rendered them (agent/boot/ipxe/script.ts).
 import { z } from 'zod';
-import { caPinPattern } from '../../core/ca-pin';
-import { requireTlsOffLoopback } from '../../core/control-plane-url';
+import { caPinPattern } from '../../services/ca-pin';
+import { requireTlsOffLoopback } from '../../services/control-plane-url';
 import { IronflowError, parseWith } from '../../core/errors';
 import { IPXE_PARAM_PREFIX } from '../boot/ipxe/script';
 
 export const bootParamsSchema = z
   .object({
-    /** The control plane the ramdisk joins: https, or http on loopback only (core/control-plane-url.ts). */
+    /** The control plane the ramdisk joins: https, or http on loopback only (services/control-plane-url.ts). */
     gateway: z.url({ protocol: /^https?$/ }),
     /** sha256 (hex) of the node CA: the ramdisk trusts only a control plane whose CA matches. */
     ca: z.string().regex(/^[0-9a-f]{64}$/),

@@ -1,8 +1,8 @@
 // The ramdisk's session: a signed heartbeat at the interval the control plane asks for,
 // so metal sees the machine's ramdisk as connected while it runs.
 import type { SessionAnswer } from '../../core/schemas/agent-sessions';
-import type { ControlPlaneClient, Signer } from '../site/control-plane-client';
-import type { AgentLog } from '../site/log';
+import type { ControlPlaneClient, Signer } from '../common/control-plane-client';
+import type { AgentLog } from '../common/log';
 
 export class RamdiskHeartbeat {
   private timer: NodeJS.Timeout | undefined;

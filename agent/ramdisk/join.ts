@@ -9,11 +9,11 @@
 // join is one transaction, so a failed one consumed nothing.
 import { createHash, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { IronflowError, isIronflowError } from '../../core/errors';
-import { buildCsr } from '../../core/pki/csr-builder';
+import { buildCsr } from '../../services/pki/csr-builder';
 import { fromPem } from '../../core/pki/pem';
 import type { JoinAnswer } from '../../core/schemas/join';
-import { ControlPlaneUnreachable, type ControlPlaneClient } from '../site/control-plane-client';
-import type { AgentLog } from '../site/log';
+import { ControlPlaneUnreachable, type ControlPlaneClient } from '../common/control-plane-client';
+import type { AgentLog } from '../common/log';
 import type { BootParams } from './boot-params';
 import type { RamdiskHardware } from './hardware';
 

@@ -6,9 +6,9 @@
 // machine emulator runs hundreds in one process).
 import { Context } from '@temporalio/activity';
 import { startRestrictedWorker, type AgentActivity, type RestrictedWorker } from '../common/restricted-worker';
-import { ControlPlaneClient } from '../site/control-plane-client';
-import { AgentLog } from '../site/log';
-import { reportingFailures } from '../site/step-failure';
+import { ControlPlaneClient } from '../common/control-plane-client';
+import { AgentLog } from '../common/log';
+import { reportingFailures } from '../common/step-failure';
 import type { BootParams } from './boot-params';
 import type { RamdiskHardware } from './hardware';
 import { RamdiskHeartbeat } from './heartbeat';

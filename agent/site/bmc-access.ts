@@ -7,9 +7,9 @@ import type { BmcAccess } from '../../core/schemas/agent-bmc-access';
 import type { BmcTargetInput } from '../../core/schemas/bmc';
 import { createBmcDriver, type BmcDriver } from '../bmc';
 import { reliableDriver } from '../bmc/reliable';
-import type { ControlPlaneClient, Signer } from './control-plane-client';
-import type { AgentLog } from './log';
-import { stepDeadline } from '../../core/step-deadline';
+import type { ControlPlaneClient, Signer } from '../common/control-plane-client';
+import type { AgentLog } from '../common/log';
+import { stepDeadline } from '../../services/step-deadline';
 
 export interface BmcAccessDeps {
   client: ControlPlaneClient;

@@ -4,12 +4,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { KeyObject } from 'node:crypto';
 import { IronflowError } from '../../core/errors';
-import { buildCsr } from '../../core/pki/csr-builder';
+import { buildCsr } from '../../services/pki/csr-builder';
 import type { JoinAnswer } from '../../core/schemas/join';
 import type { SiteAgentConfig } from './config';
-import type { ControlPlaneClient } from './control-plane-client';
-import { identityOf, loadIdentity, persistIdentity, type AgentIdentity } from './identity';
-import type { AgentLog } from './log';
+import type { ControlPlaneClient } from '../common/control-plane-client';
+import { identityOf, loadIdentity, persistIdentity, type AgentIdentity } from '../common/identity';
+import type { AgentLog } from '../common/log';
 
 export function readJoinToken(config: SiteAgentConfig, env: NodeJS.ProcessEnv): string {
   const fromEnv = env.IRONFLOW_JOIN_TOKEN?.trim();

@@ -1,5 +1,5 @@
 // The BMC operation ledger shared by a site's agents, kept by the control plane
-// (POST /v1/agents/bmc-operations/get|put, core/bmc-operations.ts). One instance serves one
+// (POST /v1/agents/bmc-operations/get|put, services/bmc-operations.ts). One instance serves one
 // step attempt: every request names the step's machine and workflow, which is what the
 // control plane authorizes, and each write says which state this attempt last saw, so a
 // write over another agent's newer record is refused (CONFLICT) instead of lost.
@@ -11,7 +11,7 @@
 import type { StepInput } from '../../core/plan';
 import type { BmcOperationAnswer, LedgerState } from '../../core/schemas/agent-bmc-operations';
 import type { OperationLedger, OperationRecord } from '../bmc/operations';
-import { ControlPlaneUnreachable, type ControlPlaneClient, type Signer } from './control-plane-client';
+import { ControlPlaneUnreachable, type ControlPlaneClient, type Signer } from '../common/control-plane-client';
 
 /** Writes after a command was sent are retried this often when the control plane does not answer. */
 const WRITE_ATTEMPTS = 3;

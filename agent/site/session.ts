@@ -8,10 +8,10 @@ import { performance } from 'node:perf_hooks';
 import { BOOT_LEASE_TTL_MS } from '../../core/boot-lease/decide';
 import type { CacheImageReport, SessionAnswer, SiteSectionStatus } from '../../core/schemas/agent-sessions';
 import type { DiscoveryEntry } from '../../core/schemas/discovery';
-import { ControlPlaneUnreachable, type ControlPlaneClient } from './control-plane-client';
-import type { AgentIdentity } from './identity';
-import type { AgentLog } from './log';
-import type { CertificateRenewer } from './renew';
+import { ControlPlaneUnreachable, type ControlPlaneClient } from '../common/control-plane-client';
+import type { AgentIdentity } from '../common/identity';
+import type { AgentLog } from '../common/log';
+import type { CertificateRenewer } from '../common/renew';
 import { ReportThrottle } from './report-throttle';
 
 export interface SessionState {

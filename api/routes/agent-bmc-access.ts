@@ -1,12 +1,12 @@
 // POST /v1/agents/bmc-access: a machine's BMC access for a site agent's running step
-// (core/bmc-access.ts); POST /v1/agents/proxy-targets: what site.httpProxy may reach for it.
+// (services/bmc-access.ts); POST /v1/agents/proxy-targets: what site.httpProxy may reach for it.
 // Authenticated by the agent's certificate and request signature.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { grantBmcAccess } from '../../core/bmc-access';
-import { loadOrCreateNodeCa } from '../../core/pki/node-ca';
+import { grantBmcAccess } from '../../services/bmc-access';
+import { loadOrCreateNodeCa } from '../../services/pki/node-ca';
 import { bmcAccessAnswerSchema, bmcAccessRequestSchema } from '../../core/schemas/agent-bmc-access';
 import { proxyTargetsAnswerSchema } from '../../core/schemas/agent-proxy-targets';
-import { proxyTargetsFor } from '../../core/proxy-targets';
+import { proxyTargetsFor } from '../../services/proxy-targets';
 import { authenticateAgentRequest, keepRawJsonBodies } from '../agent-auth';
 import type { ApiContext } from '../context';
 

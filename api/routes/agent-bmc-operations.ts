@@ -1,9 +1,9 @@
 // POST /v1/agents/bmc-operations/get and /put: the BMC operation ledger a site's agents
-// share (core/bmc-operations.ts). Authenticated by the agent's certificate and request
+// share (services/bmc-operations.ts). Authenticated by the agent's certificate and request
 // signature; only a site agent of the machine's site, for a running step of that machine.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { getBmcOperation, putBmcOperation } from '../../core/bmc-operations';
-import { loadOrCreateNodeCa } from '../../core/pki/node-ca';
+import { getBmcOperation, putBmcOperation } from '../../services/bmc-operations';
+import { loadOrCreateNodeCa } from '../../services/pki/node-ca';
 import { bmcOperationAnswerSchema, bmcOperationGetSchema, bmcOperationPutSchema } from '../../core/schemas/agent-bmc-operations';
 import { authenticateAgentRequest, keepRawJsonBodies } from '../agent-auth';
 import type { ApiContext } from '../context';

@@ -1,9 +1,9 @@
 // POST /v1/agents/boot-secret: a boot entry's discovery token for the site agent serving
 // it; POST /v1/agents/boot-secret/release: boot.cleanUp revokes the workflow's tokens and
-// deletes their stored bearers (core/boot/discovery-tokens.ts). Signed agent requests.
+// deletes their stored bearers (services/boot/discovery-tokens.ts). Signed agent requests.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { grantBootSecret, releaseBootSecrets } from '../../core/boot/discovery-tokens';
-import { loadOrCreateNodeCa } from '../../core/pki/node-ca';
+import { grantBootSecret, releaseBootSecrets } from '../../services/boot/discovery-tokens';
+import { loadOrCreateNodeCa } from '../../services/pki/node-ca';
 import { bootSecretAnswerSchema, bootSecretReleaseAnswerSchema, bootSecretReleaseSchema, bootSecretRequestSchema } from '../../core/schemas/agent-boot-secret';
 import { authenticateAgentRequest, keepRawJsonBodies } from '../agent-auth';
 import type { ApiContext } from '../context';

@@ -3,13 +3,13 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { AGENT_SESSION_FRESH_MS, isConnected } from '../../core/agent-queues';
 import { leaseViewFor } from '../../core/boot-lease/decide';
-import { siteCacheImages, type CacheImage } from '../../core/images/prewarm';
+import { siteCacheImages, type CacheImage } from '../../services/images/prewarm';
 import { pinnedSiteImages, recordSiteCacheReport } from '../../core/images/site-cache-report';
-import { appendEvent } from '../../core/events';
-import { signalNodeAgentBack } from '../../core/joins/agent-joined';
+import { appendEvent } from '../../services/events';
+import { signalNodeAgentBack } from '../../services/joins/agent-joined';
 import { agentTaskQueue } from '../../core/joins/certificate-policy';
-import { recordDiscoveryReport } from '../../core/metal/discovery-store';
-import { loadOrCreateNodeCa } from '../../core/pki/node-ca';
+import { recordDiscoveryReport } from '../../services/metal/discovery-store';
+import { loadOrCreateNodeCa } from '../../services/pki/node-ca';
 import { heartbeatSchema, sessionAnswerSchema } from '../../core/schemas/agent-sessions';
 import { authenticateAgentRequest, keepRawJsonBodies } from '../agent-auth';
 import type { ApiContext } from '../context';

@@ -1,13 +1,13 @@
 // POST /v1/agents/user-data: a ramdisk fetches the user data of the deploy it runs
-// (core/userdata/grant.ts). A signed agent request. Its own machine's running workflow must
-// also be one the control plane started (core/bmc-access.ts workflowStanding), as for every
+// (services/userdata/grant.ts). A signed agent request. Its own machine's running workflow must
+// also be one the control plane started (services/bmc-access.ts workflowStanding), as for every
 // step secret: a workflow started straight through Temporal gets nothing.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { unknownWorkflowRefusal, workflowStanding } from '../../core/bmc-access';
-import { recordRefusal } from '../../core/joins/refusal';
-import { loadOrCreateNodeCa } from '../../core/pki/node-ca';
+import { unknownWorkflowRefusal, workflowStanding } from '../../services/bmc-access';
+import { recordRefusal } from '../../services/joins/refusal';
+import { loadOrCreateNodeCa } from '../../services/pki/node-ca';
 import { userDataAnswerSchema, userDataRequestSchema } from '../../core/schemas/agent-user-data';
-import { grantUserData } from '../../core/userdata/grant';
+import { grantUserData } from '../../services/userdata/grant';
 import { authenticateAgentRequest, keepRawJsonBodies } from '../agent-auth';
 import type { ApiContext } from '../context';
 

@@ -1,7 +1,7 @@
 // API credentials: mint, list, revoke, rotate, tenant-scoped (another tenant's credential
 // is NOT_FOUND). A bearer is in the answer that minted or rotated it, and nowhere else.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { listCredentials, mintCredential, revokeCredential, rotateCredential } from '../../core/credentials';
+import { listCredentials, mintCredential, revokeCredential, rotateCredential } from '../../services/credentials';
 import {
   credentialCreateSchema,
   credentialListQuerySchema,

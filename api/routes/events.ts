@@ -1,6 +1,6 @@
 // GET /v1/events: the tenant's event log, paged by a cursor (the last seq seen).
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { listEvents } from '../../core/events';
+import { listEvents } from '../../services/events';
 import { eventsPageSchema, eventsQuerySchema } from '../../core/schemas/events';
 import { authorize } from '../auth';
 import type { ApiContext } from '../context';

@@ -1,6 +1,6 @@
 // The image catalog: register (by digest, optionally signed), read, promote to public.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { getImage, listImages, promoteImage, registerImage } from '../../core/images/catalog';
+import { getImage, listImages, promoteImage, registerImage } from '../../services/images/catalog';
 import {
   imageGetQuerySchema,
   imageListQuerySchema,

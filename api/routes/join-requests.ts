@@ -1,7 +1,7 @@
 // joinRequests: GET /v1/join-requests, POST /v1/join-requests/:id/approve and /reject.
-// Deferred discovery joins wait here for an operator (core/joins/join-requests.ts).
+// Deferred discovery joins wait here for an operator (services/joins/join-requests.ts).
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { decideJoinRequest, listJoinRequests } from '../../core/joins/join-requests';
+import { decideJoinRequest, listJoinRequests } from '../../services/joins/join-requests';
 import {
   joinRequestDecisionSchema,
   joinRequestListSchema,

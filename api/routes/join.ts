@@ -3,13 +3,13 @@
 // The node CA is loaded, or created on first start, when this plugin registers.
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { recordRefusal } from '../../core/joins/refusal';
-import { workflowRunsFor } from '../../core/bmc-access';
-import { temporalAgentJoinedNotifier } from '../../core/joins/agent-joined';
+import { recordRefusal } from '../../services/joins/refusal';
+import { workflowRunsFor } from '../../services/bmc-access';
+import { temporalAgentJoinedNotifier } from '../../services/joins/agent-joined';
 import { wakeLifecycle } from '../../core/metal/lifecycle-client';
-import { joinNode } from '../../core/joins/join-node';
-import { renewCertificate } from '../../core/joins/renew-certificate';
-import { loadOrCreateNodeCa } from '../../core/pki/node-ca';
+import { joinNode } from '../../services/joins/join-node';
+import { renewCertificate } from '../../services/joins/renew-certificate';
+import { loadOrCreateNodeCa } from '../../services/pki/node-ca';
 import { caSchema, issuedCertificateSchema, joinAnswerSchema, joinSchema, renewSchema } from '../../core/schemas/join';
 import type { ApiContext } from '../context';
 import { toApiError } from '../error-handler';

@@ -2,7 +2,7 @@
 // compute:nodes:provision on the tenant). The machine then joins with `ironflow agent node
 // --server URL --token-file FILE` and no --node-id.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { createAdoptToken } from '../../core/metal/adopt-token';
+import { createAdoptToken } from '../../services/metal/adopt-token';
 import { adoptTokenCreateSchema, adoptTokenSchema } from '../../core/schemas/adopt';
 import { authorize } from '../auth';
 import type { ApiContext } from '../context';

@@ -1,7 +1,7 @@
 // metal.maintenance: the maintenance axis on or off with a reason, decided as
 // compute:nodes:provision on the node; the answer is the node's metal view.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { setMaintenance } from '../../core/metal/maintenance';
+import { setMaintenance } from '../../services/metal/maintenance';
 import { metalView } from '../../core/metal/view';
 import { metalMaintenanceSchema, metalNodeParamsSchema, metalNodeSchema } from '../../core/schemas/metal';
 import { authorize } from '../auth';

@@ -1,16 +1,16 @@
-// metal.*: enroll, get, list, the verbs, power, confirm-mac (core/metal/confirm-mac.ts) and bulk (its run, read and cancel). Every answer is the
+// metal.*: enroll, get, list, the verbs, power, confirm-mac (services/metal/confirm-mac.ts) and bulk (its run, read and cancel). Every answer is the
 // node's metal view (never credentials). Verbs are decided as compute:nodes:provision on the
 // node, enroll and bulk on the pool, power as compute:nodes:power.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { Principal } from '../../core/credentials';
-import { cancelBulk, readBulkPage, startBulk } from '../../core/metal/bulk';
-import { confirmMacAndWake } from '../../core/metal/confirm-mac';
-import { enrollNode } from '../../core/metal/enroll';
+import type { Principal } from '../../services/credentials';
+import { cancelBulk, readBulkPage, startBulk } from '../../services/metal/bulk';
+import { confirmMacAndWake } from '../../services/metal/confirm-mac';
+import { enrollNode } from '../../services/metal/enroll';
 import { wakeLifecycle } from '../../core/metal/lifecycle-client';
-import { recordPowerRequest } from '../../core/metal/power';
-import { findMetalNode } from '../../core/metal/transition';
-import { applyVerb, type MetalDeps, type VerbArgs } from '../../core/metal/verbs';
+import { recordPowerRequest } from '../../services/metal/power';
+import { findMetalNode } from '../../services/metal/transition';
+import { applyVerb, type MetalDeps, type VerbArgs } from '../../services/metal/verbs';
 import { metalView } from '../../core/metal/view';
 import { tenantQuerySchema } from '../../core/schemas/common';
 import {
@@ -32,7 +32,7 @@ import {
   metalUndeploySchema,
   metalVerbSchema,
 } from '../../core/schemas/metal';
-import { requestBatch } from '../../core/quorum/batch-store';
+import { requestBatch } from '../../services/quorum/batch-store';
 import { bulkVerbChain } from '../../profiles/bulk-chain';
 import { startProvision } from '../../profiles/launch';
 import { resolveProfile } from '../../profiles/store';
@@ -160,7 +160,7 @@ export const metalRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) =
     },
   );
 
-  // A bulk answers at once with its run (202); the metal-bulk workflow applies it (core/metal/bulk.ts).
+  // A bulk answers at once with its run (202); the metal-bulk workflow applies it (services/metal/bulk.ts).
   const bulkDeps = {
     db: ctx.db,
     temporal: ctx.temporal,

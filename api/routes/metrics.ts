@@ -5,7 +5,7 @@
 // whole fleet.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { isConnected } from '../../core/agent-queues';
-import { agentSessions, metricsRegistry } from '../../core/metrics/registry';
+import { agentSessions, metricsRegistry } from '../../services/metrics/registry';
 import { ROOT_TENANT } from '../../core/permissions';
 import { authorize } from '../auth';
 import type { ApiContext } from '../context';

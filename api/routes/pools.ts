@@ -1,10 +1,10 @@
 // pools.*: create, get, list, update, delete. Decided as compute:sites:manage / read.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { createPool } from '../../core/pools/create-pool';
-import { deletePool } from '../../core/pools/delete-pool';
+import { createPool } from '../../services/pools/create-pool';
+import { deletePool } from '../../services/pools/delete-pool';
 import { findOwnedPool } from '../../core/pools/pool-lookup';
 import { poolView } from '../../core/pools/pool-view';
-import { updatePool } from '../../core/pools/update-pool';
+import { updatePool } from '../../services/pools/update-pool';
 import { tenantQuerySchema } from '../../core/schemas/common';
 import { poolCreateSchema, poolListQuerySchema, poolListSchema, poolParamsSchema, poolSchema, poolUpdateSchema } from '../../core/schemas/pools';
 import { authorize } from '../auth';

@@ -12,7 +12,7 @@ import {
   profileViewSchema,
 } from '../../core/schemas/profiles';
 import { tenantIdSchema } from '../../core/schemas/common';
-import { requireTenant } from '../../core/tenants';
+import { requireTenant } from '../../services/tenants';
 import { stepRegistry } from '../../core/steps/builtin';
 import { checkProfile } from '../../profiles/check';
 import { compileProfile } from '../../profiles/compiler';

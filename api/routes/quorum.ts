@@ -5,11 +5,11 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { loadOrCreateNodeCa } from '../../core/pki/node-ca';
+import { loadOrCreateNodeCa } from '../../services/pki/node-ca';
 import { QUORUM_BATCH_SIGNAL } from '../../core/quorum/batch-signal';
-import { approveBatch, batchView, findBatch, listBatches, nodeIdsOf, refuseBatch } from '../../core/quorum/batch-store';
-import { findQuorumPolicy, quorumPolicyView, removeQuorumPolicy, setQuorumPolicy } from '../../core/quorum/policy-store';
-import { recordAgentRefusal } from '../../core/quorum/refusal-report';
+import { approveBatch, batchView, findBatch, listBatches, nodeIdsOf, refuseBatch } from '../../services/quorum/batch-store';
+import { findQuorumPolicy, quorumPolicyView, removeQuorumPolicy, setQuorumPolicy } from '../../services/quorum/policy-store';
+import { recordAgentRefusal } from '../../services/quorum/refusal-report';
 import { notFound } from '../../core/errors';
 import { tenantQuerySchema } from '../../core/schemas/common';
 import {
@@ -23,7 +23,7 @@ import {
   quorumPolicySchema,
   quorumPolicySetSchema,
   quorumRefusalReportSchema,
-} from '../../core/schemas/quorum';
+} from '../../services/schemas/quorum';
 import { authenticateAgentRequest, keepRawJsonBodies } from '../agent-auth';
 import { authorize } from '../auth';
 import type { ApiContext } from '../context';

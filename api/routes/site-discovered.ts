@@ -2,7 +2,7 @@
 // agents saw in the last 24 h, merged. Decided as compute:sites:read; only the tenant that
 // owns the site sees it (any other gets NOT_FOUND: the list describes the site's network).
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { listDiscovered } from '../../core/metal/discovered-list';
+import { listDiscovered } from '../../services/metal/discovered-list';
 import { tenantQuerySchema } from '../../core/schemas/common';
 import { discoveredListSchema } from '../../core/schemas/discovery';
 import { siteParamsSchema } from '../../core/schemas/sites';

@@ -3,8 +3,8 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { tenantQuerySchema } from '../../core/schemas/common';
 import { siteParamsSchema } from '../../core/schemas/sites';
 import { siteTokenCreateSchema, siteTokenParamsSchema, siteTokenSchema } from '../../core/schemas/site-tokens';
-import { createSiteToken } from '../../core/site-tokens/create-site-token';
-import { revokeSiteToken } from '../../core/site-tokens/revoke-site-token';
+import { createSiteToken } from '../../services/site-tokens/create-site-token';
+import { revokeSiteToken } from '../../services/site-tokens/revoke-site-token';
 import { authorize } from '../auth';
 import type { ApiContext } from '../context';
 

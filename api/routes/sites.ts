@@ -3,12 +3,12 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { tenantQuerySchema } from '../../core/schemas/common';
 import { siteAgentsSchema } from '../../core/schemas/site-agents';
 import { siteCreateSchema, siteDeletedSchema, siteListSchema, siteParamsSchema, siteSchema, siteUpdateSchema } from '../../core/schemas/sites';
-import { createSite } from '../../core/sites/create-site';
-import { deleteSite } from '../../core/sites/delete-site';
+import { createSite } from '../../services/sites/create-site';
+import { deleteSite } from '../../services/sites/delete-site';
 import { siteAgentsOf } from '../../core/sites/site-agents';
 import { findOwnedSite } from '../../core/sites/site-lookup';
 import { siteView } from '../../core/sites/site-view';
-import { updateSite } from '../../core/sites/update-site';
+import { updateSite } from '../../services/sites/update-site';
 import { authorize } from '../auth';
 import type { ApiContext } from '../context';
 

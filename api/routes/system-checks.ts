@@ -3,10 +3,10 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { notFound } from '../../core/errors';
-import { newId } from '../../core/ids';
+import { newId } from '../../services/ids';
 import { systemCheckCreateSchema, systemCheckSchema, type SystemCheckView } from '../../core/schemas/system';
 import { idOf, tenantIdSchema } from '../../core/schemas/common';
-import { requireTenant } from '../../core/tenants';
+import { requireTenant } from '../../services/tenants';
 import { authorize } from '../auth';
 import type { ApiContext } from '../context';
 

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { IronflowError } from '../../core/errors';
 import { BUILTIN_TENANT, ROOT_TENANT } from '../../core/permissions';
 import { tenantCreateSchema } from '../../core/schemas/tenants';
-import { createTenant } from '../../core/tenants';
+import { createTenant } from '../../services/tenants';
 import { authorize } from '../auth';
 import type { ApiContext } from '../context';
 

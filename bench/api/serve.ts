@@ -4,7 +4,7 @@
 // { url, bearer, poolId, nodeId } when ready, and runs until killed.
 //
 //   npx tsx bench/api/serve.ts
-import { newId } from '../../core/ids';
+import { newId } from '../../services/ids';
 import { startControlPlane } from '../../stack/control-plane';
 import { startBenchStack } from '../lib/bench-stack';
 

@@ -1,6 +1,6 @@
 // The bare peer's one activity: the same event row Ironflow's `event.append` step writes.
-import type { Db } from '../../core/db';
-import { appendEvent } from '../../core/events';
+import type { Db } from '../../services/db';
+import { appendEvent } from '../../services/events';
 
 export function createBareActivities(db: Db) {
   return {

@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { loadConfig, type IronflowConfig } from '../../core/config';
+import { loadConfig, type IronflowConfig } from '../../services/config';
 import { serverSettings, startTemporalServer } from '../../stack/temporal-server';
 import { freePort } from '../../test/helpers/ports';
 

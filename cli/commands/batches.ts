@@ -10,10 +10,10 @@ import path from 'node:path';
 import { z } from 'zod';
 import { IronflowError } from '../../core/errors';
 import { ROOT_TENANT } from '../../core/permissions';
-import { batchDigest, signBatch, signBatchRefusal, type Approver } from '../../core/quorum/documents';
-import { merkleRoot } from '../../core/quorum/merkle';
+import { batchDigest, signBatch, signBatchRefusal, type Approver } from '../../services/quorum/documents';
+import { merkleRoot } from '../../services/quorum/merkle';
 import { idOf, tenantIdSchema } from '../../core/schemas/common';
-import { batchStatuses, type BatchViewAnswer } from '../../core/schemas/quorum';
+import { batchStatuses, type BatchViewAnswer } from '../../services/schemas/quorum';
 import { defineCommand } from '../command';
 import type { CliContext } from '../context';
 

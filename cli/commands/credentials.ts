@@ -1,7 +1,7 @@
 // `ironflow credentials list|create|revoke|rotate`. create and rotate print the bearer
 // once; revoke and rotate refuse anything with a '.', so a pasted bearer is never sent as an id.
 import { z } from 'zod';
-import { idPattern } from '../../core/ids';
+import { idPattern } from '../../core/id-format';
 import { ROOT_TENANT } from '../../core/permissions';
 import { tenantIdSchema } from '../../core/schemas/common';
 import { credentialCreateSchema, credentialListQuerySchema, credentialRotateSchema, type CredentialView } from '../../core/schemas/credentials';

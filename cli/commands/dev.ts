@@ -11,7 +11,7 @@ import { Fleet } from '../../agent/emulator/fleet';
 import { nodeAgentOs } from '../../agent/emulator/installed-os';
 import { requireQemuSite, startQemuSite } from '../../agent/emulator/qemu-site';
 import { loadSiteAgentConfig, type SiteAgentConfig } from '../../agent/site/config';
-import { ensureDataDir, loadIdentity, loadOrCreateKey } from '../../agent/site/identity';
+import { ensureDataDir, loadIdentity, loadOrCreateKey } from '../../agent/common/identity';
 import { startSiteAgent } from '../../agent/site/main';
 import { IronflowError } from '../../core/errors';
 import { defineCommand } from '../command';

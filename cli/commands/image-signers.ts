@@ -3,11 +3,11 @@
 // method: no API credential, however broad, can make a key trusted.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import type { IronflowConfig } from '../../core/config';
+import type { IronflowConfig } from '../../services/config';
 import { databaseTarget } from '../../core/database-target';
-import { createDb, type Db } from '../../core/db';
+import { createDb, type Db } from '../../services/db';
 import { IronflowError } from '../../core/errors';
-import { addImageSigner, listImageSigners, revokeImageSigner } from '../../core/images/signers';
+import { addImageSigner, listImageSigners, revokeImageSigner } from '../../services/images/signers';
 import { ROOT_TENANT } from '../../core/permissions';
 import { imageSignerAddSchema, imageSignerRevokeSchema } from '../../core/schemas/images';
 import { defineCommand } from '../command';

@@ -5,7 +5,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { IronflowError } from '../../core/errors';
-import { idPattern } from '../../core/ids';
+import { idPattern } from '../../core/id-format';
 import { idempotencyKeySchema, idOf, tenantIdSchema } from '../../core/schemas/common';
 import { siteTokenCreateSchema, type SiteTokenView } from '../../core/schemas/site-tokens';
 import { ROOT_TENANT } from '../../core/permissions';

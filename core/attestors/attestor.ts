@@ -1,9 +1,9 @@
 // Admission of a join: one attestor per join-token role, behind one interface. An
 // attestor decides inside the join's transaction, consuming what it must (a token use)
 // there, so a refused or failed join consumes nothing.
-import type { Tx } from '../db';
-import type { ParsedCsr } from '../pki/csr';
-import type { NodeCa } from '../pki/node-ca';
+import type { Tx } from '../../services/db';
+import type { ParsedCsr } from '../../services/pki/csr';
+import type { NodeCa } from '../../services/pki/node-ca';
 import type { JoinInput } from '../schemas/join';
 
 export interface JoinTokenRecord {
@@ -57,6 +57,6 @@ export interface Admission {
 export interface Attestor {
   /** The join-token role it admits. */
   role: string;
-  /** Admits the join or throws a refusal (core/joins/refusal.ts). */
+  /** Admits the join or throws a refusal (services/joins/refusal.ts). */
   admit(request: AttestationRequest): Promise<Admission>;
 }

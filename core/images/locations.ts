@@ -2,7 +2,7 @@
 // cache reports (NodeImageCache, by digest). The control plane reads them to route deploys
 // to a warm cache, to pin an image while a deploy streams it, and to pick what to evict.
 import type { ImageLocation } from '../../generated/prisma-sqlite/client';
-import type { DbOrTx } from '../db';
+import type { DbOrTx } from '../../services/db';
 import { IronflowError } from '../errors';
 
 export const imageLocationStates = ['pulling', 'ready', 'failed', 'evicting'] as const;

@@ -1,10 +1,10 @@
 // The control plane's side of a site agent's cache: its images report (the heartbeat's
 // `images` section) stored as NodeImageCache rows and turned into image_locations, and what
 // the site's spec adds to its pre-warm list: the images deploys pin there while they stream.
-import type { Db, DbOrTx } from '../db';
+import type { Db, DbOrTx } from '../../services/db';
 import type { CacheImageReport } from '../schemas/agent-sessions';
 import { DEFAULT_PIN_MS, recordImageLocation, syncSiteImageLocations, touchImageLocation } from './locations';
-import type { CacheImage } from './prewarm';
+import type { CacheImage } from '../../services/images/prewarm';
 
 const sameReport = (a: readonly CacheImageReport[], b: readonly CacheImageReport[]) =>
   a.length === b.length && a.every((row, i) => row.sha256 === b[i]?.sha256 && row.state === b[i]?.state && row.sizeBytes === b[i]?.sizeBytes);

@@ -1,8 +1,8 @@
 // Issues a node certificate and records it (NodeCertificate) in the caller's transaction:
 // a certificate exists on record exactly when the join or renewal that made it commits.
-import type { Tx } from '../db';
+import type { Tx } from '../../services/db';
 import type { NodeIdentity } from '../pki/identity';
-import type { IssuedCertificate, NodeCa } from '../pki/node-ca';
+import type { IssuedCertificate, NodeCa } from '../../services/pki/node-ca';
 
 export async function recordCertificate(
   tx: Tx,

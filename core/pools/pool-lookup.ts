@@ -1,4 +1,4 @@
-import type { DbOrTx } from '../db';
+import type { DbOrTx } from '../../services/db';
 import { notFound } from '../errors';
 
 /** The tenant's live pool; another tenant's or a deleted one is NOT_FOUND. */

@@ -1,7 +1,7 @@
 // Building blocks of input schemas, shared by the API, the CLI and OpenAPI.
 import { z } from 'zod';
 import { errorCodes, type ErrorCode } from '../errors';
-import { idPattern, type IdKind } from '../ids';
+import { idPattern, type IdKind } from '../id-format';
 
 export const tenantIdSchema = z
   .string()

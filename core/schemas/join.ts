@@ -10,7 +10,7 @@ export const joinSchema = z
     token: z.string().min(1).max(512),
     /** PEM `CERTIFICATE REQUEST`, ECDSA P-256 or Ed25519. */
     csr: pemSchema,
-    /** A ramdisk's evidence for the discovery attestor (core/attestors/discovery-attestor.ts). */
+    /** A ramdisk's evidence for the discovery attestor (services/attestors/discovery-attestor.ts). */
     discovery: z
       .object({
         /** The site agent's signed discovery assertion, as its iPXE script gave it (if.assertion). */

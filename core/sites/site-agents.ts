@@ -1,6 +1,6 @@
 // A site's agents (from their sessions) and its boot lease, as sites.get shows them.
 import { isConnected } from '../agent-queues';
-import type { DbOrTx } from '../db';
+import type { DbOrTx } from '../../services/db';
 import { siteSectionStatusSchema } from '../schemas/agent-sessions';
 import type { SiteAgents } from '../schemas/site-agents';
 

@@ -1,6 +1,6 @@
 // Finding a tenant's site, and referencing it from a pool, token or node. Another
 // tenant's site is NOT_FOUND; a deleted (tombstoned) site is INVALID_STATE.
-import type { DbOrTx } from '../db';
+import type { DbOrTx } from '../../services/db';
 import { IronflowError, notFound } from '../errors';
 
 /** The tenant's live site. */

@@ -2,7 +2,7 @@
 // `{{`, so no value can add lines or placeholders to a document; URLs, digests and pins are
 // checked at configuration time, so a bad one never reaches a machine.
 import { z } from 'zod';
-import { idPattern } from '../ids';
+import { idPattern } from '../id-format';
 
 /** Any line break YAML or systemd would honour (including NEL, LS, PS), or another control character. */
 const lineBreakOrControl = /[\u0000-\u001f\u007f\u0085\u2028\u2029]/;

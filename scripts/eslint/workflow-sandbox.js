@@ -1,28 +1,28 @@
-// ESLint rule: workflow code (and the pure domain it imports) may import at run time only the
-// workflow SDK, other workflow files and the pure domain modules listed in eslint.config.js.
+// ESLint rule: workflow code and the pure domain (core/) may import at run time only the
+// workflow SDK, zod, and workflow or core/ files; core/ itself only core/.
 // Temporal runs workflows in a deterministic sandbox: Node's built-ins, Prisma, the Temporal
 // client or a clock read there break replay. Type-only imports are free (they leave no code).
 import path from 'node:path';
 
-const SDK = new Set(['@temporalio/workflow', '@temporalio/common']);
+const SDK = new Set(['@temporalio/workflow', '@temporalio/common', 'zod']);
 
 /** @type {import('eslint').Rule.RuleModule} */
 export default {
   meta: {
     type: 'problem',
-    schema: [{ type: 'object', properties: { pure: { type: 'array', items: { type: 'string' } } }, additionalProperties: false }],
+    schema: [],
     messages: {
       sandbox:
-        "'{{source}}' is not allowed in workflow code: import @temporalio/workflow, @temporalio/common, a workflow file or a pure domain module (eslint.config.js pureDomain), or use `import type`",
+        "'{{source}}' is not allowed in workflow code: import @temporalio/workflow, @temporalio/common, zod, a workflow file or a core/ module (the pure domain; I/O lives in services/), or use `import type`",
     },
   },
   create(context) {
-    const pure = new Set(context.options[0]?.pure ?? []);
+    const inCore = path.relative(context.cwd, context.filename).startsWith('core/');
     const allowed = (source) => {
       if (SDK.has(source)) return true;
       if (!source.startsWith('.')) return false;
       const target = path.relative(context.cwd, path.resolve(path.dirname(context.filename), source)).replace(/\.ts$/, '');
-      return target.startsWith('workflows/') || pure.has(target);
+      return target.startsWith('core/') || (!inCore && target.startsWith('workflows/'));
     };
     const typeOnly = (node) =>
       node.importKind === 'type' ||

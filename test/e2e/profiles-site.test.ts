@@ -15,7 +15,7 @@ import { generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EmulatedMachine } from '../../agent/emulator/redfish-bmc';
-import { addImageSigner } from '../../core/images/signers';
+import { addImageSigner } from '../../services/images/signers';
 import { imageSigningInput } from '../../core/images/signing-input';
 import type { MetalNodeView } from '../../core/schemas/metal';
 import { stepRegistry } from '../../core/steps/builtin';

@@ -25,7 +25,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { QemuMachine } from '../../agent/emulator/qemu-machine';
 import { BOOT_HTTP_PORT, namespacedBootSection } from '../../agent/emulator/qemu-site';
 import { joinArgsFromUserData } from '../../agent/node/user-data';
-import { repoRoot } from '../../core/config';
+import { repoRoot } from '../../services/config';
 import type { MetalNodeView } from '../../core/schemas/metal';
 import { until, type BootSite } from '../helpers/boot-site';
 import { stopChild } from '../helpers/child-process';

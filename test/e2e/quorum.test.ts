@@ -14,9 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Machine } from '../../agent/emulator/machine';
 import type { SiteAgent } from '../../agent/site/main';
 import { ramdiskQueue } from '../../core/agent-queues';
-import { newId } from '../../core/ids';
+import { newId } from '../../services/ids';
 import type { StepInput } from '../../core/plan';
-import { batchBundle } from '../../core/quorum/batch-store';
+import { batchBundle } from '../../services/quorum/batch-store';
 import {
   batchDigest,
   policyDigest,
@@ -25,8 +25,8 @@ import {
   type BatchDocument,
   type PolicyDocument,
   type QuorumBundle,
-} from '../../core/quorum/documents';
-import type { BatchViewAnswer } from '../../core/schemas/quorum';
+} from '../../services/quorum/documents';
+import type { BatchViewAnswer } from '../../services/schemas/quorum';
 import type { MetalNodeView } from '../../core/schemas/metal';
 import type { ProvisionStatus } from '../../core/plan';
 import { activeAgent, until } from '../helpers/boot-site';

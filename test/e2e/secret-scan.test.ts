@@ -15,10 +15,10 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { CREDENTIAL_SCHEME } from '../../core/credentials';
+import { CREDENTIAL_SCHEME } from '../../services/credentials';
 import { JOIN_TOKEN_SCHEME } from '../../core/join-token-scheme';
 import type { MetalNodeView } from '../../core/schemas/metal';
-import { HISTORY_KEYS_FILE, type HistoryKeyRingFile } from '../../core/sealing/key-ring';
+import { HISTORY_KEYS_FILE, type HistoryKeyRingFile } from '../../services/sealing/key-ring';
 import { requireTool } from '../../stack/tools';
 import { startE2eSite, type E2eSite } from '../helpers/e2e-site';
 

@@ -5,7 +5,7 @@
 // sees the workflow's input decoded; a browser without a session sees only ciphertext.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { codecEndpointUrl, SEALED_ENCODING } from '../../core/sealing';
+import { codecEndpointUrl, SEALED_ENCODING } from '../../services/sealing';
 import { temporalLinks } from '../../core/temporal-links';
 import { devServerOptions, startTemporalServer, temporalServerArgs, type TemporalServer } from '../../stack/temporal-server';
 import { browserTestSkip, launchBrowser, signInToConsole, useWebUiCodec, type Page, type TestBrowser } from '../helpers/browser';

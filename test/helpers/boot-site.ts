@@ -4,7 +4,7 @@
 import type { SiteAgent } from '../../agent/site/main';
 import type { Fleet } from '../../agent/emulator/fleet';
 import type { Machine } from '../../agent/emulator/machine';
-import { newId } from '../../core/ids';
+import { newId } from '../../services/ids';
 import { startTestControlPlane, type TestControlPlane } from './control-plane';
 import { siteAgentFixture } from './site-agent';
 

@@ -1,7 +1,7 @@
 // Runs the real `ironflow` command (bin/ironflow.mjs) as a subprocess against a test server.
 import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { repoRoot } from '../../core/config';
+import { repoRoot } from '../../services/config';
 
 export interface CliResult {
   code: number;

@@ -6,7 +6,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { ApiClient } from '../../cli/api-client';
-import { loadConfig, type IronflowConfig } from '../../core/config';
+import { loadConfig, type IronflowConfig } from '../../services/config';
 import { startControlPlane, type ControlPlane, type ControlPlaneOptions } from '../../stack/control-plane';
 
 export interface TestControlPlane {

@@ -3,10 +3,10 @@
 // sessions kept fresh in the database, and a ledger of side effects in a file.
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import type { IronflowConfig } from '../../core/config';
-import type { Db } from '../../core/db';
+import type { IronflowConfig } from '../../services/config';
+import type { Db } from '../../services/db';
 import type { StepInput } from '../../core/plan';
-import { sealedDataConverter } from '../../core/sealing';
+import { sealedDataConverter } from '../../services/sealing';
 import { installWorkerRuntime } from '../../worker/runtime';
 
 export type MachineActivity = (input: StepInput) => Promise<unknown>;

@@ -4,7 +4,7 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { repoRoot } from '../../core/config';
+import { repoRoot } from '../../services/config';
 import { until } from './provision';
 
 export interface SiteAgentProcess {

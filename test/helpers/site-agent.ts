@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { inject } from 'vitest';
 import { loadSiteAgentConfig } from '../../agent/site/config';
-import { AgentLog } from '../../agent/site/log';
+import { AgentLog } from '../../agent/common/log';
 import { startSiteAgent, type SiteAgent } from '../../agent/site/main';
 
 export interface SiteAgentFixture {

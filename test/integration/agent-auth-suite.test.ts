@@ -12,10 +12,10 @@ import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import type { Event } from '../../generated/prisma-sqlite/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../core/ids';
+import { newId } from '../../services/ids';
 import { recordCertificate } from '../../core/joins/record-certificate';
-import { AGENT_HEADERS, signAgentRequest } from '../../core/pki/agent-request';
-import { loadOrCreateNodeCa } from '../../core/pki/node-ca';
+import { AGENT_HEADERS, signAgentRequest } from '../../services/pki/agent-request';
+import { loadOrCreateNodeCa } from '../../services/pki/node-ca';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
 import { csrForKey, newKeyAndCsr, workDir } from '../helpers/openssl';
 

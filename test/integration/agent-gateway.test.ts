@@ -10,7 +10,7 @@ import { Connection } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { siteAgentQueue } from '../../core/agent-queues';
-import { newId } from '../../core/ids';
+import { newId } from '../../services/ids';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
 import { newKeyAndCsr, workDir } from '../helpers/openssl';
 import { makeServerCertificate } from '../helpers/tls';

@@ -6,8 +6,8 @@ import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ControlPlaneClient } from '../../agent/site/control-plane-client';
-import { AGENT_HEADERS, signAgentRequest } from '../../core/pki/agent-request';
+import { ControlPlaneClient } from '../../agent/common/control-plane-client';
+import { AGENT_HEADERS, signAgentRequest } from '../../services/pki/agent-request';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
 import { newKeyAndCsr, workDir } from '../helpers/openssl';
 

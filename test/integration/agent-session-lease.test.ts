@@ -5,7 +5,7 @@ import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signAgentRequest } from '../../core/pki/agent-request';
+import { signAgentRequest } from '../../services/pki/agent-request';
 import type { SessionAnswer } from '../../core/schemas/agent-sessions';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
 import { newKeyAndCsr, workDir } from '../helpers/openssl';

@@ -8,7 +8,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { repoRoot } from '../../core/config';
+import { repoRoot } from '../../services/config';
 import { createTestNetwork, requireNetworkNamespaces, type NetworkHost, type TestNetwork } from '../helpers/netns';
 
 const SUBNET = '10.77.93';

@@ -17,7 +17,7 @@ import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCodes, httpStatusOf, type ErrorCode } from '../../core/errors';
-import { newId } from '../../core/ids';
+import { newId } from '../../services/ids';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
 import {
   probeApprover,

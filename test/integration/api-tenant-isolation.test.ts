@@ -13,11 +13,11 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiClient } from '../../cli/api-client';
-import { Prisma } from '../../core/db';
+import { Prisma } from '../../services/db';
 import { errorCodes } from '../../core/errors';
-import { newId } from '../../core/ids';
+import { newId } from '../../services/ids';
 import { permissions, type Permission } from '../../core/permissions';
-import { signAgentRequest } from '../../core/pki/agent-request';
+import { signAgentRequest } from '../../services/pki/agent-request';
 import type { MetalNodeView } from '../../core/schemas/metal';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
 import {

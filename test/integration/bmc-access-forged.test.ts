@@ -11,13 +11,13 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ControlPlaneClient } from '../../agent/site/control-plane-client';
+import { ControlPlaneClient } from '../../agent/common/control-plane-client';
 import type { IronflowError } from '../../core/errors';
-import { newId } from '../../core/ids';
+import { newId } from '../../services/ids';
 import { recordCertificate } from '../../core/joins/record-certificate';
-import { loadOrCreateNodeCa } from '../../core/pki/node-ca';
+import { loadOrCreateNodeCa } from '../../services/pki/node-ca';
 import { searchAttributeKeys } from '../../core/search-attributes';
-import { userDataSecretPurpose } from '../../core/userdata/grant';
+import { userDataSecretPurpose } from '../../services/userdata/grant';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
 import { newKeyAndCsr, workDir } from '../helpers/openssl';
 

@@ -7,10 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signDiscoveryAssertion } from '../../agent/boot/assertion';
 import { Fleet } from '../../agent/emulator/fleet';
 import type { SiteAgent } from '../../agent/site/main';
-import { decodeSignedAssertion, encodeSignedAssertion } from '../../core/boot/discovery-assertion';
-import { discoveryTokenRef } from '../../core/boot/discovery-tokens';
+import { decodeSignedAssertion, encodeSignedAssertion } from '../../services/boot/discovery-assertion';
+import { discoveryTokenRef } from '../../services/boot/discovery-tokens';
 import type { BootEntry } from '../../core/boot/boot-entry';
-import { buildCsr } from '../../core/pki/csr-builder';
+import { buildCsr } from '../../services/pki/csr-builder';
 import { testConfig } from '../helpers/control-plane';
 import { activeAgent, enrollMachine, startBootSite, type BootSite } from '../helpers/boot-site';
 

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { filesRoute } from '../../agent/boot/http/files-route';
 import { startBootHttpServer, type BootHttpServer } from '../../agent/boot/http/server';
-import { AgentLog } from '../../agent/site/log';
+import { AgentLog } from '../../agent/common/log';
 
 const TFTP_ROOT = '/usr/lib/ipxe';
 let server: BootHttpServer;

@@ -8,7 +8,7 @@
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAC_CONFIRMED_SIGNAL } from '../../core/metal/confirm-mac-signal';
-import { newId } from '../../core/ids';
+import { newId } from '../../services/ids';
 import type { ProvisionStatus } from '../../core/plan';
 import { until } from '../helpers/boot-site';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';

@@ -1,6 +1,6 @@
 // metal.confirmMac's doors and refusals through the real API, database and Temporal dev
 // server: the REST route with and without a running workflow, and the `confirmMac` Update of
-// node:<id>, which answers the same refusals (core/metal/confirm-mac.ts is their one path).
+// node:<id>, which answers the same refusals (services/metal/confirm-mac.ts is their one path).
 // No site agent runs, so each enrolled node's first step waits: its workflows are running.
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -5,7 +5,7 @@ import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, writeFileSyn
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { loadConfig } from '../../core/config';
+import { loadConfig } from '../../services/config';
 import { startControlPlane, type ControlPlane } from '../../stack/control-plane';
 import { secureDataDir } from '../../stack/data-dir';
 import { devServerOptions, startTemporalServer, type TemporalServer } from '../../stack/temporal-server';

@@ -9,8 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deployImageStep } from '../../agent/ramdisk/steps/deploy-image';
-import { ControlPlaneClient } from '../../agent/site/control-plane-client';
-import { AgentLog } from '../../agent/site/log';
+import { ControlPlaneClient } from '../../agent/common/control-plane-client';
+import { AgentLog } from '../../agent/common/log';
 
 const image = Buffer.from(Array.from({ length: 3 * 1024 * 1024 + 123 }, (_, i) => (i * 7919) % 251));
 const sha256 = createHash('sha256').update(image).digest('hex');

@@ -16,7 +16,7 @@ import { HostConverger, type HostState } from '../../agent/node/host-converger';
 import { HostRoot } from '../../agent/node/host-root';
 import { readHostMachine } from '../../agent/node/machine';
 import { resetGpus } from '../../agent/node/nvidia-smi';
-import { AgentLog } from '../../agent/site/log';
+import { AgentLog } from '../../agent/common/log';
 import { isIronflowError } from '../../core/errors';
 
 const temp = (prefix: string) => mkdtempSync(path.join(os.tmpdir(), prefix));

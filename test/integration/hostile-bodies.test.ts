@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signAgentRequest } from '../../core/pki/agent-request';
+import { signAgentRequest } from '../../services/pki/agent-request';
 import { MAX_DISCOVERED_ENTRIES } from '../../core/schemas/discovery';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
 import { newKeyAndCsr, workDir } from '../helpers/openssl';

@@ -2,9 +2,9 @@
 // database: repeated tenant creation, tenant names with control characters, the event
 // cursor and type filter, a Redfish address that is not a URL, a deeply nested profile.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../core/ids';
-import { applyStateOutcome, type StateOutcome } from '../../core/metal/lifecycle-moves';
-import { stateWorkflowId } from '../../core/metal/transition';
+import { newId } from '../../services/ids';
+import { applyStateOutcome, type StateOutcome } from '../../services/metal/lifecycle-moves';
+import { stateWorkflowId } from '../../services/metal/transition';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
 
 let t: TestControlPlane;

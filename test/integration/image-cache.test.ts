@@ -17,7 +17,7 @@ import { SiteImageCache } from '../../agent/cache';
 import { chooseEvictions } from '../../agent/cache/eviction';
 import { CacheGrants, MAX_GRANTS } from '../../agent/cache/grants';
 import { ImageCacheStore } from '../../agent/cache/store';
-import { AgentLog } from '../../agent/site/log';
+import { AgentLog } from '../../agent/common/log';
 import { until } from '../helpers/boot-site';
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');

@@ -5,13 +5,13 @@
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseTarget } from '../../core/database-target';
-import { createDb, type Db } from '../../core/db';
-import { promoteImage, registerImage } from '../../core/images/catalog';
+import { createDb, type Db } from '../../services/db';
+import { promoteImage, registerImage } from '../../services/images/catalog';
 import { evictionCandidates, imagesCachedAt, syncSiteImageLocations, touchImageLocation } from '../../core/images/locations';
-import { prewarmDigests, siteCacheImages } from '../../core/images/prewarm';
-import { addImageSigner, revokeImageSigner } from '../../core/images/signers';
+import { prewarmDigests, siteCacheImages } from '../../services/images/prewarm';
+import { addImageSigner, revokeImageSigner } from '../../services/images/signers';
 import { imageSigningInput } from '../../core/images/signing-input';
-import { newId } from '../../core/ids';
+import { newId } from '../../services/ids';
 import type { ImageRegisterInput } from '../../core/schemas/images';
 import { testConfig } from '../helpers/control-plane';
 

@@ -5,7 +5,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyImageForUse } from '../../core/images/catalog';
+import { verifyImageForUse } from '../../services/images/catalog';
 import type { ImageView } from '../../core/schemas/images';
 import { runCli } from '../helpers/cli';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';

@@ -3,8 +3,8 @@
 // deploy-time re-verification against revocation and hand-edited rows.
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyImageForUse, resolveImageRef } from '../../core/images/catalog';
-import { addImageSigner, revokeImageSigner } from '../../core/images/signers';
+import { verifyImageForUse, resolveImageRef } from '../../services/images/catalog';
+import { addImageSigner, revokeImageSigner } from '../../services/images/signers';
 import { imageSigningInput } from '../../core/images/signing-input';
 import type { ImagePage, ImageView } from '../../core/schemas/images';
 import type { ApiClient } from '../../cli/api-client';

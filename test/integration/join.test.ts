@@ -177,7 +177,7 @@ describe('POST /v1/join', () => {
 
   it('answers UNSUPPORTED for a token role no attestor handles yet', async () => {
     // A role no attestor is installed for (a row a future module might write) must not join as anything.
-    const { mintBearer } = await import('../../core/bearer');
+    const { mintBearer } = await import('../../services/bearer');
     const id = 'jt_0000000000000000000000rol3';
     const { bearer, secretHash } = mintBearer('ifjt', id);
     await t.cp.db.joinToken.create({

@@ -12,7 +12,7 @@ import { inject } from 'vitest';
 import { adoptRunningMachine } from '../../agent/emulator/adopted-os';
 import { Machine } from '../../agent/emulator/machine';
 import type { NodeAgent } from '../../agent/node/main';
-import { AgentLog } from '../../agent/site/log';
+import { AgentLog } from '../../agent/common/log';
 import type { AdoptTokenView } from '../../core/schemas/adopt';
 import type { MetalNodeView } from '../../core/schemas/metal';
 import { startBootSite, until, type BootSite } from '../helpers/boot-site';

@@ -7,7 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../core/ids';
+import { newId } from '../../services/ids';
 import type { MetalBulkPage, MetalBulkRunView } from '../../core/schemas/metal';
 import { runCli } from '../helpers/cli';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';

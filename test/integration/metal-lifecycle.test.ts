@@ -11,11 +11,11 @@ import { Context } from '@temporalio/activity';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { attestStepResult } from '../../agent/common/attest';
 import { dcgmStepResult } from '../../agent/common/dcgm';
-import type { Signer } from '../../agent/site/control-plane-client';
+import type { Signer } from '../../agent/common/control-plane-client';
 import { ramdiskQueue, siteAgentQueue } from '../../core/agent-queues';
 import { recordCertificate } from '../../core/joins/record-certificate';
-import { loadOrCreateNodeCa } from '../../core/pki/node-ca';
-import { addImageSigner } from '../../core/images/signers';
+import { loadOrCreateNodeCa } from '../../services/pki/node-ca';
+import { addImageSigner } from '../../services/images/signers';
 import { imageSigningInput } from '../../core/images/signing-input';
 import type { StepInput } from '../../core/plan';
 import type { MetalBulkPage, MetalBulkRunView, MetalNodeView } from '../../core/schemas/metal';
@@ -115,7 +115,7 @@ const ramdiskSteps = {
   }),
 };
 
-/** The key and ramdisk certificate the node CA issues a machine's ramdisk when it joins (core/attestors/discovery-attestor.ts). */
+/** The key and ramdisk certificate the node CA issues a machine's ramdisk when it joins (services/attestors/discovery-attestor.ts). */
 const ramdiskSigners = new Map<string, Promise<Signer>>();
 function ramdiskSigner(nodeId: string): Promise<Signer> {
   let signer = ramdiskSigners.get(nodeId);

@@ -5,7 +5,7 @@
 import { Context } from '@temporalio/activity';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { siteAgentQueue } from '../../core/agent-queues';
-import { newId } from '../../core/ids';
+import { newId } from '../../services/ids';
 import type { MetalNodeView } from '../../core/schemas/metal';
 import type { MetalStatusView } from '../../core/schemas/metal-status';
 import { runCli } from '../helpers/cli';

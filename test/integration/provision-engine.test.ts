@@ -9,7 +9,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ramdiskQueue, siteAgentQueue } from '../../core/agent-queues';
-import { newId } from '../../core/ids';
+import { newId } from '../../services/ids';
 import type { ProvisionStatus, StepInput } from '../../core/plan';
 import { toolPath } from '../../stack/tools';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';

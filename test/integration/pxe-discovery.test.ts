@@ -7,10 +7,10 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiClient } from '../../cli/api-client';
-import { ControlPlaneClient } from '../../agent/site/control-plane-client';
+import { ControlPlaneClient } from '../../agent/common/control-plane-client';
 import type { SiteAgent } from '../../agent/site/main';
-import { newId } from '../../core/ids';
-import { recordDiscoveryReport } from '../../core/metal/discovery-store';
+import { newId } from '../../services/ids';
+import { recordDiscoveryReport } from '../../services/metal/discovery-store';
 import type { DiscoveredMachine } from '../../core/schemas/discovery';
 import { activeAgent, startBootSite, until, type BootSite } from '../helpers/boot-site';
 import { runCli } from '../helpers/cli';

@@ -6,8 +6,8 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { joinAsRamdisk } from '../../agent/ramdisk/join';
 import type { RamdiskHardware } from '../../agent/ramdisk/hardware';
-import { ControlPlaneClient } from '../../agent/site/control-plane-client';
-import { AgentLog } from '../../agent/site/log';
+import { ControlPlaneClient } from '../../agent/common/control-plane-client';
+import { AgentLog } from '../../agent/common/log';
 import { fromPem } from '../../core/pki/pem';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
 

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { inject } from 'vitest';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../core/config';
+import { loadConfig } from '../../services/config';
 import type { SystemCheckView } from '../../core/schemas/system';
 import { serverSettings, startTemporalServer, type TemporalServer } from '../../stack/temporal-server';
 import { startTestControlPlane, testConfig, type TestControlPlane } from '../helpers/control-plane';

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadSecretKey, SecretStore } from '../../core/secret-store';
+import { loadSecretKey, SecretStore } from '../../services/secret-store';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
 
 let t: TestControlPlane;

@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Opcode } from '../../agent/boot/tftp/packet';
 import { startTftpServer, type TftpServer, type TftpServerOptions } from '../../agent/boot/tftp/server';
-import { AgentLog } from '../../agent/site/log';
+import { AgentLog } from '../../agent/common/log';
 import { activeAgent, startBootSite, until as untilAsync } from '../helpers/boot-site';
 import { freePort } from '../helpers/ports';
 import { siteAgentFixture } from '../helpers/site-agent';

@@ -1,4 +1,4 @@
-// The API clients' TLS fetch (core/trusted-fetch.ts) against real https servers on loopback
+// The API clients' TLS fetch (services/trusted-fetch.ts) against real https servers on loopback
 // with a throwaway CA: what it sends, the cap on an answer's size (a hostile or broken
 // server cannot exhaust an agent's memory), and a pin with a server that sends only its leaf.
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -7,9 +7,9 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { ControlPlaneClient } from '../../agent/site/control-plane-client';
-import { spkiPinOf } from '../../core/ca-pin';
-import { trustedFetch } from '../../core/trusted-fetch';
+import { ControlPlaneClient } from '../../agent/common/control-plane-client';
+import { spkiPinOf } from '../../services/ca-pin';
+import { trustedFetch } from '../../services/trusted-fetch';
 import { makeServerCertificate, type TestCertificates } from '../helpers/tls';
 
 let certs: TestCertificates;

@@ -4,7 +4,7 @@
 // read back, the DCGM level asked for with every test passed, from an accepted source.
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../core/attestations/canonical-json';
-import { checkAttestedResult } from '../../core/attestations/results';
+import { checkAttestedResult } from '../../services/attestations/results';
 import { IronflowError } from '../../core/errors';
 import type { JsonObject } from '../../core/plan';
 

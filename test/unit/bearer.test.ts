@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hashSecret, mintBearer, parseBearer, secretMatches } from '../../core/bearer';
+import { hashSecret, mintBearer, parseBearer, secretMatches } from '../../services/bearer';
 
 describe('bearer secrets', () => {
   it('mint a bearer whose secret matches only its stored hash', () => {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig, repoRoot } from '../../core/config';
+import { loadConfig, repoRoot } from '../../services/config';
 
 describe('the dev stack config', () => {
   it('reads temporal-dev.yaml', () => {

@@ -1,8 +1,8 @@
-// The one rule every agent mode applies to its control plane URL (core/control-plane-url.ts):
+// The one rule every agent mode applies to its control plane URL (services/control-plane-url.ts):
 // https anywhere, plain http only to a loopback address, refused with INVALID_CONFIG naming
 // the setting and the fix, never quoting a URL's user info.
 import { describe, expect, it } from 'vitest';
-import { isLoopbackHost, requireTlsOffLoopback } from '../../core/control-plane-url';
+import { isLoopbackHost, requireTlsOffLoopback } from '../../services/control-plane-url';
 
 describe('plain http only on loopback', () => {
   it.each(['127.0.0.1', '127.255.0.9', 'localhost', 'LOCALHOST', '[::1]', '::1', '[::ffff:7f00:1]'])('%s is loopback', (host) => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { derivedId, idPattern, newId } from '../../core/ids';
+import { idPattern } from '../../core/id-format';
+import { derivedId, newId } from '../../services/ids';
 
 describe('typed ids', () => {
   it('carry their kind and match its pattern', () => {

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { imageSigningInput } from '../../core/images/signing-input';
-import { parseSignerPublicKey, signatureMatches } from '../../core/images/verify';
+import { parseSignerPublicKey, signatureMatches } from '../../services/images/verify';
 
 const image = { kind: 'os', ref: 'ubuntu-24.04-server@2026.09', format: 'raw', compression: 'zstd', sha256: 'ab'.repeat(32) };
 const pem = (key: KeyObject) => key.export({ type: 'spki', format: 'pem' }).toString();

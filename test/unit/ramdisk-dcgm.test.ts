@@ -7,11 +7,11 @@ import { generateKeyPairSync } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { dcgmStep } from '../../agent/ramdisk/steps/machine';
 import type { RamdiskHardware } from '../../agent/ramdisk/hardware';
-import { ControlPlaneClient } from '../../agent/site/control-plane-client';
-import { AgentLog } from '../../agent/site/log';
-import { attestationSchema, attestationSignatureValid, attestationSigningInput, splitAttested } from '../../core/attestations/attestation';
+import { ControlPlaneClient } from '../../agent/common/control-plane-client';
+import { AgentLog } from '../../agent/common/log';
+import { attestationSchema, attestationSignatureValid, attestationSigningInput, splitAttested } from '../../services/attestations/attestation';
 import type { JsonObject } from '../../core/plan';
-import { NodeCa } from '../../core/pki/node-ca';
+import { NodeCa } from '../../services/pki/node-ca';
 
 const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 let certificatePem = '';

@@ -7,10 +7,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../core/config';
+import { loadConfig } from '../../services/config';
 import { IronflowError } from '../../core/errors';
-import { historyKeysFile, KEY_ID_METADATA, loadHistoryKeyRing, SEALED_ENCODING, sealingCodecFor, SealingCodec } from '../../core/sealing';
-import { newHistoryKeyEntry, type HistoryKeyRingFile } from '../../core/sealing/key-ring';
+import { historyKeysFile, KEY_ID_METADATA, loadHistoryKeyRing, SEALED_ENCODING, sealingCodecFor, SealingCodec } from '../../services/sealing';
+import { newHistoryKeyEntry, type HistoryKeyRingFile } from '../../services/sealing/key-ring';
 
 const dataDir = () => mkdtempSync(path.join(tmpdir(), 'ironflow-sealing-'));
 const text = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? new Uint8Array()).toString('utf8');

@@ -9,7 +9,7 @@ import { SITE_STEP_KINDS } from '../../agent/site/step-kinds';
 import { createActivities } from '../../activities';
 import type { ActivityDeps } from '../../activities/deps';
 import type { QueueKind } from '../../core/agent-queues';
-import { loadConfig } from '../../core/config';
+import { loadConfig } from '../../services/config';
 import { stepRegistry } from '../../core/steps/builtin';
 import { stepActivityName } from '../../core/steps/registry';
 import { shippedProfiles } from '../../profiles/shipped';

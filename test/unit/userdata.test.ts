@@ -10,7 +10,7 @@ import { parse } from 'yaml';
 import { AGENT_BINARY, JOIN_TOKEN_FILE, agentJoinArgv, agentNodeArgv } from '../../core/userdata/agent-argv';
 import { checkUserDataConfig } from '../../core/userdata/config';
 import { buildIgnition, type IgnitionConfig } from '../../core/userdata/ignition';
-import { renderUserData, type RenderVariablesInput } from '../../core/userdata/render';
+import { renderUserData, type RenderVariablesInput } from '../../services/userdata/render';
 
 const pin = (byte: number) => `sha256/${Buffer.alloc(32, byte).toString('base64')}`;
 const pins = { servingCaPin: pin(1), joinSigningPin: pin(2), joinEncryptionPin: pin(3) };

@@ -16,7 +16,7 @@ import type { BootEntryStore } from '../entries';
 import type { BootServerConfig } from '../config';
 import type { DiscoveredPxeClients } from '../discovered';
 import type { BootServerState } from '../http/ipxe-routes';
-import type { AgentLog } from '../../site/log';
+import type { AgentLog } from '../../common/log';
 import { throttledLog } from '../throttled-log';
 import { decideProxyDhcp, MAX_BOOT_FILE_BYTES, type ProxyDhcpPort } from './handler';
 import { decodeDhcpPacket, encodeDhcpReply, MAX_PACKET_BYTES } from './packet';

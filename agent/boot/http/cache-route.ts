@@ -7,7 +7,7 @@ import type http from 'node:http';
 import type { CacheGrants } from '../../cache/grants';
 import { grantPattern } from '../../cache/grants';
 import { sha256Pattern, type ImageCacheStore } from '../../cache/store';
-import type { AgentLog } from '../../site/log';
+import type { AgentLog } from '../../common/log';
 import { sendRangedFile, TransferSlots } from './ranged-file';
 import { sendText, type BootHttpRoute } from './server';
 

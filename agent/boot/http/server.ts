@@ -7,7 +7,7 @@
 import http from 'node:http';
 import { isIP, type AddressInfo } from 'node:net';
 import { RefusalBuckets, type RefusalLimits } from '../../../core/refusal-buckets';
-import type { AgentLog } from '../../site/log';
+import type { AgentLog } from '../../common/log';
 
 export const BOOT_SERVER_MAX_HEADER_BYTES = 8 * 1024;
 const MAX_URL_CHARS = 512;

@@ -10,7 +10,7 @@
 // typed API. Its packet codec throws on malformed input. The protocol is small enough that
 // bounded code of our own (packet.ts, handler.ts, transfer.ts) is the clearer choice.
 import dgram from 'node:dgram';
-import type { AgentLog } from '../../site/log';
+import type { AgentLog } from '../../common/log';
 import { openInside } from '../jail';
 import { decideRequest, defaultTftpLimits, type TftpLimits } from './handler';
 import { encodeError, TftpError, type TftpErrorCode } from './packet';

@@ -1,8 +1,8 @@
 // What the ramdisk's step activities are given.
 import type { KeyObject } from 'node:crypto';
 import type { StepInput } from '../../../core/plan';
-import type { ControlPlaneClient } from '../../site/control-plane-client';
-import type { AgentLog } from '../../site/log';
+import type { ControlPlaneClient } from '../../common/control-plane-client';
+import type { AgentLog } from '../../common/log';
 import type { RamdiskHardware } from '../hardware';
 
 export interface RamdiskStepDeps {

@@ -4,9 +4,9 @@ import type { StepInput } from '../../../core/plan';
 import type { OperationLedger } from '../../bmc/operations';
 import type { BootSecrets } from '../../boot/boot-secrets';
 import type { BootEntryStore } from '../../boot/entries';
-import type { ControlPlaneClient } from '../control-plane-client';
-import type { AgentIdentity } from '../identity';
-import type { AgentLog } from '../log';
+import type { ControlPlaneClient } from '../../common/control-plane-client';
+import type { AgentIdentity } from '../../common/identity';
+import type { AgentLog } from '../../common/log';
 import type { SessionState } from '../session';
 
 export interface SiteStepDeps {

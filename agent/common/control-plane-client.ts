@@ -1,0 +1,66 @@
+// The agent's HTTP client for the control plane: plain JSON for joining, and requests
+// signed with the agent's key and certificate (services/pki/agent-request.ts) for the rest.
+// Every request has a deadline, so a hung control plane looks like a silent one.
+import type { KeyObject } from 'node:crypto';
+import { errorCodes, IronflowError, isIronflowError, type ErrorCode } from '../../core/errors';
+import { signAgentRequest } from '../../services/pki/agent-request';
+import { trustedFetch, type ApiTrust, type FetchLike } from '../../services/trusted-fetch';
+
+export interface Signer {
+  key: KeyObject;
+  certificatePem(): string;
+}
+
+export class ControlPlaneUnreachable extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ControlPlaneUnreachable';
+  }
+}
+
+export class ControlPlaneClient {
+  private readonly fetch: FetchLike;
+
+  constructor(
+    readonly baseUrl: string,
+    private readonly timeoutMs = 5_000,
+    /** The CA the API's certificate chains to (site: control_plane_ca_file; ramdisk, node: a pin); the system's when absent. */
+    trust: ApiTrust = {},
+  ) {
+    this.fetch = trustedFetch(trust);
+  }
+
+  /** POST without a credential (join, renew: the token or certificate is in the body). */
+  post<T>(path: string, body: unknown): Promise<T> {
+    return this.send<T>(path, JSON.stringify(body), {});
+  }
+
+  /** GET without a credential (the node CA). */
+  get<T>(path: string): Promise<T> {
+    return this.send<T>(path, undefined, {});
+  }
+
+  /** POST signed by the agent's key over the exact bytes sent. */
+  signedPost<T>(signer: Signer, path: string, body: unknown): Promise<T> {
+    const text = JSON.stringify(body);
+    const headers = signAgentRequest(signer.key, signer.certificatePem(), { method: 'POST', pathAndQuery: path, body: text });
+    return this.send<T>(path, text, headers);
+  }
+
+  private async send<T>(path: string, text: string | undefined, headers: Record<string, string>): Promise<T> {
+    let response: Response;
+    try {
+      response = await this.fetch(`${this.baseUrl}${path}`, {
+        ...(text === undefined ? { method: 'GET', headers } : { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: text }),
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+    } catch (error) {
+      if (isIronflowError(error)) throw error; // a pin no server chain matches, a CA without https: not a transient failure
+      throw new ControlPlaneUnreachable(`control plane ${this.baseUrl} did not answer ${path}: ${(error as Error).message}`);
+    }
+    const answer = (await response.json().catch(() => null)) as { error?: { code?: string; message?: string; details?: Record<string, unknown> } } | null;
+    if (response.ok) return answer as T;
+    const code = errorCodes.includes(answer?.error?.code as ErrorCode) ? (answer?.error?.code as ErrorCode) : 'INTERNAL';
+    throw new IronflowError(code, answer?.error?.message ?? `control plane answered ${response.status} to ${path}`, answer?.error?.details ?? {});
+  }
+}

@@ -1,0 +1,142 @@
+// The BMC operation ledger a site's agents share: what each BMC command sent under an
+// operation id came to, so a step retried on, or re-routed to, another agent of the site
+// reuses the outcome instead of sending again (spec 001: "a power cycle the dead agent
+// already ran is reused, not sent again"). Only a site agent of the machine's own site may
+// read or write, only for a running workflow of that machine and that workflow's operation
+// ids. Writes are compare-and-set on the state the agent last saw, so two agents can never
+// both record that they are about to send the same command.
+import { machineOfRunningStep, refusalTenant, type BmcAccessDeps } from './bmc-access';
+import { operationIdBelongsTo } from '../core/bmc-operation-id';
+import { isUniqueViolation, type Prisma } from './db';
+import { IronflowError } from '../core/errors';
+import { recordRefusal, refusal } from './joins/refusal';
+import type { AuthenticatedAgent } from './pki/authenticate-agent';
+import type { BmcOperationAnswer, BmcOperationGet, BmcOperationPut, LedgerState, OperationRecordInput } from '../core/schemas/agent-bmc-operations';
+
+/** The table's states: sent (outcome not recorded), succeeded, refused (the BMC said no), unknown (may have reached the BMC). */
+export type BmcOperationState = 'sent' | 'succeeded' | 'refused' | 'unknown';
+
+interface StoredError {
+  code: string;
+  message: string;
+  outcomeUnknown: boolean;
+}
+
+function stateOf(record: OperationRecordInput): BmcOperationState {
+  if (record.state === 'started') return 'sent';
+  if (record.state === 'succeeded') return 'succeeded';
+  return record.error?.outcomeUnknown ? 'unknown' : 'refused';
+}
+
+function ledgerStateOf(state: string): LedgerState {
+  if (state === 'sent') return 'started';
+  if (state === 'succeeded') return 'succeeded';
+  return 'failed';
+}
+
+interface Row {
+  id: string;
+  agentNodeId: string;
+  command: string;
+  bmc: string;
+  state: string;
+  result: Prisma.JsonValue | null;
+  error: Prisma.JsonValue | null;
+  startedAt: Date;
+  finishedAt: Date | null;
+  updatedAt: Date;
+}
+
+function answerOf(row: Row | null): BmcOperationAnswer {
+  if (!row) return { operation: null };
+  return {
+    operation: {
+      operationId: row.id,
+      kind: row.command,
+      bmc: row.bmc,
+      state: ledgerStateOf(row.state),
+      ...(row.result !== null ? { result: row.result as OperationRecordInput['result'] } : {}),
+      ...(row.error !== null ? { error: row.error as unknown as StoredError } : {}),
+      startedAt: row.startedAt.toISOString(),
+      ...(row.finishedAt ? { finishedAt: row.finishedAt.toISOString() } : {}),
+      agentNodeId: row.agentNodeId,
+      updatedAt: row.updatedAt.toISOString(),
+    },
+  };
+}
+
+/** The machine of the step, or a refusal (recorded as a security event). */
+async function authorize(deps: BmcAccessDeps, agent: AuthenticatedAgent, input: { nodeId: string; workflowId: string; operationId: string }) {
+  try {
+    if (!operationIdBelongsTo(input.operationId, input.workflowId)) {
+      throw refusal(
+        'PERMISSION_DENIED',
+        'operation-of-another-workflow',
+        `operation ${input.operationId} is not one of workflow ${input.workflowId}'s (ids start with the workflow id)`,
+      );
+    }
+    return await machineOfRunningStep(deps, agent, input);
+  } catch (error) {
+    return recordRefusal(deps.db, 'security.bmc-operation.refused', error, {
+      tenantId: await refusalTenant(deps.db, agent, input.nodeId),
+      subjectId: input.nodeId,
+      data: { nodeId: input.nodeId, workflowId: input.workflowId, operationId: input.operationId, agentNodeId: agent.nodeId, siteId: agent.siteId },
+    });
+  }
+}
+
+export async function getBmcOperation(deps: BmcAccessDeps, agent: AuthenticatedAgent, input: BmcOperationGet): Promise<BmcOperationAnswer> {
+  const node = await authorize(deps, agent, input);
+  const row = await deps.db.bmcOperation.findUnique({ where: { id: input.operationId } });
+  // A record of another machine under this id is no business of this step.
+  return answerOf(row && row.nodeId === node.id ? row : null);
+}
+
+export async function putBmcOperation(deps: BmcAccessDeps, agent: AuthenticatedAgent, input: BmcOperationPut): Promise<BmcOperationAnswer> {
+  const record = input.operation;
+  const node = await authorize(deps, agent, { ...input, operationId: record.operationId });
+  const state = stateOf(record);
+  const fields = {
+    agentNodeId: agent.nodeId,
+    command: record.kind,
+    bmc: record.bmc,
+    state,
+    result: record.result === undefined ? undefined : (record.result as Prisma.InputJsonValue),
+    error: record.error === undefined ? undefined : (record.error as unknown as Prisma.InputJsonValue),
+    startedAt: new Date(record.startedAt),
+    finishedAt: record.finishedAt ? new Date(record.finishedAt) : null,
+  };
+  const row = await deps.db.bmcOperation.findUnique({ where: { id: record.operationId } });
+  if (!row) {
+    if (input.expected !== 'none') throw moved(record.operationId, 'none', input.expected, null);
+    try {
+      return answerOf(
+        await deps.db.bmcOperation.create({ data: { id: record.operationId, nodeId: node.id, siteId: node.siteId, workflowId: input.workflowId, ...fields } }),
+      );
+    } catch (error) {
+      if (isUniqueViolation(error)) throw moved(record.operationId, 'another agent’s record', input.expected, null);
+      throw error;
+    }
+  }
+  if (row.nodeId !== node.id || row.command !== record.kind || row.bmc !== record.bmc) {
+    throw new IronflowError(
+      'CONFLICT',
+      `operation ${record.operationId} was ${row.command} on ${row.bmc}, not ${record.kind} on ${record.bmc}; use a new operation id`,
+      { operationId: record.operationId },
+    );
+  }
+  // The same write again (an answer lost on the way back) is accepted as it is.
+  const replay = row.agentNodeId === agent.nodeId && row.state === state && row.startedAt.getTime() === fields.startedAt.getTime();
+  if (ledgerStateOf(row.state) !== input.expected && !replay) throw moved(record.operationId, ledgerStateOf(row.state), input.expected, row.agentNodeId);
+  const updated = await deps.db.bmcOperation.updateMany({ where: { id: row.id, state: row.state, updatedAt: row.updatedAt }, data: fields });
+  if (updated.count !== 1) throw moved(record.operationId, 'changed meanwhile', input.expected, null);
+  return answerOf(await deps.db.bmcOperation.findUniqueOrThrow({ where: { id: row.id } }));
+}
+
+function moved(operationId: string, now: string, expected: string, by: string | null): IronflowError {
+  return new IronflowError(
+    'CONFLICT',
+    `operation ${operationId} is ${now}${by ? ` (written by agent ${by})` : ''}, not ${expected} as this agent last read it; the step reads it again on retry`,
+    { operationId, expected, reason: 'operation-moved' },
+  );
+}

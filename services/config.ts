@@ -1,0 +1,184 @@
+// The dev stack's settings: temporal-dev.yaml, then environment variables on top.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'yaml';
+import { z } from 'zod';
+import { IronflowError } from '../core/errors';
+import type { UserDataConfig } from '../core/userdata/config';
+import { userDataSettings } from '../core/userdata/settings';
+
+const fileSchema = z.object({
+  dataDir: z.string().default('.ironflow'),
+  temporal: z.object({
+    address: z.string().default('127.0.0.1:7233'),
+    uiPort: z.number().int().default(8233),
+    namespace: z.string().default('default'),
+    dbFile: z.string().default('temporal.db'),
+    searchAttributes: z.record(z.string(), z.enum(['Keyword', 'Text', 'Int', 'Double', 'Bool', 'Datetime', 'KeywordList'])).default({}),
+    dynamicConfig: z.record(z.string(), z.json()).default({}),
+    // The pragmas the dev server's SQLite plugin takes.
+    sqlitePragmas: z
+      .object({ journal_mode: z.enum(['delete', 'truncate', 'persist', 'memory', 'wal', 'off']), synchronous: z.enum(['off', 'normal', 'full', 'extra']) })
+      .partial()
+      .strict()
+      .default({}),
+    sealHistories: z.boolean().default(true),
+  }),
+  api: z.object({
+    host: z.string().default('127.0.0.1'),
+    port: z.number().int().default(8080),
+    /** HTTPS for the API (services/api-tls.ts reads and checks the files at start). */
+    tls: z
+      .object({ certFile: z.string().min(1), keyFile: z.string().min(1) })
+      .strict()
+      .optional(),
+  }),
+  /** The agent gateway: where agents reach Temporal (gateway/). */
+  gateway: z.object({ host: z.string().default('127.0.0.1'), port: z.number().int().default(7243) }).default({ host: '127.0.0.1', port: 7243 }),
+  worker: z.object({ controlQueue: z.string().default('ironflow.control') }),
+  metrics: z.object({ temporalSdkAddress: z.string().optional() }).default({}),
+  database: z.object({ sqliteFile: z.string().default('ironflow.db') }),
+  /** Checked by core/userdata/settings.ts (it names the key and the fix). */
+  userData: z.unknown().optional(),
+});
+
+export interface IronflowConfig {
+  /** The repository root: relative paths of the config resolve against it. */
+  root: string;
+  dataDir: string;
+  temporal: {
+    address: string;
+    uiPort: number;
+    namespace: string;
+    dbFile: string;
+    searchAttributes: Record<string, string>;
+    dynamicConfig: Record<string, unknown>;
+    /** The dev server's SQLite store pragmas (`--sqlite-pragma`); WAL in temporal-dev.yaml. */
+    sqlitePragmas: Record<string, string>;
+    /**
+     * Seal the control plane's payloads (AES-256-GCM, docs/sealed-histories.md): what Temporal
+     * stores is ciphertext (IRONFLOW_SEAL_HISTORIES; on in temporal-dev.yaml). Agents hold no
+     * history key: the agent gateway seals and unseals their payloads for them.
+     */
+    sealHistories: boolean;
+  };
+  api: {
+    host: string;
+    port: number;
+    /** https://… when tls is set. */
+    publicUrl: string;
+    /** api.tls or IRONFLOW_API_TLS_CERT / IRONFLOW_API_TLS_KEY: the API serves HTTPS with these (absolute paths). */
+    tls?: { certFile: string; keyFile: string };
+  };
+  /** The agent gateway (IRONFLOW_GATEWAY_HOST / IRONFLOW_GATEWAY_PORT), the only door from agents to Temporal. */
+  gateway: {
+    host: string;
+    port: number;
+    /** The address Join hands to agents (IRONFLOW_AGENT_GATEWAY_ADDRESS): where machines on a site's network reach the gateway; unset, the address it bound. */
+    agentAddress?: string;
+  };
+  controlQueue: string;
+  /** Where the Temporal SDK's worker metrics are exported (Prometheus); GET /metrics appends them. */
+  metrics: { temporalSdkAddress?: string };
+  /** DATABASE_URL when set (postgres://…), else the SQLite file in the data dir. */
+  databaseUrl: string;
+  /** The discovery attestor's approval mode (IRONFLOW_DISCOVERY_APPROVAL): never, unknown-machines, always. */
+  discoveryApproval: 'never' | 'unknown-machines' | 'always';
+  /** userdata.render's settings (temporal-dev.yaml `userData:`, IRONFLOW_AGENT_URL …), checked at start. */
+  userData: UserDataConfig;
+}
+
+export const repoRoot = path.resolve(fileURLToPath(new URL('.', import.meta.url)), '..');
+
+function envInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0 || value > 65535) {
+    throw new Error(`${name}=${raw} is not a port number (0-65535)`);
+  }
+  return value;
+}
+
+/** `host:port` (a name, an IPv4 address or a bracketed IPv6 one), as agents dial it; anything else is refused at start, not when the first agent fails to connect. */
+function hostAndPort(raw: string, name: string): string {
+  const match = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(raw);
+  const port = Number(match?.[2]);
+  if (!match || port < 1 || port > 65535) throw new Error(`${name}=${raw.slice(0, 100)} is not host:port (e.g. 10.0.0.5:7243)`);
+  return raw;
+}
+
+function envBoolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'true' || raw === 'false') return raw === 'true';
+  throw new Error(`${name}=${raw} is not true or false`);
+}
+
+/** Both files or neither, from the environment over the file's api.tls; relative paths resolve against the repository root. */
+function apiTlsFrom(env: NodeJS.ProcessEnv, fromFile: { certFile: string; keyFile: string } | undefined): IronflowConfig['api']['tls'] {
+  const certFile = env.IRONFLOW_API_TLS_CERT || fromFile?.certFile;
+  const keyFile = env.IRONFLOW_API_TLS_KEY || fromFile?.keyFile;
+  if (!certFile && !keyFile) return undefined;
+  if (!certFile || !keyFile) {
+    const missing = certFile ? 'IRONFLOW_API_TLS_KEY (api.tls.keyFile)' : 'IRONFLOW_API_TLS_CERT (api.tls.certFile)';
+    throw new IronflowError('INVALID_CONFIG', `the API's TLS needs a certificate and its key: set ${missing} too, or neither for plain http on loopback`, {
+      path: 'api.tls',
+    });
+  }
+  return { certFile: path.resolve(repoRoot, certFile), keyFile: path.resolve(repoRoot, keyFile) };
+}
+
+function discoveryApprovalFrom(raw: string | undefined): IronflowConfig['discoveryApproval'] {
+  if (raw === undefined || raw === '') return 'never';
+  if (raw === 'never' || raw === 'unknown-machines' || raw === 'always') return raw;
+  throw new Error(`IRONFLOW_DISCOVERY_APPROVAL=${raw} is not one of never, unknown-machines, always`);
+}
+
+/** `off` (or empty) exports no SDK metrics; otherwise a host:port to bind. */
+function metricsSettings(address: string | undefined): IronflowConfig['metrics'] {
+  if (!address || address === 'off') return {};
+  return { temporalSdkAddress: hostAndPort(address, 'IRONFLOW_METRICS_SDK_ADDRESS') };
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): IronflowConfig {
+  const file = path.join(repoRoot, 'temporal-dev.yaml');
+  const parsed = fileSchema.safeParse(parse(readFileSync(file, 'utf8')) ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(`temporal-dev.yaml: ${issue?.path.join('.')}: ${issue?.message}`);
+  }
+  const doc = parsed.data;
+  const dataDir = path.resolve(repoRoot, env.IRONFLOW_DATA_DIR || doc.dataDir);
+  const host = env.IRONFLOW_API_HOST || doc.api.host;
+  const port = envInt(env, 'IRONFLOW_API_PORT', doc.api.port);
+  const sqliteFile = path.resolve(dataDir, env.IRONFLOW_SQLITE_FILE || doc.database.sqliteFile);
+  const tls = apiTlsFrom(env, doc.api.tls);
+  const publicUrl = env.IRONFLOW_API_URL || `${tls ? 'https' : 'http'}://${host}:${port}`;
+  return {
+    root: repoRoot,
+    dataDir,
+    temporal: {
+      address: env.IRONFLOW_TEMPORAL_ADDRESS || doc.temporal.address,
+      uiPort: envInt(env, 'IRONFLOW_TEMPORAL_UI_PORT', doc.temporal.uiPort),
+      namespace: env.IRONFLOW_TEMPORAL_NAMESPACE || doc.temporal.namespace,
+      dbFile: path.resolve(dataDir, env.IRONFLOW_TEMPORAL_DB_FILE || doc.temporal.dbFile),
+      searchAttributes: doc.temporal.searchAttributes,
+      dynamicConfig: doc.temporal.dynamicConfig as Record<string, unknown>,
+      sqlitePragmas: doc.temporal.sqlitePragmas,
+      sealHistories: envBoolean(env, 'IRONFLOW_SEAL_HISTORIES', doc.temporal.sealHistories),
+    },
+    api: { host, port, publicUrl, ...(tls ? { tls } : {}) },
+    gateway: {
+      host: env.IRONFLOW_GATEWAY_HOST || doc.gateway.host,
+      port: envInt(env, 'IRONFLOW_GATEWAY_PORT', doc.gateway.port),
+      ...(env.IRONFLOW_AGENT_GATEWAY_ADDRESS ? { agentAddress: hostAndPort(env.IRONFLOW_AGENT_GATEWAY_ADDRESS, 'IRONFLOW_AGENT_GATEWAY_ADDRESS') } : {}),
+    },
+    controlQueue: env.IRONFLOW_CONTROL_QUEUE || doc.worker.controlQueue,
+    metrics: metricsSettings(env.IRONFLOW_METRICS_SDK_ADDRESS ?? doc.metrics.temporalSdkAddress),
+    databaseUrl: env.DATABASE_URL || `file:${sqliteFile}`,
+    discoveryApproval: discoveryApprovalFrom(env.IRONFLOW_DISCOVERY_APPROVAL),
+    userData: userDataSettings(doc.userData, env, publicUrl),
+  };
+}

@@ -1,0 +1,66 @@
+// Driver adapters for both databases. The query engine and the schema engine both run
+// without native binaries through these.
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { PrismaBetterSQLite3 } from '@prisma/adapter-better-sqlite3';
+import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
+import type { DatabaseTarget } from '../core/database-target';
+
+const PG_NAME_OID = 19;
+const PG_TEXT_OID = 25;
+
+type QueryResultLike = { fields?: Array<{ dataTypeID: number }> } | Array<{ fields?: Array<{ dataTypeID: number }> }>;
+
+// Upstream bug prisma/orm#27403: the schema engine reads catalog columns of type `name`
+// (OID 19), which @prisma/adapter-pg cannot map. Report them as text (OID 25), for the
+// pool's own queries and for the clients it hands out, in promise and callback forms.
+function reportNameColumnsAsText(result: QueryResultLike): QueryResultLike {
+  for (const r of Array.isArray(result) ? result : [result]) {
+    for (const field of r?.fields ?? []) if (field.dataTypeID === PG_NAME_OID) field.dataTypeID = PG_TEXT_OID;
+  }
+  return result;
+}
+
+type Queryable = { query: (...args: unknown[]) => unknown };
+
+function patchQuery(target: pg.Pool | pg.PoolClient): void {
+  const queryable = target as unknown as Queryable;
+  const original = queryable.query.bind(target);
+  queryable.query = (...args: unknown[]) => {
+    const last = args[args.length - 1];
+    if (typeof last === 'function') {
+      const callback = last as (err: unknown, res?: QueryResultLike) => void;
+      args[args.length - 1] = (err: unknown, res?: QueryResultLike) => callback(err, res && reportNameColumnsAsText(res));
+      return original(...args);
+    }
+    const out = original(...args);
+    return out instanceof Promise ? out.then((res: QueryResultLike) => reportNameColumnsAsText(res)) : out;
+  };
+}
+
+function postgresPool(url: string): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  patchQuery(pool);
+  const connect = pool.connect.bind(pool) as (...args: unknown[]) => unknown;
+  (pool as { connect: (...args: unknown[]) => unknown }).connect = (...args: unknown[]) => {
+    const callback = args[0];
+    if (typeof callback === 'function') {
+      return connect((err: unknown, client: pg.PoolClient, done: unknown) => {
+        if (client) patchQuery(client);
+        (callback as (...a: unknown[]) => void)(err, client, done);
+      });
+    }
+    return (connect() as Promise<pg.PoolClient>).then((client) => {
+      patchQuery(client);
+      return client;
+    });
+  };
+  return pool;
+}
+
+export function createAdapter(target: DatabaseTarget): PrismaBetterSQLite3 | PrismaPg {
+  if (target.provider === 'postgresql') return new PrismaPg(postgresPool(target.url));
+  mkdirSync(path.dirname(target.file), { recursive: true });
+  return new PrismaBetterSQLite3({ url: `file:${target.file}` });
+}

@@ -1,0 +1,53 @@
+// The one place that tells a workflow its machine's agent is back: when a `ramdisk`
+// (discovery token) or `node` (provisioned token) agent joins, the workflow that minted
+// the token gets `agentJoined` — what ends a `boot.kexec … await: 'rejoin'` wait. A node
+// agent that joined long ago does not join again after a reboot: its session opens anew
+// (the heartbeat's `opened`), and the node's running provision workflows get the same
+// `agentJoined` (what ends remediate-reboot's `power.setPower … await: 'rejoin'`). After the
+// join or heartbeat committed, and best effort: a workflow that ended meanwhile is no reason
+// to refuse an agent.
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Admission, JoinTokenRecord } from '../../core/attestors/attestor';
+
+export interface AgentJoinedSignal {
+  role: 'ramdisk' | 'node';
+  agentNodeId: string;
+}
+
+export type AgentJoinedNotifier = (workflowId: string, signal: AgentJoinedSignal) => Promise<void>;
+
+/** The notifier the API wires: Temporal's signal `agentJoined` (workflows/provision-handles.ts). */
+export function temporalAgentJoinedNotifier(temporal: Client): AgentJoinedNotifier {
+  return async (workflowId, signal) => {
+    try {
+      await temporal.workflow.getHandle(workflowId).signal('agentJoined', signal);
+    } catch (error) {
+      if (!(error instanceof WorkflowNotFoundError)) throw error;
+    }
+  };
+}
+
+/** At most this many running workflows of one node hear of its agent's session (a node runs one or two). */
+const MAX_SIGNALLED_WORKFLOWS = 8;
+
+/** The node's running provision workflows, told that its node agent is back; answers their ids. */
+export async function signalNodeAgentBack(
+  temporal: Client,
+  nodeId: string,
+  notify: AgentJoinedNotifier = temporalAgentJoinedNotifier(temporal),
+): Promise<string[]> {
+  const quoted = nodeId.replace(/["\\]/g, '');
+  const running: string[] = [];
+  for await (const workflow of temporal.workflow.list({ query: `NodeId = "${quoted}" AND WorkflowType = "provision" AND ExecutionStatus = "Running"` })) {
+    running.push(workflow.workflowId);
+    if (running.length >= MAX_SIGNALLED_WORKFLOWS) break;
+  }
+  await Promise.all(running.map((workflowId) => notify(workflowId, { role: 'node', agentNodeId: nodeId }).catch(() => undefined)));
+  return running;
+}
+
+export async function signalAgentJoined(notify: AgentJoinedNotifier | undefined, token: JoinTokenRecord, admission: Admission): Promise<void> {
+  if (!notify || !token.workflowId) return;
+  if (admission.role !== 'ramdisk' && admission.role !== 'node') return;
+  await notify(token.workflowId, { role: admission.role, agentNodeId: admission.nodeId }).catch(() => undefined);
+}
