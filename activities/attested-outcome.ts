@@ -14,7 +14,7 @@ import { appendEvent } from '../services/events';
 import { labelsMatch } from '../core/label-expr';
 import type { StateOutcome } from '../services/metal/lifecycle-moves';
 import type { PlanStep } from '../core/plan';
-import { planForState } from '../profiles/state-plan';
+import { planForState } from '../profiles/plan-for-state';
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 

@@ -4,9 +4,10 @@ import { createMetalBulkActivities } from './metal-bulk';
 import { createMetalConfirmMacActivities } from './metal-confirm-mac';
 import { createMetalEnsureRamdiskActivities } from './metal-ensure-ramdisk';
 import { createMetalMediaActivities } from './metal-media';
-import { createMetalStepActivities } from './metal-steps';
+import { createDeployImageActivities } from './deploy-image';
+import { createRevokeIdentityActivities } from './revoke-identity';
 import { createNodeLifecycleActivities } from './node-lifecycle';
-import { createProvisionStepActivities } from './provision-steps';
+import { createBuiltinStepActivities } from './builtin-steps';
 import { createQuorumActivities } from './quorum';
 import { createSiteBootActivities } from './site-boot';
 import { createSiteRoutingActivities } from './site-routing';
@@ -16,11 +17,12 @@ import { createUserDataActivities } from './userdata-render';
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createSiteRoutingActivities(deps),
-    ...createProvisionStepActivities(deps),
+    ...createBuiltinStepActivities(deps),
     ...createSystemCheckActivities(deps),
     ...createSiteBootActivities(deps),
     ...createNodeLifecycleActivities(deps),
-    ...createMetalStepActivities(deps),
+    ...createDeployImageActivities(deps),
+    ...createRevokeIdentityActivities(deps),
     ...createMetalEnsureRamdiskActivities(deps),
     ...createMetalConfirmMacActivities(deps),
     ...createMetalMediaActivities(deps),

@@ -10,7 +10,7 @@ import { applyStateOutcome, type AppliedOutcome, type StateOutcome } from '../se
 import { findMetalNode } from '../services/metal/transition';
 import { applyVerb, type MetalDeps } from '../services/metal/verbs';
 import type { Plan, ProvisionResult, ProvisionTarget } from '../core/plan';
-import { planForState } from '../profiles/state-plan';
+import { planForState } from '../profiles/plan-for-state';
 import { resolveProfile } from '../profiles/store';
 import type { ActivityDeps } from './deps';
 import { withVerifiedAttestations } from './attested-outcome';

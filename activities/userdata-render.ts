@@ -13,7 +13,7 @@ import type { StepInput } from '../core/plan';
 import { renderUserData } from '../services/userdata/render';
 import { requireAgentDownload } from '../core/userdata/settings';
 import type { ActivityDeps } from './deps';
-import { userDataPurpose } from './metal-steps';
+import { userDataSecretPurpose } from '../services/userdata/grant';
 import { asStep } from './step-failure';
 
 export const PROVISIONED_TOKEN_ROLE = 'provisioned';
@@ -63,7 +63,7 @@ export function createUserDataActivities(deps: ActivityDeps) {
         );
         const now = new Date();
         const expiresAt = new Date(now.getTime() + (spec.tokenTtlSeconds ?? settings.tokenTtlSeconds) * 1000);
-        const purpose = userDataPurpose(input.workflowId);
+        const purpose = userDataSecretPurpose(input.workflowId);
 
         return deps.db.$transaction(async (tx) => {
           const earlier = await tx.joinToken.updateMany({

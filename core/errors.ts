@@ -36,6 +36,16 @@ export const httpStatusOf: Record<ErrorCode, number> = {
   RATE_LIMITED: 429,
 };
 
+/**
+ * The one retry rule: a code that says the problem passes (a busy database, a lost agent, a
+ * BMC's hiccup, a refusal to wait out) is retried; every other code is the answer. A step
+ * that must not be tried twice (it would repeat a power cycle) says so in its failure.
+ */
+const transientCodes: ReadonlySet<ErrorCode> = new Set(['INTERNAL', 'CONFLICT', 'DRIVER_ERROR', 'NO_SITE_AGENT', 'RATE_LIMITED']);
+export const retryable = (code: string): boolean => transientCodes.has(code as ErrorCode);
+/** For a RetryPolicy's nonRetryableErrorTypes. */
+export const nonRetryableCodes: readonly ErrorCode[] = errorCodes.filter((code) => !retryable(code));
+
 export type ErrorDetails = Record<string, unknown> & { path?: string };
 
 export class IronflowError extends Error {

@@ -1,5 +1,5 @@
 // The steps every Ironflow control plane knows. The control-side ones are activities of
-// the control-plane worker (activities/provision-steps.ts); the machine-side ones are
+// the control-plane worker (activities/builtin-steps.ts); the machine-side ones are
 // served by agents on their own queues (site, ramdisk, node modes of agent/).
 import { z } from 'zod';
 import { metalSteps } from './metal';

@@ -1,5 +1,5 @@
 // The steps metal's shipped profiles use (spec 003 "Steps you can use"). Control-side ones
-// are activities of the control-plane worker (activities/metal-steps.ts); site, ramdisk and
+// are activities of the control-plane worker (activities/deploy-image.ts and activities/revoke-identity.ts); site, ramdisk and
 // node ones are served by the agents on their queues.
 import { z } from 'zod';
 import type { StepDefinition } from './registry';

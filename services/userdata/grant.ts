@@ -17,7 +17,7 @@ export interface UserDataGrantDeps {
   secrets: SecretStore;
 }
 
-/** Where userdata.render seals a workflow's document (activities/metal-steps.ts uses the same). */
+/** Where userdata.render seals a workflow's document (activities/deploy-image.ts and activities/revoke-identity.ts uses the same). */
 export const userDataSecretPurpose = (workflowId: string): string => `userdata:${workflowId}`;
 
 export async function grantUserData(deps: UserDataGrantDeps, agent: AuthenticatedAgent, input: UserDataRequest): Promise<UserDataAnswer> {

@@ -19,7 +19,7 @@ import { dcgmStep } from '../../agent/ramdisk/steps/machine';
 import { ControlPlaneClient } from '../../agent/common/control-plane-client';
 import { AgentLog } from '../../agent/common/log';
 import type { SiteAgent } from '../../agent/site/main';
-import { createMetalStepActivities } from '../../activities/metal-steps';
+import { createRevokeIdentityActivities } from '../../activities/revoke-identity';
 import { createNodeLifecycleActivities } from '../../activities/node-lifecycle';
 import { attestResult } from '../../services/attestations/attestation';
 import { discoveryTokenRef } from '../../services/boot/discovery-tokens';
@@ -246,7 +246,7 @@ describe('attested wipe results', () => {
     const beforeRevocation = await wipe(b);
     await new Promise((r) => setTimeout(r, 20)); // the revocation is strictly after the signature
     const deps = { db: site.t.cp.db, secrets: site.t.cp.secrets, temporal: site.t.cp.temporal, config: site.t.config, workerId: 'attestations-test' };
-    const revoked = await createMetalStepActivities(deps)['metal.revokeIdentity'](input(b, 'metal.revokeIdentity', 'steps[4]', {}));
+    const revoked = await createRevokeIdentityActivities(deps)['metal.revokeIdentity'](input(b, 'metal.revokeIdentity', 'steps[4]', {}));
     expect(revoked.revokedCertificates).toBeGreaterThanOrEqual(1);
     expect((await site.t.cp.db.nodeCertificate.findUniqueOrThrow({ where: { serial: b.serial } })).revokedAt).not.toBeNull();
     await inState(b, 'releasing');

@@ -1,6 +1,5 @@
-// The control-plane side of metal's steps (core/steps/metal.ts): deploy.deploy (resolve and
-// verify the image before anything is sent, relay deploy.image to the ramdisk, check the
-// digest written) and metal.revokeIdentity. Machine-side steps are served by the agents.
+// deploy.deploy, the control side (core/steps/metal.ts): resolve and verify the image before
+// anything is sent, relay deploy.image to the ramdisk, then check the digest it wrote.
 import { appendEvent } from '../services/events';
 import { IronflowError } from '../core/errors';
 import { resolveImageRef, verifyImageForUse } from '../services/images/catalog';
@@ -11,8 +10,6 @@ import type { ActivityDeps } from './deps';
 import { asStep } from './step-failure';
 
 /** Where userdata.render stores a workflow's rendered user data (its reference is what travels). */
-export const userDataPurpose = userDataSecretPurpose;
-
 function imageRefOf(input: StepInput): string {
   const image = input.with.image as { ref?: unknown } | undefined;
   if (!image || typeof image.ref !== 'string') {
@@ -23,7 +20,7 @@ function imageRefOf(input: StepInput): string {
   return image.ref;
 }
 
-export function createMetalStepActivities(deps: ActivityDeps) {
+export function createDeployImageActivities(deps: ActivityDeps) {
   /** The image as the machine's owner sees it (its own first, then a public one), checked for use. */
   async function usableImage(input: StepInput) {
     const ref = imageRefOf(input);
@@ -42,7 +39,7 @@ export function createMetalStepActivities(deps: ActivityDeps) {
     async 'deploy.deploy'(input: StepInput): Promise<StepRelay> {
       return asStep(async () => {
         const image = await usableImage(input); // before anything is sent
-        const userData = await deps.db.secret.findFirst({ where: { purpose: userDataPurpose(input.workflowId) }, orderBy: { createdAt: 'desc' } });
+        const userData = await deps.db.secret.findFirst({ where: { purpose: userDataSecretPurpose(input.workflowId) }, orderBy: { createdAt: 'desc' } });
         const send: JsonObject = {
           imageId: image.id,
           source: image.source,
@@ -80,29 +77,6 @@ export function createMetalStepActivities(deps: ActivityDeps) {
         return { imageId: image.id, sha256: image.sha256, bytesWritten: typeof answer.bytesWritten === 'number' ? answer.bytesWritten : null };
       });
     },
-
-    /** Retiring: every certificate of the machine revoked, its tokens revoked, its BMC credentials forgotten. */
-    async 'metal.revokeIdentity'(input: StepInput): Promise<{ revokedCertificates: number; credentialsForgotten: boolean }> {
-      return asStep(() =>
-        deps.db.$transaction(async (tx) => {
-          const now = new Date();
-          const node = await tx.node.findUnique({ where: { id: input.target.nodeId } });
-          if (!node) throw new IronflowError('NOT_FOUND', `node ${input.target.nodeId} not found`, {});
-          const certs = await tx.nodeCertificate.updateMany({ where: { nodeId: node.id, revokedAt: null }, data: { revokedAt: now } });
-          await tx.joinToken.updateMany({ where: { nodeId: node.id, revokedAt: null }, data: { revokedAt: now } });
-          const ref = node.bmcCredentialsRef;
-          if (ref) await tx.secret.deleteMany({ where: { id: ref } });
-          await tx.node.update({ where: { id: node.id }, data: { bmcCredentialsRef: null } });
-          await appendEvent(tx, {
-            tenantId: node.tenantId,
-            type: 'node.identity.revoked',
-            subjectId: node.id,
-            data: { workflowId: input.workflowId, certificates: certs.count, credentialsForgotten: ref !== null },
-          });
-          return { revokedCertificates: certs.count, credentialsForgotten: ref !== null };
-        }),
-      );
-    },
   };
 }
-export type MetalStepActivities = ReturnType<typeof createMetalStepActivities>;
+export type DeployImageActivities = ReturnType<typeof createDeployImageActivities>;

@@ -13,7 +13,7 @@ import type { ActivityDeps } from './deps';
 
 const POLL_MS = 1000;
 
-export function createProvisionStepActivities(deps: ActivityDeps) {
+export function createBuiltinStepActivities(deps: ActivityDeps) {
   return {
     async 'event.append'(input: StepInput): Promise<{ appended: true }> {
       const message = String(input.with.message ?? '');
@@ -58,4 +58,4 @@ export function createProvisionStepActivities(deps: ActivityDeps) {
     },
   };
 }
-export type ProvisionStepActivities = ReturnType<typeof createProvisionStepActivities>;
+export type BuiltinStepActivities = ReturnType<typeof createBuiltinStepActivities>;
