@@ -6,7 +6,8 @@ import { TypedSearchAttributes } from '@temporalio/common';
 import { searchAttributeKeys } from '../search-attributes';
 import { lifecycleSummary } from '../workflow-summaries';
 
-export const lifecycleWorkflowId = (nodeId: string): string => `node:${nodeId}`;
+export const LIFECYCLE_WORKFLOW_ID_PREFIX = 'node:';
+export const lifecycleWorkflowId = (nodeId: string): string => `${LIFECYCLE_WORKFLOW_ID_PREFIX}${nodeId}`;
 export const LIFECYCLE_WORKFLOW = 'nodeLifecycle';
 export const WAKE_SIGNAL = 'wake';
 

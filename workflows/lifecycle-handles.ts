@@ -1,0 +1,54 @@
+// What a node's state workflow tells its lifecycle (`node:<nodeId>`): that it ended, and how.
+// The lifecycle waits for this signal instead of the child's result, so a lifecycle that
+// continued-as-new (or was started again) while the state workflow ran still hears its end:
+// a signal to a workflow id without a run id reaches the id's current run.
+import { ApplicationFailure, CancellationScope, defineSignal, getExternalWorkflowHandle, isCancellation, workflowInfo } from '@temporalio/workflow';
+import { LIFECYCLE_WORKFLOW_ID_PREFIX } from '../core/metal/lifecycle-client';
+import type { JsonValue, ProvisionResult } from '../core/plan';
+
+export interface StateWorkflowFailure {
+  code: string;
+  message: string;
+}
+
+/** The end of one state workflow, as its lifecycle applies it (`complete` or `fail`). */
+export type StateWorkflowEnded = { workflowId: string } & (
+  { outcome: 'succeeded'; outputs: Record<string, JsonValue> } | { outcome: 'failed'; error: StateWorkflowFailure }
+);
+
+export const stateWorkflowEndedSignal = defineSignal<[StateWorkflowEnded]>('stateWorkflowEnded');
+
+/** The spec's code and message of a state workflow's failure (a cancellation is ABORTED). */
+export function failureOf(err: unknown): StateWorkflowFailure {
+  if (err instanceof ApplicationFailure) return { code: err.type ?? 'INTERNAL', message: err.message };
+  if (isCancellation(err)) return { code: 'ABORTED', message: err instanceof Error ? err.message || 'cancelled' : 'cancelled' };
+  if (err instanceof Error) return { code: 'INTERNAL', message: err.message || err.name };
+  return { code: 'INTERNAL', message: String(err) };
+}
+
+/**
+ * Called by the provision workflow as its very last act, with what it returns or what it throws:
+ *
+ *   try { const result = await run(); await notifyParentEnded({ result }); return result; }
+ *   catch (failure) { await notifyParentEnded({ failure }); throw failure; }
+ *
+ * Signals `stateWorkflowEnded` to the parent when the parent is a node lifecycle; a no-op for a
+ * workflow started any other way. Never throws and is not cancellable: a lifecycle that is gone
+ * (terminated) must not fail the state workflow, and a cancelled run must still say it ended.
+ */
+export async function notifyParentEnded(end: { result: ProvisionResult } | { failure: unknown }): Promise<void> {
+  const { parent, workflowId } = workflowInfo();
+  if (!parent?.workflowId.startsWith(LIFECYCLE_WORKFLOW_ID_PREFIX)) return;
+  const ended: StateWorkflowEnded =
+    'result' in end
+      ? { workflowId, outcome: 'succeeded', outputs: end.result.outputs ?? {} }
+      : { workflowId, outcome: 'failed', error: failureOf(end.failure) };
+  await CancellationScope.nonCancellable(async () => {
+    try {
+      // No run id: the lifecycle's current run, whichever it is now.
+      await getExternalWorkflowHandle(parent.workflowId).signal(stateWorkflowEndedSignal, ended);
+    } catch {
+      // The lifecycle is gone; its next run reads the node's state again.
+    }
+  });
+}
