@@ -30,7 +30,7 @@ export default tseslint.config(
   { files: ['test/**/*.ts'], rules: { '@typescript-eslint/no-explicit-any': 'off' } },
   {
     // core/ is the pure domain (no I/O, no Node built-ins, no clock): workflows import it, and it imports only itself.
-    files: ['workflows/**/*.ts', 'core/**/*.ts'],
+    files: ['workflows/**/*.ts', 'core/**/*.ts', 'worker/sandbox/**/*.ts'],
     plugins: { ironflow: { rules: { 'workflow-sandbox': workflowSandbox } } },
     rules: { 'ironflow/workflow-sandbox': 'error' },
   },

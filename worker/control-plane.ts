@@ -3,8 +3,10 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import type { ActivityDeps } from '../activities/deps';
 import { sealedDataConverter } from '../services/sealing';
+import { activityMetricsInterceptor } from './activity-metrics';
 import { installWorkerRuntime } from './runtime';
 import { workflowSource } from './workflow-bundle';
+import { workflowMetricsSinks } from './workflow-metrics-sink';
 
 export interface ControlPlaneWorker {
   worker: Worker;
@@ -22,6 +24,9 @@ export async function startControlPlaneWorker(deps: ActivityDeps): Promise<Contr
     taskQueue: deps.config.controlQueue,
     ...(await workflowSource()),
     activities: createActivities(deps),
+    // Activities by type and outcome, workflow runs by type, state and outcome (GET /metrics).
+    interceptors: { activity: [activityMetricsInterceptor] },
+    sinks: workflowMetricsSinks,
     // Sealed histories: workflow and activity payloads this worker writes are ciphertext in Temporal.
     dataConverter: sealedDataConverter(deps.config),
   });

@@ -26,10 +26,10 @@ async function sdkMetrics(address: string | undefined): Promise<string> {
 export const metricsRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) => {
   app.get('/metrics', { schema: { tags: ['system'] } }, async (request, reply) => {
     authorize(request, 'compute:events:read', ROOT_TENANT);
-    const sessions = await ctx.db.agentSession.findMany({ select: { role: true, lastSeenAt: true } });
+    const sessions = await ctx.db.agentSession.findMany({ select: { role: true, siteId: true, lastSeenAt: true } });
     agentSessions.reset();
     const now = Date.now();
-    for (const { role, lastSeenAt } of sessions) agentSessions.inc({ role, connected: String(isConnected(lastSeenAt, now)) });
+    for (const { role, siteId, lastSeenAt } of sessions) agentSessions.inc({ role, site: siteId, connected: String(isConnected(lastSeenAt, now)) });
     const own = await metricsRegistry.metrics();
     return reply.type(metricsRegistry.contentType).send(`${own}\n${await sdkMetrics(ctx.config.metrics.temporalSdkAddress)}`);
   });

@@ -6,6 +6,7 @@ import type { Node } from '../../generated/prisma-sqlite/client';
 import type { Db, Tx } from '../db';
 import { IronflowError } from '../../core/errors';
 import { appendEvent } from '../events';
+import { stateOutcomes } from '../metrics/registry';
 import { normalizeMac } from '../../core/mac';
 import { sameProductUuid } from '../../core/product-uuid';
 import type { JsonValue } from '../../core/plan';
@@ -84,9 +85,12 @@ async function fail(tx: Tx, node: Node, error: { code: string; message: string }
 }
 
 export async function applyStateOutcome(db: Db, outcome: StateOutcome): Promise<AppliedOutcome> {
-  return db.$transaction(async (tx) => {
+  // Counted once the move is committed; an ignored (stale) outcome is not a state's end.
+  let endedState = null as string | null;
+  const applied = await db.$transaction(async (tx): Promise<AppliedOutcome> => {
     const node = await findMetalNode(tx, undefined, outcome.nodeId);
     if (node.workflowId !== outcome.workflowId) return { applied: false, state: node.provisionState };
+    endedState = node.provisionState;
     if (node.provisionState === 'adopting') return { applied: true, state: (await applyAcceptance(tx, node, outcome)).provisionState };
     if (outcome.outcome === 'failed') {
       const moved = await fail(tx, node, outcome.error ?? { code: 'INTERNAL', message: 'the workflow failed' });
@@ -132,4 +136,6 @@ export async function applyStateOutcome(db: Db, outcome: StateOutcome): Promise<
     const moved = await commitMove(tx, node, move, { data, event: { workflowId: outcome.workflowId, outcome: 'complete' } });
     return { applied: true, state: moved.provisionState };
   });
+  if (applied.applied && endedState) stateOutcomes.inc({ state: endedState, move: applied.state === 'failed' ? 'fail' : 'complete' });
+  return applied;
 }

@@ -33,7 +33,33 @@ export const bootLeaseChanges = new Counter({
 
 export const agentSessions = new Gauge({
   name: 'ironflow_agent_sessions',
-  help: 'Agent sessions by role, and whether the agent was seen within its heartbeat window (read from the database at each scrape)',
-  labelNames: ['role', 'connected'] as const,
+  help: 'Agent sessions by role and site, and whether the agent was seen within its heartbeat window (read from the database at each scrape)',
+  labelNames: ['role', 'site', 'connected'] as const,
+  registers,
+});
+
+/** What ended an activity attempt: a result, an error (retried or not), or a cancellation. */
+export type AttemptOutcome = 'completed' | 'failed' | 'canceled';
+
+export const controlActivitySeconds = new Histogram({
+  name: 'ironflow_control_activity_duration_seconds',
+  help: "Activity attempts the control-plane worker ran (control steps by their `use`, and the workflows' own activities), by activity and outcome",
+  labelNames: ['activity', 'outcome'] as const,
+  buckets: [0.005, 0.02, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600],
+  registers,
+});
+
+export const workflowSeconds = new Histogram({
+  name: 'ironflow_workflow_duration_seconds',
+  help: 'Workflow runs the control-plane worker ended, from the run start, by workflow type, the provision state a provision run served, and outcome',
+  labelNames: ['workflow', 'state', 'outcome'] as const,
+  buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900, 1800, 3600, 4 * 3600],
+  registers,
+});
+
+export const stateOutcomes = new Counter({
+  name: 'ironflow_state_outcomes_total',
+  help: "Ends of nodes' state workflows the lifecycle applied, by provision state and the move it made (complete or fail)",
+  labelNames: ['state', 'move'] as const,
   registers,
 });
