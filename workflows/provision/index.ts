@@ -1,0 +1,78 @@
+// `provision(plan, target)`: the one generic workflow that runs any compiled profile. It
+// walks the plan (steps, then acceptance, then cleanup, which always runs) with the step
+// runner; retries, timeouts, rejoin waits, cancellation and crash resumption come from
+// Temporal. Deterministic: no I/O, no clocks but the workflow's own.
+import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import type { JsonValue, Plan, ProvisionResult, ProvisionTarget } from '../../core/plan';
+import { notifyParentEnded } from '../lifecycle-handles';
+import { quorumGate } from '../quorum-gate';
+import { startRunStatus } from './status';
+import type { RunContext } from './run-context';
+import { failureMessage, runStep } from './step-runner';
+
+export async function provision(plan: Plan, target: ProvisionTarget): Promise<ProvisionResult> {
+  try {
+    const result = await walk(plan, target);
+    await notifyParentEnded({ result });
+    return result;
+  } catch (failure) {
+    await notifyParentEnded({ failure });
+    throw failure;
+  }
+}
+
+async function walk(plan: Plan, target: ProvisionTarget): Promise<ProvisionResult> {
+  const { workflowId } = workflowInfo();
+  const run = startRunStatus(target);
+  const { status } = run;
+  // The destructive-batch quorum: destructive steps wait for the run's approved batch, which every step's input then carries.
+  const gate = quorumGate(plan, target, workflowId, run.waitFor);
+  const ctx: RunContext = { workflowId, target, run, gate };
+  const outputs: Record<string, JsonValue> = {};
+  const runAndKeep = async (step: Plan['steps'][number]) => {
+    const output = await runStep(ctx, step);
+    if (output !== undefined) outputs[step.key] = output as JsonValue;
+  };
+
+  let failure: unknown;
+  try {
+    await run.main.run(async () => {
+      await gate.start();
+      for (const step of plan.steps) await runAndKeep(step);
+      status.phase = 'acceptance';
+      run.showDetails();
+      for (const step of plan.acceptance) await runAndKeep(step);
+    });
+  } catch (err) {
+    failure = err;
+  }
+
+  // Cleanup runs whatever happened, and cannot be cancelled: boot entries and tokens
+  // never outlive their workflow.
+  status.phase = 'cleanup';
+  run.showDetails();
+  await CancellationScope.nonCancellable(async () => {
+    for (const step of plan.cleanup) {
+      try {
+        await runAndKeep(step);
+      } catch {
+        // recorded in the history; the other cleanup steps still run
+      }
+    }
+  });
+  status.step = null;
+  upsertMemo({ step: null, use: null });
+
+  if (failure !== undefined) {
+    status.error = status.abortReason ?? failureMessage(failure);
+    status.phase = status.abortReason === null && isCancellation(failure) ? 'cancelled' : 'failed';
+    run.showDetails();
+    if (status.abortReason !== null) throw ApplicationFailure.nonRetryable(`aborted: ${status.abortReason}`, 'ABORTED');
+    if (isCancellation(failure)) throw failure;
+    if (failure instanceof ActivityFailure && failure.cause instanceof ApplicationFailure) throw failure.cause;
+    throw failure;
+  }
+  status.phase = 'succeeded';
+  run.showDetails();
+  return { outcome: 'succeeded', history: status.history, outputs };
+}

@@ -1,0 +1,120 @@
+// The provision run's status (the `status` query), the Web UI's current details that follow
+// it, and the handlers that change it: abort (signal and Update), confirmMac, agentJoined.
+import { ApplicationFailure, CancellationScope, setCurrentDetails, setHandler } from '@temporalio/workflow';
+import type { ProvisionStatus, ProvisionTarget } from '../../core/plan';
+import { provisionDetails } from '../../core/workflow-summaries';
+import { installConfirmMacHandlers, noteRejectedSignal } from '../confirm-mac-handlers';
+import { abortSignal, abortUpdate, agentJoinedSignal, statusQuery, stepProgressSignal, type AgentJoined } from '../provision-handles';
+
+const MAX_REASON = 512;
+/** A wait a step reports through stepProgress, bounded. */
+const MAX_REPORTED_WAIT = 256;
+
+type JoinRole = AgentJoined['role'];
+
+export interface RunStatus {
+  readonly status: ProvisionStatus;
+  /** Cancelled by an abort: the steps and acceptance run in it, cleanup does not. */
+  readonly main: CancellationScope;
+  /** Says what the run waits for (null: nothing) and since when; the Web UI's details follow. */
+  waitFor(what: string | null, since?: string): void;
+  showDetails(): void;
+  /** When the current wait began (workflow time), if the run waits. */
+  waitingSince(): string | null;
+  /** agentJoined signals received so far: all of them, or of one role. */
+  joins(role?: JoinRole): number;
+  /** The agent of the last join of `role`. */
+  lastJoined(role: JoinRole): string | null;
+}
+
+/** A wait the running step reports itself in its stepProgress (`{ waitingFor, since }`), bounded. */
+function reportedWait(progress: unknown): { what: string; since?: string } | null {
+  if (typeof progress !== 'object' || progress === null) return null;
+  const { waitingFor, since } = progress as { waitingFor?: unknown; since?: unknown };
+  if (typeof waitingFor !== 'string' || waitingFor.trim() === '') return null;
+  const what = waitingFor.slice(0, MAX_REPORTED_WAIT);
+  return typeof since === 'string' && !Number.isNaN(Date.parse(since)) ? { what, since: new Date(since).toISOString() } : { what };
+}
+
+/** The status and its handlers; call once, before the first step. */
+export function startRunStatus(target: ProvisionTarget): RunStatus {
+  const status: ProvisionStatus = {
+    phase: 'steps',
+    step: null,
+    waitingFor: null,
+    progress: null,
+    history: [],
+    abortReason: null,
+    confirmedMac: null,
+    rejectedSignals: [],
+    error: null,
+  };
+  const main = new CancellationScope();
+  // Counted, not kept: anyone reaching Temporal can send agentJoined, as often as they like.
+  const joined: Record<JoinRole, number> = { ramdisk: 0, node: 0 };
+  const lastAgent: Record<JoinRole, string | null> = { ramdisk: null, node: null };
+  let waitingSince: string | null = null;
+  let waitReported = false; // the wait came from the step's own stepProgress
+
+  const showDetails = () => setCurrentDetails(provisionDetails(status, waitingSince));
+  const waitFor = (what: string | null, since?: string) => {
+    status.waitingFor = what;
+    waitingSince = what === null ? null : (since ?? new Date().toISOString());
+    waitReported = false;
+    showDetails();
+  };
+
+  const abortProblem = (reason: unknown): string | undefined => {
+    if (typeof reason !== 'string' || reason.trim() === '' || reason.length > MAX_REASON) return `a reason is 1 to ${MAX_REASON} characters`;
+    if (status.abortReason !== null) return `already aborted: ${status.abortReason}`;
+    if (status.phase !== 'steps' && status.phase !== 'acceptance')
+      return `nothing to abort: the run is ${status.phase === 'cleanup' ? 'cleaning up' : status.phase}`;
+    return undefined;
+  };
+  const abort = (reason: string) => {
+    status.abortReason = reason;
+    main.cancel();
+  };
+
+  setHandler(statusQuery, () => status);
+  setHandler(abortSignal, (reason) => {
+    const problem = abortProblem(reason);
+    if (problem) noteRejectedSignal(status.rejectedSignals, { name: 'abort', reason: problem });
+    else abort(reason);
+  });
+  setHandler(abortUpdate, (reason) => (abort(reason), status), {
+    validator: (reason) => {
+      const problem = abortProblem(reason);
+      if (problem) throw ApplicationFailure.nonRetryable(problem, 'INVALID_STATE');
+    },
+  });
+  installConfirmMacHandlers(target.nodeId, {
+    confirmed: (mac) => void (status.confirmedMac = mac),
+    rejected: (reason) => noteRejectedSignal(status.rejectedSignals, { name: 'confirmMac', reason }),
+  });
+  setHandler(agentJoinedSignal, (join) => {
+    if (join?.role !== 'ramdisk' && join?.role !== 'node') return;
+    joined[join.role] += 1;
+    lastAgent[join.role] = typeof join.agentNodeId === 'string' ? join.agentNodeId : null;
+  });
+  setHandler(stepProgressSignal, ({ key, progress }) => {
+    if (status.step?.key !== key) return;
+    status.progress = (progress ?? null) as ProvisionStatus['progress'];
+    const reported = reportedWait(progress);
+    if (reported) {
+      waitFor(reported.what, reported.since);
+      waitReported = true;
+    } else if (waitReported) waitFor(null);
+    else showDetails();
+  });
+
+  return {
+    status,
+    main,
+    waitFor,
+    showDetails,
+    waitingSince: () => waitingSince,
+    joins: (role) => (role ? joined[role] : joined.ramdisk + joined.node),
+    lastJoined: (role) => lastAgent[role],
+  };
+}

@@ -1,0 +1,163 @@
+// One plan step, start to end: its `when` label gate, the quorum gate, the confirmMac wait
+// before it, where it runs (routing.ts), the rejoin wait after it, its fallback and
+// onFailure, and a timeout explained in words (what it waited for, for how long).
+import { ActivityFailure, ApplicationFailure, condition, isCancellation, TimeoutFailure, upsertMemo } from '@temporalio/workflow';
+import { formatDuration, waitedFor, waitingUntil } from '../../core/deadlines';
+import { labelsMatch } from '../../core/label-expr';
+import { isStepRelay, type PlanStep, type StepRecord } from '../../core/plan';
+import { activitySummary } from '../../core/workflow-summaries';
+import { relay } from './relay';
+import { activityOn, controlQueue, machineQueue, viaSiteAgent } from './routing';
+import { stepInput, type RunContext } from './run-context';
+
+const timeoutTexts: Record<string, string> = {
+  START_TO_CLOSE: 'the step’s timeout ran out',
+  SCHEDULE_TO_CLOSE: 'the step’s timeout ran out',
+  SCHEDULE_TO_START: 'no agent picked the step up',
+  HEARTBEAT: 'its agent stopped heartbeating',
+};
+
+/**
+ * Temporal's own timeout says nothing of what the step waited for: the failure (and the node's
+ * lastError) names the wait, the node and how long, e.g. "waited 20m for the ramdisk of node X
+ * to join … : the step’s timeout ran out".
+ */
+function explainTimeout(err: unknown, step: PlanStep, nodeId: string, waiting: string | null, taskQueue: string | undefined, waitedMs: number): unknown {
+  if (!(err instanceof ActivityFailure) || !(err.cause instanceof TimeoutFailure)) return err;
+  const what = waiting ? waiting.replace(/ \(until [^)]*\)$/, '') : `${step.use} on ${taskQueue ?? 'its queue'} to answer for node ${nodeId}`;
+  const why = timeoutTexts[String(err.cause.timeoutType)] ?? 'a timeout ran out';
+  return ApplicationFailure.nonRetryable(
+    `${waitedFor(waitedMs, what)}: ${why} (${step.key} ${step.use}, timeout ${formatDuration(step.timeoutMs)} per attempt)`,
+    'DRIVER_ERROR',
+    { nodeId, step: step.key, reason: 'step-deadline' },
+  );
+}
+
+export const failureMessage = (err: unknown): string => {
+  if (err instanceof ActivityFailure && err.cause) return err.cause.message;
+  return err instanceof Error ? err.message : String(err);
+};
+
+/** The step's own work, wherever it runs; answers its output. */
+async function dispatch(ctx: RunContext, step: PlanStep, deadline: number): Promise<unknown> {
+  const { status } = ctx.run;
+  if (step.route === 'site-agent' || step.relay) {
+    return viaSiteAgent(
+      ctx.target,
+      ctx.run,
+      {
+        use: step.use,
+        timeoutMs: step.timeoutMs,
+        scheduleToStartMs: step.scheduleToStartMs,
+        send: (agent, window) => {
+          if (status.step) {
+            status.step.taskQueue = step.relay ? undefined : agent.taskQueue;
+            status.step.attempt += 1;
+          }
+          ctx.run.waitFor(null);
+          // A relaying control step runs on the control queue and gets the picked agent in its input.
+          if (step.relay)
+            return activityOn(
+              step,
+              undefined,
+              activitySummary(step.key, step.use, `${controlQueue()} via ${agent.taskQueue}`),
+            )(stepInput(ctx, step, { siteAgent: agent }));
+          return activityOn(step, agent.taskQueue, activitySummary(step.key, step.use, agent.taskQueue), window)(stepInput(ctx, step));
+        },
+      },
+      deadline,
+    );
+  }
+  const queue = machineQueue(step.route, ctx.target.nodeId);
+  if (status.step) {
+    status.step.taskQueue = queue ?? controlQueue();
+    status.step.attempt = 1;
+  }
+  ctx.run.showDetails();
+  const result = await activityOn(step, queue, activitySummary(step.key, step.use, queue ?? controlQueue()), step.scheduleToStartMs)(stepInput(ctx, step));
+  if (step.route === 'control' && isStepRelay(result)) return relay(ctx, step, result, deadline);
+  return result;
+}
+
+async function execute(ctx: RunContext, step: PlanStep): Promise<unknown> {
+  const { run, target } = ctx;
+  const { status } = run;
+  const started = Date.now();
+  const deadline = started + step.timeoutMs;
+  status.step = { key: step.key, use: step.use, queue: step.queue, attempt: 0, startedAt: new Date(started).toISOString() };
+  status.progress = null;
+  upsertMemo({ step: step.key, use: step.use });
+  run.showDetails();
+  if (step.await === 'confirmMac' && status.confirmedMac === null) {
+    run.waitFor(waitingUntil(`confirmMac (an operator confirms node ${target.nodeId}’s MAC)`, deadline));
+    if (!(await condition(() => status.confirmedMac !== null, step.timeoutMs))) {
+      throw ApplicationFailure.nonRetryable(
+        `${waitedFor(step.timeoutMs, `an operator to confirm node ${target.nodeId}’s MAC (confirmMac)`)}: no MAC was confirmed`,
+        'INVALID_STATE',
+      );
+    }
+    run.waitFor(null);
+  }
+  const joinsBefore = run.joins();
+  const result = await dispatch(ctx, step, deadline);
+  if (step.await === 'rejoin') {
+    run.waitFor(waitingUntil(`agentJoined (the next agent of node ${target.nodeId} joins after ${step.use})`, deadline));
+    const left = Math.max(0, deadline - Date.now());
+    if (!(await condition(() => run.joins() > joinsBefore, left))) {
+      const what = `the next agent of node ${target.nodeId} to join after ${step.use} (agentJoined)`;
+      throw ApplicationFailure.nonRetryable(
+        `${waitedFor(Date.now() - started, what)}: the machine did not rejoin within ${step.timeoutMs} ms of ${step.use}`,
+        'DRIVER_ERROR',
+        { nodeId: target.nodeId, step: step.key, reason: 'join-deadline' },
+      );
+    }
+    run.waitFor(null);
+  }
+  return result;
+}
+
+/**
+ * Runs one step and records its outcome in the status' history; answers its output (undefined
+ * when skipped or it had none). A failure it does not continue past is thrown.
+ */
+export async function runStep(ctx: RunContext, step: PlanStep): Promise<unknown> {
+  const { run, target } = ctx;
+  const { status } = run;
+  const record = (which: PlanStep, outcome: StepRecord['outcome'], err?: unknown) =>
+    status.history.push({ key: which.key, use: which.use, outcome, ...(err ? { error: failureMessage(err) } : {}) });
+  if (!labelsMatch(step.when, target.labels)) return void record(step, 'skipped');
+  const started = Date.now();
+  const explained = (err: unknown, which: PlanStep) =>
+    explainTimeout(err, which, target.nodeId, status.waitingFor, status.step?.taskQueue, Date.now() - started);
+  try {
+    if (!(await ctx.gate.before(step, status.phase === 'cleanup'))) return void record(step, 'skipped');
+    const output = await execute(ctx, step);
+    record(step, 'succeeded');
+    return output;
+  } catch (thrown) {
+    const err = explained(thrown, step);
+    if (isCancellation(err)) {
+      record(step, 'cancelled');
+      throw err;
+    }
+    let failure = err;
+    if (step.fallback) {
+      record(step, 'failed', err);
+      try {
+        await execute(ctx, step.fallback);
+        record(step.fallback, 'fallback');
+        return undefined;
+      } catch (fallbackThrown) {
+        const fallbackErr = explained(fallbackThrown, step.fallback);
+        if (isCancellation(fallbackErr)) throw fallbackErr;
+        failure = fallbackErr;
+        record(step.fallback, 'failed', fallbackErr);
+      }
+    }
+    if (step.onFailure === 'continue') return void record(step.fallback ?? step, 'continued', failure);
+    if (!step.fallback) record(step, 'failed', failure);
+    throw failure;
+  } finally {
+    run.waitFor(null);
+  }
+}
