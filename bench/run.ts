@@ -1,4 +1,4 @@
-// `npm run bench [-- --quick] [-- --only engine]`: runs each figure against its peer in the
+// `npm run bench [-- --quick] [-- --only engine|api|fleet]`: runs each figure against its peer in the
 // same run (sides alternating, medians, the ratio), writes its table into bench/README.md
 // between its markers with the date and the machine's load, and draws its PNG charts in
 // bench/plots/. Progress on stderr: a bar on a terminal, plain lines otherwise.
@@ -10,11 +10,12 @@ import { mkdirSync } from 'node:fs';
 import { createProgress } from '../cli/progress';
 import { apiFigure } from './figures/api';
 import { engineFigure } from './figures/engine';
+import { fleetFigure } from './figures/fleet';
 import type { Figure } from './figures/figure';
 import { writeChartPng } from './lib/plot';
 import { writeSection } from './lib/readme-section';
 
-const figures: Figure[] = [engineFigure, apiFigure];
+const figures: Figure[] = [engineFigure, apiFigure, fleetFigure];
 
 const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, only: { type: 'string', multiple: true } } });
 const benchDir = path.dirname(fileURLToPath(import.meta.url));

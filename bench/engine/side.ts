@@ -1,9 +1,14 @@
 // One side of the engine figure, in a process of its own so its CPU time is its own: N
 // workflows of three event-row steps, C at a time, on a fresh Temporal dev server (the
 // dev stack's settings) and SQLite database. Prints one JSON line:
-// { wallMs, cpuMs, runs, concurrency, latencyMs: { p50, p95 } }.
+// { wallMs, cpuMs, runs, concurrency, latencyMs: { p50, p95 }, phases: [{ chain, wallMs }] }.
 //
-//   npx tsx bench/engine/side.ts --side ironflow|bare --runs 100 --concurrency 25
+// --chains (the Ironflow side; the fleet figure's bound) replaces the one workflow per run by
+// phases run one after the other, each a chain of workflows per node in turn with those step
+// counts: "1,3,6;6;5" is a phase of three workflows (1, 3 and 6 steps) per node, then one of 6,
+// then one of 5, every node's chain C at a time, as a fleet's enroll, deploy and release run.
+//
+//   npx tsx bench/engine/side.ts --side ironflow|bare --runs 100 --concurrency 25 [--chains 1,3,6;6;5]
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
@@ -16,19 +21,26 @@ import { createProfile } from '../../profiles/store';
 import { startControlPlane } from '../../stack/control-plane';
 import { migrateDatabase } from '../../stack/migrate';
 import { installWorkerRuntime } from '../../worker/runtime';
+import { parseChains } from '../lib/chains';
 import { percentile } from '../lib/percentile';
 import { createBareActivities } from './bare-activities';
 import { startBenchStack } from '../lib/bench-stack';
 
 const { values } = parseArgs({
-  options: { side: { type: 'string' }, runs: { type: 'string', default: '100' }, concurrency: { type: 'string', default: '25' } },
+  options: {
+    side: { type: 'string' },
+    runs: { type: 'string', default: '100' },
+    concurrency: { type: 'string', default: '25' },
+    chains: { type: 'string', default: '3' },
+  },
 });
 const runs = Number(values.runs);
 const concurrency = Number(values.concurrency);
+const phases = parseChains(values.chains);
 const nodeId = (i: number) => `node_bench${String(i).padStart(5, '0')}`;
 
-/** Starts one workflow and resolves when it finished. */
-type RunOne = (i: number) => Promise<void>;
+/** Starts node i's workflow of `steps` steps (the phase's `position`-th of its chain) and resolves when it finished. */
+type RunOne = (i: number, steps: number, position: string) => Promise<void>;
 
 async function seedNodes(db: Db): Promise<void> {
   await db.site.create({
@@ -40,11 +52,13 @@ async function seedNodes(db: Db): Promise<void> {
 async function ironflowSide(config: IronflowConfig): Promise<{ runOne: RunOne; close(): Promise<void> }> {
   const cp = await startControlPlane(config);
   await seedNodes(cp.db);
-  const steps = [1, 2, 3].map((n) => ({ use: 'event.append', with: { message: `step ${n}` } }));
-  await createProfile(cp.db, { tenantId: 'root', public: false, document: { id: 'bench-three-steps', version: 1, target: 'metal', steps } });
+  for (const count of new Set(phases.flat())) {
+    const steps = Array.from({ length: count }, (_, n) => ({ use: 'event.append', with: { message: `step ${n + 1}` } }));
+    await createProfile(cp.db, { tenantId: 'root', public: false, document: { id: `bench-${count}-steps`, version: 1, target: 'metal', steps } });
+  }
   return {
-    runOne: async (i) => {
-      const run = await startProvision(cp, { tenantId: 'root', nodeId: nodeId(i), profileId: 'bench-three-steps', provisionState: 'bench' });
+    runOne: async (i, steps, position) => {
+      const run = await startProvision(cp, { tenantId: 'root', nodeId: nodeId(i), profileId: `bench-${steps}-steps`, provisionState: `bench-${position}` });
       await cp.temporal.workflow.getHandle(run.workflowId).result();
     },
     close: () => cp.close(),
@@ -52,6 +66,7 @@ async function ironflowSide(config: IronflowConfig): Promise<{ runOne: RunOne; c
 }
 
 async function bareSide(config: IronflowConfig): Promise<{ runOne: RunOne; close(): Promise<void> }> {
+  if (values.chains !== '3') throw new Error('--chains is for the ironflow side: the bare workflow has three steps');
   await migrateDatabase(config);
   const db = await createDb(databaseTarget(config));
   await seedNodes(db);
@@ -67,8 +82,8 @@ async function bareSide(config: IronflowConfig): Promise<{ runOne: RunOne; close
   const running = worker.run();
   const client = new Client({ connection: await Connection.connect({ address: config.temporal.address }) });
   return {
-    runOne: async (i) => {
-      await client.workflow.execute('bareThreeSteps', { taskQueue, workflowId: `bare:${nodeId(i)}`, args: [nodeId(i)] });
+    runOne: async (i, _steps, position) => {
+      await client.workflow.execute('bareThreeSteps', { taskQueue, workflowId: `bare:${nodeId(i)}:${position}`, args: [nodeId(i)] });
     },
     close: async () => {
       worker.shutdown();
@@ -87,19 +102,24 @@ async function main(): Promise<void> {
   const side = values.side === 'ironflow' ? await ironflowSide(config) : await bareSide(config);
   try {
     const latencies: number[] = [];
-    let next = 0;
+    const phaseWalls: Array<{ chain: number[]; wallMs: number }> = [];
     const cpuBefore = process.cpuUsage();
     const started = performance.now();
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (next < runs) {
-          const i = next++;
-          const t0 = performance.now();
-          await side.runOne(i);
-          latencies.push(performance.now() - t0);
-        }
-      }),
-    );
+    for (const [phase, chain] of phases.entries()) {
+      const phaseStarted = performance.now();
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          while (next < runs) {
+            const i = next++;
+            const t0 = performance.now();
+            for (const [position, steps] of chain.entries()) await side.runOne(i, steps, `p${phase}-w${position}`);
+            latencies.push(performance.now() - t0);
+          }
+        }),
+      );
+      phaseWalls.push({ chain, wallMs: Math.round(performance.now() - phaseStarted) });
+    }
     const wallMs = performance.now() - started;
     const cpu = process.cpuUsage(cpuBefore);
     latencies.sort((a, b) => a - b);
@@ -109,6 +129,7 @@ async function main(): Promise<void> {
       runs,
       concurrency,
       latencyMs: { p50: Math.round(percentile(latencies, 50)), p95: Math.round(percentile(latencies, 95)) },
+      phases: phaseWalls,
     };
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } finally {

@@ -12,6 +12,10 @@ import { freePort } from '../../test/helpers/ports';
 export interface BenchStack {
   dir: string;
   config: IronflowConfig;
+  /** The environment `config` was loaded from: a control plane in another process loads the same. */
+  env: Record<string, string>;
+  /** The Temporal server's process (its CPU time and memory are read from /proc). */
+  temporalPid: number;
   /** Stops the server and removes the directory. */
   close(): Promise<void>;
 }
@@ -26,18 +30,20 @@ export async function startBenchStack(name: string, env: Record<string, string> 
     ...serverSettings(loadConfig({}).temporal),
     logFile: path.join(dir, 'temporal.log'),
   });
-  const config = loadConfig({
-    ...process.env,
+  const stackEnv = {
     IRONFLOW_DATA_DIR: dir,
     IRONFLOW_TEMPORAL_ADDRESS: address,
     IRONFLOW_API_PORT: '0',
     IRONFLOW_GATEWAY_PORT: '0',
     IRONFLOW_METRICS_SDK_ADDRESS: 'off',
     ...env,
-  });
+  };
+  const config = loadConfig({ ...process.env, ...stackEnv });
   return {
     dir,
     config,
+    env: stackEnv,
+    temporalPid: server.process.pid as number,
     close: async () => {
       await server.stop();
       rmSync(dir, { recursive: true, force: true });

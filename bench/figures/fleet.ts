@@ -1,0 +1,111 @@
+// The fleet figure: N emulated machines (firmware, BMC, a ramdisk worker when booted) enrolled
+// at once and taken to ready, deployed at once, released at once (bench/fleet/cycle.ts, a
+// process per size), beside the bound the engine alone sets: the same provision workflows, each
+// node's chain of them per phase with the same step counts, as no-op steps
+// (bench/engine/side.ts --chains). Goal (issue 16): 1,000 machines through the whole cycle on 2
+// cores within 1.25× that bound and within memory, every deploy accepted (queued, never refused).
+import { execFile, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { formatChains } from '../lib/chains';
+import type { CycleResult } from '../fleet/cycle';
+import { fleetTable, missLines, refusedAnswers, type FleetRow } from '../fleet/tally';
+import type { Figure } from './figure';
+
+const run = promisify(execFile);
+const cycleScript = fileURLToPath(new URL('../fleet/cycle.ts', import.meta.url));
+const sideScript = fileURLToPath(new URL('../engine/side.ts', import.meta.url));
+
+/** Runs the fleet cycle of `machines` in its own process, its progress lines passed on. */
+async function cycle(machines: number, onLine: (line: string) => void): Promise<CycleResult> {
+  const child = spawn(process.execPath, ['--import', 'tsx', cycleScript, '--machines', String(machines)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderrTail: string[] = [];
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  createInterface({ input: child.stderr }).on('line', (line) => {
+    stderrTail = [...stderrTail, line].slice(-30);
+    onLine(line);
+  });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const last = stdout.trim().split('\n').at(-1);
+  if (code !== 0 || !last) throw new Error(`bench/fleet/cycle.ts --machines ${machines} exited with ${code}:\n${stderrTail.join('\n')}`);
+  return JSON.parse(last) as CycleResult;
+}
+
+/** The engine's time per phase for `machines` nodes running these chains of no-op-step workflows, all at once. */
+async function bound(machines: number, chains: number[][]): Promise<number[]> {
+  // A phase no node finished ran no chain to compare with.
+  const ran = chains.filter((chain) => chain.length > 0);
+  if (ran.length === 0) return chains.map(() => 0);
+  const { stdout } = await run(
+    process.execPath,
+    ['--import', 'tsx', sideScript, '--side', 'ironflow', '--runs', String(machines), '--concurrency', String(machines), '--chains', formatChains(ran)],
+    { maxBuffer: 1 << 20, timeout: 60 * 60_000 },
+  );
+  const walls = (JSON.parse(stdout.trim().split('\n').at(-1) as string) as { phases: Array<{ wallMs: number }> }).phases.map((p) => p.wallMs / 1000);
+  return chains.map((chain) => (chain.length > 0 ? (walls.shift() ?? NaN) : 0));
+}
+
+export const fleetFigure: Figure = {
+  id: 'fleet',
+  title: 'A fleet through enroll, deploy and release against the engine alone',
+  async measure({ quick, progress }) {
+    const sizes = quick ? [10, 50] : [10, 100, 1000];
+    const total = sizes.length * 2;
+    let done = 0;
+    const rows: FleetRow[] = [];
+    const notes: string[] = [];
+    for (const machines of sizes) {
+      progress(done++, total, `fleet: ${machines} machines`);
+      const result = await cycle(machines, (line) => progress(done - 1, total, line.slice(0, 100)));
+      progress(done++, total, `fleet: the engine alone, ${machines} nodes, chains ${formatChains(result.chains)}`);
+      const boundSeconds = await bound(machines, result.chains);
+      rows.push({
+        machines,
+        phases: result.phases,
+        workflows: result.workflowsByType.provision ?? 0,
+        cpuMs: result.cpuMs.controlPlane + result.cpuMs.temporal,
+        peakRssBytes: result.peakRssBytes.controlPlaneAndTemporal,
+        siteCpuMs: result.cpuMs.site,
+        sitePeakRssBytes: result.peakRssBytes.site,
+        boundSeconds,
+      });
+      const refused = result.phases.map((p) => `${p.name} ${refusedAnswers(p.answered)}`).join(', ');
+      notes.push(
+        `- ${machines} machines: workflows ${Object.entries(result.workflowsByType)
+          .map(([type, count]) => `${type} ${count}`)
+          .join(', ')}; provision steps per node and phase ${formatChains(result.chains)}; answers other than 2xx: ${refused}.`,
+      );
+    }
+    progress(total, total, 'fleet: done');
+    const misses = missLines(rows);
+    return {
+      table: [
+        'Wall time from the requests sent at once until every node rests in the state (or has failed); the bound is',
+        'the engine alone running, per node and phase, the same chain of provision workflows with no-op steps',
+        '(`event.append`), all nodes at once. CPU is the control-plane process and the Temporal server over the',
+        'three phases, RSS their peak sum (the emulated site, in a process of its own, in brackets).',
+        '',
+        fleetTable(rows),
+        '',
+        ...notes,
+        ...(misses.length > 0 ? ['', 'Machines that did not finish, and why (the node’s lastError):', ...misses] : []),
+      ].join('\n'),
+      charts: [
+        {
+          file: 'fleet-wall.png',
+          chart: {
+            title: 'Fleet wall time (enroll, deploy, release) against machine count',
+            xLabel: 'machines',
+            yLabel: 's',
+            series: [
+              { name: 'Ironflow', points: rows.map((r) => [r.machines, r.phases.reduce((s, p) => s + p.seconds, 0)]) },
+              { name: 'engine bound', points: rows.map((r) => [r.machines, r.boundSeconds.reduce((s, b) => s + b, 0)]) },
+            ],
+          },
+        },
+      ],
+    };
+  },
+};
