@@ -12,6 +12,8 @@
 #     (Debian)                                           — test/e2e/qemu-lifecycle.test.ts: npm run build:ramdisk and
 #                                                          build:os-image, and reading the deployed disk's config drive
 #   chromium (Debian)                                  — test/e2e/console.test.ts (driven by playwright-core; test/helpers/browser.ts)
+#   the Temporal server and its SQL tool (Go module proxy; scripts/temporal-cluster-deps.sh), only with
+#     IRONFLOW_E2E_CLUSTER=1                           — test/e2e/cluster-lifecycle.test.ts (CI's PostgreSQL pass)
 # Idempotent. Prints what it did; on failure exits non-zero with the command to retry.
 set -euo pipefail
 say() { printf 'test-deps: %s\n' "$*" >&2; }
@@ -85,6 +87,11 @@ if ! command -v sushy-emulator >/dev/null || ! "$PYTHON" -c 'import sushy_tools,
   say "installed sushy-tools $("$PYTHON" -m pip show sushy-tools 2>/dev/null | sed -n 's/^Version: //p')"
 else
   say "sushy-tools present"
+fi
+
+# 3. The real Temporal server, for the one test that runs on it: a build of minutes, so only when asked.
+if [ "${IRONFLOW_E2E_CLUSTER:-0}" = 1 ]; then
+  bash "$(dirname "$0")/temporal-cluster-deps.sh" || fail "building the Temporal server" "bash scripts/temporal-cluster-deps.sh"
 fi
 
 command -v openssl >/dev/null || fail "openssl not found (TLS tests make a throwaway CA with it)" "$SUDO apt-get install -y openssl"

@@ -1,5 +1,6 @@
 // Starts the Temporal CLI dev server (a real Temporal server on SQLite) and waits until
-// its frontend answers.
+// its frontend answers. The process handling is shared with the cluster profile's real
+// server (stack/temporal-cluster.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -65,15 +66,16 @@ export function temporalServerArgs(options: TemporalServerOptions): string[] {
   return args;
 }
 
-async function waitForFrontend(address: string, namespace: string, child: ChildProcess, deadlineMs: number): Promise<void> {
+/** Calls `ready` on a fresh connection to `address` until it resolves; fails early when `child` exits. */
+async function waitForFrontend(address: string, child: ChildProcess, deadlineMs: number, ready: (connection: Connection) => Promise<unknown>): Promise<void> {
   const started = Date.now();
   let lastError: unknown;
   while (Date.now() - started < deadlineMs) {
-    if (child.exitCode !== null) throw new TemporalServerExitedError(`temporal dev server exited with code ${child.exitCode}`);
+    if (child.exitCode !== null) throw new TemporalServerExitedError(`the Temporal server exited with code ${child.exitCode}`);
     try {
       const connection = await Connection.connect({ address, connectTimeout: 1000 });
       try {
-        await connection.workflowService.describeNamespace({ namespace });
+        await ready(connection);
         return;
       } finally {
         await connection.close();
@@ -83,7 +85,7 @@ async function waitForFrontend(address: string, namespace: string, child: ChildP
       await new Promise((r) => setTimeout(r, 250));
     }
   }
-  throw new Error(`temporal dev server did not answer on ${address} within ${deadlineMs} ms: ${String(lastError)}`);
+  throw new Error(`the Temporal server did not answer on ${address} within ${deadlineMs} ms: ${String(lastError)}`);
 }
 
 function logTail(file: string, lines = 15): string {
@@ -95,16 +97,38 @@ function logTail(file: string, lines = 15): string {
 }
 
 export async function startTemporalServer(options: TemporalServerOptions): Promise<TemporalServer> {
-  const binary = requireTool('temporal');
   if (options.dbFile) mkdirSync(path.dirname(options.dbFile), { recursive: true });
+  return spawnTemporalServer({
+    binary: requireTool('temporal'),
+    args: temporalServerArgs(options),
+    address: options.address,
+    logFile: options.logFile,
+    ready: (connection) => connection.workflowService.describeNamespace({ namespace: options.namespace }),
+  });
+}
+
+export interface SpawnTemporalServerOptions {
+  binary: string;
+  args: string[];
+  /** The frontend's host:port. */
+  address: string;
+  /** Its stdout and stderr, appended. */
+  logFile: string;
+  /** Resolves once the server is usable; tried on a fresh connection until then. */
+  ready: (connection: Connection) => Promise<unknown>;
+  deadlineMs?: number;
+}
+
+/** Starts a Temporal server process (the dev server or the real one) and waits until `ready` passes; on failure its log's end is in the error. */
+export async function spawnTemporalServer(options: SpawnTemporalServerOptions): Promise<TemporalServer> {
   mkdirSync(path.dirname(options.logFile), { recursive: true });
   const log = createWriteStream(options.logFile, { flags: 'a' });
-  const child = spawn(binary, temporalServerArgs(options), { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(options.binary, options.args, { stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout?.pipe(log);
   child.stderr?.pipe(log);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
-    await waitForFrontend(options.address, options.namespace, child, 60_000);
+    await waitForFrontend(options.address, child, options.deadlineMs ?? 60_000, options.ready);
   } catch (err) {
     child.kill('SIGKILL');
     await exited;

@@ -34,6 +34,8 @@ export const sha = (b: Buffer): string => createHash('sha256').update(b).digest(
 export interface E2eSiteOptions {
   /** A dedicated Temporal dev server's frontend (host:port); default: the run's. */
   temporalAddress?: string;
+  /** The Temporal namespace (a cluster's, say: test/e2e/cluster-lifecycle.test.ts); default temporal-dev.yaml's. */
+  temporalNamespace?: string;
   /** The control-plane worker as its own process (SIGKILL-able), not in this process. */
   workerProcess?: boolean;
   /** The site agent as its own process (SIGKILL-able, restarted on the same data dir and boot port). */
@@ -169,6 +171,7 @@ export async function startE2eSite(key: string, options: E2eSiteOptions = {}): P
     IRONFLOW_AGENT_URL: 'https://downloads.example.com/ironflow-agent',
     IRONFLOW_AGENT_SHA256: sha(Buffer.from('the published agent')),
     ...(options.temporalAddress ? { IRONFLOW_TEMPORAL_ADDRESS: options.temporalAddress } : {}),
+    ...(options.temporalNamespace ? { IRONFLOW_TEMPORAL_NAMESPACE: options.temporalNamespace } : {}),
   };
   const config = await testConfig(env);
   // E2E_API_LOG=1 shows the API's errors (a 500's cause) while debugging.
