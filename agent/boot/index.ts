@@ -12,6 +12,7 @@ import { BootSecrets } from './boot-secrets';
 import { bootServerConfigFrom, type BootServerConfig } from './config';
 import type { BootEntryStore } from './entries';
 import { DiscoveredPxeClients } from './discovered';
+import type { BootServerMetrics } from './metrics';
 import { startProxyDhcpServer, type ProxyDhcpServer } from './dhcp/server';
 import { filesRoute } from './http/files-route';
 import { cacheRoute } from './http/cache-route';
@@ -49,9 +50,11 @@ export async function startSiteBootServer(options: {
   secrets?: BootSecrets;
   /** The site agent's [quorum] pinned_policies: ramdisks get them as if.quorum. */
   quorumPins?: readonly string[];
+  /** Counts each protocol's answers and refusals (the site agent's /metrics). */
+  metrics?: BootServerMetrics;
 }): Promise<SiteBootServer> {
   const config = bootServerConfigFrom(options.section, { url: options.controlPlaneUrl, caPems: options.controlPlaneCaPems }, options.dataDir);
-  const { identity, log } = options;
+  const { identity, log, metrics } = options;
   const secrets =
     options.secrets ??
     new BootSecrets(options.client, identity, (entry, error) =>
@@ -90,26 +93,34 @@ export async function startSiteBootServer(options: {
     ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
     routes,
     log,
+    ...(metrics ? { metrics } : {}),
   });
   let tftp: TftpServer | undefined;
   if (config.tftp) {
     // config.ts requires server_ip with tftp: replies leave from the address machines asked.
-    tftp = await startTftpServer({ address: config.serverIp as string, port: config.ports.tftp, root: config.tftpRoot, state, log }).catch(
-      async (error: unknown) => {
-        await http.close();
-        throw error;
-      },
-    );
+    tftp = await startTftpServer({
+      address: config.serverIp as string,
+      port: config.ports.tftp,
+      root: config.tftpRoot,
+      state,
+      log,
+      ...(metrics ? { metrics } : {}),
+    }).catch(async (error: unknown) => {
+      await http.close();
+      throw error;
+    });
   }
   let proxyDhcp: ProxyDhcpServer | undefined;
   if (config.proxyDhcp) {
     // chain.ipxe and HTTP-boot URLs: the public URL, else server_ip at the HTTP port.
     const httpBaseUrl = config.publicUrl ?? `http://${config.serverIp}:${http.port}`;
-    proxyDhcp = await startProxyDhcpServer({ config, entries: options.entries, state, discovered, httpBaseUrl, log }).catch(async (error: unknown) => {
-      await tftp?.close();
-      await http.close();
-      throw error;
-    });
+    proxyDhcp = await startProxyDhcpServer({ config, entries: options.entries, state, discovered, httpBaseUrl, log, ...(metrics ? { metrics } : {}) }).catch(
+      async (error: unknown) => {
+        await tftp?.close();
+        await http.close();
+        throw error;
+      },
+    );
   }
   log.info('boot server listening', { url: http.url, proxyDhcp: config.proxyDhcp, tftp: config.tftp });
   return {

@@ -12,6 +12,7 @@ import { parseCidr, type Cidr } from './networks';
 
 const cidrSchema = z.string().refine((value) => parseCidr(value) !== undefined, 'a CIDR such as 10.10.0.0/16 or fd00::/64');
 const durationSchema = z.string().regex(durationPattern, 'a duration such as 30s, 15m or 8h');
+const listenAddressSchema = z.string().regex(/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'host:port such as 127.0.0.1:9466');
 
 export const siteAgentConfigSchema = z
   .object({
@@ -42,6 +43,14 @@ export const siteAgentConfigSchema = z
       })
       .strict()
       .default({ pinned_policies: [] }),
+    /** Prometheus' scrape of the boot server's counts (docs/metrics.md); none when unset. */
+    metrics: z
+      .object({
+        /** Where GET /metrics listens, e.g. 127.0.0.1:9466 (the counts are not secret, but keep it off the provisioning network). */
+        address: listenAddressSchema,
+      })
+      .strict()
+      .optional(),
     certificate: z
       .object({
         /**
@@ -67,6 +76,8 @@ export interface SiteAgentConfig {
   renewAfterMs?: number;
   /** [quorum] pinned_policies: destructive commands run only in batches approved under one of these. */
   quorumPins: string[];
+  /** [metrics] address: host:port of the agent's GET /metrics. */
+  metricsAddress?: string;
 }
 
 /** Checks a parsed document; `baseDir` resolves relative paths. */
@@ -93,6 +104,7 @@ export function siteAgentConfigFrom(document: unknown, baseDir: string): SiteAge
     quorumPins: parsed.quorum.pinned_policies,
     ...(parsed.boot ? { boot: parsed.boot } : {}),
     ...(renewAfter ? { renewAfterMs: durationMs(renewAfter) } : {}),
+    ...(parsed.metrics ? { metricsAddress: parsed.metrics.address } : {}),
   };
 }
 

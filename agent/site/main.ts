@@ -5,11 +5,13 @@
 import { startSiteBootServer, type SiteBootServer } from '../boot';
 import { runUntilSignal } from '../common/run-until-signal';
 import { BootEntryStore } from '../boot/entries';
+import { BootServerMetrics } from '../boot/metrics';
 import { loadSiteAgentConfig, type SiteAgentConfig } from './config';
 import { ControlPlaneClient } from '../common/control-plane-client';
 import { loadOrCreateKey, type AgentIdentity } from '../common/identity';
 import { ensureJoined } from './join';
 import { AgentLog } from '../common/log';
+import { startMetricsListener, type MetricsListener } from './metrics-listener';
 import { networkList } from './networks';
 import { RemoteOperationLedger } from './remote-operation-ledger';
 import { CertificateRenewer } from '../common/renew';
@@ -29,6 +31,8 @@ export interface SiteAgent {
   log: AgentLog;
   /** The boot server, when the config has a `[boot]` section. */
   bootServer?: SiteBootServer;
+  /** GET /metrics, when the config has `[metrics] address`. */
+  metrics?: MetricsListener;
   stop(): Promise<void>;
 }
 
@@ -42,9 +46,12 @@ export async function startSiteAgent(config: SiteAgentConfig, options: { env?: N
   session.start();
   let worker: SiteWorker | undefined;
   let bootServer: SiteBootServer | undefined;
+  let metrics: MetricsListener | undefined;
+  const bootMetrics = new BootServerMetrics();
   const bootEntries = new BootEntryStore(config.dataDir);
   try {
     await session.firstAnswer();
+    if (config.metricsAddress) metrics = await startMetricsListener(config.metricsAddress, bootMetrics.registry, log);
     if (config.boot) {
       bootServer = await startSiteBootServer({
         section: config.boot,
@@ -57,6 +64,7 @@ export async function startSiteAgent(config: SiteAgentConfig, options: { env?: N
         session: () => session.state(),
         log,
         quorumPins: config.quorumPins,
+        metrics: bootMetrics,
       });
       // The cache pulls what each answer names (pre-warm and pinned images); heartbeats report it.
       const cache = bootServer.cache;
@@ -96,6 +104,7 @@ export async function startSiteAgent(config: SiteAgentConfig, options: { env?: N
     log.info('site agent running', { nodeId: identity.current.nodeId, siteId: identity.current.siteId, taskQueue: identity.current.temporal.taskQueue });
   } catch (error) {
     await bootServer?.close();
+    await metrics?.close();
     await session.stop();
     throw error;
   }
@@ -105,9 +114,11 @@ export async function startSiteAgent(config: SiteAgentConfig, options: { env?: N
     renewer,
     log,
     ...(bootServer ? { bootServer } : {}),
+    ...(metrics ? { metrics } : {}),
     async stop() {
       await worker?.stop();
       await bootServer?.close();
+      await metrics?.close();
       await session.stop();
       log.info('site agent stopped', { nodeId: identity.current.nodeId });
     },

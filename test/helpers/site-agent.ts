@@ -16,7 +16,7 @@ export interface SiteAgentFixture {
 
 export function siteAgentFixture(
   controlPlaneUrl: string,
-  options: { renewAfter?: string; bmcNetworks?: string[]; boot?: string[]; bootPort?: number } = {},
+  options: { renewAfter?: string; bmcNetworks?: string[]; boot?: string[]; bootPort?: number; proxyDhcp?: boolean; metricsAddress?: string } = {},
 ): SiteAgentFixture {
   const dir = mkdtempSync(path.join(inject('runDir'), 'site-agent-'));
   const configFile = path.join(dir, 'site-agent.toml');
@@ -31,13 +31,14 @@ export function siteAgentFixture(
       `bmc_networks = ${JSON.stringify(options.bmcNetworks ?? ['192.0.2.0/24'])}`,
       '',
       '[boot]',
-      'proxy_dhcp = false',
+      `proxy_dhcp = ${options.proxyDhcp ?? false}`,
       // The boot server (agent/boot) on a free loopback port, so test files never collide
       // (a fixed one when the agent must come back on the same URL after a restart).
       'http_address = "127.0.0.1"',
       `http_port = ${options.bootPort ?? 0}`,
       ...(options.boot ?? []),
       ...(options.renewAfter ? ['', '[certificate]', `renew_after = ${JSON.stringify(options.renewAfter)}`] : []),
+      ...(options.metricsAddress ? ['', '[metrics]', `address = ${JSON.stringify(options.metricsAddress)}`] : []),
       '',
     ].join('\n'),
   );

@@ -17,6 +17,7 @@ import type { BootServerConfig } from '../config';
 import type { DiscoveredPxeClients } from '../discovered';
 import type { BootServerState } from '../http/ipxe-routes';
 import type { AgentLog } from '../../common/log';
+import type { BootServerMetrics } from '../metrics';
 import { throttledLog } from '../throttled-log';
 import { decideProxyDhcp, MAX_BOOT_FILE_BYTES, type ProxyDhcpPort } from './handler';
 import { decodeDhcpPacket, encodeDhcpReply, MAX_PACKET_BYTES } from './packet';
@@ -38,6 +39,7 @@ export interface ProxyDhcpOptions {
   /** The boot server's HTTP base URL machines reach (chain.ipxe, HTTP boot files). */
   httpBaseUrl: string;
   log: AgentLog;
+  metrics?: BootServerMetrics;
 }
 
 function bindSocket(port: number, address: string, reuseAddr: boolean): Promise<dgram.Socket> {
@@ -56,7 +58,7 @@ function bindSocket(port: number, address: string, reuseAddr: boolean): Promise<
 }
 
 export async function startProxyDhcpServer(options: ProxyDhcpOptions): Promise<ProxyDhcpServer> {
-  const { config, log, discovered } = options;
+  const { config, log, discovered, metrics } = options;
   const serverIp = config.serverIp;
   if (!serverIp) throw new IronflowError('INVALID_CONFIG', 'boot.server_ip is required with proxy_dhcp', { path: 'boot.server_ip' });
   // A public_url too long for option 67 would leave iPXE unanswered, silently: refuse it here.
@@ -97,10 +99,11 @@ export async function startProxyDhcpServer(options: ProxyDhcpOptions): Promise<P
   const [dhcpAny, , pxe] = sockets as [dgram.Socket, dgram.Socket, dgram.Socket];
 
   const answer = (port: ProxyDhcpPort, message: Buffer, source: dgram.RemoteInfo) => {
-    if (message.length > MAX_PACKET_BYTES) return;
+    if (message.length > MAX_PACKET_BYTES) return metrics?.dhcpPacket(port, 'oversized');
     const packet = decodeDhcpPacket(message);
-    if (!packet) return;
+    if (!packet) return metrics?.dhcpPacket(port, 'undecodable');
     const decision = decideProxyDhcp(packet, port, context());
+    metrics?.dhcpPacket(port, 'ignored' in decision ? decision.ignored : 'answered');
     if ('ignored' in decision) {
       if (decision.discovered && discovered.record(decision.discovered)) logDiscovered({ mac: decision.discovered.mac, arch: decision.discovered.arch });
       return;
@@ -126,6 +129,7 @@ export async function startProxyDhcpServer(options: ProxyDhcpOptions): Promise<P
     try {
       answer(port, message, source);
     } catch (error) {
+      metrics?.dhcpPacket(port, 'failed');
       logFailure({ error: (error as Error).message });
     }
   };

@@ -8,6 +8,7 @@ import http from 'node:http';
 import { isIP, type AddressInfo } from 'node:net';
 import { RefusalBuckets, type RefusalLimits } from '../../../core/refusal-buckets';
 import type { AgentLog } from '../../common/log';
+import type { BootServerMetrics } from '../metrics';
 
 export const BOOT_SERVER_MAX_HEADER_BYTES = 8 * 1024;
 const MAX_URL_CHARS = 512;
@@ -60,12 +61,16 @@ export async function startBootHttpServer(options: {
   publicUrl?: string;
   routes: BootHttpRoute[];
   log: AgentLog;
+  metrics?: BootServerMetrics;
 }): Promise<BootHttpServer> {
-  const { log, routes } = options;
+  const { log, routes, metrics } = options;
   const routeFor = (pathname: string) => routes.find((r) => (r.exact ? pathname === r.path : pathname.startsWith(r.path)));
   const refusals = new RefusalBuckets(BOOT_REFUSAL_LIMITS);
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    // Counted by the route that owned the request (its path, a constant), never the URL asked for.
+    let routePath = 'none';
+    res.once('finish', () => metrics?.httpResponse(routePath, res.statusCode));
     const source = remoteIp(req) ?? 'unknown';
     const retryAfter = refusals.retryAfterSeconds(source);
     if (retryAfter > 0)
@@ -78,6 +83,7 @@ export async function startBootHttpServer(options: {
     const url = new URL(req.url, 'http://boot.invalid');
     const route = routeFor(url.pathname);
     if (!route) return sendText(res, 404, exitScript);
+    routePath = route.path;
     await route.handle(req, res, url);
   }
 
@@ -94,6 +100,7 @@ export async function startBootHttpServer(options: {
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     // Oversized headers (431) and malformed requests (400): answer briefly and close.
     const status = error.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
+    metrics?.httpResponse('none', Number(status.slice(0, 3)));
     if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
     else socket.destroy();
   });

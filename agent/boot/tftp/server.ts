@@ -11,6 +11,7 @@
 // bounded code of our own (packet.ts, handler.ts, transfer.ts) is the clearer choice.
 import dgram from 'node:dgram';
 import type { AgentLog } from '../../common/log';
+import type { BootServerMetrics } from '../metrics';
 import { openInside } from '../jail';
 import { decideRequest, defaultTftpLimits, type TftpLimits } from './handler';
 import { encodeError, TftpError, type TftpErrorCode } from './packet';
@@ -26,6 +27,7 @@ export interface TftpServerOptions {
   log: AgentLog;
   limits?: Partial<TftpLimits>;
   timing?: Partial<TransferTiming>;
+  metrics?: BootServerMetrics;
 }
 
 export interface TftpStats {
@@ -50,7 +52,7 @@ const REFUSAL_LOGS_PER_WINDOW = 10;
 export async function startTftpServer(options: TftpServerOptions): Promise<TftpServer> {
   const limits: TftpLimits = { ...defaultTftpLimits, ...options.limits };
   const timing: TransferTiming = { ...defaultTransferTiming, ...options.timing };
-  const { log } = options;
+  const { log, metrics } = options;
   const socket = dgram.createSocket('udp4');
   /** Keyed by "address:port"; 'opening' holds the slot while the file is looked up. */
   const transfers = new Map<string, ReadTransfer | 'opening'>();
@@ -70,6 +72,7 @@ export async function startTftpServer(options: TftpServerOptions): Promise<TftpS
 
   function refuse(peer: dgram.RemoteInfo, code: TftpErrorCode, message: string, fields: Record<string, unknown> = {}): void {
     counts.refused += 1;
+    metrics?.tftpRequest('refused');
     if (!closed) socket.send(encodeError(code, message), peer.port, peer.address);
     const now = Date.now();
     if (now - refusalLog.windowStart > REFUSAL_LOG_WINDOW_MS) Object.assign(refusalLog, { windowStart: now, logged: 0 });
@@ -86,7 +89,7 @@ export async function startTftpServer(options: TftpServerOptions): Promise<TftpS
     const opened = await openInside(options.root, filename);
     if (!opened.ok) {
       release(key, peer.address);
-      if (!isActive()) return;
+      if (!isActive()) return metrics?.tftpRequest('dropped-not-active');
       const notFound = opened.reason === 'not-found';
       return refuse(peer, notFound ? TftpError.FILE_NOT_FOUND : TftpError.ACCESS_VIOLATION, notFound ? 'file not found' : 'file not served', {
         file: filename,
@@ -94,11 +97,14 @@ export async function startTftpServer(options: TftpServerOptions): Promise<TftpS
     }
     if (!isActive()) {
       release(key, peer.address);
+      metrics?.tftpRequest('dropped-not-active');
       await opened.file.handle.close();
       return;
     }
+    metrics?.tftpRequest('read');
     const onEnd = (outcome: TransferOutcome, bytes: number) => {
       release(key, peer.address);
+      metrics?.tftpTransfer(outcome);
       if (outcome === 'done') counts.served += 1;
       const fields = { peer: peer.address, file: filename, blockSize, bytes };
       if (outcome === 'done') log.info('tftp transfer done', fields);
@@ -127,6 +133,7 @@ export async function startTftpServer(options: TftpServerOptions): Promise<TftpS
     );
     if (decision.action === 'drop') {
       counts.dropped += 1;
+      metrics?.tftpRequest(`dropped-${decision.why}`);
       return;
     }
     if (decision.action === 'refuse') return refuse(peer, decision.code, decision.message);

@@ -1,0 +1,60 @@
+// The site agent's GET /metrics ([metrics] address, off by default): the boot server's
+// counts in Prometheus' text format. Only that one path and method; nothing else answers.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+import { IronflowError } from '../../core/errors';
+import type { AgentLog } from '../common/log';
+
+export interface MetricsListener {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** `127.0.0.1:9466` or `[::1]:9466` → host and port. */
+function hostAndPort(address: string): { host: string; port: number } {
+  const at = address.lastIndexOf(':');
+  return { host: address.slice(0, at).replace(/^\[(.*)\]$/, '$1'), port: Number(address.slice(at + 1)) };
+}
+
+export async function startMetricsListener(address: string, registry: Registry, log: AgentLog): Promise<MetricsListener> {
+  const { host, port } = hostAndPort(address);
+  const server = http.createServer({ requestTimeout: 10_000, headersTimeout: 5_000 }, (req, res) => {
+    if (req.method !== 'GET' || req.url?.split('?')[0] !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('only GET /metrics is served here\n');
+      return;
+    }
+    registry.metrics().then(
+      (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
+      (error: unknown) => {
+        log.error('metrics could not be rendered', { error: (error as Error).message });
+        res.writeHead(500).end();
+      },
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        new IronflowError(
+          'INVALID_CONFIG',
+          `the metrics listener cannot listen on ${address} (${error.code ?? error.message}): set [metrics] address to a free host:port`,
+          {
+            path: 'metrics.address',
+          },
+        ),
+      ),
+    );
+    server.listen(port, host, () => resolve());
+  });
+  const bound = server.address() as AddressInfo;
+  const url = `http://${bound.family === 'IPv6' ? `[${bound.address}]` : bound.address}:${bound.port}/metrics`;
+  log.info('metrics listening', { url });
+  return {
+    url,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
