@@ -10,15 +10,16 @@ import { BULK_PAGE_ATTEMPTS, type BulkPage } from '../core/metal/bulk-paging';
 import { wakeLifecycle } from '../core/metal/lifecycle-client';
 import { stateOf } from '../services/metal/transition';
 import { applyVerb, type VerbArgs } from '../services/metal/verbs';
-import { verbMove } from '../core/provision-states';
-import type { BulkOutcome } from '../core/schemas/metal';
+import { provisionVerbNamed, verbMove } from '../core/provision-states';
+import type { BulkOutcome, BulkVerb } from '../core/schemas/metal';
 import type { ActivityDeps } from './deps';
 import { metalDeps } from './node-lifecycle';
 
-/** The run's verb as applyVerb takes it (undeploy is the release verb). */
+/** The run's verb as applyVerb takes it (the state machine's name: undeploy is release). */
 function argsOf(run: { verb: string; wipe: string | null }): VerbArgs {
-  if (run.verb === 'undeploy') return { verb: 'release', wipe: (run.wipe ?? 'quick') as Extract<VerbArgs, { verb: 'release' }>['wipe'] };
-  return { verb: run.verb as Extract<VerbArgs, { verb: 'manage' }>['verb'] };
+  const verb = provisionVerbNamed(run.verb as BulkVerb);
+  if (verb === 'release') return { verb, wipe: (run.wipe ?? 'quick') as Extract<VerbArgs, { verb: 'release' }>['wipe'] };
+  return { verb: verb as Extract<VerbArgs, { verb: 'manage' }>['verb'] };
 }
 
 /** Messages are operator-facing and bounded (a node's error can quote what a peer sent). */

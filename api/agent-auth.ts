@@ -1,5 +1,6 @@
 // Agent routes authenticate by certificate plus a signature over the exact request bytes
-// (services/pki/agent-request.ts). This keeps the raw body of their JSON for that signature.
+// (services/pki/agent-request.ts): the agent API's preHandler (api/routes/agents.ts) runs
+// this for every route it holds, with the raw body of their JSON kept for that signature.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Db } from '../services/db';
 import { IronflowError } from '../core/errors';
@@ -13,6 +14,12 @@ import { refuseDeepJson, refuseUnstorableText } from './body-limits';
 declare module 'fastify' {
   interface FastifyRequest {
     rawBody?: string;
+    /** The agent a request to /v1/agents/… authenticated as; set by that plugin's preHandler, on its routes only. */
+    agent: AuthenticatedAgent;
+  }
+  interface FastifyContextConfig {
+    /** What an agent route is for: named in the refusal event of an agent that fails to authenticate on it. */
+    agentPurpose?: string;
   }
 }
 

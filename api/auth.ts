@@ -1,6 +1,5 @@
 // Authentication (bearer credential → principal) and the per-route permission check.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import fp from 'fastify-plugin';
 import { authenticate, type Principal } from '../services/credentials';
 import { IronflowError } from '../core/errors';
 import { grants, ROOT_TENANT, type Permission } from '../core/permissions';
@@ -13,17 +12,15 @@ declare module 'fastify' {
 }
 
 /**
- * Routes without a credential: health and the API docs. Agents' routes authenticate by
- * certificate; the console's pages by its own sign-in session (console/session.ts).
+ * Every route of the calling plugin's scope takes an API credential: authenticated on
+ * request, before its body is read. The routes outside (health, join, the agent API, the
+ * console, the docs) authenticate otherwise or not at all (api/routes/index.ts).
  */
-const publicPrefixes = ['/healthz', '/docs', '/v1/join', '/v1/agents', '/console'];
-
-export const authPlugin = fp(async (app: FastifyInstance, ctx: ApiContext) => {
+export function requireCredential(app: FastifyInstance, ctx: ApiContext): void {
   app.addHook('onRequest', async (request) => {
-    if (publicPrefixes.some((p) => request.url === p || request.url.startsWith(`${p}/`) || request.url.startsWith(`${p}?`))) return;
     request.principal = await authenticate(ctx.db, request.headers.authorization);
   });
-});
+}
 
 /**
  * The caller may act for `tenantId` with `permission`. The root tenant's credentials act

@@ -13,7 +13,7 @@ export const DEFAULT_BODY_LIMIT = 1024 * KiB;
  * No API document nests deeper than a dozen levels; 64 leaves room for profile documents
  * and bounds the work (and recursion) of everything that walks a parsed body.
  */
-export const MAX_JSON_DEPTH = 64;
+const MAX_JSON_DEPTH = 64;
 
 /** The routes an agent or anyone on the network calls without an API credential. */
 export function isUnauthenticatedRoute(routeUrl: string): boolean {
@@ -30,7 +30,7 @@ function unauthenticatedBodyLimit(routeUrl: string): number {
 }
 
 /** Those routes take ids in their bodies, never in a query string. */
-export const MAX_UNAUTHENTICATED_URL_LENGTH = 2 * KiB;
+const MAX_UNAUTHENTICATED_URL_LENGTH = 2 * KiB;
 
 const tooLarge = (limit: number) =>
   new IronflowError('INVALID_INPUT', `body: larger than this route's limit of ${limit / KiB} KiB`, {
@@ -80,7 +80,7 @@ const UNSTORABLE_TEXT = /\u0000|\p{Cs}/u;
  * the database was a 500 (a lone surrogate anywhere, NUL on PostgreSQL), and no log or event
  * should carry one. Walked after the depth check, so the recursion is bounded.
  */
-export function unstorableTextAt(value: unknown, path: Array<string | number> = []): Array<string | number> | undefined {
+function unstorableTextAt(value: unknown, path: Array<string | number> = []): Array<string | number> | undefined {
   if (typeof value === 'string') return UNSTORABLE_TEXT.test(value) ? path : undefined;
   if (Array.isArray(value)) {
     for (const [i, item] of value.entries()) {

@@ -1,5 +1,5 @@
 // The Fastify server: zod type provider, OpenAPI from the same schemas (UI at /docs),
-// request ids, logs that redact bearers and secrets, one plugin per route group; hostile
+// request ids, logs that redact bearers and secrets, the routes (api/routes/index.ts); hostile
 // bodies and sources refused before parsing (body-limits.ts, rate-limit.ts).
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
@@ -7,7 +7,6 @@ import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { jsonSchemaTransformObject, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { ApiTlsMaterial } from '../services/api-tls';
-import { authPlugin } from './auth';
 import { DEFAULT_BODY_LIMIT, registerBodyLimits } from './body-limits';
 import type { ApiContext } from './context';
 import { answerClientError, answerFrameworkError, registerErrorHandler } from './error-handler';
@@ -15,7 +14,7 @@ import { withErrorResponses } from './openapi-errors';
 import { registerRequestMetrics } from './request-metrics';
 import { openLogFile } from './log-file';
 import { registerRefusalRateLimit } from './rate-limit';
-import { routeGroups } from './routes';
+import { registerRoutes } from './routes';
 
 export interface ServerOptions {
   /**
@@ -28,7 +27,7 @@ export interface ServerOptions {
 }
 
 /** Paths whose values never reach a log line. */
-export const redactedPaths = [
+const redactedPaths = [
   'req.headers.authorization',
   'req.headers.cookie',
   'req.body.token',
@@ -78,7 +77,6 @@ export async function buildServer(ctx: ApiContext, options: ServerOptions = {}):
     transformObject: jsonSchemaTransformObject,
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
-  await app.register(authPlugin, ctx);
-  for (const group of routeGroups) await app.register(group, ctx);
+  await registerRoutes(app, ctx);
   return app;
 }

@@ -8,7 +8,7 @@ import { parseBearer } from '../services/bearer';
 import { CREDENTIAL_SCHEME } from '../services/credentials';
 import { IronflowError } from '../core/errors';
 
-export interface CredentialSource {
+interface CredentialSource {
   bearer?: string;
   /** Which setting the bearer came from, for an UNAUTHENTICATED answer's hint. */
   from?: string;

@@ -24,7 +24,7 @@ export function fieldKind(schema: z.ZodType): 'boolean' | 'array' | 'number' | '
   return 'value';
 }
 
-export function parseArgv(schema: z.ZodObject, argv: string[], positionals: string[] = []): Record<string, unknown> {
+function parseArgv(schema: z.ZodObject, argv: string[], positionals: string[] = []): Record<string, unknown> {
   const shape = schema.shape as Record<string, z.ZodType>;
   const out: Record<string, unknown> = {};
   const words: string[] = [];

@@ -9,7 +9,7 @@ function cell(value: unknown): string {
   return String(value);
 }
 
-export function renderTable(rows: Array<Record<string, unknown>>, columns: Column[]): string {
+function renderTable(rows: Array<Record<string, unknown>>, columns: Column[]): string {
   const cells = rows.map((row) => columns.map((c) => cell(c.value(row))));
   const widths = columns.map((c, i) => Math.max(c.header.length, ...cells.map((r) => (r[i] ?? '').length)));
   const line = (values: string[]) =>
@@ -20,7 +20,7 @@ export function renderTable(rows: Array<Record<string, unknown>>, columns: Colum
   return [line(columns.map((c) => c.header.toUpperCase())), ...cells.map(line)].join('\n');
 }
 
-export function renderKeyValues(value: Record<string, unknown>): string {
+function renderKeyValues(value: Record<string, unknown>): string {
   const width = Math.max(0, ...Object.keys(value).map((k) => k.length));
   return Object.entries(value)
     .map(([k, v]) => `${k.padEnd(width)}  ${cell(v)}`)

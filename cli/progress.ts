@@ -1,7 +1,7 @@
 // Progress of a long run on stderr: a bar redrawn in place on a terminal, plain lines (one
 // per change) when stderr is a file or a pipe, so logs stay readable.
 
-export interface ProgressStream {
+interface ProgressStream {
   isTTY?: boolean;
   write(text: string): unknown;
 }

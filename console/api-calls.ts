@@ -13,7 +13,7 @@ export const problemText = (problem: ApiProblem): string => `${problem.code}: ${
 
 export type ApiAnswer<T> = { ok: true; data: T } | { ok: false; problem: ApiProblem };
 
-export interface ApiCaller {
+interface ApiCaller {
   get<T>(url: string): Promise<ApiAnswer<T>>;
   post<T>(url: string, body: Record<string, unknown>): Promise<ApiAnswer<T>>;
 }

@@ -9,11 +9,11 @@ export class SafeHtml {
   }
 }
 
-export type HtmlValue = SafeHtml | string | number | boolean | null | undefined | readonly HtmlValue[];
+type HtmlValue = SafeHtml | string | number | boolean | null | undefined | readonly HtmlValue[];
 
 const entities: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '`': '&#96;' };
 
-export function escapeHtml(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/[&<>"'`]/g, (c) => entities[c] as string);
 }
 

@@ -3,7 +3,7 @@
 import { html, type SafeHtml } from './html';
 import type { ConsoleSession, Flash } from './session';
 
-export interface PageFrame {
+interface PageFrame {
   title: string;
   /** Signed-in pages show the navigation and sign-out. */
   session?: ConsoleSession;

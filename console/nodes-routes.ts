@@ -9,7 +9,7 @@ import type { ConsoleSessions } from './session';
 import type { TemporalLinks } from '../core/temporal-links';
 
 /** A page the browser still renders quickly; beyond it the page says the list was cut. */
-export const MAX_LISTED_NODES = 5000;
+const MAX_LISTED_NODES = 5000;
 const PAGE_SIZE = 1000;
 
 type NodeList = ApiAnswer<{ items: MetalNodeView[]; truncated: boolean }>;

@@ -4,10 +4,10 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Principal } from '../services/credentials';
 
-export const SESSION_IDLE_MS = 30 * 60 * 1000;
-export const SESSION_LIFETIME_MS = 8 * 60 * 60 * 1000;
+const SESSION_IDLE_MS = 30 * 60 * 1000;
+const SESSION_LIFETIME_MS = 8 * 60 * 60 * 1000;
 /** Beyond this many live sessions the least recently used one is signed out. */
-export const MAX_SESSIONS = 1000;
+const MAX_SESSIONS = 1000;
 
 export interface Flash {
   kind: 'ok' | 'error';

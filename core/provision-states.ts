@@ -25,9 +25,22 @@ export type ProvisionState = (typeof provisionStates)[number];
 export const rescuePhases = ['booting', 'booted', 'unrescuing'] as const;
 export type ProvisionPhase = (typeof rescuePhases)[number];
 
-/** The verbs of the state machine (`undeploy` in the API is the verb `release`). */
+/** The verbs of the state machine (`undeploy` in the API is the verb `release`: apiVerbName). */
 export const provisionVerbs = ['manage', 'inspect', 'provide', 'deploy', 'release', 'rescue', 'unrescue', 'abort', 'recover', 'retire'] as const;
 export type ProvisionVerb = (typeof provisionVerbs)[number];
+
+/** A verb as the API, the CLI and the events name it (spec 004 "The metal API group"). */
+export type ApiVerb = Exclude<ProvisionVerb, 'release'> | 'undeploy';
+
+/** The API's name of a state-machine verb: `release` is `undeploy` there; every other verb keeps its name. */
+export function apiVerbName(verb: ProvisionVerb): ApiVerb {
+  return verb === 'release' ? 'undeploy' : verb;
+}
+
+/** The state-machine verb an API verb names (apiVerbName's inverse). */
+export function provisionVerbNamed(verb: ApiVerb): ProvisionVerb {
+  return verb === 'undeploy' ? 'release' : verb;
+}
 
 /** Where each verb is legal and where it moves the node. `recover`'s target comes from the recover table. */
 export const verbTable: Readonly<Record<ProvisionVerb, { from: readonly ProvisionState[]; to: ProvisionState | 'recover-target' }>> = {

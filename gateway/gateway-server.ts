@@ -20,7 +20,7 @@ import { MAX_MESSAGE_BYTES, TemporalUpstream } from './upstream';
 /** Every method of these services answers (refused unless agent-calls.ts admits it), so each probe is recorded. */
 const SERVICES = ['temporal.api.workflowservice.v1.WorkflowService', 'temporal.api.operatorservice.v1.OperatorService'];
 
-export interface AgentGatewayOptions {
+interface AgentGatewayOptions {
   db: Db;
   ca: NodeCa;
   /** The Temporal frontend, reachable from the control plane only. */

@@ -1,6 +1,6 @@
 // The calls each identity has open (a worker's long polls among them), so a revocation
 // cuts them off within seconds instead of when the poll would have ended on its own.
-export const MAX_CALLS_PER_IDENTITY = 32;
+const MAX_CALLS_PER_IDENTITY = 32;
 
 export interface OpenCall {
   /** Ends the call now, answering the agent with `message`. */

@@ -7,7 +7,7 @@ import { ROOT_TENANT } from '../core/permissions';
 const QUIET_MS = 10_000;
 const MAX_TRACKED = 10_000;
 
-export interface GatewayRefusal {
+interface GatewayRefusal {
   tenantId?: string;
   nodeId?: string;
   method: string;

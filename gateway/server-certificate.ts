@@ -8,7 +8,7 @@ import type { NodeCa } from '../services/pki/node-ca';
 export const GATEWAY_SERVER_NAME = 'gateway.ironflow.internal';
 const VALIDITY_SECONDS = 30 * 24 * 3600;
 
-export interface GatewayTlsMaterial {
+interface GatewayTlsMaterial {
   certificatePem: string;
   privateKeyPem: string;
 }

@@ -3,12 +3,12 @@
 // another's step. Held in memory and bounded: after a gateway restart the tokens of steps
 // in flight are unknown, their completions are refused, and Temporal retries the steps
 // (their heartbeat or start-to-close timeout notices).
-export const MAX_BOUND_TASKS = 100_000;
+const MAX_BOUND_TASKS = 100_000;
 /** Longer than any step's start-to-close timeout. */
 const BINDING_TTL_MS = 48 * 3600_000;
 
 /** Who polled a task, which step it is, and when it was handed out (for the step's duration). */
-export interface TaskBinding {
+interface TaskBinding {
   identity: string;
   step: string;
   boundAt: number;

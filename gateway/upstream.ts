@@ -8,7 +8,7 @@ export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 const asBytes = (bytes: Buffer): Buffer => bytes;
 
-export interface UpstreamCall {
+interface UpstreamCall {
   cancel(): void;
 }
 

@@ -6,7 +6,7 @@ import { createCredential, ensureTenant } from '../services/credentials';
 import type { Db } from '../services/db';
 import { ALL_PERMISSIONS, ROOT_TENANT } from '../core/permissions';
 
-export function rootCredentialFile(dataDir: string): string {
+function rootCredentialFile(dataDir: string): string {
   return path.join(dataDir, 'root-credential');
 }
 

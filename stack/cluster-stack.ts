@@ -19,7 +19,7 @@ import { defaultClusterPorts, startTemporalCluster } from './temporal-cluster';
 
 const MAX_WORKERS = 8;
 
-export interface ClusterStackSettings {
+interface ClusterStackSettings {
   /** Holds postgres/ (its data), temporal/ (config, log) and, unless IRONFLOW_DATA_DIR says otherwise, ironflow/ (the data dir). */
   clusterDir: string;
   postgresPort: number;

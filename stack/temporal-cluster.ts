@@ -18,7 +18,7 @@ import { spawnTemporalServer, type TemporalServer } from './temporal-server';
 const run = promisify(execFile);
 
 /** Where scripts/temporal-cluster-deps.sh puts the server, its SQL tool and the schema files. */
-export const clusterToolsDir = path.join(repoRoot, '.tools', 'temporal-cluster');
+const clusterToolsDir = path.join(repoRoot, '.tools', 'temporal-cluster');
 
 /** The ports of the four services: gRPC for each, and the ring membership each joins. */
 export interface ClusterPorts {
@@ -46,7 +46,7 @@ export function defaultClusterPorts(frontend: number): ClusterPorts {
   };
 }
 
-export interface TemporalClusterOptions {
+interface TemporalClusterOptions {
   /** Config, dynamic config and log go here. */
   dir: string;
   /** The PostgreSQL server holding Temporal's databases (postgres://user[:password]@host:port/…). */
@@ -90,7 +90,7 @@ function requireClusterTool(name: 'server' | 'sql'): string {
 }
 
 /** The server's config: PostgreSQL persistence and visibility, every service on `host`, no HTTP API, no metrics listener. */
-export function clusterConfig(options: TemporalClusterOptions, dynamicConfigFile: string): Record<string, unknown> {
+function clusterConfig(options: TemporalClusterOptions, dynamicConfigFile: string): Record<string, unknown> {
   const url = new URL(options.postgresUrl);
   const databases = options.databases ?? { main: 'temporal', visibility: 'temporal_visibility' };
   const store = (databaseName: string, maxConns: number) => ({
@@ -136,7 +136,7 @@ export function clusterConfig(options: TemporalClusterOptions, dynamicConfigFile
 }
 
 /** Temporal's dynamic config file: each key's value for every namespace and task queue. */
-export function clusterDynamicConfig(values: Record<string, unknown>): Record<string, unknown> {
+function clusterDynamicConfig(values: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(values).map(([key, value]) => [key, [{ value, constraints: {} }]]));
 }
 
@@ -145,7 +145,7 @@ export function clusterDynamicConfig(values: Record<string, unknown>): Record<st
  * -v 0.0 and update-schema through the versioned files, by Temporal's SQL tool. A database
  * already set up is only updated, so a second start reuses the data.
  */
-export async function setupClusterSchema(postgresUrl: string, databases = { main: 'temporal', visibility: 'temporal_visibility' }): Promise<void> {
+async function setupClusterSchema(postgresUrl: string, databases = { main: 'temporal', visibility: 'temporal_visibility' }): Promise<void> {
   const sql = requireClusterTool('sql');
   const url = new URL(postgresUrl);
   const connection = ['--plugin', 'postgres12', '--ep', url.hostname, '--port', url.port || '5432', '--user', decodeURIComponent(url.username)];
@@ -169,7 +169,7 @@ export async function setupClusterSchema(postgresUrl: string, databases = { main
 }
 
 /** Creates the namespace (unless there) and the search attributes it lacks, then waits until a visibility query on them answers. */
-export async function registerNamespace(
+async function registerNamespace(
   connection: Connection,
   options: Pick<TemporalClusterOptions, 'namespace' | 'searchAttributes' | 'retentionDays'>,
 ): Promise<void> {

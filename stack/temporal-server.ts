@@ -107,7 +107,7 @@ export async function startTemporalServer(options: TemporalServerOptions): Promi
   });
 }
 
-export interface SpawnTemporalServerOptions {
+interface SpawnTemporalServerOptions {
   binary: string;
   args: string[];
   /** The frontend's host:port. */

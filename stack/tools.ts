@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { repoRoot } from '../services/config';
 
-export const toolsBin = path.join(repoRoot, '.tools', 'bin');
+const toolsBin = path.join(repoRoot, '.tools', 'bin');
 
 export function toolPath(name: 'temporal' | 'tctl'): string {
   return path.join(toolsBin, name);

@@ -5,7 +5,7 @@ import type { BmcDriver, BootSetting, Inspection, PowerAction, PowerState } from
 import { virtualMediaOf } from './driver';
 import { runOperationOnce, type JsonValue, type OperationLedger, type OperationOutcome } from './operations';
 
-export type BmcCommand =
+type BmcCommand =
   | { kind: 'power.get' }
   | { kind: 'power.set'; action: PowerAction }
   | { kind: 'boot.set'; setting: BootSetting }
@@ -13,7 +13,7 @@ export type BmcCommand =
   | { kind: 'media.insert'; url: string }
   | { kind: 'media.eject' };
 
-export type BmcCommandResult = { power: PowerState } | { inspection: Inspection } | { done: true };
+type BmcCommandResult = { power: PowerState } | { inspection: Inspection } | { done: true };
 
 /** A cycle or reset sent twice reboots the machine twice; everything else converges. */
 function isIdempotent(command: BmcCommand): boolean {

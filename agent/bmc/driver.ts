@@ -40,7 +40,7 @@ export interface PowerInterface {
   status?(): Promise<{ power: PowerState; lastReset: string | null }>;
 }
 
-export interface ManagementInterface {
+interface ManagementInterface {
   /** The boot override in effect, or null when none is set. */
   getBoot(): Promise<BootSetting | null>;
   setBoot(setting: BootSetting): Promise<void>;
@@ -85,7 +85,7 @@ export function redact(text: string, secrets: ReadonlyArray<string>): string {
   return out;
 }
 
-export interface DriverErrorContext {
+interface DriverErrorContext {
   driver: 'redfish' | 'ipmi';
   address: string;
   operation: string;

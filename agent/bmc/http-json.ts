@@ -11,7 +11,7 @@ export interface JsonResponse {
   body: unknown;
 }
 
-export interface JsonClientOptions {
+interface JsonClientOptions {
   /** Pinned CA certificates (PEM); the default trust store when absent. */
   caPem?: string;
   timeoutMs?: number;

@@ -32,7 +32,7 @@ export function createIpmiDriver(target: IpmiTarget, credentials: BmcCredentials
   return new IpmiDriver(target, credentials, options);
 }
 
-export function splitHostPort(address: string): { host: string; port: number } {
+function splitHostPort(address: string): { host: string; port: number } {
   const match = /^(?:\[([0-9a-fA-F:]+)\]|([^:]+))(?::(\d{1,5}))?$/.exec(address);
   if (!match) throw new IronflowError('INVALID_INPUT', `IPMI address ${address} is not host or host:port`, { path: 'address' });
   return { host: match[1] ?? match[2] ?? '', port: match[3] ? Number(match[3]) : 623 };

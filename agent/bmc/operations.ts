@@ -29,7 +29,7 @@ export interface OperationLedger {
   put(record: OperationRecord): Promise<void>;
 }
 
-export interface OperationSpec {
+interface OperationSpec {
   operationId: string;
   kind: string;
   bmc: string;

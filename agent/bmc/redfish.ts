@@ -2,6 +2,7 @@
 // inspection, VirtualMedia insert/eject. Basic auth or a Redfish session; one operation
 // at a time per BMC (bmcLimiter); errors carry the BMC's own message.
 import { IronflowError } from '../../core/errors';
+import { normalizeMac } from '../../core/mac';
 import type { RedfishTarget } from '../../core/schemas/bmc';
 import {
   driverError,
@@ -156,7 +157,8 @@ class RedfishDriver implements BmcDriver {
         const mac = typeof nic.MACAddress === 'string' && nic.MACAddress ? nic.MACAddress : nic.PermanentMACAddress;
         const status = nic.Status as Json | undefined;
         const enabled = nic.InterfaceEnabled !== false && status?.State !== 'Disabled' && status?.State !== 'Absent';
-        if (typeof mac === 'string' && /^([0-9a-f]{2}[:-]){5}[0-9a-f]{2}$/i.test(mac) && enabled) pxeMacs.push(mac.toLowerCase().replaceAll('-', ':'));
+        const pxeMac = typeof mac === 'string' ? normalizeMac(mac) : undefined;
+        if (pxeMac && enabled) pxeMacs.push(pxeMac);
         for (const key of ['IPv4Addresses', 'IPv6Addresses']) {
           const list = nic[key];
           if (!Array.isArray(list)) continue;

@@ -43,7 +43,7 @@ type PowerStatus = { power: PowerState; lastReset: string | null };
 const DEFAULTS = { initialBackoffMs: 500, maxBackoffMs: 8_000, verifyWindowMs: 20_000, pollMs: 1_000 };
 
 /** Whether trying again may help: the BMC was busy or broken for a moment, or did not answer. */
-export function isTransient(error: unknown): boolean {
+function isTransient(error: unknown): boolean {
   if (!isIronflowError(error) || error.code !== 'DRIVER_ERROR' || error.details.reason === 'bmc-deadline') return false;
   if (error.details.driver === 'ipmi') return !/password|privilege|unauthori|RAKP|not installed/i.test(String(error.details.bmcMessage ?? error.message));
   const status = error.details.status;

@@ -4,7 +4,7 @@ import { assertionWindow, encodeSignedAssertion, newAssertionNonce } from '../..
 import type { BootEntry } from '../../core/boot/boot-entry';
 import type { Signer } from '../common/control-plane-client';
 
-export interface AssertionContext {
+interface AssertionContext {
   signer: Signer;
   siteId: string;
   agentNodeId: string;

@@ -33,7 +33,7 @@ const httpUrl = z.url({ protocol: /^https?$/, error: 'an http(s) URL' });
 const port = z.number().int().min(0).max(65_535);
 const bootFileName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'a file name in tftp_root, such as undionly.kpxe');
 
-export const bootConfigSchema = z
+const bootConfigSchema = z
   .object({
     http_address: z.string().min(1).max(64).default('0.0.0.0'),
     http_port: port.default(8081),
@@ -105,7 +105,7 @@ export interface BootServerConfig {
 }
 
 /** The control plane as the site agent reaches it: its URL and the CAs it trusts there (control_plane_ca_file). */
-export interface ControlPlaneTarget {
+interface ControlPlaneTarget {
   url: string;
   caPems?: string[];
 }

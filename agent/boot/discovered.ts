@@ -10,7 +10,7 @@ import { normalizeMac } from '../../core/mac';
 import { MAX_DISCOVERED_COUNT, type DiscoveryEntry } from '../../core/schemas/discovery';
 
 export const MAX_DISCOVERED_CLIENTS = 256;
-export const DISCOVERED_TTL_MS = 24 * 3_600_000;
+const DISCOVERED_TTL_MS = 24 * 3_600_000;
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const archPattern = /^[a-z0-9_-]{1,32}$/;
@@ -23,7 +23,7 @@ export interface PxeSighting {
   giaddr: string | null;
 }
 
-export interface DiscoveredPxeClient extends PxeSighting {
+interface DiscoveredPxeClient extends PxeSighting {
   firstSeen: string;
   lastSeen: string;
   count: number;
@@ -36,7 +36,7 @@ interface Tracked {
   count: number;
 }
 
-export interface DiscoveredEvents {
+interface DiscoveredEvents {
   added: [mac: string];
 }
 

@@ -30,7 +30,7 @@ export interface SiteBootServer extends BootHttpServer {
 }
 
 /** sha256 (hex) of the node CA's DER: the pin a ramdisk checks the control plane's chain against. */
-export function caFingerprintOf(caPem: string): string {
+function caFingerprintOf(caPem: string): string {
   return createHash('sha256')
     .update(fromPem(caPem, ['CERTIFICATE'], 'ca'))
     .digest('hex');

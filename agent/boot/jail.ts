@@ -21,7 +21,7 @@ export interface JailedFile {
   ino: number;
 }
 
-export type JailedOpen = { ok: true; file: JailedFile } | { ok: false; reason: 'bad-name' | 'not-found' | 'outside' | 'not-a-file' };
+type JailedOpen = { ok: true; file: JailedFile } | { ok: false; reason: 'bad-name' | 'not-found' | 'outside' | 'not-a-file' };
 
 export async function openInside(dir: string, name: string): Promise<JailedOpen> {
   if (!isSafeFileName(name)) return { ok: false, reason: 'bad-name' };

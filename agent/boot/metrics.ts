@@ -7,10 +7,10 @@ import type { RequestDecision } from './tftp/handler';
 import type { TransferOutcome } from './tftp/transfer';
 
 /** What proxy DHCP did with a datagram: answered, one of the handler's reasons to stay silent, or dropped unread. */
-export type DhcpDecision = 'answered' | ProxyDhcpIgnoreReason | 'oversized' | 'undecodable' | 'failed';
+type DhcpDecision = 'answered' | ProxyDhcpIgnoreReason | 'oversized' | 'undecodable' | 'failed';
 
 /** What TFTP did with a request on its listening port. */
-export type TftpDecision = 'read' | 'refused' | `dropped-${Extract<RequestDecision, { action: 'drop' }>['why']}`;
+type TftpDecision = 'read' | 'refused' | `dropped-${Extract<RequestDecision, { action: 'drop' }>['why']}`;
 
 export class BootServerMetrics {
   readonly registry = new Registry();

@@ -5,14 +5,14 @@
 // lapsed grants go first, then the oldest.
 import { randomBytes } from 'node:crypto';
 
-export const FIRMWARE_GRANT_TTL_MS = 2 * 3_600_000;
+const FIRMWARE_GRANT_TTL_MS = 2 * 3_600_000;
 export const MAX_GRANTS = 4096;
 export const grantPattern = /^[0-9a-f]{32}$/;
 
 type Grant = { kind: 'boot'; key: string; notAfter: number; sha256?: string } | { kind: 'firmware'; sha256: string; notAfter: number };
 
 /** What a request under a grant gets: served, 404 (no such grant or digest), or 503 (not the active boot server). */
-export type GrantDecision = 'serve' | 'not-found' | 'not-active';
+type GrantDecision = 'serve' | 'not-found' | 'not-active';
 
 export class CacheGrants {
   private readonly grants = new Map<string, Grant>();

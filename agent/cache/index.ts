@@ -8,7 +8,7 @@ import type { CacheImageReport, SiteSectionStatus } from '../../core/schemas/age
 import { CachePuller } from './puller';
 import { ImageCacheStore } from './store';
 
-export interface ImageCacheReport {
+interface ImageCacheReport {
   images: CacheImageReport[];
   status: SiteSectionStatus;
 }

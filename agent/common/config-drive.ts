@@ -10,7 +10,7 @@ import path from 'node:path';
 
 export type UserDataKind = 'cloud-init' | 'ignition';
 
-export interface ConfigDriveLayout {
+interface ConfigDriveLayout {
   /** The filesystem label the OS finds the volume by. */
   label: 'cidata' | 'config-2';
   files: Array<{ path: string; content: string }>;

@@ -14,13 +14,13 @@ import { attestStepResult } from './attest';
 
 const run = promisify(execFile);
 
-export interface DcgmTest {
+interface DcgmTest {
   name: string;
   passed: boolean;
   detail?: string;
 }
 
-export interface DcgmReport {
+interface DcgmReport {
   level: number;
   tests: DcgmTest[];
   source: 'dcgmi' | 'emulated' | 'no-gpus';
@@ -37,7 +37,7 @@ export interface EmulatedDcgmReport {
 export type EmulatedDcgm = (level: number) => Promise<EmulatedDcgmReport>;
 
 /** What diag.dcgm needs of its machine: its GPUs, and the emulator's door (emulated machines only). */
-export interface GpuMachine {
+interface GpuMachine {
   gpus: readonly unknown[];
   dcgm?: EmulatedDcgm;
 }
@@ -86,7 +86,7 @@ export async function runDcgmi(level: number, binary = 'dcgmi'): Promise<DcgmRep
 }
 
 /** The report for this machine, from the source that actually produced it. */
-export async function diagnoseGpus(level: number, machine: GpuMachine, dcgmiBinary = 'dcgmi'): Promise<DcgmReport> {
+async function diagnoseGpus(level: number, machine: GpuMachine, dcgmiBinary = 'dcgmi'): Promise<DcgmReport> {
   if (machine.dcgm) {
     const emulated = await machine.dcgm(level);
     return { level, tests: emulated.tests, source: 'emulated' };

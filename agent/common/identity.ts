@@ -13,7 +13,7 @@ const KEY_FILE = 'agent.key';
 const CHAIN_FILE = 'certificate.pem';
 const IDENTITY_FILE = 'identity.json';
 
-export const storedIdentitySchema = z.object({
+const storedIdentitySchema = z.object({
   nodeId: z.string(),
   role: z.string(),
   siteId: z.string().nullable(),
@@ -22,7 +22,7 @@ export const storedIdentitySchema = z.object({
   issuedAt: z.string(),
   expiresAt: z.string(),
 });
-export type StoredIdentity = z.infer<typeof storedIdentitySchema>;
+type StoredIdentity = z.infer<typeof storedIdentitySchema>;
 
 export function ensureDataDir(dataDir: string): void {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
@@ -57,7 +57,7 @@ export interface AgentIdentity extends Signer {
   chain: string[];
 }
 
-export function splitChain(pem: string): string[] {
+function splitChain(pem: string): string[] {
   return pem.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----\n?/g)?.map((c) => (c.endsWith('\n') ? c : `${c}\n`)) ?? [];
 }
 

@@ -12,7 +12,7 @@ import { QuorumRefusal, verifyQuorumBundle } from '../../services/quorum/verify'
 import type { ControlPlaneClient, Signer } from './control-plane-client';
 import type { AgentLog } from './log';
 
-export interface QuorumCheckDeps {
+interface QuorumCheckDeps {
   /** sha256 (hex) of the quorum policies this agent trusts. */
   pins: readonly string[];
   client: ControlPlaneClient;

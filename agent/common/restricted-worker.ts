@@ -10,7 +10,7 @@ import { connectThroughGateway, type AgentCredentials } from './gateway-connecti
 
 export type AgentActivity = (...args: never[]) => Promise<unknown>;
 
-export interface RestrictedWorkerOptions {
+interface RestrictedWorkerOptions {
   /** The agent's mode, as the refusal names it. */
   mode: 'site' | 'ramdisk' | 'node';
   kinds: readonly string[];

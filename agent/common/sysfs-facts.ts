@@ -12,7 +12,7 @@ const MAX_DEVICES = 256;
 const SECTOR_BYTES = 512;
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-export interface SysfsFacts {
+interface SysfsFacts {
   system: { productUuid: string | null; vendor: string; model: string; serial: string; arch: string; uefi: boolean; cpus: number; memoryBytes: number };
   nics: Array<{ mac: string; driver: string | null; speedMbps: number | null; link: boolean }>;
   disks: Array<{ name: string; path: string; sizeBytes: number; model: string | null; serial: string | null; rotational: boolean }>;

@@ -4,7 +4,7 @@
 // a run with the same seed and the same request sequence injects the same faults. The
 // decisions are pure; redfish-bmc.ts applies them and logs each in the machine's command log.
 
-export type BmcErrorKind =
+type BmcErrorKind =
   /** HTTP 500, nothing carried out. */
   | '500'
   /** HTTP 503 (busy), nothing carried out. */
@@ -14,7 +14,7 @@ export type BmcErrorKind =
   /** The request is carried out, then the connection is reset: the caller never learns it was. */
   | 'lost-answer';
 
-export const bmcErrorKinds: readonly BmcErrorKind[] = ['500', '503', 'reset', 'lost-answer'];
+const bmcErrorKinds: readonly BmcErrorKind[] = ['500', '503', 'reset', 'lost-answer'];
 
 export interface BmcFaultSettings {
   /** Share of requests (0 to 1) that fail, each in one of errorKinds. */

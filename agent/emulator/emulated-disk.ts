@@ -17,7 +17,7 @@ import path from 'node:path';
 import { IronflowError } from '../../core/errors';
 import type { DiskTools } from '../ramdisk/hardware';
 
-export type EmulatedEraseMode = 'secure-erase' | 'crypto-erase';
+type EmulatedEraseMode = 'secure-erase' | 'crypto-erase';
 
 export interface EmulatedDiskSpec {
   /** nvme: an NVMe namespace (nvme0n1); sata: an ATA drive behind libata (sda); virtio: a paravirtual disk with no erase command (vda). */

@@ -8,7 +8,7 @@ import { AgentLog } from '../common/log';
 import { Machine, type InstalledOsHook, type MachineDescription } from './machine';
 import { RedfishBmcHost } from './redfish-bmc';
 
-export interface FleetOptions {
+interface FleetOptions {
   dataDir: string;
   /** The site agent's boot server URL (what DHCP would point iPXE at). */
   bootServerUrl: () => string | undefined;
@@ -20,7 +20,7 @@ export interface FleetOptions {
   bmcHost?: string;
 }
 
-export interface NewMachine {
+interface NewMachine {
   id?: string;
   macs?: string[];
   arch?: MachineDescription['arch'];

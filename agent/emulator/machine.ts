@@ -35,12 +35,12 @@ export interface MachineDescription {
   firmwareUuid?: string;
 }
 
-export type MachineState = 'off' | 'firmware' | 'ramdisk' | 'installed-os' | 'no-boot-device';
+type MachineState = 'off' | 'firmware' | 'ramdisk' | 'installed-os' | 'no-boot-device';
 
 /** What the installed OS does when the machine boots from a disk with an image on it. */
 export type InstalledOsHook = (machine: Machine) => Promise<{ stop(): Promise<void> } | undefined>;
 
-export interface MachineOptions {
+interface MachineOptions {
   /** Where disk files live. */
   dataDir: string;
   /** The site agent's boot server, as DHCP would name it (next-server / boot file URL). */

@@ -22,7 +22,7 @@ export const OVMF_VARS = '/usr/share/OVMF/OVMF_VARS_4M.fd';
 export const VIRTIO_ROM = '/usr/lib/ipxe/qemu/efi-virtio.rom';
 
 /** How QEMU is started: node's spawn, or e.g. a network namespace's (`ip netns exec`, which execs QEMU itself). */
-export type SpawnQemu = (command: string, args: string[], options: SpawnOptions) => ChildProcess;
+type SpawnQemu = (command: string, args: string[], options: SpawnOptions) => ChildProcess;
 
 export interface QemuMachineSpec {
   /** The machine's name (its files are <dir>/<id>.*). */

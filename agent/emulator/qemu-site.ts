@@ -19,16 +19,16 @@ import { createNamespaceNetwork, type LoopbackForward, type NamespaceNetwork } f
 import { RedfishBmcHost } from './redfish-bmc';
 
 /** Distinct from the tests' 10.77.<N>.0/24 networks. */
-export const QEMU_SITE_SUBNET = '10.78.0';
+const QEMU_SITE_SUBNET = '10.78.0';
 const AGENT_HOST_NUMBER = 2;
 /** The site agent's address on the bridge: where machines reach the API and the agent gateway (IRONFLOW_API_URL, IRONFLOW_AGENT_GATEWAY_ADDRESS). */
 export const QEMU_SITE_AGENT_IP = `${QEMU_SITE_SUBNET}.${AGENT_HOST_NUMBER}`;
 export const BOOT_HTTP_PORT = 8081;
 const ACTIVE_LOG = 'holding the boot lease: active boot server';
 
-export const ramdiskDir = (): string => path.resolve(process.env.IRONFLOW_DATA_DIR ?? path.join(repoRoot, '.ironflow'), 'ramdisk');
+const ramdiskDir = (): string => path.resolve(process.env.IRONFLOW_DATA_DIR ?? path.join(repoRoot, '.ironflow'), 'ramdisk');
 
-export interface QemuSiteOptions {
+interface QemuSiteOptions {
   /** Where the network's leases, the agent's derived config and log, and the machines' files go. */
   dir: string;
   /** The site agent's control plane (its URL's port is relayed into its namespace at the same number). */
@@ -51,7 +51,7 @@ export interface QemuSiteOptions {
   env?: Record<string, string>;
 }
 
-export interface QemuSiteMachine {
+interface QemuSiteMachine {
   id: string;
   bmc: { address: string; username: string; password: string };
   mac: string;

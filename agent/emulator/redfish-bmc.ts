@@ -40,7 +40,7 @@ export interface PowerEvent {
   state: 'on' | 'off';
 }
 
-export interface RedfishBmcHostEvents {
+interface RedfishBmcHostEvents {
   boot: [BootEvent];
   power: [PowerEvent];
 }

@@ -10,7 +10,7 @@ import type { NodeMachine } from './machine';
 import { startNodeAgent, type NodeAgent } from './main';
 import { joinArgsFromUserData, writeJoinTokenFile } from './user-data';
 
-export interface FirstBootOptions {
+interface FirstBootOptions {
   userData: { kind: string; document: string };
   /** The OS's own data dir for the agent (its identity survives reboots there). */
   dataDir: string;

@@ -55,7 +55,7 @@ function readBounded(file: string): { content: string | null; mode: number; uid:
 const runningAsRoot = (): boolean => process.getuid?.() === 0;
 
 /** Writes a file when its content, mode or (as root) owner differs; atomically, by rename. */
-export function applyFile(
+function applyFile(
   root: HostRoot,
   action: { path: string; content: string; mode: number; rebootRequired?: boolean },
   appliedBefore: Record<string, string>,

@@ -14,9 +14,9 @@ import { applyAction, MAX_HOST_FILE_BYTES, type ActionOutcome, type HostAction }
 import type { HostRoot } from './host-root';
 import { hostUnitActions, isBuiltinUnit } from './host-units';
 
-export type HostUnitStatus = 'converged' | 'pending' | 'unsupported' | 'failed';
+type HostUnitStatus = 'converged' | 'pending' | 'unsupported' | 'failed';
 
-export interface HostUnitState {
+interface HostUnitState {
   name: string;
   state: HostUnitStatus;
   reason?: string;
@@ -74,7 +74,7 @@ function unitState(name: string, outcomes: ActionOutcome[]): HostUnitState {
   };
 }
 
-export interface HostConvergerOptions {
+interface HostConvergerOptions {
   registry?: HostConfigUnitRegistry;
   /** How often an unchanged spec is applied again (drift). */
   recheckMs?: number;

@@ -10,14 +10,14 @@ import path from 'node:path';
 const HOST_PATH = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
 const MAX_COMMAND_OUTPUT = 1024 * 1024;
 
-export interface CommandResult {
+interface CommandResult {
   ok: boolean;
   stdout: string;
   /** The tail of stderr or the failure, for a unit's status (bounded). */
   error?: string;
 }
 
-export type PackageManager = 'apt' | 'dnf';
+type PackageManager = 'apt' | 'dnf';
 
 export class HostRoot {
   readonly dir: string;

@@ -21,9 +21,9 @@ const SETTINGS_FILE = 'node-agent.json';
 
 /** servingCaPin: the user data's --serving-ca-pin, kept for later starts (`agent node` is run without flags). */
 const settingsSchema = z.object({ server: z.string().url(), nodeId: z.string(), servingCaPin: z.string().regex(caPinPattern).optional() }).strict();
-export type NodeAgentSettings = z.infer<typeof settingsSchema>;
+type NodeAgentSettings = z.infer<typeof settingsSchema>;
 
-export interface JoinOptions {
+interface JoinOptions {
   dataDir: string;
   server?: string;
   tokenFile?: string;
@@ -47,7 +47,7 @@ function checkedSettings(server: string, nodeId: string, servingCaPin: string | 
   return { server, nodeId, ...(servingCaPin ? { servingCaPin } : {}) };
 }
 
-export function loadSettings(dataDir: string): NodeAgentSettings | undefined {
+function loadSettings(dataDir: string): NodeAgentSettings | undefined {
   const file = path.join(dataDir, SETTINGS_FILE);
   return existsSync(file) ? parseWith(settingsSchema, JSON.parse(readFileSync(file, 'utf8')), 'INVALID_CONFIG') : undefined;
 }

@@ -20,7 +20,7 @@ import { readHostMachine, type NodeMachine } from './machine';
 import { NodeSession } from './session';
 import { createNodeSteps, NODE_STEP_KINDS } from './steps';
 
-export interface NodeAgentOptions {
+interface NodeAgentOptions {
   /** The control plane (from the user data's join; stored at the join for later starts). */
   server?: string;
   /** The key pin of the CA the API's certificate chains to (the user data's --serving-ca-pin; stored at the join). */

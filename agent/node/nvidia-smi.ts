@@ -9,7 +9,7 @@ const QUERY_TIMEOUT_MS = 30_000;
 const RESET_TIMEOUT_MS = 120_000;
 const MAX_GPUS = 64;
 
-export interface NvidiaGpu {
+interface NvidiaGpu {
   index: number;
   /** The PCI address as sysfs names it (0000:3b:00.0). */
   pciAddress: string;
@@ -18,7 +18,7 @@ export interface NvidiaGpu {
 }
 
 /** nvidia-smi's 00000000:3B:00.0 as sysfs's 0000:3b:00.0. */
-export const sysfsPciAddress = (busId: string): string =>
+const sysfsPciAddress = (busId: string): string =>
   busId
     .trim()
     .toLowerCase()

@@ -6,7 +6,7 @@ import { requireTlsOffLoopback } from '../../services/control-plane-url';
 import { IronflowError, parseWith } from '../../core/errors';
 import { IPXE_PARAM_PREFIX } from '../boot/ipxe/script';
 
-export const bootParamsSchema = z
+const bootParamsSchema = z
   .object({
     /** The control plane the ramdisk joins: https, or http on loopback only (services/control-plane-url.ts). */
     gateway: z.url({ protocol: /^https?$/ }),

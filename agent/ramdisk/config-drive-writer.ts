@@ -21,7 +21,7 @@ const ENTRY_BYTES = 16;
 const FAT32_LBA = 0x0c;
 const GPT_PROTECTIVE = 0xee;
 
-export interface MbrPartition {
+interface MbrPartition {
   slot: number;
   type: number;
   startSector: number;
@@ -29,7 +29,7 @@ export interface MbrPartition {
 }
 
 /** The four primary entries of an MBR (empty slots have type 0). */
-export function readMbrPartitions(sector0: Buffer): MbrPartition[] {
+function readMbrPartitions(sector0: Buffer): MbrPartition[] {
   if (sector0.length < SECTOR || sector0[510] !== 0x55 || sector0[511] !== 0xaa) {
     throw new IronflowError('UNSUPPORTED', 'the image written to the disk has no partition table (MBR signature missing): no place for a config drive', {
       reason: 'no-partition-table',
@@ -42,7 +42,7 @@ export function readMbrPartitions(sector0: Buffer): MbrPartition[] {
 }
 
 /** Where the config drive goes: the first free slot, aligned after the last partition. */
-export function configDrivePlacement(partitions: MbrPartition[], diskSectors: number): MbrPartition {
+function configDrivePlacement(partitions: MbrPartition[], diskSectors: number): MbrPartition {
   if (partitions.some((p) => p.type === GPT_PROTECTIVE)) {
     throw new IronflowError(
       'UNSUPPORTED',

@@ -5,7 +5,7 @@ import { Duplex, PassThrough, type Transform } from 'node:stream';
 import zlib from 'node:zlib';
 import { IronflowError } from '../../core/errors';
 
-export type Compression = 'none' | 'gzip' | 'zstd';
+type Compression = 'none' | 'gzip' | 'zstd';
 
 type ZlibWithZstd = typeof zlib & { createZstdDecompress?: () => Transform };
 

@@ -5,7 +5,7 @@
 import type { EmulatedDcgm } from '../common/dcgm';
 import type { DiskToolName } from './erase/capabilities';
 
-export interface RamdiskNic {
+interface RamdiskNic {
   mac: string;
   ip?: string;
 }

@@ -17,7 +17,7 @@ import type { AgentLog } from '../common/log';
 import type { BootParams } from './boot-params';
 import type { RamdiskHardware } from './hardware';
 
-export interface RamdiskIdentity {
+interface RamdiskIdentity {
   key: KeyObject;
   answer: JoinAnswer;
   certificatePem(): string;

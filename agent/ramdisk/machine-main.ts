@@ -16,7 +16,7 @@ import { readSysfsFacts } from '../common/sysfs-facts';
 const KERNEL_CMDLINE_MAX_BYTES = 2048;
 
 /** The machine as its kernel shows it, with each NIC's IPv4 address from the running system. */
-export function machineHardware(root = '/'): RamdiskHardware {
+function machineHardware(root = '/'): RamdiskHardware {
   const facts = readSysfsFacts(root);
   const addresses = new Map<string, string>();
   for (const entries of Object.values(os.networkInterfaces())) {

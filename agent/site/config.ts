@@ -14,7 +14,7 @@ const cidrSchema = z.string().refine((value) => parseCidr(value) !== undefined, 
 const durationSchema = z.string().regex(durationPattern, 'a duration such as 30s, 15m or 8h');
 const listenAddressSchema = z.string().regex(/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'host:port such as 127.0.0.1:9466');
 
-export const siteAgentConfigSchema = z
+const siteAgentConfigSchema = z
   .object({
     /** The control plane's API, e.g. https://ironflow.example.com. */
     control_plane_url: z.url({ protocol: /^https?$/, error: 'an http(s) URL such as https://ironflow.example.com' }),

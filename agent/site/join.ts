@@ -11,7 +11,7 @@ import type { ControlPlaneClient } from '../common/control-plane-client';
 import { identityOf, loadIdentity, persistIdentity, type AgentIdentity } from '../common/identity';
 import type { AgentLog } from '../common/log';
 
-export function readJoinToken(config: SiteAgentConfig, env: NodeJS.ProcessEnv): string {
+function readJoinToken(config: SiteAgentConfig, env: NodeJS.ProcessEnv): string {
   const fromEnv = env.IRONFLOW_JOIN_TOKEN?.trim();
   if (fromEnv) return fromEnv;
   if (config.tokenFile) {

@@ -28,17 +28,17 @@ export interface SessionState {
   pinnedImages: string[];
 }
 
-export interface SessionEvents {
+interface SessionEvents {
   change: [SessionState];
   /** Every answer from the control plane (the site spec may have changed). */
   answer: [SessionState];
 }
 
 /** What the heartbeat reports of the agent's image cache (agent/cache). */
-export type CacheReporter = () => { images: CacheImageReport[]; status: SiteSectionStatus };
+type CacheReporter = () => { images: CacheImageReport[]; status: SiteSectionStatus };
 
 /** The boot server's discovered list (agent/boot/discovered.ts): reported whole, and a new MAC asks for a report. */
-export interface DiscoveredReporter {
+interface DiscoveredReporter {
   report(): DiscoveryEntry[];
   on(event: 'added', listener: () => void): unknown;
 }

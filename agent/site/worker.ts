@@ -11,7 +11,7 @@ import type { SiteStep } from './steps/deps';
 
 export type SiteWorker = RestrictedWorker;
 
-export interface SiteWorkerOptions {
+interface SiteWorkerOptions {
   temporal: AgentTemporal;
   credentials: AgentCredentials;
   steps: Record<SiteStepKind, SiteStep>;

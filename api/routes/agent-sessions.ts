@@ -9,19 +9,14 @@ import { appendEvent } from '../../services/events';
 import { signalNodeAgentBack } from '../../services/joins/agent-joined';
 import { agentTaskQueue } from '../../core/joins/certificate-policy';
 import { recordDiscoveryReport } from '../../services/metal/discovery-store';
-import { loadOrCreateNodeCa } from '../../services/pki/node-ca';
 import { heartbeatSchema, sessionAnswerSchema } from '../../core/schemas/agent-sessions';
-import { authenticateAgentRequest, keepRawJsonBodies } from '../agent-auth';
 import type { ApiContext } from '../context';
 import { ensureSiteBootController } from '../site-boot-controller';
 
 /** Heartbeat often enough that two missed beats still leave the session connected. */
-export const HEARTBEAT_INTERVAL_MS = Math.floor(AGENT_SESSION_FRESH_MS / 3);
+const HEARTBEAT_INTERVAL_MS = Math.floor(AGENT_SESSION_FRESH_MS / 3);
 
 export const agentSessionRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) => {
-  const ca = await loadOrCreateNodeCa(ctx.db, ctx.secrets, ctx.config.dataDir);
-  keepRawJsonBodies(app);
-
   /** The site's pre-warm images plus every image a deploy there pins (deduplicated by digest), and the pinned digests. */
   async function siteImages(siteId: string, now: Date): Promise<{ cacheImages: CacheImage[]; pinnedImages: string[] }> {
     const cacheImages = await siteCacheImages(ctx.db, siteId);
@@ -32,10 +27,10 @@ export const agentSessionRoutes: FastifyPluginAsyncZod<ApiContext> = async (app,
   }
 
   app.post(
-    '/v1/agents/session',
-    { schema: { tags: ['agents'], security: [], body: heartbeatSchema, response: { 200: sessionAnswerSchema } } },
+    '/session',
+    { config: { agentPurpose: 'session' }, schema: { tags: ['agents'], security: [], body: heartbeatSchema, response: { 200: sessionAnswerSchema } } },
     async (request) => {
-      const agent = await authenticateAgentRequest(ctx.db, ca, request, 'session');
+      const { agent } = request;
       const now = new Date();
       const taskQueue = agentTaskQueue(agent.role, agent.siteId, agent.nodeId);
       const previous = await ctx.db.agentSession.findUnique({ where: { nodeId: agent.nodeId } });

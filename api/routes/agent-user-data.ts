@@ -5,21 +5,16 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { unknownWorkflowRefusal, workflowStanding } from '../../services/bmc-access';
 import { recordRefusal } from '../../services/joins/refusal';
-import { loadOrCreateNodeCa } from '../../services/pki/node-ca';
 import { userDataAnswerSchema, userDataRequestSchema } from '../../core/schemas/agent-user-data';
 import { grantUserData } from '../../services/userdata/grant';
-import { authenticateAgentRequest, keepRawJsonBodies } from '../agent-auth';
 import type { ApiContext } from '../context';
 
 export const agentUserDataRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) => {
-  const ca = await loadOrCreateNodeCa(ctx.db, ctx.secrets, ctx.config.dataDir);
-  keepRawJsonBodies(app);
-
   app.post(
-    '/v1/agents/user-data',
-    { schema: { tags: ['agents'], security: [], body: userDataRequestSchema, response: { 200: userDataAnswerSchema } } },
+    '/user-data',
+    { config: { agentPurpose: 'user-data' }, schema: { tags: ['agents'], security: [], body: userDataRequestSchema, response: { 200: userDataAnswerSchema } } },
     async (request) => {
-      const agent = await authenticateAgentRequest(ctx.db, ca, request, 'user-data');
+      const { agent } = request;
       const { nodeId, workflowId, ref } = request.body;
       // Only a ramdisk's own machine is looked at here; grantUserData refuses every other caller.
       const node = agent.role === 'ramdisk' && agent.nodeId === nodeId ? await ctx.db.node.findUnique({ where: { id: nodeId } }) : null;

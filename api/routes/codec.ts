@@ -24,14 +24,14 @@ import type { ApiContext } from '../context';
 import { toApiError } from '../error-handler';
 
 /** The Web UI asks per event or per page of events: a few payloads each time. */
-export const MAX_CODEC_PAYLOADS = 512;
-export const MAX_CODEC_METADATA_ENTRIES = 32;
+const MAX_CODEC_PAYLOADS = 512;
+const MAX_CODEC_METADATA_ENTRIES = 32;
 /** Temporal refuses payloads past 2 MiB by default; base64 adds a third. */
-export const MAX_CODEC_BODY_BYTES = 4 * 1024 * 1024;
+const MAX_CODEC_BODY_BYTES = 4 * 1024 * 1024;
 const DECODE_PERMISSION = 'compute:nodes:read';
 const REFUSAL_EVENT = 'security.codec.refused';
 
-export interface CodecRouteDeps extends ApiContext {
+interface CodecRouteDeps extends ApiContext {
   /** The console's sign-in sessions: a signed-in operator's browser presents its cookie. */
   sessions: ConsoleSessions;
 }

@@ -1,10 +1,13 @@
-// The route groups, one Fastify plugin each, with its schemas (and the operator console's pages).
+// Every route, one Fastify plugin per route group with its schemas: the public groups, the
+// agent API (certificate-bound signed requests, its own plugin under /v1/agents), the
+// operator console (its own sign-in), and the API credential's scope, in which every route
+// authenticates its caller's bearer before anything else runs.
+import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { consoleRoutes } from '../../console/plugin';
-import { agentBmcAccessRoutes } from './agent-bmc-access';
-import { agentBmcOperationRoutes } from './agent-bmc-operations';
-import { agentBootSecretRoutes } from './agent-boot-secret';
-import { agentSessionRoutes } from './agent-sessions';
-import { agentUserDataRoutes } from './agent-user-data';
+import { requireCredential } from '../auth';
+import type { ApiContext } from '../context';
+import { AGENT_API_PREFIX, agentApi } from './agents';
 import { credentialRoutes } from './credentials';
 import { eventRoutes } from './events';
 import { healthRoutes } from './health';
@@ -26,8 +29,7 @@ import { siteRoutes } from './sites';
 import { systemCheckRoutes } from './system-checks';
 import { tenantRoutes } from './tenants';
 
-export const routeGroups = [
-  healthRoutes,
+const credentialedRouteGroups = [
   metricsRoutes,
   eventRoutes,
   tenantRoutes,
@@ -37,13 +39,7 @@ export const routeGroups = [
   siteRoutes,
   siteTokenRoutes,
   poolRoutes,
-  joinRoutes,
   joinRequestRoutes,
-  agentSessionRoutes,
-  agentBmcAccessRoutes,
-  agentBmcOperationRoutes,
-  agentBootSecretRoutes,
-  agentUserDataRoutes,
   profileRoutes,
   provisionWorkflowRoutes,
   metalRoutes,
@@ -52,5 +48,19 @@ export const routeGroups = [
   metalStatusRoutes,
   quorumRoutes,
   siteDiscoveredRoutes,
-  consoleRoutes,
 ];
+
+/** The routes an API credential calls (a bearer in Authorization), in one authenticated scope. */
+const credentialedApi: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) => {
+  requireCredential(app, ctx);
+  for (const group of credentialedRouteGroups) await app.register(group, ctx);
+};
+
+export async function registerRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
+  // Without an API credential: liveness; join (a join token or the current certificate in the body).
+  await app.register(healthRoutes, ctx);
+  await app.register(joinRoutes, ctx);
+  await app.register(agentApi(ctx), { prefix: AGENT_API_PREFIX });
+  await app.register(consoleRoutes, ctx);
+  await app.register(credentialedApi, ctx);
+}

@@ -12,6 +12,7 @@ import { recordPowerRequest } from '../../services/metal/power';
 import { findMetalNode } from '../../services/metal/transition';
 import { applyVerb, type MetalDeps, type VerbArgs } from '../../services/metal/verbs';
 import { metalView } from '../../core/metal/view';
+import { provisionVerbNamed } from '../../core/provision-states';
 import { tenantQuerySchema } from '../../core/schemas/common';
 import {
   metalAbortSchema,
@@ -31,6 +32,7 @@ import {
   metalPowerSchema,
   metalUndeploySchema,
   metalVerbSchema,
+  type BulkVerb,
 } from '../../core/schemas/metal';
 import { requestBatch } from '../../services/quorum/batch-store';
 import { bulkVerbChain } from '../../profiles/bulk-chain';
@@ -167,7 +169,7 @@ export const metalRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) =
     controlQueue: ctx.config.controlQueue,
     // One quorum batch for the run: its nodes, the verb's whole chain, the run's reason (nothing when the tenant has no quorum).
     requestQuorumBatch: async (run: { id: string; tenantId: string; verb: string; reason: string }, nodeIds: string[]) => {
-      const chain = bulkVerbChain(run.verb === 'undeploy' ? 'release' : (run.verb as Parameters<typeof bulkVerbChain>[0]));
+      const chain = bulkVerbChain(provisionVerbNamed(run.verb as BulkVerb));
       await requestBatch(ctx.db, {
         tenantId: run.tenantId,
         kind: 'bulk',

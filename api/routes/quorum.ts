@@ -1,15 +1,14 @@
 // The destructive-batch quorum (docs/quorum.md): a tenant's policy (tenant admins), its
-// batches (read by approvers, approved with their own signatures), and the agents' reports
-// of commands they refused. The signature is the authority, not the credential that carries
-// it: any reader of the tenant may hand in an approver's signature.
+// batches (read by approvers, approved with their own signatures); agents report the commands
+// they refused through the agent API (agent-quorum-refusals.ts). The signature is the
+// authority, not the credential that carries it: any reader of the tenant may hand in an
+// approver's signature.
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { loadOrCreateNodeCa } from '../../services/pki/node-ca';
 import { QUORUM_BATCH_SIGNAL } from '../../core/quorum/batch-signal';
 import { approveBatch, batchView, findBatch, listBatches, nodeIdsOf, refuseBatch } from '../../services/quorum/batch-store';
 import { findQuorumPolicy, quorumPolicyView, removeQuorumPolicy, setQuorumPolicy } from '../../services/quorum/policy-store';
-import { recordAgentRefusal } from '../../services/quorum/refusal-report';
 import { notFound } from '../../core/errors';
 import { tenantQuerySchema } from '../../core/schemas/common';
 import {
@@ -22,18 +21,13 @@ import {
   batchViewSchema,
   quorumPolicySchema,
   quorumPolicySetSchema,
-  quorumRefusalReportSchema,
 } from '../../services/schemas/quorum';
-import { authenticateAgentRequest, keepRawJsonBodies } from '../agent-auth';
 import { authorize } from '../auth';
 import type { ApiContext } from '../context';
 
 const tags = ['quorum'];
 
 export const quorumRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) => {
-  const ca = await loadOrCreateNodeCa(ctx.db, ctx.secrets, ctx.config.dataDir);
-  keepRawJsonBodies(app);
-
   /** The workflow a batch serves looks at it now (it also looks again on its own); a bulk run's node workflows look on their own. */
   const wakeSubject = async (row: { id: string; kind: string; subject: string }, log: { warn: (fields: object, message: string) => void }) => {
     if (row.kind === 'bulk') return;
@@ -109,15 +103,6 @@ export const quorumRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) 
       );
       await wakeSubject(row, request.log);
       return batchView(ctx.db, row);
-    },
-  );
-
-  app.post(
-    '/v1/agents/quorum-refusals',
-    { schema: { tags: ['agents'], security: [], body: quorumRefusalReportSchema, response: { 200: z.object({ recorded: z.literal(true) }) } } },
-    async (request) => {
-      const agent = await authenticateAgentRequest(ctx.db, ca, request, 'quorum-refusal');
-      return recordAgentRefusal(ctx.db, agent, request.body);
     },
   );
 };

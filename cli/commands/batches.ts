@@ -62,7 +62,7 @@ const batchColumns = [
   { header: 'reason', value: (b: Record<string, unknown>) => b.reason },
 ];
 
-export const batchesPolicySetCommand = defineCommand({
+const batchesPolicySetCommand = defineCommand({
   name: 'batches policy set',
   summary:
     "Turn the destructive-batch quorum on (or change it) for a tenant: --required M --approvers FILE.json (each { id, name, publicKeyFile }); pin the answer's sha256 in each site agent's [quorum] pinned_policies",
@@ -70,21 +70,21 @@ export const batchesPolicySetCommand = defineCommand({
   run: (ctx, f) => ctx.api.call('PUT', '/v1/quorum/policy', { tenantId: f.tenantId, required: f.required, approvers: readApprovers(f.approvers) }),
 });
 
-export const batchesPolicyShowCommand = defineCommand({
+const batchesPolicyShowCommand = defineCommand({
   name: 'batches policy show',
   summary: "A tenant's quorum policy: approvers, how many must sign, and the sha256 site agents pin",
   flags: z.object(tenant),
   run: (ctx, f) => ctx.api.call('GET', `/v1/quorum/policy?tenantId=${encodeURIComponent(f.tenantId)}`),
 });
 
-export const batchesPolicyRemoveCommand = defineCommand({
+const batchesPolicyRemoveCommand = defineCommand({
   name: 'batches policy remove',
   summary: "Turn a tenant's quorum off (site agents that pin it keep refusing until their pin is removed)",
   flags: z.object(tenant),
   run: (ctx, f) => ctx.api.call('DELETE', `/v1/quorum/policy?tenantId=${encodeURIComponent(f.tenantId)}`),
 });
 
-export const batchesListCommand = defineCommand({
+const batchesListCommand = defineCommand({
   name: 'batches list',
   summary: "A tenant's batches, newest first: [--status pending|approved|expired]",
   flags: z.object({ ...tenant, status: z.enum(batchStatuses).optional(), limit: z.number().int().min(1).max(200).default(50) }),
@@ -99,7 +99,7 @@ export const batchesListCommand = defineCommand({
 const fetchBatch = (ctx: CliContext, tenantId: string, batchId: string) =>
   ctx.api.call<BatchViewAnswer & { nodeIds: string[] }>('GET', `/v1/quorum/batches/${batchId}?tenantId=${encodeURIComponent(tenantId)}`);
 
-export const batchesShowCommand = defineCommand({
+const batchesShowCommand = defineCommand({
   name: 'batches show',
   summary: 'One batch: what it allows (commands, nodes, states), why (reason), its approvals: ironflow batches show ID',
   flags: z.object({ ...tenant, batchId: idOf('quorumBatch') }),
@@ -137,7 +137,7 @@ async function checkedDigest(ctx: CliContext, f: { tenantId: string; batchId: st
 
 const signerFlags = { ...tenant, batchId: idOf('quorumBatch'), approver: z.string().min(1).max(64), key: z.string().min(1) };
 
-export const batchesApproveCommand = defineCommand({
+const batchesApproveCommand = defineCommand({
   name: 'batches approve',
   summary: 'Approve a batch with your own key, signed here: ironflow batches approve ID --approver YOUR_ID --key FILE.pem',
   flags: z.object(signerFlags),
@@ -149,7 +149,7 @@ export const batchesApproveCommand = defineCommand({
   },
 });
 
-export const batchesRefuseCommand = defineCommand({
+const batchesRefuseCommand = defineCommand({
   name: 'batches refuse',
   summary:
     'Refuse a pending batch with your own key (its run fails, nothing destructive is sent): ironflow batches refuse ID --approver YOUR_ID --key FILE.pem --reason TEXT',

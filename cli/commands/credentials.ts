@@ -14,7 +14,7 @@ const credentialIdFlag = z
   .refine((v) => !v.includes('.'), 'that looks like the bearer itself (it has a "."); pass its id cred_… instead, and keep the bearer secret')
   .refine((v) => idPattern('credential').test(v), 'expected a credential id cred_…');
 
-export const credentialsListCommand = defineCommand({
+const credentialsListCommand = defineCommand({
   name: 'credentials list',
   summary: "List a tenant's API credentials (never their secrets): [--tenant T] [--limit N] [--cursor cred_…]",
   flags: credentialListQuerySchema.extend({ tenantId: tenant }),
@@ -36,7 +36,7 @@ export const credentialsListCommand = defineCommand({
   },
 });
 
-export const credentialsCreateCommand = defineCommand({
+const credentialsCreateCommand = defineCommand({
   name: 'credentials create',
   summary: 'Create an API credential: --tenant T --name N --permissions P (repeatable) [--expires-at 2027-01-31T00:00:00Z]; the bearer is printed once',
   // Permission names are checked by the API, which names the one it does not know.
@@ -44,7 +44,7 @@ export const credentialsCreateCommand = defineCommand({
   run: (ctx, input) => ctx.api.call('POST', '/v1/credentials', input),
 });
 
-export const credentialsRevokeCommand = defineCommand({
+const credentialsRevokeCommand = defineCommand({
   name: 'credentials revoke',
   summary: 'Revoke an API credential by its id (refused from its next request): ironflow credentials revoke cred_… [--tenant T]',
   flags: z.object({ credentialId: credentialIdFlag, tenantId: tenant }),
@@ -52,7 +52,7 @@ export const credentialsRevokeCommand = defineCommand({
   run: (ctx, input) => ctx.api.call('POST', `/v1/credentials/${input.credentialId}/revoke`, { tenantId: input.tenantId }),
 });
 
-export const credentialsRotateCommand = defineCommand({
+const credentialsRotateCommand = defineCommand({
   name: 'credentials rotate',
   summary:
     'Give an API credential a new secret (the old one is refused at once; the new bearer is printed once): ironflow credentials rotate cred_… [--tenant T] [--expires-at ISO]',

@@ -37,7 +37,7 @@ const signerColumns = [
   { header: 'created', value: (s: Record<string, unknown>) => s.createdAt },
 ];
 
-export const imageSignersAddCommand = defineCommand({
+const imageSignersAddCommand = defineCommand({
   name: 'image-signers add',
   summary: "Trust a signer's key for a tenant (root: the platform), on the host: --tenant T --id ID --public-key FILE.pem",
   flags: imageSignerAddSchema.omit({ publicKeyPem: true }).extend({ publicKey: z.string().min(1) }),
@@ -45,7 +45,7 @@ export const imageSignersAddCommand = defineCommand({
     withHostDb(ctx.config, (db) => addImageSigner(db, { tenantId: input.tenantId, id: input.id, publicKeyPem: readPublicKey(input.publicKey) })),
 });
 
-export const imageSignersRevokeCommand = defineCommand({
+const imageSignersRevokeCommand = defineCommand({
   name: 'image-signers revoke',
   summary: 'Revoke a signer on the host; images it verified no longer deploy: ironflow image-signers revoke ID --tenant T',
   flags: imageSignerRevokeSchema,
@@ -53,7 +53,7 @@ export const imageSignersRevokeCommand = defineCommand({
   run: (ctx, input) => withHostDb(ctx.config, (db) => revokeImageSigner(db, input)),
 });
 
-export const imageSignersListCommand = defineCommand({
+const imageSignersListCommand = defineCommand({
   name: 'image-signers list',
   summary: "A tenant's signer allowlist, on the host: --tenant T",
   flags: z.object({ tenantId: imageSignerAddSchema.shape.tenantId.default(ROOT_TENANT) }),

@@ -31,7 +31,7 @@ const imageColumns: Column[] = [
   { header: 'tenant', value: (i) => i.tenantId },
 ];
 
-export const imagesRegisterCommand = defineCommand({
+const imagesRegisterCommand = defineCommand({
   name: 'images register',
   summary:
     'Register an image by digest: --ref N@V --kind os --source URL --disk-format raw --compression zstd --sha256 HEX --size BYTES [--signer ID --signature B64]',
@@ -46,7 +46,7 @@ export const imagesRegisterCommand = defineCommand({
   },
 });
 
-export const imagesListCommand = defineCommand({
+const imagesListCommand = defineCommand({
   name: 'images list',
   summary: "The tenant's images and public ones: [--kind os] [--limit N] [--cursor IMG]",
   flags: imageListQuerySchema.extend({ tenantId: tenantFlag }),
@@ -61,7 +61,7 @@ export const imagesListCommand = defineCommand({
   table: { columns: imageColumns },
 });
 
-export const imagesGetCommand = defineCommand({
+const imagesGetCommand = defineCommand({
   name: 'images get',
   summary: 'One image: ironflow images get IMG',
   flags: imageGetQuerySchema.extend({ tenantId: tenantFlag, imageId: imageIdSchema }),
@@ -69,7 +69,7 @@ export const imagesGetCommand = defineCommand({
   run: (ctx, input) => ctx.api.call('GET', `/v1/images/${input.imageId}?${new URLSearchParams({ tenantId: input.tenantId })}`),
 });
 
-export const imagesPromoteCommand = defineCommand({
+const imagesPromoteCommand = defineCommand({
   name: 'images promote',
   summary: 'Make a verified image public to every tenant: ironflow images promote IMG',
   flags: z.object({ tenantId: tenantFlag, imageId: imageIdSchema }),
@@ -90,12 +90,12 @@ function readSigningKey(file: string): KeyObject {
 }
 
 /** Ed25519, or ECDSA P-256 over SHA-256 (DER, as openssl writes it). */
-export function signImage(key: KeyObject, fields: z.infer<typeof imageSigningFieldsSchema>): string {
+function signImage(key: KeyObject, fields: z.infer<typeof imageSigningFieldsSchema>): string {
   const input = imageSigningInput(fields);
   return (key.asymmetricKeyType === 'ed25519' ? sign(null, input, key) : sign('sha256', input, key)).toString('base64');
 }
 
-export const imagesSignCommand = defineCommand({
+const imagesSignCommand = defineCommand({
   name: 'images sign',
   summary: 'Sign an image locally and print the signature: --key FILE.pem --kind os --ref N@V --disk-format raw --compression zstd --sha256 HEX',
   flags: imageSigningFieldsSchema

@@ -46,7 +46,7 @@ const poolColumns = [
   { header: 'version', value: (p: Record<string, unknown>) => p.version },
 ];
 
-export const poolsCreateCommand = defineCommand({
+const poolsCreateCommand = defineCommand({
   name: 'pools create',
   summary:
     'Create a pool: --tenant T --site S --class C [--hardware-profile P] [--prewarm-image name@v]… [--trust-provisioning-network] [--agent ironflow|none] [--key K]',
@@ -61,7 +61,7 @@ export const poolsCreateCommand = defineCommand({
     }),
 });
 
-export const poolsGetCommand = defineCommand({
+const poolsGetCommand = defineCommand({
   name: 'pools get',
   summary: 'Show a pool: ironflow pools get POOL --tenant T',
   flags: z.object({ poolId: idOf('pool'), tenantId: tenant }),
@@ -69,7 +69,7 @@ export const poolsGetCommand = defineCommand({
   run: (ctx, input) => ctx.api.call('GET', `/v1/pools/${input.poolId}?tenantId=${encodeURIComponent(input.tenantId)}`),
 });
 
-export const poolsListCommand = defineCommand({
+const poolsListCommand = defineCommand({
   name: 'pools list',
   summary: "The tenant's pools: ironflow pools list --tenant T [--site S]",
   flags: z.object({ tenantId: tenant, siteId: idOf('site').optional() }),
@@ -80,7 +80,7 @@ export const poolsListCommand = defineCommand({
   table: { columns: poolColumns },
 });
 
-export const poolsUpdateCommand = defineCommand({
+const poolsUpdateCommand = defineCommand({
   name: 'pools update',
   summary: 'Change a pool: ironflow pools update POOL [--class C] [policy flags] [--version N]',
   flags: z.object({ poolId: idOf('pool'), tenantId: tenant, class: poolClassSchema.optional(), version: z.number().int().min(1).optional(), ...policyFlags }),
@@ -89,7 +89,7 @@ export const poolsUpdateCommand = defineCommand({
     ctx.api.call('PATCH', `/v1/pools/${input.poolId}`, { tenantId: input.tenantId, class: input.class, version: input.version, policy: policyFrom(input) }),
 });
 
-export const poolsDeleteCommand = defineCommand({
+const poolsDeleteCommand = defineCommand({
   name: 'pools delete',
   summary: 'Delete a pool (refused while it has live nodes): ironflow pools delete POOL --tenant T',
   flags: z.object({ poolId: idOf('pool'), tenantId: tenant }),

@@ -31,7 +31,7 @@ function readDocument(file: string): unknown {
 const versionQuery = (input: { tenantId: string; profileVersion?: number }) =>
   new URLSearchParams({ tenantId: input.tenantId, ...(input.profileVersion ? { version: String(input.profileVersion) } : {}) });
 
-export const profilesCreateCommand = defineCommand({
+const profilesCreateCommand = defineCommand({
   name: 'profiles create',
   summary: 'Store a profile version from a JSON file: FILE [--public]',
   flags: z.object({ file: z.string().min(1), tenantId, public: z.boolean().default(false) }),
@@ -39,7 +39,7 @@ export const profilesCreateCommand = defineCommand({
   run: (ctx, input) => ctx.api.call('POST', '/v1/profiles', { tenantId: input.tenantId, document: readDocument(input.file), public: input.public }),
 });
 
-export const profilesListCommand = defineCommand({
+const profilesListCommand = defineCommand({
   name: 'profiles list',
   summary: "The tenant's profiles, public ones and shipped ones (tenant builtin)",
   flags: z.object({ tenantId }),
@@ -47,7 +47,7 @@ export const profilesListCommand = defineCommand({
   table: { columns },
 });
 
-export const profilesGetCommand = defineCommand({
+const profilesGetCommand = defineCommand({
   name: 'profiles get',
   summary: 'A profile as the tenant sees it (its own, else public, else shipped): ID [--profile-version N]',
   flags: z.object({ id: profileIdSchema, tenantId, profileVersion }),
@@ -55,7 +55,7 @@ export const profilesGetCommand = defineCommand({
   run: (ctx, input) => ctx.api.call('GET', `/v1/profiles/${input.id}?${versionQuery(input)}`),
 });
 
-export const profilesValidateCommand = defineCommand({
+const profilesValidateCommand = defineCommand({
   name: 'profiles validate',
   summary: 'Every problem of a stored profile, each with its path: ID [--profile-version N]',
   flags: z.object({ id: profileIdSchema, tenantId, profileVersion }),
@@ -81,7 +81,7 @@ export const profilesValidateCommand = defineCommand({
   },
 });
 
-export const profilesRenderCommand = defineCommand({
+const profilesRenderCommand = defineCommand({
   name: 'profiles render',
   summary: 'The compiled plan the provision workflow would run: ID [--profile-version N]',
   flags: z.object({ id: profileIdSchema, tenantId, profileVersion }),
@@ -93,7 +93,7 @@ export const profilesRenderCommand = defineCommand({
   },
 });
 
-export const profilesUpdateCommand = defineCommand({
+const profilesUpdateCommand = defineCommand({
   name: 'profiles update',
   summary: 'Replace a version’s document (--file F) or change its visibility (--visibility V): ID [--profile-version N] [--if-version N]',
   flags: z.object({
@@ -151,7 +151,7 @@ async function follow(ctx: CliContext, workflowId: string, tenant: string): Prom
   }
 }
 
-export const profilesRunCommand = defineCommand({
+const profilesRunCommand = defineCommand({
   name: 'profiles run',
   summary: 'Run a profile on a machine as a provision workflow: ID --node NODE [--state deploying] [--profile-version N] [--follow]',
   flags: z.object({
@@ -177,7 +177,7 @@ export const profilesRunCommand = defineCommand({
   },
 });
 
-export const workflowsFollowCommand = defineCommand({
+const workflowsFollowCommand = defineCommand({
   name: 'workflows follow',
   summary: 'Follow a provision workflow until it ends: the step, attempt, why it waits, progress',
   flags: z.object({ workflowId: z.string().min(1), tenantId }),

@@ -13,7 +13,7 @@ import { defineCommand } from '../command';
 
 const tenant = tenantIdSchema.default(ROOT_TENANT);
 
-export const siteTokensCreateCommand = defineCommand({
+const siteTokensCreateCommand = defineCommand({
   name: 'site-tokens create',
   summary: 'Mint a site token: --tenant T --site S --ttl SECONDS (60-86400) [--max-uses N (1-16)] [--key K] [--out FILE]',
   flags: z.object({
@@ -46,7 +46,7 @@ export const siteTokensCreateCommand = defineCommand({
   },
 });
 
-export const siteTokensRevokeCommand = defineCommand({
+const siteTokensRevokeCommand = defineCommand({
   name: 'site-tokens revoke',
   summary: 'Revoke a site token by its id: ironflow site-tokens revoke jt_… --tenant T --site S',
   flags: z.object({

@@ -15,14 +15,14 @@ const siteColumns = [
   { header: 'version', value: (s: Record<string, unknown>) => s.version },
 ];
 
-export const sitesCreateCommand = defineCommand({
+const sitesCreateCommand = defineCommand({
   name: 'sites create',
   summary: 'Create a site: --tenant T --kind shared|dedicated|custom --region R [--iam-region I] --key K',
   flags: siteCreateFields.omit({ idempotencyKey: true }).extend({ tenantId: tenant, key: idempotencyKeySchema }),
   run: (ctx, { key, ...input }) => ctx.api.call('POST', '/v1/sites', { ...input, idempotencyKey: key }),
 });
 
-export const sitesGetCommand = defineCommand({
+const sitesGetCommand = defineCommand({
   name: 'sites get',
   summary: 'Show a site: ironflow sites get SITE --tenant T',
   flags: z.object({ siteId: idOf('site'), tenantId: tenant }),
@@ -30,7 +30,7 @@ export const sitesGetCommand = defineCommand({
   run: (ctx, input) => ctx.api.call('GET', `/v1/sites/${input.siteId}?tenantId=${encodeURIComponent(input.tenantId)}`),
 });
 
-export const sitesListCommand = defineCommand({
+const sitesListCommand = defineCommand({
   name: 'sites list',
   summary: "The tenant's sites: ironflow sites list --tenant T",
   flags: z.object({ tenantId: tenant }),
@@ -38,7 +38,7 @@ export const sitesListCommand = defineCommand({
   table: { columns: siteColumns },
 });
 
-export const sitesUpdateCommand = defineCommand({
+const sitesUpdateCommand = defineCommand({
   name: 'sites update',
   summary: 'Change a site: ironflow sites update SITE [--region R] [--iam-region I | --clear-iam-region] [--version N]',
   flags: siteUpdateFields.extend({ siteId: idOf('site'), tenantId: tenant }),
@@ -46,7 +46,7 @@ export const sitesUpdateCommand = defineCommand({
   run: (ctx, { siteId, ...input }) => ctx.api.call('PATCH', `/v1/sites/${siteId}`, input),
 });
 
-export const sitesDeleteCommand = defineCommand({
+const sitesDeleteCommand = defineCommand({
   name: 'sites delete',
   summary: 'Delete a site (refused while it has live pools or nodes): ironflow sites delete SITE --tenant T',
   flags: z.object({ siteId: idOf('site'), tenantId: tenant }),

@@ -8,7 +8,7 @@ import { html, type SafeHtml } from '../html';
 import { csrfField, page } from '../layout';
 import type { ConsoleSession, Flash } from '../session';
 
-export interface DiscoveryPageInput {
+interface DiscoveryPageInput {
   session: ConsoleSession;
   flash?: Flash;
   /** Undefined when the API refused the list (the flash says why). */

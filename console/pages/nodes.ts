@@ -8,7 +8,7 @@ import { page } from '../layout';
 import type { ConsoleSession, Flash } from '../session';
 import type { TemporalLinks } from '../../core/temporal-links';
 
-export interface NodesPageInput {
+interface NodesPageInput {
   session: ConsoleSession;
   flash?: Flash;
   links: TemporalLinks;
@@ -19,7 +19,7 @@ const NO_POOL = '(no pool)';
 const NO_STATE = '(none)';
 
 /** pool → state → nodes, each level in name order. */
-export function groupNodes(nodes: MetalNodeView[]): Array<[string, Array<[string, MetalNodeView[]]>]> {
+function groupNodes(nodes: MetalNodeView[]): Array<[string, Array<[string, MetalNodeView[]]>]> {
   const pools = new Map<string, Map<string, MetalNodeView[]>>();
   for (const node of nodes) {
     const pool = node.poolId ?? NO_POOL;

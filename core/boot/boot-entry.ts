@@ -2,7 +2,7 @@
 // one PXE MAC, and what the agent's boot server answers that MAC with. It carries only a
 // reference to the MAC's discovery token, never the bearer.
 import { z } from 'zod';
-import { normalizeMac } from '../mac';
+import { macSchema } from '../schemas/common';
 
 export const bootArchitectures = ['BIOS', 'X86_64_EFI', 'ARM64_EFI'] as const;
 export type BootArchitecture = (typeof bootArchitectures)[number];
@@ -16,18 +16,6 @@ export function bootArchitectureFor(arch: string | null | undefined, uefi: boole
 /** Boot entries last two hours; a discovery token 900 s from when its entry is first sent. */
 export const BOOT_ENTRY_TTL_MS = 2 * 3_600_000;
 export const DISCOVERY_TOKEN_TTL_SECONDS = 900;
-
-export const macSchema = z
-  .string()
-  .max(32)
-  .transform((value, ctx) => {
-    const mac = normalizeMac(value);
-    if (!mac) {
-      ctx.addIssue({ code: 'custom', message: 'a unicast MAC such as aa:bb:cc:dd:ee:ff' });
-      return z.NEVER;
-    }
-    return mac;
-  });
 
 /** SMBIOS UUIDs only in canonical form, lower case. */
 export const productUuidSchema = z

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { errorCodes, type ErrorCode } from '../errors';
 import { idPattern, type IdKind } from '../id-format';
+import { normalizeMac } from '../mac';
 
 export const tenantIdSchema = z
   .string()
@@ -16,6 +17,13 @@ export const idempotencyKeySchema = z
   .min(1)
   .max(128)
   .regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces');
+
+/** A unicast MAC in any usual spelling (core/mac.ts), parsed into one: lower-case, colon-separated. */
+export const macSchema = z
+  .string()
+  .max(32)
+  .refine((v) => normalizeMac(v) !== undefined, 'a unicast MAC address such as b8:ce:f6:00:00:01')
+  .transform((v) => normalizeMac(v) as string);
 
 /** An error answer with one of these codes: a message naming the fix, details (details.path: the offending field). */
 export const errorSchemaOf = (codes: readonly [ErrorCode, ...ErrorCode[]]) =>

@@ -3,7 +3,7 @@
 // metal.discovered answers it. The list comes from unauthenticated DHCP and HTTP, so every
 // field is bounded and only well-formed values pass.
 import { z } from 'zod';
-import { macSchema } from './metal';
+import { macSchema } from './common';
 
 /** The most machines one report carries (the agent's own bound, spec 001). */
 export const MAX_DISCOVERED_ENTRIES = 256;

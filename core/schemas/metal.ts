@@ -1,11 +1,10 @@
 // metal.* inputs and answers (spec 004 "The metal API group"), shared by the API, the CLI
 // and OpenAPI. Credentials are inputs only: no answer carries them.
 import { z } from 'zod';
-import { normalizeMac } from '../mac';
 import { driverConcerns } from '../metal/hardware-profiles';
-import { provisionStates } from '../provision-states';
+import { provisionStates, type ApiVerb } from '../provision-states';
 import { bmcDriverNames, bmcTargetSchema } from './bmc';
-import { idempotencyKeySchema, idOf, labelCountMessage, labelCountOk, tenantIdSchema } from './common';
+import { idempotencyKeySchema, idOf, labelCountMessage, labelCountOk, macSchema, tenantIdSchema } from './common';
 import { profileIdSchema, profileVersionSchema } from './profiles';
 
 const label = z
@@ -13,12 +12,6 @@ const label = z
   .min(1)
   .max(64)
   .regex(/^[a-z0-9][a-z0-9._-]*$/, 'lower-case letters, digits, dots, dashes and underscores');
-
-export const macSchema = z
-  .string()
-  .max(32)
-  .refine((v) => normalizeMac(v) !== undefined, 'a unicast MAC address such as b8:ce:f6:00:00:01')
-  .transform((v) => normalizeMac(v) as string);
 
 export const bmcEnrollSchema = z
   .object({
@@ -79,7 +72,8 @@ export type MacSource = (typeof macSources)[number];
 
 export const metalConfirmMacSchema = z.object({ tenantId: tenantIdSchema, mac: macSchema }).strict();
 
-export const bulkVerbs = ['manage', 'inspect', 'provide', 'undeploy', 'rescue', 'retire'] as const;
+export const bulkVerbs = ['manage', 'inspect', 'provide', 'undeploy', 'rescue', 'retire'] as const satisfies readonly ApiVerb[];
+export type BulkVerb = (typeof bulkVerbs)[number];
 export const MAX_BULK_NODES = 10_000;
 export const metalBulkSchema = z
   .object({

@@ -12,7 +12,8 @@ import { z } from 'zod';
 import { IronflowError } from '../../core/errors';
 import { fromPem, toPem } from '../../core/pki/pem';
 import { publicKeyFromSpki } from '../pki/node-key';
-import { macSchema, productUuidSchema } from '../../core/boot/boot-entry';
+import { productUuidSchema } from '../../core/boot/boot-entry';
+import { macSchema } from '../../core/schemas/common';
 
 /** An assertion is good for at most 15 minutes. */
 export const DISCOVERY_ASSERTION_MAX_MS = 15 * 60_000;

@@ -6,7 +6,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Node } from '../../generated/prisma-sqlite/client';
 import type { Db, DbOrTx, Tx } from '../db';
 import { IronflowError, notFound } from '../../core/errors';
-import { verbMove } from '../../core/provision-states';
+import { apiVerbName, verbMove } from '../../core/provision-states';
 import { clearFailureMaintenance, holdOnFailure, refuseInMaintenance } from './maintenance';
 import { checkVersion, commitMove, findMetalNode, stateOf } from './transition';
 import { wakeLifecycle } from '../../core/metal/lifecycle-client';
@@ -89,7 +89,10 @@ async function decide(deps: MetalDeps, tx: Tx, node: Node, args: VerbArgs, actor
       });
     }
     case 'release':
-      return commitMove(tx, node, verbMove('release', stateOf(node)), { data: { releaseWipe: args.wipe }, event: { verb: 'undeploy', wipe: args.wipe } });
+      return commitMove(tx, node, verbMove('release', stateOf(node)), {
+        data: { releaseWipe: args.wipe },
+        event: { verb: apiVerbName(args.verb), wipe: args.wipe },
+      });
     default:
       return commitMove(tx, node, verbMove(args.verb, stateOf(node)), { event: { verb: args.verb } });
   }

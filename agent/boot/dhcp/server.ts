@@ -31,7 +31,7 @@ export interface ProxyDhcpServer {
   close(): Promise<void>;
 }
 
-export interface ProxyDhcpOptions {
+interface ProxyDhcpOptions {
   config: BootServerConfig;
   entries: BootEntryStore;
   state: () => BootServerState;

@@ -11,12 +11,12 @@ import type { AgentLog } from '../../common/log';
 import { sendRangedFile, TransferSlots } from './ranged-file';
 import { sendText, type BootHttpRoute } from './server';
 
-export const CACHE_PATH_PREFIX = '/cache/';
+const CACHE_PATH_PREFIX = '/cache/';
 const GRANT_PREFIX = '/cache/t/';
 /** Transfers at once: past it a granted request is told to come back (503), not queued. */
-export const MAX_CACHE_TRANSFERS = 256;
+const MAX_CACHE_TRANSFERS = 256;
 
-export interface CacheRouteDeps {
+interface CacheRouteDeps {
   store: ImageCacheStore;
   grants: CacheGrants;
   /** Holds the boot lease at a non-zero epoch (boot grants serve only then). */

@@ -30,7 +30,7 @@ export interface BootServerState {
   epoch: number;
 }
 
-export interface IpxeRouteDeps {
+interface IpxeRouteDeps {
   config: BootServerConfig;
   entries: BootEntryStore;
   secrets: BootSecrets;
@@ -47,7 +47,7 @@ export interface IpxeRouteDeps {
   quorumPins?: readonly string[];
 }
 
-export type MachineQuery = { mac: string | undefined; uuid: string | null; ip: string | null };
+type MachineQuery = { mac: string | undefined; uuid: string | null; ip: string | null };
 
 /** Only well-formed fields of the query: anything else is as if it were absent. */
 export function machineQuery(url: URL): MachineQuery {

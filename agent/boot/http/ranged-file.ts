@@ -16,13 +16,13 @@ import { sendText } from './server';
 const STREAM_CHUNK_BYTES = 1024 * 1024;
 const clientGone = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'EPIPE', 'ECONNRESET']);
 
-export type ByteRange = { start: number; end: number };
+type ByteRange = { start: number; end: number };
 
 /**
  * The one byte range a Range header asks for within size bytes: a range, 'unsatisfiable',
  * or null for the whole file (no header, a malformed one, several ranges, another unit).
  */
-export function byteRangeOf(header: string | undefined, size: number): ByteRange | 'unsatisfiable' | null {
+function byteRangeOf(header: string | undefined, size: number): ByteRange | 'unsatisfiable' | null {
   const match = header ? /^bytes=(\d{0,16})-(\d{0,16})$/.exec(header.trim()) : null;
   if (!match) return null;
   const [, first = '', last = ''] = match;
@@ -57,7 +57,7 @@ export class TransferSlots {
   }
 }
 
-export interface RangedFile {
+interface RangedFile {
   /** An open handle (closed by the caller) or a path. */
   source: { handle: FileHandle } | { path: string };
   size: number;

@@ -10,7 +10,7 @@ import { RefusalBuckets, type RefusalLimits } from '../../../core/refusal-bucket
 import type { AgentLog } from '../../common/log';
 import type { BootServerMetrics } from '../metrics';
 
-export const BOOT_SERVER_MAX_HEADER_BYTES = 8 * 1024;
+const BOOT_SERVER_MAX_HEADER_BYTES = 8 * 1024;
 const MAX_URL_CHARS = 512;
 /**
  * A machine's firmware fetches a handful of paths per boot and each machine has its own
@@ -39,7 +39,7 @@ export function sendText(res: http.ServerResponse, status: number, text: string,
   res.end(text);
 }
 
-export const exitScript = '#!ipxe\nexit\n';
+const exitScript = '#!ipxe\nexit\n';
 
 /** The peer's address without the IPv4-mapped prefix, or null. */
 export function remoteIp(req: http.IncomingMessage): string | null {

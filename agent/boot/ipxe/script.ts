@@ -1,6 +1,6 @@
 // The iPXE scripts the boot server answers. Values that reach a script are checked
 // (base64url, URLs without spaces) so a boot entry can never inject a script line.
-export interface RamdiskBoot {
+interface RamdiskBoot {
   kernel: string;
   initrd: string;
   /** `if.*` kernel parameters, in order. */

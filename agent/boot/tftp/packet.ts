@@ -12,16 +12,16 @@ export const TftpError = { NOT_DEFINED: 0, FILE_NOT_FOUND: 1, ACCESS_VIOLATION: 
 export type TftpErrorCode = (typeof TftpError)[keyof typeof TftpError];
 
 /** RFC 2347: a request with its options fits in 512 bytes. */
-export const MAX_REQUEST_BYTES = 512;
-export const MIN_BLOCK_SIZE = 8;
+const MAX_REQUEST_BYTES = 512;
+const MIN_BLOCK_SIZE = 8;
 export const MAX_BLOCK_SIZE = 65_464;
 const MAX_FILENAME_BYTES = 255;
 const MAX_OPTION_BYTES = 32;
 const MAX_OPTIONS = 16;
 
-export type TransferMode = 'octet' | 'netascii' | 'mail';
+type TransferMode = 'octet' | 'netascii' | 'mail';
 
-export interface TftpRequest {
+interface TftpRequest {
   kind: 'read' | 'write';
   filename: string;
   mode: TransferMode;
@@ -29,7 +29,7 @@ export interface TftpRequest {
   options: { blksize?: number; tsize?: boolean };
 }
 
-export type ClientReply = { kind: 'ack'; block: number } | { kind: 'error'; code: number };
+type ClientReply = { kind: 'ack'; block: number } | { kind: 'error'; code: number };
 
 /** The NUL-terminated printable-ASCII strings of buf from offset, or null if any is malformed. */
 function readStrings(buf: Buffer, offset: number, maxCount: number): string[] | null {

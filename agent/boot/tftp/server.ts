@@ -30,7 +30,7 @@ export interface TftpServerOptions {
   metrics?: BootServerMetrics;
 }
 
-export interface TftpStats {
+interface TftpStats {
   transfers: number;
   /** Source addresses with a transfer running. */
   sources: number;

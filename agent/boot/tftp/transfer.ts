@@ -22,7 +22,7 @@ export const defaultTransferTiming: TransferTiming = { retransmitMs: 1_000, maxR
 
 export type TransferOutcome = 'done' | 'timeout' | 'too-slow' | 'client-error' | 'lease-lost' | 'read-error' | 'socket-error' | 'closed';
 
-export interface ReadTransferParams {
+interface ReadTransferParams {
   peer: { address: string; port: number };
   bindAddress: string;
   file: JailedFile;

@@ -9,7 +9,7 @@ import { z } from 'zod';
 export type DeviceEraseMode = 'secure-erase' | 'crypto-erase';
 export type DiskToolName = 'nvme' | 'hdparm' | 'blkdiscard';
 
-export interface ToolCommand {
+interface ToolCommand {
   command: DiskToolName;
   args: string[];
 }
@@ -39,7 +39,7 @@ const idCtrlSchema = z.looseObject({
   sanicap: z.number().int().nonnegative().default(0),
 });
 
-export interface NvmeCapabilities {
+interface NvmeCapabilities {
   model: string | null;
   format: boolean;
   cryptoFormat: boolean;
@@ -84,7 +84,7 @@ export function nvmeErase(caps: NvmeCapabilities, devicePath: string, mode: Devi
   };
 }
 
-export interface AtaCapabilities {
+interface AtaCapabilities {
   model: string | null;
   security: boolean;
   enabled: boolean;

@@ -4,7 +4,8 @@
 // workflow's entries (or the listed MACs), forgets their tokens, and has the control plane
 // revoke the workflow's discovery tokens and delete their stored bearers.
 import { z } from 'zod';
-import { macSchema, prepareRamdiskSchema } from '../../../core/boot/boot-entry';
+import { prepareRamdiskSchema } from '../../../core/boot/boot-entry';
+import { macSchema } from '../../../core/schemas/common';
 import { IronflowError, parseWith } from '../../../core/errors';
 import type { SiteStep, SiteStepDeps } from './deps';
 
