@@ -1,11 +1,7 @@
 // BMC operations run once. A step names each BMC command by an operation id; the ledger
 // remembers what was sent, so a retried (or re-routed) step reuses the outcome instead of
-// power-cycling a machine twice. The interface is small so the control plane's database
-// can back it later for reuse across agents; FileOperationLedger serves one agent.
-import { createHash } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { open, readdir, readFile, rename, unlink } from 'node:fs/promises';
-import path from 'node:path';
+// power-cycling a machine twice. The site's agents share one, kept by the control plane
+// (agent/site/remote-operation-ledger.ts), so a re-routed step sees what another agent sent.
 import { IronflowError, isIronflowError } from '../../core/errors';
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
@@ -124,59 +120,5 @@ async function decideAndSend<T extends JsonValue>(ledger: OperationLedger, spec:
       finishedAt: new Date().toISOString(),
     });
     throw error;
-  }
-}
-
-/** One JSON file per operation under data_dir/bmc-operations, written atomically. */
-export class FileOperationLedger implements OperationLedger {
-  private readonly dir: string;
-
-  constructor(dataDir: string) {
-    this.dir = path.join(dataDir, 'bmc-operations');
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-  }
-
-  async get(operationId: string): Promise<OperationRecord | null> {
-    try {
-      return JSON.parse(await readFile(this.fileOf(operationId), 'utf8')) as OperationRecord;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw error;
-    }
-  }
-
-  async put(record: OperationRecord): Promise<void> {
-    const file = this.fileOf(record.operationId);
-    const temp = `${file}.${process.pid}.${Date.now()}.tmp`;
-    const handle = await open(temp, 'w', 0o600);
-    try {
-      await handle.writeFile(JSON.stringify(record));
-      // On disk before the command goes out: a crash must not forget a sent command.
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temp, file);
-  }
-
-  /** Forgets finished operations older than maxAgeMs; returns how many. */
-  async prune(maxAgeMs: number): Promise<number> {
-    const cutoff = Date.now() - maxAgeMs;
-    let removed = 0;
-    for (const name of await readdir(this.dir)) {
-      if (!name.endsWith('.json')) continue;
-      const file = path.join(this.dir, name);
-      const record = JSON.parse(await readFile(file, 'utf8')) as OperationRecord;
-      if (record.finishedAt && Date.parse(record.finishedAt) < cutoff) {
-        await unlink(file);
-        removed++;
-      }
-    }
-    return removed;
-  }
-
-  private fileOf(operationId: string): string {
-    // Hashed so any id is a safe file name.
-    return path.join(this.dir, `${createHash('sha256').update(operationId).digest('hex')}.json`);
   }
 }

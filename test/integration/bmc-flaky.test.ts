@@ -6,16 +6,13 @@
 // fails the call at the deadline, saying so. Timing is scaled down (ms, not s): the logic is
 // the same.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { createBmcDriver, type BmcDriver } from '../../agent/bmc';
 import { runBmcCommand } from '../../agent/bmc/commands';
-import { FileOperationLedger } from '../../agent/bmc/operations';
 import { reliableDriver, type ReliabilityOptions } from '../../agent/bmc/reliable';
 import { BmcFaults } from '../../agent/emulator/bmc-faults';
 import { RedfishBmcHost, type EmulatedMachineSpec } from '../../agent/emulator/redfish-bmc';
 import { IronflowError } from '../../core/errors';
+import { startSharedLedger } from '../helpers/shared-bmc-ledger';
 
 let host: RedfishBmcHost;
 let sequence = 0;
@@ -104,26 +101,31 @@ describe('flaky BMCs', () => {
 
   it("a cycle the BMC never carries out is not carried out twice across the step's retries, however its deadline falls", async () => {
     const { id, driver } = machine({ powerState: 'On' });
-    const ledger = new FileOperationLedger(mkdtempSync(path.join(os.tmpdir(), 'ironflow-flaky-')));
-    // Every reset's connection drops before the BMC carries it out.
-    host.setFaults(id, { errorRate: 1, errorKinds: ['reset'], commandsOnly: true });
-    const first = driver({ deadline: Date.now() + 1_000 });
-    const error = (await runBmcCommand(ledger, first, 'wf-flaky/steps.0/power.set.cycle', { kind: 'power.set', action: 'cycle' }).catch(
-      (e: unknown) => e,
-    )) as IronflowError;
-    await first.close();
-    expect(carriedOut(id, 'reset:PowerCycle')).toBe(0);
-    // Read back as not carried out between tries: a known outcome. A deadline during a send or its read-back: unknown.
-    const known = /read back as not carried out/.test(error.message) && error.details.outcomeUnknown === undefined;
-    expect(known || error.details.outcomeUnknown === true, error.message).toBe(true);
-    // The step's retry, the BMC healthy again: sent once when the outcome was known, never when it was not.
-    host.setFaults(id, null);
-    const retry = driver();
-    const outcome = await runBmcCommand(ledger, retry, 'wf-flaky/steps.0/power.set.cycle', { kind: 'power.set', action: 'cycle' });
-    await retry.close();
-    expect(outcome.reused).toBe(!known);
-    expect(carriedOut(id, 'reset:PowerCycle')).toBe(known ? 1 : 0);
-  });
+    // The ledger the site agent keeps its operations in (the control plane's), one step attempt each.
+    const shared = await startSharedLedger();
+    try {
+      // Every reset's connection drops before the BMC carries it out.
+      host.setFaults(id, { errorRate: 1, errorKinds: ['reset'], commandsOnly: true });
+      const first = driver({ deadline: Date.now() + 1_000 });
+      const error = (await runBmcCommand(shared.ledger(), first, shared.operationId('steps.0/power.set.cycle'), { kind: 'power.set', action: 'cycle' }).catch(
+        (e: unknown) => e,
+      )) as IronflowError;
+      await first.close();
+      expect(carriedOut(id, 'reset:PowerCycle')).toBe(0);
+      // Read back as not carried out between tries: a known outcome. A deadline during a send or its read-back: unknown.
+      const known = /read back as not carried out/.test(error.message) && error.details.outcomeUnknown === undefined;
+      expect(known || error.details.outcomeUnknown === true, error.message).toBe(true);
+      // The step's retry, the BMC healthy again: sent once when the outcome was known, never when it was not.
+      host.setFaults(id, null);
+      const retry = driver();
+      const outcome = await runBmcCommand(shared.ledger(), retry, shared.operationId('steps.0/power.set.cycle'), { kind: 'power.set', action: 'cycle' });
+      await retry.close();
+      expect(outcome.reused).toBe(!known);
+      expect(carriedOut(id, 'reset:PowerCycle')).toBe(known ? 1 : 0);
+    } finally {
+      await shared.close();
+    }
+  }, 90_000);
 
   it('on a BMC without LastResetTime, a lost answer to a cycle of a running machine fails as unknown and is not sent again', async () => {
     const { id, driver } = machine({ powerState: 'On', reportsLastResetTime: false });

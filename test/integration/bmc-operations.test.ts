@@ -1,22 +1,22 @@
 // The operation ledger: a BMC command an agent already ran is reused, not sent again, when
-// its step is retried, also after the agent restarts on the same data_dir. Against the
-// emulated BMC, counting what reached it.
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+// its step is retried, by the same agent or another of the site's (the ledger the control
+// plane keeps for them, agent/site/remote-operation-ledger.ts). Against the emulated BMC,
+// counting what reached it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBmcDriver, type BmcDriver } from '../../agent/bmc';
 import { runBmcCommand } from '../../agent/bmc/commands';
-import { FileOperationLedger } from '../../agent/bmc/operations';
 import { RedfishBmcHost, type BootEvent } from '../../agent/emulator/redfish-bmc';
 import { IronflowError } from '../../core/errors';
+import { startSharedLedger, type SharedLedgerFixture } from '../helpers/shared-bmc-ledger';
 
 const machine = { id: 'm1', uuid: '11111111-2222-4333-8444-555555555555', macs: ['52:54:00:00:00:01'], username: 'root', password: 'ledger-pw-1' };
 
 let host: RedfishBmcHost;
 let driver: BmcDriver;
+let shared: SharedLedgerFixture;
 const boots: BootEvent[] = [];
 beforeAll(async () => {
+  shared = await startSharedLedger();
   host = await RedfishBmcHost.start();
   host.add({ ...machine, powerState: 'On' });
   host.on('boot', (event) => boots.push(event));
@@ -25,90 +25,77 @@ beforeAll(async () => {
 afterAll(async () => {
   await driver?.close();
   await host?.close();
+  await shared?.close();
 });
 
-const dataDir = () => mkdtempSync(path.join(os.tmpdir(), 'ironflow-ledger-'));
+const op = (name: string) => shared.operationId(name);
 
 describe('BMC operation ledger', () => {
-  it('sends a power cycle once, and reuses it on retry and after a restart', async () => {
-    const dir = dataDir();
-    const first = await runBmcCommand(new FileOperationLedger(dir), driver, 'wf-1/step-3/cycle', { kind: 'power.set', action: 'cycle' });
+  it('sends a power cycle once, and reuses it on retry, also from another attempt', async () => {
+    const first = await runBmcCommand(shared.ledger(), driver, op('step-3/cycle'), { kind: 'power.set', action: 'cycle' });
     expect(first.reused).toBe(false);
     expect(boots).toHaveLength(1);
     const requestsAfterFirst = host.get(machine.id)!.requests;
 
-    const retry = await runBmcCommand(new FileOperationLedger(dir), driver, 'wf-1/step-3/cycle', { kind: 'power.set', action: 'cycle' });
+    const retry = await runBmcCommand(shared.ledger(), driver, op('step-3/cycle'), { kind: 'power.set', action: 'cycle' });
     expect(retry).toEqual({ reused: true, result: { done: true }, interrupted: false });
     expect(boots).toHaveLength(1);
     expect(host.get(machine.id)!.requests).toBe(requestsAfterFirst);
 
     // Another operation id is another command: it is sent.
-    await runBmcCommand(new FileOperationLedger(dir), driver, 'wf-1/step-9/cycle', { kind: 'power.set', action: 'cycle' });
+    await runBmcCommand(shared.ledger(), driver, op('step-9/cycle'), { kind: 'power.set', action: 'cycle' });
     expect(boots).toHaveLength(2);
   });
 
   it('sends one command when two callers race with the same id', async () => {
-    const ledger = new FileOperationLedger(dataDir());
+    const ledger = shared.ledger();
     const before = boots.length;
     const [a, b] = await Promise.all([
-      runBmcCommand(ledger, driver, 'race-1', { kind: 'power.set', action: 'reset' }),
-      runBmcCommand(ledger, driver, 'race-1', { kind: 'power.set', action: 'reset' }),
+      runBmcCommand(ledger, driver, op('race-1'), { kind: 'power.set', action: 'reset' }),
+      runBmcCommand(ledger, driver, op('race-1'), { kind: 'power.set', action: 'reset' }),
     ]);
     expect(boots.length - before).toBe(1);
     expect([a.reused, b.reused].sort()).toEqual([false, true]);
   });
 
   it('never re-sends a cycle whose outcome is unknown, but re-sends an idempotent command', async () => {
-    const dir = dataDir();
-    const ledger = new FileOperationLedger(dir);
+    const ledger = shared.ledger();
     // The agent died after writing "started" and (maybe) sending.
     const startedAt = new Date().toISOString();
-    await ledger.put({ operationId: 'crash-cycle', kind: 'power.set(cycle)', bmc: driver.bmcId, state: 'started', startedAt });
-    await ledger.put({ operationId: 'crash-boot', kind: 'boot.set(pxe,once)', bmc: driver.bmcId, state: 'started', startedAt });
+    await ledger.put({ operationId: op('crash-cycle'), kind: 'power.set(cycle)', bmc: driver.bmcId, state: 'started', startedAt });
+    await ledger.put({ operationId: op('crash-boot'), kind: 'boot.set(pxe,once)', bmc: driver.bmcId, state: 'started', startedAt });
     const before = boots.length;
-    expect(await runBmcCommand(ledger, driver, 'crash-cycle', { kind: 'power.set', action: 'cycle' })).toEqual({
+    expect(await runBmcCommand(ledger, driver, op('crash-cycle'), { kind: 'power.set', action: 'cycle' })).toEqual({
       reused: true,
       result: null,
       interrupted: true,
     });
     expect(boots.length).toBe(before);
-    const boot = await runBmcCommand(ledger, driver, 'crash-boot', { kind: 'boot.set', setting: { device: 'pxe', persistent: false } });
+    const boot = await runBmcCommand(ledger, driver, op('crash-boot'), { kind: 'boot.set', setting: { device: 'pxe', persistent: false } });
     expect(boot.reused).toBe(false);
     expect(await driver.management.getBoot()).toEqual({ device: 'pxe', persistent: false });
-    expect((await ledger.get('crash-boot'))?.state).toBe('succeeded');
+    expect((await ledger.get(op('crash-boot')))?.state).toBe('succeeded');
   });
 
   it('sends again after a definite failure, and records the BMC message without the password', async () => {
-    const dir = dataDir();
     const wrongPassword = 'ledger-wrong-pw';
     const bad = createBmcDriver({ driver: 'redfish', address: host.url, systemId: machine.id }, { username: machine.username, password: wrongPassword });
-    const failed = (await runBmcCommand(new FileOperationLedger(dir), bad, 'op-fail', { kind: 'power.set', action: 'on' }).catch(
-      (e: unknown) => e,
-    )) as IronflowError;
+    const failed = (await runBmcCommand(shared.ledger(), bad, op('op-fail'), { kind: 'power.set', action: 'on' }).catch((e: unknown) => e)) as IronflowError;
     expect(failed.code).toBe('DRIVER_ERROR');
-    const record = await new FileOperationLedger(dir).get('op-fail');
+    const record = await shared.ledger().get(op('op-fail'));
     expect(record?.state).toBe('failed');
     expect(record?.error?.message).toMatch(/Incorrect username or password/);
     expect(JSON.stringify(record)).not.toContain(wrongPassword);
     await bad.close();
     // The operator fixed the credential; the retried step sends it.
-    const retried = await runBmcCommand(new FileOperationLedger(dir), driver, 'op-fail', { kind: 'power.set', action: 'on' });
+    const retried = await runBmcCommand(shared.ledger(), driver, op('op-fail'), { kind: 'power.set', action: 'on' });
     expect(retried.reused).toBe(false);
   });
 
   it('refuses an operation id reused for a different command', async () => {
-    const ledger = new FileOperationLedger(dataDir());
-    await runBmcCommand(ledger, driver, 'op-x', { kind: 'power.get' });
-    const error = (await runBmcCommand(ledger, driver, 'op-x', { kind: 'power.set', action: 'off' }).catch((e: unknown) => e)) as IronflowError;
+    const ledger = shared.ledger();
+    await runBmcCommand(ledger, driver, op('op-x'), { kind: 'power.get' });
+    const error = (await runBmcCommand(ledger, driver, op('op-x'), { kind: 'power.set', action: 'off' }).catch((e: unknown) => e)) as IronflowError;
     expect(error.code).toBe('CONFLICT');
-  });
-
-  it('prunes finished operations older than the retention', async () => {
-    const ledger = new FileOperationLedger(dataDir());
-    await runBmcCommand(ledger, driver, 'old-1', { kind: 'power.get' });
-    expect(await ledger.prune(60_000)).toBe(0);
-    await new Promise((r) => setTimeout(r, 5));
-    expect(await ledger.prune(1)).toBe(1);
-    expect(await ledger.get('old-1')).toBeNull();
   });
 });

@@ -4,18 +4,15 @@
 // BMC an insert or eject the BMC answers but never carries out is caught by the read-back and
 // sent again, while IPMI, which has no virtual media, is UNSUPPORTED naming the driver and the
 // sanboot fallback. Needs `sushy-emulator` on PATH: scripts/test-deps.sh.
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBmcDriver, virtualMediaOf, type BmcDriver } from '../../agent/bmc';
 import { runBmcCommand } from '../../agent/bmc/commands';
 import { JsonClient } from '../../agent/bmc/http-json';
-import { FileOperationLedger } from '../../agent/bmc/operations';
 import { reliableDriver } from '../../agent/bmc/reliable';
 import { RedfishBmcHost } from '../../agent/emulator/redfish-bmc';
 import { IronflowError } from '../../core/errors';
 import { until } from '../helpers/boot-site';
+import { startSharedLedger } from '../helpers/shared-bmc-ledger';
 import { startImageServer } from '../helpers/redfish-contract';
 import { startSushy, type RunningSushy } from '../helpers/sushy';
 
@@ -137,18 +134,20 @@ describe('virtual media on the emulated BMC, and where there is none', () => {
 
   it('IPMI has no virtual media: UNSUPPORTED naming the driver and the sanboot fallback, before anything is sent', async () => {
     const driver = createBmcDriver({ driver: 'ipmi', address: '127.0.0.1:1' }, { username: 'admin', password: 'ipmi-pw-3' });
-    const ledger = new FileOperationLedger(mkdtempSync(path.join(os.tmpdir(), 'ironflow-vm-ledger-')));
+    const shared = await startSharedLedger();
     try {
       expect(driver.virtualMedia).toBeUndefined();
-      const error = (await runBmcCommand(ledger, driver, 'op-media-1', { kind: 'media.insert', url: `${images.url}/images/boot.iso` }).catch(
-        (e: unknown) => e,
-      )) as IronflowError;
+      const error = (await runBmcCommand(shared.ledger(), driver, shared.operationId('op-media-1'), {
+        kind: 'media.insert',
+        url: `${images.url}/images/boot.iso`,
+      }).catch((e: unknown) => e)) as IronflowError;
       expect(error).toBeInstanceOf(IronflowError);
       expect(error.code).toBe('UNSUPPORTED');
       expect(error.message).toMatch(/ipmi driver has no virtual media.*sanboot/);
       expect(error.details).toMatchObject({ driver: 'ipmi' });
     } finally {
       await driver.close();
+      await shared.close();
     }
-  });
+  }, 60_000);
 });

@@ -1,0 +1,83 @@
+// The BMC operation ledger the site agent really uses (agent/site/remote-operation-ledger.ts),
+// for tests that run BMC commands: a control plane, a site agent joined with its own key and
+// certificate, and one machine whose state workflow runs (one step on a queue nobody serves),
+// so the control plane keeps that workflow's operations for the agent.
+import { createPrivateKey } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ControlPlaneClient, type Signer } from '../../agent/common/control-plane-client';
+import { RemoteOperationLedger } from '../../agent/site/remote-operation-ledger';
+import type { Plan } from '../../core/plan';
+import { newId } from '../../services/ids';
+import { startTestControlPlane, type TestControlPlane } from './control-plane';
+import { newKeyAndCsr, workDir } from './openssl';
+
+export interface SharedLedgerFixture {
+  t: TestControlPlane;
+  workflowId: string;
+  /** An operation id of the running workflow: the control plane refuses another workflow's. */
+  operationId(name: string): string;
+  /** The ledger as one step attempt of the site agent sees it (a retried step, or another agent, is a new one). */
+  ledger(): RemoteOperationLedger;
+  close(): Promise<void>;
+}
+
+const holdingPlan: Plan = {
+  profile: { tenantId: 'root', id: 'ledger-hold', version: 1, ref: 'ledger-hold@1' },
+  target: 'metal',
+  role: 'host',
+  steps: [
+    {
+      key: 'steps[0]',
+      use: 'inventory.refresh',
+      activity: 'inventory.refresh',
+      queue: 'ramdisk',
+      route: 'ramdisk',
+      relay: false,
+      with: {},
+      timeoutMs: 600_000,
+      scheduleToStartMs: 600_000,
+      retry: { maximumAttempts: 1, initialIntervalMs: 1000, backoffCoefficient: 1, maximumIntervalMs: 1000 },
+      onFailure: 'fail',
+    },
+  ],
+  acceptance: [],
+  cleanup: [],
+};
+
+export async function startSharedLedger(): Promise<SharedLedgerFixture> {
+  const t = await startTestControlPlane();
+  const site = await t.root.call<{ id: string }>('POST', '/v1/sites', {
+    tenantId: 'root',
+    kind: 'shared',
+    region: 'lab-ledger',
+    idempotencyKey: 'ledger-site',
+  });
+  const { token } = await t.root.call<{ token: string }>('POST', `/v1/sites/${site.id}/tokens`, { tenantId: 'root', ttlSeconds: 600 });
+  const dir = workDir();
+  const csr = newKeyAndCsr(dir, 'site', 'ec');
+  const joined = await t.anonymous.call<{ certificateChain: string[] }>('POST', '/v1/join', { token, csr });
+  const certificate = joined.certificateChain[0] as string;
+  const signer: Signer = { key: createPrivateKey(readFileSync(path.join(dir, 'site.key'), 'utf8')), certificatePem: () => certificate };
+
+  const nodeId = newId('node');
+  const workflowId = `node:${nodeId}:ledger:1`;
+  // The row names the workflow as its state workflow: the control plane's own record of it.
+  await t.cp.db.node.create({ data: { id: nodeId, tenantId: 'root', siteId: site.id, role: 'host', workflowId } });
+  const handle = await t.cp.temporal.workflow.start('provision', {
+    workflowId,
+    taskQueue: t.config.controlQueue,
+    args: [holdingPlan, { tenantId: 'root', nodeId, siteId: site.id, provisionState: 'inspecting', labels: {} }],
+  });
+  const client = new ControlPlaneClient(t.cp.url);
+  return {
+    t,
+    workflowId,
+    operationId: (name) => `${workflowId}/${name}`,
+    ledger: () => new RemoteOperationLedger(client, signer, { workflowId, target: { nodeId } }),
+    close: async () => {
+      await handle.terminate('test done').catch(() => undefined);
+      await t.close();
+    },
+  };
+}
