@@ -2,13 +2,13 @@
 import type { ActivityDeps } from './deps';
 import { createMetalBulkActivities } from './metal-bulk';
 import { createMetalConfirmMacActivities } from './metal-confirm-mac';
-import { createMetalEnsureRamdiskActivities } from './metal-ensure-ramdisk';
 import { createMetalMediaActivities } from './metal-media';
 import { createDeployImageActivities } from './deploy-image';
 import { createRevokeIdentityActivities } from './revoke-identity';
 import { createNodeLifecycleActivities } from './node-lifecycle';
 import { createBuiltinStepActivities } from './builtin-steps';
 import { createQuorumActivities } from './quorum';
+import { createRamdiskBootActivities } from './ramdisk-boot';
 import { createSiteBootActivities } from './site-boot';
 import { createSiteRoutingActivities } from './site-routing';
 import { createSystemCheckActivities } from './system-check';
@@ -23,7 +23,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createNodeLifecycleActivities(deps),
     ...createDeployImageActivities(deps),
     ...createRevokeIdentityActivities(deps),
-    ...createMetalEnsureRamdiskActivities(deps),
+    ...createRamdiskBootActivities(deps),
     ...createMetalConfirmMacActivities(deps),
     ...createMetalMediaActivities(deps),
     ...createUserDataActivities(deps),

@@ -19,6 +19,7 @@ import { addImageSigner } from '../../services/images/signers';
 import { imageSigningInput } from '../../core/images/signing-input';
 import type { StepInput } from '../../core/plan';
 import type { MetalBulkPage, MetalBulkRunView, MetalNodeView } from '../../core/schemas/metal';
+import { agentJoinedSignal } from '../../workflows/provision-handles';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
 import { keepSessions, Ledger, startEmulatedAgent, until, type EmulatedAgent, type MachineActivity } from '../helpers/provision';
 
@@ -71,16 +72,16 @@ const siteSteps = {
     arch: 'x86_64',
     ips: [],
   })),
-  // metal.ensureRamdisk runs on the control plane and sends these through agentCommand runs.
+  // metal.ensureRamdisk (workflow code) sends these to the site agent it picked.
   'boot.prepareRamdisk': hardware('boot.prepareRamdisk', (_m, i) => ({ macs: (i.with.entries as Array<{ mac: string }>).map((e) => e.mac) })),
   'boot.cleanUp': hardware('boot.cleanUp', () => ({ removed: 1 })),
-  'power.setPower': hardware('power.setPower', (_m, i) => {
-    // A cycle after boot.prepareRamdisk PXE-boots the ramdisk, which joins: its session.
+  'power.setPower': hardware('power.setPower', async (_m, i) => {
+    // A cycle after boot.prepareRamdisk PXE-boots the ramdisk, which joins: its session, and the join path's agentJoined.
     if (
       i.with.action === 'cycle' &&
       ledger.entries().some((e) => e.step.startsWith(`${i.target.nodeId}/`) && e.use === 'boot.prepareRamdisk' && e.event === 'done')
     )
-      ramdiskJoined(i.target.nodeId);
+      await ramdiskJoined(i.target.nodeId, i.workflowId);
     return { power: i.with.action };
   }),
   'management.setBootDevice': hardware('management.setBootDevice', () => ({ ok: true })),
@@ -133,9 +134,14 @@ function ramdiskSigner(nodeId: string): Promise<Signer> {
   return signer;
 }
 
-/** The emulated ramdisk's session, kept fresh as its heartbeats would (ensureRamdisk waits for it). */
+/**
+ * The emulated ramdisk joins: the workflow whose discovery token it used hears agentJoined (as
+ * the join path signals it; ensureRamdisk waits for it), and its session is kept fresh as its
+ * heartbeats would.
+ */
 const joinedRamdisks = new Set<string>();
-function ramdiskJoined(nodeId: string): void {
+async function ramdiskJoined(nodeId: string, workflowId: string): Promise<void> {
+  await t.cp.temporal.workflow.getHandle(workflowId).signal(agentJoinedSignal, { role: 'ramdisk', agentNodeId: nodeId });
   if (joinedRamdisks.has(nodeId)) return;
   joinedRamdisks.add(nodeId);
   sessions.push(keepSessions(t.cp.db, [{ nodeId, siteId, role: 'ramdisk', taskQueue: ramdiskQueue(nodeId) }]));
@@ -427,12 +433,13 @@ describe('metal lifecycle', () => {
     const second = await verb(node.nodeId, 'unrescue');
     expect(second.body.version).toBe(first.body.version);
     expect(await events(node.nodeId)).toContain('node.provision.unrescuing');
-    // The installed OS comes back: its node agent's session (what wait.agentJoined looks for).
+    // The installed OS comes back: its node agent's session opens anew, and the run hears agentJoined (what wait.agentJoined waits for).
     await t.cp.db.agentSession.upsert({
       where: { nodeId: node.nodeId },
       create: { nodeId: node.nodeId, siteId, role: 'node', taskQueue: `node.${node.nodeId}`, lastSeenAt: new Date() },
       update: { role: 'node', lastSeenAt: new Date() },
     });
+    await t.cp.temporal.workflow.getHandle(first.body.workflowId as string).signal(agentJoinedSignal, { role: 'node', agentNodeId: node.nodeId });
     await settle(node.nodeId, 'deployed');
   });
 

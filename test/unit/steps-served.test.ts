@@ -13,10 +13,12 @@ import { loadConfig } from '../../services/config';
 import { stepRegistry } from '../../core/steps/builtin';
 import { stepActivityName } from '../../core/steps/registry';
 import { shippedProfiles } from '../../profiles/shipped';
+import { WORKFLOW_STEP_USES } from '../../workflows/provision/workflow-step-uses';
 
 /** The activities each worker registers (building the control plane's reads its config, and uses nothing else until one runs). */
 const served: Record<QueueKind, readonly string[]> = {
-  control: Object.keys(createActivities({ config: loadConfig() } as ActivityDeps)),
+  // The provision workflow runs its workflow steps itself (metal.ensureRamdisk, wait.agentJoined, media.insert).
+  control: [...Object.keys(createActivities({ config: loadConfig() } as ActivityDeps)), ...WORKFLOW_STEP_USES],
   site: SITE_STEP_KINDS,
   ramdisk: RAMDISK_STEP_KINDS,
   node: NODE_STEP_KINDS,

@@ -7,7 +7,9 @@ import type { SiteRoutingActivities } from '../../activities/site-routing';
 import { nodeAgentQueue, ramdiskQueue } from '../../core/agent-queues';
 import { waitedFor } from '../../core/deadlines';
 import { nonRetryableCodes } from '../../core/errors';
-import type { PlanStep, ProvisionTarget, SiteAgentChoice, StepInput } from '../../core/plan';
+import type { JsonObject, PlanRetry, PlanStep, ProvisionTarget, SiteAgentChoice, StepInput } from '../../core/plan';
+import { activitySummary } from '../../core/workflow-summaries';
+import { stepInput, type RunContext } from './run-context';
 import type { RunStatus } from './status';
 
 const routing = proxyActivities<SiteRoutingActivities>({ startToCloseTimeout: '20 seconds', retry: { maximumAttempts: 10, maximumInterval: '5 seconds' } });
@@ -48,8 +50,8 @@ export function activityOn(
 export const isScheduleToStartTimeout = (err: unknown): boolean =>
   err instanceof ActivityFailure && err.cause instanceof TimeoutFailure && err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START;
 
-/** The queue of a machine-side or control route (undefined: the control-plane queue). */
-export function machineQueue(route: 'ramdisk' | 'node' | 'control', nodeId: string): string | undefined {
+/** The queue of a machine's own route (undefined: the control-plane queue). */
+export function machineQueue(route: PlanStep['route'], nodeId: string): string | undefined {
   if (route === 'ramdisk') return ramdiskQueue(nodeId);
   if (route === 'node') return nodeAgentQueue(nodeId);
   return undefined;
@@ -102,4 +104,54 @@ export async function viaSiteAgent<T>(target: ProvisionTarget, run: RunStatus, w
         throw ApplicationFailure.nonRetryable(`site agent ${agent.agentNodeId} did not pick up ${work.use} before its deadline`, 'NO_SITE_AGENT');
     }
   }
+}
+
+/** Commands a workflow step sends a site agent: a BMC answer takes seconds; the agent heartbeats every second while it works. */
+const COMMAND_TIMEOUT_MS = 120_000;
+const COMMAND_HEARTBEAT_MS = 10_000;
+/** How long a command waits for the picked agent before it is re-routed. */
+const COMMAND_PICKUP_MS = 30_000;
+
+export const commandRetry = (maximumAttempts: number): PlanRetry => ({
+  maximumAttempts,
+  initialIntervalMs: 1000,
+  backoffCoefficient: 2,
+  maximumIntervalMs: 10_000,
+});
+
+/**
+ * One command of a workflow-run step (boot.prepareRamdisk, power.setPower …) on a connected
+ * site agent, under the step's key (or `stepKey`): its BMC operation id
+ * (<workflow>/<step key>/<command>) is the same on a retry or another agent, so the agents'
+ * shared ledger never lets it be sent twice. Answers the agent's answer and which agent ran it.
+ */
+export function siteCommand(
+  ctx: RunContext,
+  step: PlanStep,
+  deadline: number,
+  command: { use: string; with: JsonObject; stepKey?: string },
+): Promise<{ answer: unknown; agent: SiteAgentChoice }> {
+  const { run } = ctx;
+  return viaSiteAgent(
+    ctx.target,
+    run,
+    {
+      use: command.use,
+      timeoutMs: step.timeoutMs,
+      scheduleToStartMs: COMMAND_PICKUP_MS,
+      send: async (agent, window) => {
+        if (run.status.step) run.status.step.taskQueue = agent.taskQueue;
+        run.showDetails();
+        const left = Math.max(1000, deadline - Date.now());
+        const answer = await activityOn(
+          { activity: command.use, timeoutMs: Math.min(COMMAND_TIMEOUT_MS, left), heartbeatMs: COMMAND_HEARTBEAT_MS, retry: commandRetry(3) },
+          agent.taskQueue,
+          activitySummary(step.key, command.use, agent.taskQueue),
+          window,
+        )({ ...stepInput(ctx, step), stepKey: command.stepKey ?? step.key, use: command.use, with: command.with });
+        return { answer, agent };
+      },
+    },
+    deadline,
+  );
 }

@@ -25,6 +25,10 @@ export interface RunStatus {
   joins(role?: JoinRole): number;
   /** The agent of the last join of `role`. */
   lastJoined(role: JoinRole): string | null;
+  /** Joins of `role` no wait of this run took yet. */
+  untakenJoins(role: JoinRole): number;
+  /** A wait took every join of `role` so far: a later wait waits for the next. */
+  takeJoins(role: JoinRole): void;
 }
 
 /** A wait the running step reports itself in its stepProgress (`{ waitingFor, since }`), bounded. */
@@ -53,6 +57,7 @@ export function startRunStatus(target: ProvisionTarget): RunStatus {
   // Counted, not kept: anyone reaching Temporal can send agentJoined, as often as they like.
   const joined: Record<JoinRole, number> = { ramdisk: 0, node: 0 };
   const lastAgent: Record<JoinRole, string | null> = { ramdisk: null, node: null };
+  const taken: Record<JoinRole, number> = { ramdisk: 0, node: 0 };
   let waitingSince: string | null = null;
   let waitReported = false; // the wait came from the step's own stepProgress
 
@@ -116,5 +121,7 @@ export function startRunStatus(target: ProvisionTarget): RunStatus {
     waitingSince: () => waitingSince,
     joins: (role) => (role ? joined[role] : joined.ramdisk + joined.node),
     lastJoined: (role) => lastAgent[role],
+    untakenJoins: (role) => joined[role] - taken[role],
+    takeJoins: (role) => void (taken[role] = joined[role]),
   };
 }

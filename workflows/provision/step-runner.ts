@@ -1,6 +1,7 @@
 // One plan step, start to end: its `when` label gate, the quorum gate, the confirmMac wait
-// before it, where it runs (routing.ts), the rejoin wait after it, its fallback and
-// onFailure, and a timeout explained in words (what it waited for, for how long).
+// before it, where it runs (an activity on its queue, routing.ts, or the workflow itself,
+// workflow-steps.ts), the rejoin wait after it, its fallback and onFailure, and a timeout
+// explained in words (what it waited for, for how long).
 import { ActivityFailure, ApplicationFailure, condition, isCancellation, TimeoutFailure, upsertMemo } from '@temporalio/workflow';
 import { formatDuration, waitedFor, waitingUntil } from '../../core/deadlines';
 import { labelsMatch } from '../../core/label-expr';
@@ -9,6 +10,7 @@ import { activitySummary } from '../../core/workflow-summaries';
 import { relay } from './relay';
 import { activityOn, controlQueue, machineQueue, viaSiteAgent } from './routing';
 import { stepInput, type RunContext } from './run-context';
+import { runWorkflowStep, workflowSteps } from './workflow-steps';
 
 const timeoutTexts: Record<string, string> = {
   START_TO_CLOSE: 'the step’s timeout ran out',
@@ -41,7 +43,11 @@ export const failureMessage = (err: unknown): string => {
 /** The step's own work, wherever it runs; answers its output. */
 async function dispatch(ctx: RunContext, step: PlanStep, deadline: number): Promise<unknown> {
   const { status } = ctx.run;
-  if (step.route === 'site-agent' || step.relay) {
+  // Route `workflow` (the registry's workflow steps); by `use` for plans compiled before the route existed.
+  const workflowStep = workflowSteps.get(step.use);
+  if (workflowStep) return runWorkflowStep(ctx, step, workflowStep);
+  if ((step.route as string) === 'workflow') throw ApplicationFailure.nonRetryable(`${step.key}: ${step.use} is not a step this workflow runs`, 'UNSUPPORTED');
+  if (step.route === 'site-agent') {
     return viaSiteAgent(
       ctx.target,
       ctx.run,
@@ -51,17 +57,10 @@ async function dispatch(ctx: RunContext, step: PlanStep, deadline: number): Prom
         scheduleToStartMs: step.scheduleToStartMs,
         send: (agent, window) => {
           if (status.step) {
-            status.step.taskQueue = step.relay ? undefined : agent.taskQueue;
+            status.step.taskQueue = agent.taskQueue;
             status.step.attempt += 1;
           }
           ctx.run.waitFor(null);
-          // A relaying control step runs on the control queue and gets the picked agent in its input.
-          if (step.relay)
-            return activityOn(
-              step,
-              undefined,
-              activitySummary(step.key, step.use, `${controlQueue()} via ${agent.taskQueue}`),
-            )(stepInput(ctx, step, { siteAgent: agent }));
           return activityOn(step, agent.taskQueue, activitySummary(step.key, step.use, agent.taskQueue), window)(stepInput(ctx, step));
         },
       },

@@ -1,0 +1,191 @@
+// metal.ensureRamdisk as workflow code (spec 001, "Booting a machine into the ramdisk"):
+// nothing when the machine's ramdisk answers; otherwise a one-time PXE boot through the BMC,
+// one boot entry per known PXE MAC (each with a fresh single-use discovery token, by
+// reference), a power cycle, and a wait for the ramdisk's agentJoined signal. The BMC and
+// boot-entry commands go to a connected site agent of the machine's site (routing.ts), each
+// under the step's key, so their BMC operation ids (<workflow>/<step key>/<command>) are the
+// same on a retry or another agent and a command is never sent twice. The database work is
+// short leaf activities (activities/ramdisk-boot.ts): no worker slot is held while a machine
+// boots. boot.cleanUp (a site step) removes the entries and the tokens.
+// A machine enrolled with a product UUID and no MACs (an IPMI BMC names no NICs) is first
+// PXE-booted with no entry, so the site agent sees it: the step matches the sighting to the
+// machine and waits for metal.confirmMac, or binds it at once on a pool that trusts its
+// provisioning network, then checks the identity of the ramdisk that joined.
+import { ApplicationFailure, condition, proxyActivities } from '@temporalio/workflow';
+import type { RamdiskBootActivities, RamdiskBootNode } from '../../activities/ramdisk-boot';
+import { ramdiskQueue } from '../../core/agent-queues';
+import type { BootEntry } from '../../core/boot/boot-entry';
+import { waitedFor } from '../../core/deadlines';
+import { nonRetryableCodes } from '../../core/errors';
+import type { JsonObject, PlanStep } from '../../core/plan';
+import { sameProductUuid } from '../../core/product-uuid';
+import { inventoryOutputSchema } from '../../core/schemas/inventory';
+import { activitySummary } from '../../core/workflow-summaries';
+import { activityOn, commandRetry, siteCommand } from './routing';
+import { stepInput, type RunContext } from './run-context';
+import type { WorkflowStepAttempt } from './workflow-steps';
+
+const leaves = proxyActivities<RamdiskBootActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { maximumAttempts: 10, maximumInterval: '5 seconds', nonRetryableErrorTypes: [...nonRetryableCodes] },
+});
+
+/** How often PXE discovery looks for the machine's sighting (an operator's confirmMac wakes it at once). */
+const DISCOVERY_POLL_MS = 2000;
+/** A ramdisk believed connected must pick up the probe this soon, or it is not there. */
+const PROBE_PICKUP_MS = 5_000;
+const PROBE_TIMEOUT_MS = 30_000;
+
+export interface EnsureRamdiskResult {
+  booted: boolean;
+  /** Already connected: nothing was done. */
+  alreadyConnected: boolean;
+  macs: string[];
+  /** The site agent that sent the boot. */
+  agentNodeId: string | null;
+}
+
+export async function ensureRamdisk(ctx: RunContext, step: PlanStep, { attempt, deadline }: WorkflowStepAttempt): Promise<EnsureRamdiskResult> {
+  const { run, target } = ctx;
+  const { status } = run;
+  const { nodeId } = target;
+
+  /** inventory.refresh on the machine's ramdisk queue (read-only: a probe, or the identity check). */
+  const askRamdisk = (pickupMs: number, maximumAttempts: number) => {
+    const queue = ramdiskQueue(nodeId);
+    if (status.step) status.step.taskQueue = queue;
+    run.showDetails();
+    return activityOn(
+      { activity: 'inventory.refresh', timeoutMs: PROBE_TIMEOUT_MS, retry: commandRetry(maximumAttempts) },
+      queue,
+      activitySummary(step.key, 'inventory.refresh', queue),
+      pickupMs,
+    )({ ...stepInput(ctx, step), use: 'inventory.refresh', with: {} });
+  };
+
+  // A session says a ramdisk ran a moment ago, not that it runs now (a kexec, an abort or a
+  // crash end it without a goodbye): ask it.
+  const state = await leaves['metal.ensureRamdisk.read']({ nodeId });
+  if (state.ramdiskSession) {
+    try {
+      await askRamdisk(PROBE_PICKUP_MS, 1);
+      return { booted: false, alreadyConnected: true, macs: [], agentNodeId: null };
+    } catch {
+      // not there: boot it
+    }
+  }
+  const node = state.node;
+
+  let agentNodeId: string | null = null;
+  /** A site command under the step's key (`round` keeps the discovery boot's operation ids apart from the ramdisk boot's). */
+  const command = async (use: string, withInput: JsonObject, round?: string) => {
+    const sent = await siteCommand(ctx, step, deadline, { use, with: withInput, ...(round ? { stepKey: `${step.key}:${round}` } : {}) });
+    agentNodeId = sent.agent.agentNodeId;
+  };
+
+  /** Power-cycles into a one-time PXE boot; answers when the power command was sent (workflow time). */
+  const pxeCycle = async (round?: string): Promise<number> => {
+    await command('management.setBootDevice', { device: 'pxe', persistent: false }, round);
+    // Whatever ramdisk the machine ran is gone after the cycle: forget its session.
+    await leaves['metal.ensureRamdisk.forgetSession']({ nodeId });
+    const sentAt = Date.now();
+    await command('power.setPower', { action: 'cycle' }, round);
+    await leaves['metal.ensureRamdisk.poweredOn']({ nodeId });
+    return sentAt;
+  };
+
+  let macs = node.macs;
+  let discovered = false;
+  if (macs.length === 0) {
+    if (!node.usableProductUuid) {
+      throw ApplicationFailure.create({
+        message: `node ${nodeId} has no known PXE MAC and no usable product UUID to discover one by: enroll it with --mac or --product-uuid, or confirm its MAC (ironflow metal confirm-mac)`,
+        type: 'INVALID_STATE',
+        nonRetryable: true,
+        details: [{ nodeId, reason: 'no-known-mac' }],
+      });
+    }
+    const learned = await learnPxeMac(ctx, node, await pxeCycle('discovery'), deadline);
+    macs = learned.macs;
+    discovered = learned.discovered;
+  }
+
+  const entries: BootEntry[] = await leaves['metal.ensureRamdisk.bootEntries']({ nodeId, workflowId: ctx.workflowId, macs });
+  await command('boot.prepareRamdisk', { entries: entries as unknown as JsonObject[] });
+  // Joins count from before the cycle: the ramdisk this boot starts may join before the cycle's answer arrives.
+  run.takeJoins('ramdisk');
+  const cycledAt = await pxeCycle();
+  await leaves['metal.ensureRamdisk.recordBoot']({ tenantId: node.tenantId, nodeId, workflowId: ctx.workflowId, agentNodeId: agentNodeId ?? '', macs });
+
+  const joinWait = `the ramdisk of node ${nodeId} to join after power cycle ${attempt} (PXE MACs ${macs.join(', ')})`;
+  run.waitFor(joinWait);
+  status.progress = { until: new Date(deadline).toISOString() };
+  if (!(await condition(() => run.untakenJoins('ramdisk') > 0, Math.max(0, deadline - Date.now())))) {
+    // Not retried: a retry reuses this attempt's power cycle (its operation id) and would only wait again.
+    throw ApplicationFailure.create({
+      message: `${waitedFor(Date.now() - cycledAt, joinWait)}: it never joined; check the machine's console (did it PXE-boot from the site agent?) and the site agent's boot log`,
+      type: 'DRIVER_ERROR',
+      nonRetryable: true,
+      details: [{ nodeId, reason: 'join-deadline', macs }],
+    });
+  }
+  run.takeJoins('ramdisk');
+  run.waitFor(null);
+  status.progress = null;
+  if (discovered) checkDiscoveredIdentity(node, macs[0] as string, await askRamdisk(PROBE_TIMEOUT_MS, 2));
+  return { booted: true, alreadyConnected: false, macs, agentNodeId };
+}
+
+/**
+ * After the discovery boot: the MAC an operator confirms (any door), or the candidate itself on
+ * a pool with policy.trustProvisioningNetwork. The wait names its reason (`not-seen`,
+ * `ambiguous`, …, `metal.confirmMac`); an operator's confirmMac wakes it at once.
+ */
+async function learnPxeMac(ctx: RunContext, node: RamdiskBootNode, powerCommandAt: number, deadline: number): Promise<{ macs: string[]; discovered: boolean }> {
+  const { run, target } = ctx;
+  let waiting = 'not-seen';
+  for (;;) {
+    const confirmedBefore = run.status.confirmedMac; // read before the look: a confirmation during it ends the wait below
+    const seen = await leaves['metal.ensureRamdisk.discoverMac']({
+      nodeId: target.nodeId,
+      powerCommandAt: new Date(powerCommandAt).toISOString(),
+      trusted: node.trustProvisioningNetwork,
+    });
+    if (seen.kind === 'known') return seen;
+    if (seen.kind === 'changed') continue;
+    if (Date.now() >= deadline) {
+      const operator = waiting === 'metal.confirmMac';
+      const what = operator
+        ? `an operator to confirm node ${target.nodeId}'s PXE MAC (metal.confirmMac)`
+        : `node ${target.nodeId}'s PXE boot to be seen by a site agent after its power cycle (${waiting})`;
+      throw ApplicationFailure.create({
+        message: waitedFor(Date.now() - powerCommandAt, what),
+        type: operator ? 'INVALID_STATE' : 'DRIVER_ERROR',
+        nonRetryable: true,
+        details: [{ nodeId: target.nodeId, reason: 'discovery-deadline' }],
+      });
+    }
+    waiting = seen.reason;
+    if (run.status.waitingFor !== waiting) run.waitFor(waiting);
+    await condition(() => run.status.confirmedMac !== confirmedBefore, Math.min(DISCOVERY_POLL_MS, Math.max(1, deadline - Date.now())));
+  }
+}
+
+/**
+ * policy.trustProvisioningNetwork's backstop: any host on the network could have claimed the
+ * machine's UUID from its own MAC. Before anything is written, the ramdisk that joined must
+ * report a spelling of the enrolled UUID and a NIC with the bound MAC.
+ */
+function checkDiscoveredIdentity(node: RamdiskBootNode, mac: string, answer: unknown): void {
+  const inventory = inventoryOutputSchema.safeParse(answer);
+  const seenUuid = inventory.success ? inventory.data.sections.system.productUuid : null;
+  const seenMacs = inventory.success ? inventory.data.sections.nics.map((nic) => nic.mac) : [];
+  if (!seenUuid || !node.productUuid || !sameProductUuid(seenUuid, node.productUuid) || !seenMacs.includes(mac)) {
+    throw ApplicationFailure.create({
+      message: `machine-identity-mismatch: the ramdisk that joined reports product UUID ${seenUuid ?? 'none'} and NICs ${seenMacs.join(', ') || 'none'}, not the enrolled ${node.productUuid} with the discovered ${mac}`,
+      type: 'DRIVER_ERROR',
+      nonRetryable: true,
+      details: [{ reason: 'machine-identity-mismatch' }],
+    });
+  }
+}
