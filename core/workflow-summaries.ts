@@ -29,10 +29,6 @@ export const provisionSummary = (run: ProvisionSummaryInput): string =>
 export const lifecycleSummary = (node: { nodeId: string; siteId: string }): string =>
   clip(`node ${node.nodeId} · lifecycle · site ${node.siteId}`, MAX_SUMMARY);
 
-/** An agentCommand run (a control step's command to an agent): `power.setPower → site.<site>.<agent>`. */
-export const agentCommandSummary = (command: { activity: string; taskQueue: string }): string =>
-  clip(`${command.activity} → ${command.taskQueue}`, MAX_SUMMARY);
-
 /** The plan at a glance, for the workflow's static details: one line per step. */
 export function planDetails(plan: Plan): string {
   const line = (step: Plan['steps'][number]) => `- \`${step.key}\` ${step.use} (${step.queue}${step.await ? `, then waits for ${step.await}` : ''})`;
