@@ -13,7 +13,7 @@ import { ROOT_TENANT } from '../../core/permissions';
 import { batchDigest, signBatch, signBatchRefusal, type Approver } from '../../services/quorum/documents';
 import { merkleRoot } from '../../services/quorum/merkle';
 import { idOf, tenantIdSchema } from '../../core/schemas/common';
-import { batchStatuses, type BatchViewAnswer } from '../../services/schemas/quorum';
+import { batchRefusalSchema, batchStatuses, type BatchViewAnswer } from '../../services/schemas/quorum';
 import { defineCommand } from '../command';
 import type { CliContext } from '../context';
 
@@ -153,7 +153,7 @@ const batchesRefuseCommand = defineCommand({
   name: 'batches refuse',
   summary:
     'Refuse a pending batch with your own key (its run fails, nothing destructive is sent): ironflow batches refuse ID --approver YOUR_ID --key FILE.pem --reason TEXT',
-  flags: z.object({ ...signerFlags, reason: z.string().min(1).max(512) }),
+  flags: z.object({ ...signerFlags, reason: batchRefusalSchema.shape.reason }),
   positionals: ['batchId'],
   run: async (ctx, f) => {
     const key = readPrivateKey(f.key);

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { IronflowError } from '../../core/errors';
 import { ROOT_TENANT } from '../../core/permissions';
 import { idOf, tenantIdSchema } from '../../core/schemas/common';
+import { metalMaintenanceSchema } from '../../core/schemas/metal';
 import { defineCommand } from '../command';
 
 export const metalMaintenanceCommand = defineCommand({
@@ -13,10 +14,10 @@ export const metalMaintenanceCommand = defineCommand({
   flags: z.object({
     nodeId: idOf('node'),
     tenantId: tenantIdSchema.default(ROOT_TENANT),
-    version: z.number().int().min(1).optional(),
+    version: metalMaintenanceSchema.shape.version,
     on: z.boolean().optional(),
     off: z.boolean().optional(),
-    reason: z.string().min(1).max(512),
+    reason: metalMaintenanceSchema.shape.reason,
   }),
   positionals: ['nodeId'],
   run: (ctx, f) => {

@@ -9,8 +9,8 @@ import { ROOT_TENANT } from '../../core/permissions';
 import { provisionStates } from '../../core/provision-states';
 import { bmcDriverNames } from '../../core/schemas/bmc';
 import type { DiscoveredMachine } from '../../core/schemas/discovery';
-import { idOf, macSchema, tenantIdSchema } from '../../core/schemas/common';
-import { abortReasonSchema, metalPowerSchema, metalUndeploySchema, type MetalNodeView } from '../../core/schemas/metal';
+import { idOf, labelKeySchema, macSchema, tenantIdSchema } from '../../core/schemas/common';
+import { abortReasonSchema, machineArchs, metalEnrollSchema, metalPowerSchema, metalUndeploySchema, type MetalNodeView } from '../../core/schemas/metal';
 import { profileIdSchema } from '../../core/schemas/profiles';
 import { defineCommand, type Command } from '../command';
 import { metalBulkCommands } from './metal-bulk';
@@ -62,10 +62,19 @@ export const metalEnrollCommand = defineCommand({
     bmcPasswordFile: z.string().optional(),
     bmcCaFile: z.string().optional(),
     mac: z.array(macSchema).optional(),
-    productUuid: z.string().optional(),
-    hardwareProfile: z.string().optional(),
-    driver: z.array(z.string().regex(new RegExp(`^(${driverConcerns.join('|')})=[a-z0-9._-]+$`), 'concern=driver, e.g. boot=ipxe')).optional(),
-    arch: z.enum(['x86_64', 'aarch64']).optional(),
+    productUuid: metalEnrollSchema.shape.productUuid,
+    hardwareProfile: metalEnrollSchema.shape.hardwareProfile,
+    // concern=name, each side parsed by the enroll body's `drivers` schema (its keys and values).
+    driver: z
+      .array(
+        z
+          .string()
+          .regex(/^[^=]+=[^=]+$/, 'concern=driver, e.g. boot=ipxe')
+          .transform((text) => text.split('=') as [string, string])
+          .pipe(z.tuple([z.enum(driverConcerns), labelKeySchema])),
+      )
+      .optional(),
+    arch: z.enum(machineArchs).optional(),
   }),
   run: (ctx, f) =>
     ctx.api.call('POST', '/v1/metal/nodes', {
@@ -81,7 +90,7 @@ export const metalEnrollCommand = defineCommand({
       ...(f.mac ? { macs: f.mac } : {}),
       ...(f.productUuid ? { productUuid: f.productUuid } : {}),
       ...(f.hardwareProfile ? { hardwareProfile: f.hardwareProfile } : {}),
-      ...(f.driver ? { drivers: Object.fromEntries(f.driver.map((d) => d.split('='))) } : {}),
+      ...(f.driver ? { drivers: Object.fromEntries(f.driver) } : {}),
       ...(f.arch ? { arch: f.arch } : {}),
     }),
 });

@@ -2,7 +2,7 @@
 // --policy takes the whole policy as JSON instead.
 import { z } from 'zod';
 import { IronflowError, parseWith } from '../../core/errors';
-import { idempotencyKeySchema, idOf, tenantIdSchema } from '../../core/schemas/common';
+import { idempotencyKeySchema, idOf, labelKeySchema, tenantIdSchema } from '../../core/schemas/common';
 import { imageRefSchema, poolClassSchema, poolPolicyPatchSchema, type PoolView } from '../../core/schemas/pools';
 import { ROOT_TENANT } from '../../core/permissions';
 import { defineCommand } from '../command';
@@ -10,10 +10,10 @@ import { defineCommand } from '../command';
 const tenant = tenantIdSchema.default(ROOT_TENANT);
 const policyFlags = {
   policy: z.string().optional(),
-  hardwareProfile: z.string().optional(),
+  hardwareProfile: labelKeySchema.optional(),
   prewarmImage: z.array(imageRefSchema).optional(),
   trustProvisioningNetwork: z.boolean().optional(),
-  agent: z.enum(['ironflow', 'none']).optional(),
+  agent: poolPolicyPatchSchema.shape.agent,
 };
 type PolicyFlags = { policy?: string; hardwareProfile?: string; prewarmImage?: string[]; trustProvisioningNetwork?: boolean; agent?: 'ironflow' | 'none' };
 

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { IronflowError } from '../../core/errors';
 import { ROOT_TENANT } from '../../core/permissions';
 import type { ProvisionStatus } from '../../core/plan';
-import { profileIdSchema, profileVisibilitySchema, type ProfileView } from '../../core/schemas/profiles';
+import { profileIdSchema, profileRunSchema, profileVisibilitySchema, type ProfileView } from '../../core/schemas/profiles';
 import { tenantIdSchema } from '../../core/schemas/common';
 import { defineCommand, type Column } from '../command';
 import type { CliContext } from '../context';
@@ -157,9 +157,9 @@ const profilesRunCommand = defineCommand({
   flags: z.object({
     id: profileIdSchema,
     tenantId,
-    nodeId: z.string().min(1),
+    nodeId: profileRunSchema.shape.nodeId,
     profileVersion,
-    state: z.string().default('deploying'),
+    state: profileRunSchema.shape.provisionState,
     follow: z.boolean().default(false),
   }),
   positionals: ['id'],

@@ -31,9 +31,22 @@ export const errorSchemaOf = (codes: readonly [ErrorCode, ...ErrorCode[]]) =>
 
 export const errorSchema = errorSchemaOf(errorCodes);
 
+/**
+ * A label key, and every name of the same syntax (pool names and classes, hardware profiles,
+ * driver choices): lower-case letters, digits, dots, dashes and underscores.
+ */
+export const labelKeySchema = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[a-z0-9][a-z0-9._-]*$/, 'lower-case letters, digits, dots, dashes and underscores');
+
 /** Labels are copied into every step's input: a bounded number of them keeps workflow histories small. */
-export const MAX_LABELS = 64;
-export const labelCountOk = (labels: Record<string, string>) => Object.keys(labels).length <= MAX_LABELS;
-export const labelCountMessage = `at most ${MAX_LABELS} labels`;
+const MAX_LABELS = 64;
+
+/** A machine's labels, which steps' `when` expressions read (core/label-expr.ts): the one rule for every input that carries them. */
+export const labelsSchema = z
+  .record(labelKeySchema, z.string().max(256))
+  .refine((labels) => Object.keys(labels).length <= MAX_LABELS, `at most ${MAX_LABELS} labels`);
 
 export const tenantQuerySchema = z.object({ tenantId: tenantIdSchema });

@@ -4,14 +4,8 @@ import { z } from 'zod';
 import { driverConcerns } from '../metal/hardware-profiles';
 import { provisionStates, type ApiVerb } from '../provision-states';
 import { bmcDriverNames, bmcTargetSchema } from './bmc';
-import { idempotencyKeySchema, idOf, labelCountMessage, labelCountOk, macSchema, tenantIdSchema } from './common';
+import { idempotencyKeySchema, idOf, labelKeySchema, labelsSchema, macSchema, tenantIdSchema } from './common';
 import { profileIdSchema, profileVersionSchema } from './profiles';
-
-const label = z
-  .string()
-  .min(1)
-  .max(64)
-  .regex(/^[a-z0-9][a-z0-9._-]*$/, 'lower-case letters, digits, dots, dashes and underscores');
 
 export const bmcEnrollSchema = z
   .object({
@@ -34,21 +28,23 @@ export const bmcEnrollSchema = z
     if (!target.success) for (const issue of target.error.issues) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
   });
 
+/** The CPU architectures a machine is enrolled with (its boot firmware follows: core/boot/boot-entry.ts). */
+export const machineArchs = ['x86_64', 'aarch64'] as const;
 export const metalEnrollSchema = z
   .object({
     tenantId: tenantIdSchema,
     poolId: idOf('pool'),
     bmc: bmcEnrollSchema,
-    hardwareProfile: label.optional(),
-    drivers: z.partialRecord(z.enum(driverConcerns), label).optional(),
+    hardwareProfile: labelKeySchema.optional(),
+    drivers: z.partialRecord(z.enum(driverConcerns), labelKeySchema).optional(),
     macs: z.array(macSchema).max(16).optional(),
     productUuid: z
       .string()
       .regex(/^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$/, 'a UUID')
       .optional(),
-    arch: z.enum(['x86_64', 'aarch64']).default('x86_64'),
+    arch: z.enum(machineArchs).default('x86_64'),
     uefi: z.boolean().default(true),
-    labels: z.record(label, z.string().max(256)).refine(labelCountOk, labelCountMessage).optional(),
+    labels: labelsSchema.optional(),
   })
   .strict();
 export type MetalEnrollInput = z.infer<typeof metalEnrollSchema>;

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { builtinUnitSettings } from '../host-config/units';
 import { durationPattern } from '../duration';
-import { idempotencyKeySchema, idOf, tenantIdSchema } from './common';
+import { idempotencyKeySchema, idOf, labelKeySchema, tenantIdSchema } from './common';
 
 /** A pool's host config unit: replaces the profile's unit of that concern (null: no override). */
 const poolUnit = <S extends z.ZodObject>(settings: S) =>
@@ -22,11 +22,6 @@ const poolUnitFields = {
   gpuSharing: poolUnit(builtinUnitSettings['gpu-sharing']),
 };
 
-const labelSchema = z
-  .string()
-  .min(1)
-  .max(64)
-  .regex(/^[a-z0-9][a-z0-9._-]*$/, 'lower-case letters, digits, dots, dashes and underscores');
 export const imageRefSchema = z
   .string()
   .max(200)
@@ -34,7 +29,7 @@ export const imageRefSchema = z
 
 export const acceptanceCheckSchema = z
   .object({
-    name: labelSchema,
+    name: labelKeySchema,
     timeoutSeconds: z.number().int().min(1).max(86_400).default(600),
     params: z.record(z.string().max(64), z.union([z.string().max(1024), z.number(), z.boolean()])).optional(),
   })
@@ -69,7 +64,7 @@ const stepTimeoutsSchema = z
 
 export const poolPolicySchema = z
   .object({
-    hardwareProfile: labelSchema.optional(),
+    hardwareProfile: labelKeySchema.optional(),
     /** name@version refs the site's cache pre-warms. */
     prewarmImages: z.array(imageRefSchema).max(64).default([]),
     /** Bind PXE-discovered MACs without metal.confirmMac: only on a network no untrusted host reaches. */
@@ -89,7 +84,7 @@ export type PoolPolicy = z.infer<typeof poolPolicySchema>;
 /** A policy change: the given fields replace the stored ones. */
 export const poolPolicyPatchSchema = z
   .object({
-    hardwareProfile: labelSchema.nullable().optional(),
+    hardwareProfile: labelKeySchema.nullable().optional(),
     prewarmImages: z.array(imageRefSchema).max(64).optional(),
     trustProvisioningNetwork: z.boolean().optional(),
     agent: z.enum(['ironflow', 'none']).optional(),
@@ -101,7 +96,7 @@ export const poolPolicyPatchSchema = z
   })
   .strict();
 
-export const poolClassSchema = labelSchema;
+export const poolClassSchema = labelKeySchema;
 
 export const poolCreateSchema = z
   .object({

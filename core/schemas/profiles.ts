@@ -5,7 +5,7 @@ import { durationPattern } from '../duration';
 import { queueKinds } from '../agent-queues';
 import { formatPath } from '../errors';
 import { pathPastDepth } from '../json-depth';
-import { labelCountMessage, labelCountOk, tenantIdSchema } from './common';
+import { labelsSchema, tenantIdSchema } from './common';
 
 export const profileIdSchema = z
   .string()
@@ -167,7 +167,7 @@ export const profileRunSchema = z
       .regex(/^[a-z-]+$/)
       .max(32)
       .default('deploying'),
-    labels: z.record(z.string().max(63), z.string().max(63)).refine(labelCountOk, labelCountMessage).default({}),
+    labels: labelsSchema.default({}),
   })
   .strict();
 
