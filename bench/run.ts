@@ -25,10 +25,12 @@ async function main(): Promise<void> {
   const chosen = values.only?.length ? figures.filter((f) => values.only?.includes(f.id)) : figures;
   if (chosen.length === 0) throw new Error(`no figure named ${values.only?.join(', ')}; figures: ${figures.map((f) => f.id).join(', ')}`);
   mkdirSync(plotsDir, { recursive: true });
-  for (const figure of chosen) {
+  for (const [index, figure] of chosen.entries()) {
     const progress = createProgress();
     const load = loadavg()[0]?.toFixed(1);
-    const result = await figure.measure({ quick: values.quick, progress: (done, total, text) => progress.update(done, total, text) });
+    // The bar counts the figure's samples; the text says which figure of the run it is.
+    const figureOf = `figure ${index + 1}/${chosen.length}`;
+    const result = await figure.measure({ quick: values.quick, progress: (done, total, text) => progress.update(done, total, `${figureOf} · ${text}`) });
     progress.end();
     for (const { file, chart } of result.charts) await writeChartPng(chart, path.join(plotsDir, file));
     const heading = `Measured ${new Date().toISOString().slice(0, 10)} by \`npm run bench${values.quick ? ' -- --quick' : ''}\` on ${cpus().length} cores (load ${load} at the start).`;

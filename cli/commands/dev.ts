@@ -15,6 +15,7 @@ import { ensureDataDir, loadIdentity, loadOrCreateKey } from '../../agent/common
 import { startSiteAgent } from '../../agent/site/main';
 import { IronflowError } from '../../core/errors';
 import { defineCommand } from '../command';
+import { createProgress } from '../progress';
 
 const flags = z.object({
   machines: z.coerce.number().int().min(1).max(2000),
@@ -32,15 +33,42 @@ type Flags = z.infer<typeof flags>;
 const wrongSite = (input: Flags, siteId: string | null) =>
   new IronflowError('INVALID_INPUT', `the agent of ${input.config} belongs to site ${siteId}, not ${input.siteId}`, { path: 'site' });
 
-/** Writes the machines' enroll input (0600) and waits for Ctrl-C. */
-async function serveUntilInterrupted(dataDir: string, machines: unknown[], banner: string): Promise<string> {
+/** How often the machines' boot progress is redrawn while they serve. */
+const STATUS_MS = 1000;
+
+/** Machines booted to the ramdisk or their OS (the rest are off, in firmware or without a boot device), of all. */
+function machinesReady(fleet: Fleet): { ready: number; total: number; text: string } {
+  const byState = new Map<string, number>();
+  for (const machine of fleet.machines.values()) byState.set(machine.state, (byState.get(machine.state) ?? 0) + 1);
+  const ready = (byState.get('ramdisk') ?? 0) + (byState.get('installed-os') ?? 0);
+  const text = ['off', 'firmware', 'ramdisk', 'installed-os', 'no-boot-device'].map((state) => `${state} ${byState.get(state) ?? 0}`).join(' · ');
+  return { ready, total: fleet.machines.size, text: `booted · ${text}` };
+}
+
+/** Writes the machines' enroll input (0600) and waits for Ctrl-C, drawing how many have booted when `status` tells. */
+async function serveUntilInterrupted(
+  dataDir: string,
+  machines: unknown[],
+  banner: string,
+  status?: () => { ready: number; total: number; text: string },
+): Promise<string> {
   const file = path.join(dataDir, 'emulator', 'machines.json');
   writeFileSync(file, `${JSON.stringify(machines, null, 2)}\n`, { mode: 0o600 });
   process.stderr.write(`${banner}; enroll them from ${file}. Ctrl-C stops.\n`);
+  const progress = createProgress();
+  const draw = () => {
+    if (!status) return;
+    const { ready, total, text } = status();
+    progress.update(ready, total, text);
+  };
+  draw();
+  const timer = setInterval(draw, STATUS_MS);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', () => resolve());
     process.once('SIGTERM', () => resolve());
   });
+  clearInterval(timer);
+  progress.end();
   return file;
 }
 
@@ -52,7 +80,9 @@ async function emulateInProcess(config: SiteAgentConfig, input: Flags) {
   }
   const fleet = await Fleet.start({ dataDir: path.join(config.dataDir, 'emulator'), bootServerUrl: () => agent.bootServer?.url, installedOs: nodeAgentOs() });
   const machines = [];
+  const starting = createProgress();
   for (let i = 0; i < input.machines; i++) {
+    starting.update(i, input.machines, 'machines started');
     const { machine, bmc } = await fleet.add({ diskBytes: input.diskMib * 1024 * 1024 });
     machines.push({
       id: machine.description.id,
@@ -64,10 +94,13 @@ async function emulateInProcess(config: SiteAgentConfig, input: Flags) {
       disk: machine.diskPath,
     });
   }
+  starting.update(input.machines, input.machines, 'machines started');
+  starting.end();
   const file = await serveUntilInterrupted(
     config.dataDir,
     machines,
     `${input.machines} emulated machines (BMCs at ${fleet.bmc.url}) next to site agent ${agent.identity.current.nodeId}`,
+    () => machinesReady(fleet),
   );
   await fleet.close();
   await agent.stop();

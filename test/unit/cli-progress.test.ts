@@ -36,4 +36,27 @@ describe('cli progress', () => {
     for (const line of out.writes) expect(line).toMatch(/^\d{4}-\d\d-\d\dT\S+Z {2}\[[#.]{30}\] +\d+% \d\/2 (running|finished)\n$/);
     expect(out.writes.join('')).not.toMatch(/[\r\x1b]/);
   });
+
+  it('off a terminal, writes at most one line a second, the finished one at once, and the held-back last state at the end', () => {
+    const out = stream(false);
+    let clock = 0;
+    const progress = createProgress(out, { now: () => clock });
+    progress.update(0, 100, 'starting');
+    for (let done = 1; done < 50; done++) progress.update(done, 100, 'starting'); // within the same second: held back
+    clock = 1000;
+    progress.update(50, 100, 'starting'); // a second later: written
+    progress.update(60, 100, 'starting');
+    progress.end(); // the last state, held back, is written
+    expect(out.writes.map((line) => line.slice(line.indexOf('  ') + 2))).toEqual([
+      `${progressBar(0, 100)} 0/100 starting\n`,
+      `${progressBar(50, 100)} 50/100 starting\n`,
+      `${progressBar(60, 100)} 60/100 starting\n`,
+    ]);
+    const finished = stream(false);
+    const quick = createProgress(finished, { now: () => 0 });
+    quick.update(1, 2, 'running');
+    quick.update(2, 2, 'finished');
+    quick.end();
+    expect(finished.writes).toHaveLength(2);
+  });
 });
