@@ -4,7 +4,7 @@
 // files), relays of the host's control plane and Temporal ports into that namespace and onto
 // its bridge address (where machines dial them), and a Redfish BMC host on the host's
 // loopback with QEMU machines behind it, each on a tap of the bridge. Needs root.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createWriteStream, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
