@@ -3,7 +3,7 @@
 // second (2,000 machines starting would write 2,000 lines) with the first, the finished
 // one and, at end(), the last state always written.
 
-export interface ProgressStream {
+interface ProgressStream {
   isTTY?: boolean;
   write(text: string): unknown;
 }
@@ -14,7 +14,7 @@ export interface Progress {
   end(): void;
 }
 
-export interface ProgressOptions {
+interface ProgressOptions {
   /** Off a terminal, the least time between two lines (the finished one excepted). */
   plainLineEveryMs?: number;
   now?: () => number;

@@ -360,7 +360,7 @@ function mediaActionPath(media: Json & { path: string }, action: 'InsertMedia' |
 }
 
 /** The BMC's own words: @Message.ExtendedInfo messages, then error.message, then the raw text. */
-export function messageOf(body: unknown): string {
+function messageOf(body: unknown): string {
   if (typeof body === 'string') return body.slice(0, 500);
   const error = (body as Json | null)?.error as Json | undefined;
   if (!error) return 'no error body';

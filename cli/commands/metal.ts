@@ -49,7 +49,7 @@ const discoveredColumns = [
 
 const verbPath = (nodeId: string, verb: string) => `/v1/metal/nodes/${nodeId}/${verb}`;
 
-export const metalEnrollCommand = defineCommand({
+const metalEnrollCommand = defineCommand({
   name: 'metal enroll',
   summary:
     'Enroll a machine by its BMC: --pool P --bmc-driver redfish|ipmi --bmc-address A --bmc-username U (--bmc-password-file F | IRONFLOW_BMC_PASSWORD) [--mac M]… [--product-uuid U] [--hardware-profile H] [--driver concern=name]…',
@@ -95,7 +95,7 @@ export const metalEnrollCommand = defineCommand({
     }),
 });
 
-export const metalGetCommand = defineCommand({
+const metalGetCommand = defineCommand({
   name: 'metal get',
   summary: 'Show a metal node: ironflow metal get NODE --tenant T',
   flags: z.object({ nodeId: idOf('node'), tenantId: tenant }),
@@ -103,7 +103,7 @@ export const metalGetCommand = defineCommand({
   run: (ctx, f) => ctx.api.call('GET', `/v1/metal/nodes/${f.nodeId}?tenantId=${encodeURIComponent(f.tenantId)}`),
 });
 
-export const metalListCommand = defineCommand({
+const metalListCommand = defineCommand({
   name: 'metal list',
   summary: 'Metal nodes: ironflow metal list --tenant T [--pool P] [--site S] [--state ready]',
   flags: z.object({ tenantId: tenant, poolId: idOf('pool').optional(), siteId: idOf('site').optional(), state: z.enum(provisionStates).optional() }),
