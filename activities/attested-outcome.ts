@@ -13,6 +13,7 @@ import { isIronflowError } from '../core/errors';
 import { appendEvent } from '../services/events';
 import { labelsMatch } from '../core/label-expr';
 import type { StateOutcome } from '../services/metal/lifecycle-moves';
+import { runStartTime } from '../services/temporal/readers';
 import type { PlanStep } from '../core/plan';
 import { planForState } from '../profiles/plan-for-state';
 
@@ -46,7 +47,7 @@ export async function withVerifiedAttestations(deps: AttestedOutcomeDeps, outcom
   );
   if (attested.length === 0) return { ...claimed, verifiedWipes: 0 };
 
-  const runStartedAt = (await deps.temporal.workflow.getHandle(claimed.workflowId).describe()).startTime;
+  const runStartedAt = await runStartTime(deps.temporal, claimed.workflowId);
   const pool = node.poolId ? await deps.db.pool.findUnique({ where: { id: node.poolId } }) : null;
   const allowEmulatedMachines = isRecord(pool?.policy) && pool.policy.allowEmulatedMachines === true;
   let verifiedWipes = 0;

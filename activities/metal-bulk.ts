@@ -7,7 +7,7 @@ import type { Db, Tx } from '../services/db';
 import { isIronflowError } from '../core/errors';
 import { appendEvent } from '../services/events';
 import { BULK_PAGE_ATTEMPTS, type BulkPage } from '../core/metal/bulk-paging';
-import { wakeLifecycle } from '../core/metal/lifecycle-client';
+import { wakeLifecycle } from '../services/temporal/starters';
 import { stateOf } from '../services/metal/transition';
 import { applyVerb, type VerbArgs } from '../services/metal/verbs';
 import { provisionVerbNamed, verbMove } from '../core/provision-states';

@@ -6,7 +6,7 @@
 // refusal is a security event that names who, which machine and which workflow, never the
 // credential.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
+import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import type { Node } from '../generated/prisma-sqlite/client';
 import type { Db } from './db';
 import { IronflowError, parseWith } from '../core/errors';
@@ -15,8 +15,10 @@ import { recordRefusal, refusal } from './joins/refusal';
 import type { AuthenticatedAgent } from './pki/authenticate-agent';
 import { bmcCredentialsSchema, type BmcAccess, type BmcAccessRequest } from '../core/schemas/agent-bmc-access';
 import { bmcDriverNames } from '../core/schemas/bmc';
-import { searchAttributeKeys } from '../core/search-attributes';
 import type { SecretStore } from './secret-store';
+import { describeRun } from './temporal/readers';
+import { nodeIdOf } from './temporal/search-attributes';
+import { isStateWorkflowOf } from './temporal/workflow-ids';
 
 export interface BmcAccessDeps {
   db: Db;
@@ -26,16 +28,10 @@ export interface BmcAccessDeps {
 
 /** The workflow's description when it runs now and is about this machine (its NodeId search attribute, or its id), else null. */
 async function runningFor(temporal: Client, workflowId: string, nodeId: string): Promise<WorkflowExecutionDescription | null> {
-  let description;
-  try {
-    description = await temporal.workflow.getHandle(workflowId).describe();
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return null;
-    throw error;
-  }
-  if (description.status.name !== 'RUNNING') return null;
-  const attributeNode = description.typedSearchAttributes.get(searchAttributeKeys.NodeId);
-  const about = attributeNode === nodeId || (attributeNode === undefined && workflowId.startsWith(`node:${nodeId}:`));
+  const description = await describeRun(temporal, workflowId);
+  if (description?.status.name !== 'RUNNING') return null;
+  const attributeNode = nodeIdOf(description);
+  const about = attributeNode === nodeId || (attributeNode === undefined && isStateWorkflowOf(workflowId, nodeId));
   return about ? description : null;
 }
 

@@ -11,7 +11,7 @@ import { agentTaskQueue } from '../../core/joins/certificate-policy';
 import { recordDiscoveryReport } from '../../services/metal/discovery-store';
 import { heartbeatSchema, sessionAnswerSchema } from '../../core/schemas/agent-sessions';
 import type { ApiContext } from '../context';
-import { ensureSiteBootController } from '../site-boot-controller';
+import { ensureSiteBootController } from '../../services/temporal/starters';
 
 /** Heartbeat often enough that two missed beats still leave the session connected. */
 const HEARTBEAT_INTERVAL_MS = Math.floor(AGENT_SESSION_FRESH_MS / 3);

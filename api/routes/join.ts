@@ -6,7 +6,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { recordRefusal } from '../../services/joins/refusal';
 import { workflowRunsFor } from '../../services/bmc-access';
 import { temporalAgentJoinedNotifier } from '../../services/joins/agent-joined';
-import { wakeLifecycle } from '../../core/metal/lifecycle-client';
+import { wakeLifecycle } from '../../services/temporal/starters';
 import { joinNode } from '../../services/joins/join-node';
 import { renewCertificate } from '../../services/joins/renew-certificate';
 import { loadOrCreateNodeCa } from '../../services/pki/node-ca';

@@ -2,14 +2,13 @@
 // the node row (state, power, maintenance, last error), Temporal's description of the state's
 // workflow (run status, the running activity's attempt and last failure), the workflow's own
 // `status` query (step, waiting for, progress) and who holds the machine's logs.
-import { WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { pickSiteAgent, type SiteRoutingActivities } from '../../activities/site-routing';
 import { isConnected } from '../../core/agent-queues';
 import type { Db } from '../../services/db';
 import { findMetalNode } from '../../services/metal/transition';
+import { describeRun, queryProvisionStatus } from '../../services/temporal/readers';
 import { metalView } from '../../core/metal/view';
-import type { ProvisionStatus } from '../../core/plan';
 import { tenantQuerySchema } from '../../core/schemas/common';
 import { metalNodeParamsSchema } from '../../core/schemas/metal';
 import { metalStatusSchema, type MetalStatusView } from '../../core/schemas/metal-status';
@@ -31,28 +30,11 @@ const agentView = (s: Session) => ({
   lastSeenAt: s.lastSeenAt.toISOString(),
 });
 
-async function describeRun(handle: WorkflowHandle) {
-  try {
-    return await handle.describe();
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return null; // retention dropped it
-    throw err;
-  }
-}
-
 async function workflowFacts(ctx: ApiContext, workflowId: string | null) {
   if (!workflowId) return { workflow: null, status: null, pending: undefined };
-  const handle = ctx.temporal.workflow.getHandle(workflowId);
-  const description = await describeRun(handle);
+  const description = await describeRun(ctx.temporal, workflowId); // null: retention dropped it
   if (!description) return { workflow: null, status: null, pending: undefined };
-  let status: ProvisionStatus | null = null;
-  if (description.status.name === 'RUNNING') {
-    try {
-      status = await ctx.temporal.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query<ProvisionStatus>('status'));
-    } catch {
-      status = null; // no worker answers right now: Temporal's description still does
-    }
-  }
+  const status = description.status.name === 'RUNNING' ? await queryProvisionStatus(ctx.temporal, workflowId, { deadlineMs: QUERY_DEADLINE_MS }) : null;
   const pending = (description.raw.pendingActivities ?? []).find((a) => a.activityType?.name !== ROUTING_ACTIVITY);
   const { namespace } = ctx.config.temporal;
   return {

@@ -7,7 +7,7 @@ import type { Principal } from '../../services/credentials';
 import { cancelBulk, readBulkPage, startBulk } from '../../services/metal/bulk';
 import { confirmMacAndWake } from '../../services/metal/confirm-mac';
 import { enrollNode } from '../../services/metal/enroll';
-import { wakeLifecycle } from '../../core/metal/lifecycle-client';
+import { wakeLifecycle } from '../../services/temporal/starters';
 import { recordPowerRequest } from '../../services/metal/power';
 import { findMetalNode } from '../../services/metal/transition';
 import { applyVerb, type MetalDeps, type VerbArgs } from '../../services/metal/verbs';

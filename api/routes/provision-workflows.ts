@@ -1,7 +1,6 @@
 // Running a profile on a machine, and reading a provision workflow's status: the
 // workflow's own `status` query, plus what Temporal knows of the running activity
 // (attempt, last heartbeat, last failure).
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -9,6 +8,8 @@ import { notFound } from '../../core/errors';
 import type { ProvisionStatus } from '../../core/plan';
 import { profileIdSchema, profileRunSchema, workflowStatusQuerySchema } from '../../core/schemas/profiles';
 import { startProvision } from '../../profiles/launch';
+import { describeRun, isProvisionRun, queryProvisionStatus } from '../../services/temporal/readers';
+import { tenantIdOf } from '../../services/temporal/search-attributes';
 import { authorize } from '../auth';
 import type { ApiContext } from '../context';
 
@@ -45,22 +46,11 @@ export const provisionWorkflowRoutes: FastifyPluginAsyncZod<ApiContext> = async 
     { schema: { tags: ['profiles'], params: z.object({ workflowId: z.string().min(1).max(256) }), querystring: workflowStatusQuerySchema } },
     async (request): Promise<WorkflowStatusView> => {
       authorize(request, 'compute:nodes:read', request.query.tenantId);
-      const handle = ctx.temporal.workflow.getHandle(request.params.workflowId);
-      let description;
-      try {
-        description = await handle.describe();
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) throw notFound('workflow', request.params.workflowId);
-        throw err;
-      }
-      const tenant = description.searchAttributes.TenantId?.[0];
-      if (tenant !== request.query.tenantId || description.type !== 'provision') throw notFound('workflow', request.params.workflowId);
-      let status: ProvisionStatus | null = null;
-      try {
-        status = await handle.query<ProvisionStatus>('status');
-      } catch {
-        status = null; // no worker to answer right now
-      }
+      const description = await describeRun(ctx.temporal, request.params.workflowId);
+      // Another tenant's workflow, or one that is no provision run, reads as none.
+      if (!description || tenantIdOf(description) !== request.query.tenantId || !isProvisionRun(description))
+        throw notFound('workflow', request.params.workflowId);
+      const status = await queryProvisionStatus(ctx.temporal, request.params.workflowId); // null: no worker to answer right now
       // Heartbeat details come raw from describe(): decoded with the client's data converter (sealed histories).
       const converter = ctx.temporal.options.loadedDataConverter;
       const pendingActivities = await Promise.all(

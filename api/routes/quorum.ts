@@ -3,12 +3,11 @@
 // they refused through the agent API (agent-quorum-refusals.ts). The signature is the
 // authority, not the credential that carries it: any reader of the tenant may hand in an
 // approver's signature.
-import { WorkflowNotFoundError } from '@temporalio/client';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { QUORUM_BATCH_SIGNAL } from '../../core/quorum/batch-signal';
 import { approveBatch, batchView, findBatch, listBatches, nodeIdsOf, refuseBatch } from '../../services/quorum/batch-store';
 import { findQuorumPolicy, quorumPolicyView, removeQuorumPolicy, setQuorumPolicy } from '../../services/quorum/policy-store';
+import { notifyQuorumBatch } from '../../services/temporal/senders';
 import { notFound } from '../../core/errors';
 import { tenantQuerySchema } from '../../core/schemas/common';
 import {
@@ -31,13 +30,9 @@ export const quorumRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) 
   /** The workflow a batch serves looks at it now (it also looks again on its own); a bulk run's node workflows look on their own. */
   const wakeSubject = async (row: { id: string; kind: string; subject: string }, log: { warn: (fields: object, message: string) => void }) => {
     if (row.kind === 'bulk') return;
-    await ctx.temporal.workflow
-      .getHandle(row.subject)
-      .signal(QUORUM_BATCH_SIGNAL)
-      .catch((err: unknown) => {
-        if (!(err instanceof WorkflowNotFoundError))
-          log.warn({ batchId: row.id, error: (err as Error).message }, 'could not signal the batch’s workflow; it looks again on its own');
-      });
+    await notifyQuorumBatch(ctx.temporal, row.subject).catch((err: unknown) => {
+      log.warn({ batchId: row.id, error: (err as Error).message }, 'could not signal the batch’s workflow; it looks again on its own');
+    });
   };
 
   app.put('/v1/quorum/policy', { schema: { tags, body: quorumPolicySetSchema, response: { 200: quorumPolicySchema } } }, async (request) => {

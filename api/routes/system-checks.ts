@@ -6,6 +6,8 @@ import { notFound } from '../../core/errors';
 import { newId } from '../../services/ids';
 import { systemCheckCreateSchema, systemCheckSchema, type SystemCheckView } from '../../core/schemas/system';
 import { idOf, tenantIdSchema } from '../../core/schemas/common';
+import { startSystemCheck } from '../../services/temporal/starters';
+import { systemCheckWorkflowId } from '../../services/temporal/workflow-ids';
 import { requireTenant } from '../../services/tenants';
 import { authorize } from '../auth';
 import type { ApiContext } from '../context';
@@ -35,14 +37,8 @@ export const systemCheckRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, 
       authorize(request, 'compute:events:read', request.body.tenantId);
       await requireTenant(ctx.db, request.body.tenantId);
       const id = newId('check');
-      const workflowId = `system-check:${id}`;
-      const row = await ctx.db.systemCheck.create({ data: { id, tenantId: request.body.tenantId, workflowId, status: 'running' } });
-      await ctx.temporal.workflow.start('systemCheck', {
-        workflowId,
-        taskQueue: ctx.config.controlQueue,
-        args: [{ checkId: id }],
-        searchAttributes: { TenantId: [request.body.tenantId] },
-      });
+      const row = await ctx.db.systemCheck.create({ data: { id, tenantId: request.body.tenantId, workflowId: systemCheckWorkflowId(id), status: 'running' } });
+      await startSystemCheck(ctx.temporal, ctx.config.controlQueue, { checkId: id, tenantId: request.body.tenantId });
       return reply.status(202).send(view(row));
     },
   );

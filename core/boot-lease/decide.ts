@@ -9,9 +9,6 @@
 export const BOOT_LEASE_TTL_MS = 15_000;
 export const SITE_BOOT_TICK_MS = 5_000;
 
-/** The singleton controller workflow of a site's lease. */
-export const siteBootWorkflowId = (siteId: string): string => `site-boot:${siteId}`;
-
 export interface LeaseState {
   holderNodeId: string | null;
   epoch: number;

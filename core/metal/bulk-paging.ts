@@ -11,8 +11,6 @@ export const BULK_PAGES_PER_RUN = 25;
 /** A page's attempts; on the last one a node whose verb errors (no refusal) is recorded as failed instead of retried. */
 export const BULK_PAGE_ATTEMPTS = 5;
 
-export const bulkWorkflowId = (bulkId: string): string => `metal-bulk:${bulkId}`;
-export const BULK_WORKFLOW = 'metalBulk';
 export const BULK_CANCEL_SIGNAL = 'cancel';
 
 export interface BulkPage {

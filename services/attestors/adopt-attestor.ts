@@ -5,7 +5,7 @@
 // run our agent. The token use is consumed in the join's transaction.
 import { newId } from '../ids';
 import { refusal } from '../joins/refusal';
-import { stateWorkflowId } from '../metal/transition';
+import { stateWorkflowId } from '../temporal/workflow-ids';
 import { poolPolicySchema } from '../../core/schemas/pools';
 import type { Attestor } from '../../core/attestors/attestor';
 import { consumeTokenUse } from './consume-token-use';

@@ -6,8 +6,10 @@
 // `agentJoined` (what ends remediate-reboot's `power.setPower … await: 'rejoin'`). After the
 // join or heartbeat committed, and best effort: a workflow that ended meanwhile is no reason
 // to refuse an agent.
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { Admission, JoinTokenRecord } from '../../core/attestors/attestor';
+import { runningProvisionRuns } from '../temporal/readers';
+import { notifyAgentJoined } from '../temporal/senders';
 
 export interface AgentJoinedSignal {
   role: 'ramdisk' | 'node';
@@ -19,11 +21,7 @@ export type AgentJoinedNotifier = (workflowId: string, signal: AgentJoinedSignal
 /** The notifier the API wires: Temporal's signal `agentJoined` (workflows/provision-handles.ts). */
 export function temporalAgentJoinedNotifier(temporal: Client): AgentJoinedNotifier {
   return async (workflowId, signal) => {
-    try {
-      await temporal.workflow.getHandle(workflowId).signal('agentJoined', signal);
-    } catch (error) {
-      if (!(error instanceof WorkflowNotFoundError)) throw error;
-    }
+    await notifyAgentJoined(temporal, workflowId, signal);
   };
 }
 
@@ -36,12 +34,7 @@ export async function signalNodeAgentBack(
   nodeId: string,
   notify: AgentJoinedNotifier = temporalAgentJoinedNotifier(temporal),
 ): Promise<string[]> {
-  const quoted = nodeId.replace(/["\\]/g, '');
-  const running: string[] = [];
-  for await (const workflow of temporal.workflow.list({ query: `NodeId = "${quoted}" AND WorkflowType = "provision" AND ExecutionStatus = "Running"` })) {
-    running.push(workflow.workflowId);
-    if (running.length >= MAX_SIGNALLED_WORKFLOWS) break;
-  }
+  const running = await runningProvisionRuns(temporal, nodeId, MAX_SIGNALLED_WORKFLOWS);
   await Promise.all(running.map((workflowId) => notify(workflowId, { role: 'node', agentNodeId: nodeId }).catch(() => undefined)));
   return running;
 }

@@ -3,8 +3,7 @@
 // outcome per node, and handed to ONE workflow (workflows/metal-bulk.ts) that applies the verb
 // to each node through applyVerb, as a single verb would; the answer comes at once. The run
 // is what the destructive-batch quorum attaches to, and its reason what approvers read.
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { TypedSearchAttributes } from '@temporalio/common';
+import type { Client } from '@temporalio/client';
 import type { MetalBulkRun } from '../../generated/prisma-sqlite/client';
 import { isUniqueViolation, type Db, type DbOrTx } from '../db';
 import { IronflowError, notFound } from '../../core/errors';
@@ -14,8 +13,9 @@ import { findOwnedPool } from '../../core/pools/pool-lookup';
 import { requestHash } from '../request-hash';
 import type { BulkOutcome, MetalBulkInput, MetalBulkPage, MetalBulkRunView } from '../../core/schemas/metal';
 import { bulkOutcomes } from '../../core/schemas/metal';
-import { searchAttributeKeys } from '../../core/search-attributes';
-import { BULK_CANCEL_SIGNAL, BULK_WORKFLOW, bulkWorkflowId } from '../../core/metal/bulk-paging';
+import { cancelMetalBulk } from '../temporal/senders';
+import { startMetalBulk } from '../temporal/starters';
+import { bulkWorkflowId } from '../temporal/workflow-ids';
 
 export interface BulkDeps {
   db: Db;
@@ -84,20 +84,6 @@ export async function bulkRunView(db: DbOrTx, run: MetalBulkRun): Promise<MetalB
   };
 }
 
-async function startWorkflow(deps: BulkDeps, run: MetalBulkRun): Promise<void> {
-  try {
-    await deps.temporal.workflow.start(BULK_WORKFLOW, {
-      workflowId: run.workflowId,
-      taskQueue: deps.controlQueue,
-      args: [{ bulkId: run.id, nextSeq: 0 }],
-      typedSearchAttributes: new TypedSearchAttributes([{ key: searchAttributeKeys.TenantId, value: run.tenantId }]),
-      staticSummary: `metal bulk ${run.verb} · ${run.total} nodes · pool ${run.poolId}`,
-    });
-  } catch (err) {
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err; // a retry of a run whose start went through
-  }
-}
-
 export async function startBulk(deps: BulkDeps, actorId: string, input: MetalBulkInput): Promise<{ run: MetalBulkRunView; created: boolean }> {
   await findOwnedPool(deps.db, input.tenantId, input.poolId);
   const nodeIds = [...new Set(input.nodeIds)];
@@ -111,7 +97,7 @@ export async function startBulk(deps: BulkDeps, actorId: string, input: MetalBul
         bulkId: existing.id,
       });
     }
-    if (existing.status === 'running') await startWorkflow(deps, existing); // the first answer may have been lost before the start
+    if (existing.status === 'running') await startMetalBulk(deps.temporal, deps.controlQueue, existing); // the first answer may have been lost before the start
     return { run: await bulkRunView(deps.db, existing), created: false };
   };
   if (input.idempotencyKey) {
@@ -151,7 +137,7 @@ export async function startBulk(deps: BulkDeps, actorId: string, input: MetalBul
   }
   try {
     await deps.requestQuorumBatch?.(run, nodeIds);
-    await startWorkflow(deps, run);
+    await startMetalBulk(deps.temporal, deps.controlQueue, run);
   } catch (err) {
     // Nothing runs it: the run is not left behind as if it would (a retry records it anew).
     await deps.db.$transaction([deps.db.metalBulkOutcome.deleteMany({ where: { bulkId: id } }), deps.db.metalBulkRun.delete({ where: { id } })]);
@@ -223,10 +209,6 @@ export async function cancelBulk(deps: BulkDeps, tenantId: string, bulkId: strin
       await appendEvent(tx, { tenantId, type: 'metal.bulk.cancel-requested', subjectId: bulkId, data: { actorId } });
     });
   }
-  try {
-    await deps.temporal.workflow.getHandle(run.workflowId).signal(BULK_CANCEL_SIGNAL);
-  } catch (err) {
-    if (!(err instanceof WorkflowNotFoundError)) throw err; // it ended meanwhile: the run says how
-  }
+  await cancelMetalBulk(deps.temporal, run.workflowId); // a run that ended meanwhile: its row says how
   return bulkRunView(deps.db, await findBulkRun(deps.db, tenantId, bulkId));
 }

@@ -3,13 +3,13 @@
 // three doors (the REST route, the `confirmMac` signal and the `confirmMac` Update), so each
 // refuses and stores alike. It works whether or not a workflow runs: a waiting
 // metal.ensureRamdisk reads the stored MAC and goes on from it.
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { Node } from '../../generated/prisma-sqlite/client';
 import type { Db, DbOrTx } from '../db';
 import { IronflowError } from '../../core/errors';
 import { appendEvent } from '../events';
 import { malformedMacMessage, normalizeMac } from '../../core/mac';
-import { MAC_CONFIRMED_SIGNAL } from '../../core/metal/confirm-mac-signal';
+import { notifyMacConfirmed } from '../temporal/senders';
 import { findMetalNode } from './transition';
 
 export interface ConfirmMacRequest {
@@ -71,12 +71,6 @@ export async function confirmMac(db: Db, request: ConfirmMacRequest): Promise<No
  */
 export async function confirmMacAndWake(db: Db, temporal: Client, request: ConfirmMacRequest): Promise<Node> {
   const node = await confirmMac(db, request);
-  if (node.workflowId) {
-    try {
-      await temporal.workflow.getHandle(node.workflowId).signal(MAC_CONFIRMED_SIGNAL, macsOf(node)[0] as string);
-    } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) throw err;
-    }
-  }
+  if (node.workflowId) await notifyMacConfirmed(temporal, node.workflowId, macsOf(node)[0] as string);
   return node;
 }

@@ -10,7 +10,7 @@ import type { SecretStore } from '../secret-store';
 import type { MetalEnrollInput } from '../../core/schemas/metal';
 import { poolPolicySchema } from '../../core/schemas/pools';
 import { resolveDriverBindings } from '../../core/metal/hardware-profiles';
-import { stateWorkflowId } from './transition';
+import { stateWorkflowId } from '../temporal/workflow-ids';
 
 export const bmcSecretPurpose = (nodeId: string): string => `bmc:${nodeId}`;
 

@@ -8,11 +8,10 @@ import { IronflowError, notFound } from '../../core/errors';
 import { appendEvent } from '../events';
 import { workflowFor, type Move, type NodeStateView } from '../../core/provision-states';
 import { poolPolicySchema } from '../../core/schemas/pools';
+import { stateWorkflowId } from '../temporal/workflow-ids';
 
 /** The state-table view of a node row. */
 export const stateOf = (node: Node): NodeStateView => ({ state: node.provisionState, phase: node.provisionPhase, failedFrom: node.failedFrom });
-
-export const stateWorkflowId = (nodeId: string, state: string, n: number): string => `node:${nodeId}:${state}:${n}`;
 
 /** A metal node of the tenant (a node without a provision state is not one). */
 export async function findMetalNode(db: DbOrTx, tenantId: string | undefined, nodeId: string): Promise<Node> {

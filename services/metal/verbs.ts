@@ -2,14 +2,15 @@
 // with the version, event), then a wake-up of the node's lifecycle workflow, which does the
 // work. A verb that leaves a state whose workflow is running also stops that workflow (its
 // cleanup runs). Every answer is the node itself; routes turn it into the metal view.
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { Node } from '../../generated/prisma-sqlite/client';
 import type { Db, DbOrTx, Tx } from '../db';
 import { IronflowError, notFound } from '../../core/errors';
 import { apiVerbName, verbMove } from '../../core/provision-states';
 import { clearFailureMaintenance, holdOnFailure, refuseInMaintenance } from './maintenance';
 import { checkVersion, commitMove, findMetalNode, stateOf } from './transition';
-import { wakeLifecycle } from '../../core/metal/lifecycle-client';
+import { abortProvisionRun } from '../temporal/senders';
+import { wakeLifecycle } from '../temporal/starters';
 
 export interface MetalDeps {
   db: Db;
@@ -36,17 +37,7 @@ export type VerbArgs =
   | { verb: 'release'; wipe: 'none' | 'quick' | 'secure-erase' | 'crypto-erase' }
   | { verb: 'abort'; reason: string };
 
-/** Asks a state workflow to stop (its cleanup runs); a workflow that is gone already is fine. */
-export async function stopStateWorkflow(temporal: Client, workflowId: string, reason: string): Promise<void> {
-  try {
-    await temporal.workflow.getHandle(workflowId).signal('abort', reason.slice(0, 512));
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return; // never started, or already closed
-    throw err;
-  }
-}
-
-async function decide(deps: MetalDeps, tx: Tx, node: Node, args: VerbArgs, actor: string | undefined): Promise<Node> {
+async function decide(deps: Pick<MetalDeps, 'resolveDeployProfile'>, tx: Tx, node: Node, args: VerbArgs, actor: string | undefined): Promise<Node> {
   const state = node.provisionState;
   switch (args.verb) {
     case 'unrescue': {
@@ -98,6 +89,43 @@ async function decide(deps: MetalDeps, tx: Tx, node: Node, args: VerbArgs, actor
   }
 }
 
+/** A verb's transaction and what it changed. */
+export interface CommittedVerb {
+  after: Node;
+  /** False for a repeated call that changed nothing (a second unrescue). */
+  changed: boolean;
+  /** The state workflow the move left behind, which must be stopped (its cleanup runs). */
+  superseded: string | null;
+}
+
+/**
+ * The verb's transaction alone, no Temporal call: the node lifecycle applies its own abort signal
+ * with it and stops its child from workflow code. `recordInTransaction` as for applyVerb.
+ */
+export async function commitVerb(
+  deps: Pick<MetalDeps, 'db' | 'resolveDeployProfile'>,
+  request: VerbRequest,
+  args: VerbArgs,
+  recordInTransaction?: (tx: Tx, moved: Node) => Promise<void>,
+): Promise<CommittedVerb> {
+  let before: Node | undefined;
+  const after = await deps.db.$transaction(async (tx) => {
+    const node = await findMetalNode(tx, request.tenantId, request.nodeId);
+    if (request.poolId && node.poolId !== request.poolId) throw notFound('metal node', `${request.nodeId} in pool ${request.poolId}`);
+    checkVersion(node, request.version);
+    before = node;
+    const moved = await decide(deps, tx, node, args, request.actor);
+    await recordInTransaction?.(tx, moved);
+    return moved;
+  });
+  if (!before || after === before) return { after, changed: false, superseded: null };
+  const superseded = before.workflowId && before.workflowId !== after.workflowId ? before.workflowId : null;
+  return { after, changed: true, superseded };
+}
+
+/** Why a superseded state workflow is stopped: the abort's reason, or the verb that superseded it. */
+export const stopReason = (args: VerbArgs): string => (args.verb === 'abort' ? args.reason : `superseded by ${args.verb}`);
+
 /**
  * Applies one verb to one node: the transaction, then stopping a superseded workflow and waking the lifecycle.
  * `recordInTransaction` writes the caller's own record of the move in the same transaction (a bulk
@@ -109,20 +137,9 @@ export async function applyVerb(
   args: VerbArgs,
   recordInTransaction?: (tx: Tx, moved: Node) => Promise<void>,
 ): Promise<Node> {
-  let before: Node | undefined;
-  const after = await deps.db.$transaction(async (tx) => {
-    const node = await findMetalNode(tx, request.tenantId, request.nodeId);
-    if (request.poolId && node.poolId !== request.poolId) throw notFound('metal node', `${request.nodeId} in pool ${request.poolId}`);
-    checkVersion(node, request.version);
-    before = node;
-    const moved = await decide(deps, tx, node, args, request.actor);
-    await recordInTransaction?.(tx, moved);
-    return moved;
-  });
-  if (!before || after === before) return after; // unchanged (a repeated unrescue)
-  if (before.workflowId && before.workflowId !== after.workflowId) {
-    await stopStateWorkflow(deps.temporal, before.workflowId, args.verb === 'abort' ? args.reason : `superseded by ${args.verb}`);
-  }
+  const { after, changed, superseded } = await commitVerb(deps, request, args, recordInTransaction);
+  if (!changed) return after;
+  if (superseded) await abortProvisionRun(deps.temporal, superseded, stopReason(args));
   await wakeLifecycle(deps.temporal, deps.controlQueue, after);
   return after;
 }

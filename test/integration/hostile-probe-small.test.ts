@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../services/ids';
 import { applyStateOutcome, type StateOutcome } from '../../services/metal/lifecycle-moves';
-import { stateWorkflowId } from '../../services/metal/transition';
+import { stateWorkflowId } from '../../services/temporal/workflow-ids';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
 
 let t: TestControlPlane;

@@ -1,0 +1,52 @@
+// What the control plane reads of a workflow: Temporal's description, the provision
+// workflow's own `status` query, and the node's running provision runs.
+import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
+import type { ProvisionStatus } from '../../core/plan';
+import { provision } from '../../workflows';
+import { statusQuery } from '../../workflows/provision-handles';
+import { searchAttributeKeys } from '../../core/search-attributes';
+
+/** Temporal's description of the workflow's latest run, or null when there is none (never started, or retention dropped it). */
+export async function describeRun(client: Client, workflowId: string): Promise<WorkflowExecutionDescription | null> {
+  try {
+    return await client.workflow.getHandle(workflowId).describe();
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return null;
+    throw err;
+  }
+}
+
+/** When the workflow's latest run started (the run an outcome is about runs now: no run is Temporal's WorkflowNotFoundError). */
+export const runStartTime = async (client: Client, workflowId: string): Promise<Date> => (await client.workflow.getHandle(workflowId).describe()).startTime;
+
+/** Whether a described workflow is a provision run (a workflow of another type under a guessed id is not). */
+export const isProvisionRun = (description: WorkflowExecutionDescription): boolean => description.type === provision.name;
+
+/**
+ * The provision run's `status` query, or null when no worker answers (within `deadlineMs`
+ * when given): Temporal's description still says what it knows.
+ */
+export async function queryProvisionStatus(client: Client, workflowId: string, options: { deadlineMs?: number } = {}): Promise<ProvisionStatus | null> {
+  const ask = () => client.workflow.getHandle(workflowId).query(statusQuery);
+  try {
+    return options.deadlineMs === undefined ? await ask() : await client.withDeadline(Date.now() + options.deadlineMs, ask);
+  } catch {
+    return null;
+  }
+}
+
+/** A visibility query for the node's running provision runs. */
+function runningProvisionRunsQuery(nodeId: string): string {
+  const quoted = nodeId.replace(/["\\]/g, '');
+  return `${searchAttributeKeys.NodeId.name} = "${quoted}" AND WorkflowType = "${provision.name}" AND ExecutionStatus = "Running"`;
+}
+
+/** The ids of the node's running provision runs, at most `limit`. */
+export async function runningProvisionRuns(client: Client, nodeId: string, limit: number): Promise<string[]> {
+  const running: string[] = [];
+  for await (const workflow of client.workflow.list({ query: runningProvisionRunsQuery(nodeId) })) {
+    running.push(workflow.workflowId);
+    if (running.length >= limit) break;
+  }
+  return running;
+}
