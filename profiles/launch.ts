@@ -1,17 +1,17 @@
 // Starts a provision workflow for a machine: resolve the profile as its tenant sees it (a
 // shipped id, metal's power profiles among them, always the shipped profile: profiles/store.ts),
-// compile it, lock the version, start `provision(plan, target)` with the ids, search
-// attributes and memo that make the run findable in the Temporal Web UI, and record the run
-// (workflow and run id), which is what lets its steps have the machine's secrets.
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { TypedSearchAttributes } from '@temporalio/common';
+// compile it, lock the version, number the run (node:<id>:<state>:<n>, n from the database),
+// start `provision(plan, target)` (services/temporal/starters.ts: the search attributes and
+// memo that make the run findable in the Temporal Web UI), and record the run (workflow and
+// run id), which is what lets its steps have the machine's secrets.
+import type { Client } from '@temporalio/client';
 import type { IronflowConfig } from '../services/config';
-import type { Db } from '../services/db';
+import { isUniqueViolation, type Db } from '../services/db';
 import { IronflowError, notFound } from '../core/errors';
 import { appendEvent } from '../services/events';
 import type { Plan, ProvisionTarget } from '../core/plan';
-import { searchAttributeKeys } from '../core/search-attributes';
-import { planDetails, provisionSummary } from '../core/workflow-summaries';
+import { startProvisionRun } from '../services/temporal/starters';
+import { stateWorkflowId } from '../services/temporal/workflow-ids';
 import { compileProfile } from './compiler';
 import { lockProfileVersion, resolveProfile } from './store';
 
@@ -31,7 +31,25 @@ export interface StartedProvision {
   plan: Plan;
 }
 
-export const provisionWorkflowId = (nodeId: string, state: string, n: number): string => `node:${nodeId}:${state}:${n}`;
+/** Ids a start tries before it gives up: each taken one (a run of the node's lifecycle under the same id) moves n on. */
+const MAX_ID_TRIES = 20;
+
+/** The next <n> of the node's profile runs in this state: one statement, so concurrent starts never share one. */
+async function nextRunNumber(db: Db, nodeId: string, provisionState: string): Promise<number> {
+  const bump = () =>
+    db.profileRunSeq.upsert({
+      where: { nodeId_provisionState: { nodeId, provisionState } },
+      create: { nodeId, provisionState, last: 1 },
+      update: { last: { increment: 1 } },
+    });
+  try {
+    return (await bump()).last;
+  } catch (err) {
+    // Two first starts at once: the one that lost the insert increments the row the other made.
+    if (!isUniqueViolation(err)) throw err;
+    return (await bump()).last;
+  }
+}
 
 export async function startProvision(deps: { db: Db; temporal: Client; config: IronflowConfig }, input: ProvisionStart): Promise<StartedProvision> {
   const node = await deps.db.node.findFirst({ where: { id: input.nodeId, tenantId: input.tenantId, deletedAt: null } });
@@ -46,41 +64,22 @@ export async function startProvision(deps: { db: Db; temporal: Client; config: I
     provisionState: input.provisionState,
     labels: input.labels ?? {},
   };
-  const query = `NodeId = "${node.id}" AND ProvisionState = "${input.provisionState}"`;
-  let n = (await deps.temporal.workflow.count(query)).count + 1;
-  for (let tries = 0; ; tries++) {
-    const workflowId = provisionWorkflowId(node.id, input.provisionState, n);
-    try {
-      const handle = await deps.temporal.workflow.start('provision', {
-        workflowId,
-        taskQueue: deps.config.controlQueue,
-        args: [plan, target],
-        typedSearchAttributes: new TypedSearchAttributes([
-          { key: searchAttributeKeys.NodeId, value: node.id },
-          { key: searchAttributeKeys.SiteId, value: node.siteId },
-          { key: searchAttributeKeys.TenantId, value: input.tenantId },
-          { key: searchAttributeKeys.ProvisionState, value: input.provisionState },
-          { key: searchAttributeKeys.ProfileRef, value: plan.profile.ref },
-        ]),
-        memo: { profile: plan.profile.ref, profileTenant: plan.profile.tenantId, step: null },
-        staticSummary: provisionSummary({ nodeId: node.id, state: input.provisionState, profileRef: plan.profile.ref, siteId: node.siteId }),
-        staticDetails: planDetails(plan),
-      });
-      // The record services/bmc-access.ts trusts: this run, not any later one under the same id.
-      await appendEvent(deps.db, {
-        tenantId: input.tenantId,
-        type: 'node.provision.workflow',
-        subjectId: node.id,
-        data: { workflowId, runId: handle.firstExecutionRunId, profile: plan.profile.ref },
-      });
-      return { workflowId, runId: handle.firstExecutionRunId, profileRef: plan.profile.ref, plan };
-    } catch (err) {
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError) || tries >= 20) {
-        if (err instanceof WorkflowExecutionAlreadyStartedError)
-          throw new IronflowError('CONFLICT', `could not find a free workflow id for ${node.id} in ${input.provisionState}`, {});
-        throw err;
-      }
-      n += 1;
-    }
+  for (let tries = 0; tries < MAX_ID_TRIES; tries++) {
+    const workflowId = stateWorkflowId(node.id, input.provisionState, await nextRunNumber(deps.db, node.id, input.provisionState));
+    const runId = await startProvisionRun(deps.temporal, deps.config.controlQueue, { workflowId, plan, target });
+    if (runId === null) continue;
+    // The record services/bmc-access.ts trusts: this run, not any later one under the same id.
+    await appendEvent(deps.db, {
+      tenantId: input.tenantId,
+      type: 'node.provision.workflow',
+      subjectId: node.id,
+      data: { workflowId, runId, profile: plan.profile.ref },
+    });
+    return { workflowId, runId, profileRef: plan.profile.ref, plan };
   }
+  throw new IronflowError(
+    'CONFLICT',
+    `could not find a free workflow id for ${node.id} in ${input.provisionState} after ${MAX_ID_TRIES} tries; start it again`,
+    {},
+  );
 }
