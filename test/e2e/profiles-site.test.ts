@@ -18,7 +18,7 @@ import type { EmulatedMachine } from '../../agent/emulator/redfish-bmc';
 import { addImageSigner } from '../../services/images/signers';
 import { imageSigningInput } from '../../core/images/signing-input';
 import type { MetalNodeView } from '../../core/schemas/metal';
-import { stepRegistry } from '../../core/steps/builtin';
+import { statusQuery } from '../../workflows/provision-handles';
 import { until } from '../helpers/boot-site';
 import { sha, startE2eSite, type E2eSite, type Machine } from '../helpers/e2e-site';
 
@@ -53,8 +53,9 @@ const eventsUntil = (nodeId: string, since: number, types: string[]) =>
     },
     30_000,
   );
-/** The steps a workflow scheduled (the workflow's own activities, such as routing to a site agent, aside). */
-const stepsOf = async (workflowId: string) => (await site.scheduledActivities(workflowId)).filter((a) => stepRegistry.get(a) !== undefined);
+/** The plan steps a workflow ran (skipped ones aside), cleanup included, from its status query: a step the workflow runs itself schedules no activity of its name. */
+const stepsOf = async (workflowId: string) =>
+  (await site.t.cp.temporal.workflow.getHandle(workflowId).query(statusQuery)).history.filter((step) => step.outcome !== 'skipped').map((step) => step.use);
 /** The steps of the node's state workflow that ran `state` last. */
 const activitiesOf = async (nodeId: string, state: string) => {
   const seqOf = (id: string) => Number(id.split(':').at(-1));
