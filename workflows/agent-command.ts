@@ -1,8 +1,7 @@
 // `agentCommand`: one step kind run on a named agent's task queue (a site agent's, or a
-// machine's ramdisk), for a control activity that relays work (metal.ensureRamdisk: boot
-// device, boot entries, power cycle; the probe of a ramdisk believed connected). A
-// workflow, because only workflows schedule activities; its id names the parent workflow,
-// step, attempt and command, so a history shows each relay.
+// machine's ramdisk), started by hand (`temporal workflow start`, tests): the control plane
+// no longer starts it, since the provision workflow sends its commands itself
+// (workflows/provision/). Agents with pins still check its quorum bundle (docs/quorum.md).
 import { proxyActivities } from '@temporalio/workflow';
 import type { StepInput } from '../core/plan';
 
