@@ -1,15 +1,15 @@
 // The node lifecycle workflow's activities: read what the node's state must run, apply a
-// finished workflow's outcome, abort (the same path as metal.abort), and the checks that
-// keep exactly one state workflow running.
-import { Context } from '@temporalio/activity';
+// finished workflow's outcome, abort (the same transition as metal.abort; the workflow stops
+// its child itself), and the checks that keep exactly one state workflow running.
 import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { isIronflowError } from '../core/errors';
 import { appendEvent } from '../services/events';
 import { applyStateOutcome, type AppliedOutcome, type StateOutcome } from '../services/metal/lifecycle-moves';
 import { findMetalNode } from '../services/metal/transition';
-import { applyVerb, type MetalDeps } from '../services/metal/verbs';
+import { commitVerb, type MetalDeps } from '../services/metal/verbs';
 import type { Plan, ProvisionResult, ProvisionTarget } from '../core/plan';
+import type { StateWorkflowEnded } from '../workflows/lifecycle-handles';
 import { planForState } from '../profiles/plan-for-state';
 import { resolveProfile } from '../profiles/store';
 import type { ActivityDeps } from './deps';
@@ -74,11 +74,18 @@ export function createNodeLifecycleActivities(deps: ActivityDeps) {
       return applyStateOutcome(deps.db, await withDeployHostSpec(deps.db, await withVerifiedAttestations(deps, outcome)));
     },
 
-    /** The lifecycle's abort signal: the same transition as metal.abort; an illegal one is recorded, not thrown. */
-    async lifecycleAbort(input: { nodeId: string; reason: string }): Promise<{ aborted: boolean; reason?: string }> {
+    /**
+     * The lifecycle's abort signal: the same transition as metal.abort, without its Temporal calls (the
+     * lifecycle stops the state workflow it names itself); an illegal one is recorded, not thrown.
+     */
+    async lifecycleAbort(input: {
+      nodeId: string;
+      reason: string;
+    }): Promise<{ aborted: true; reason: string; stop: string | null } | { aborted: false; reason: string }> {
+      const reason = input.reason.slice(0, 512) || 'aborted';
       try {
-        await applyVerb(metalDeps(deps), { nodeId: input.nodeId }, { verb: 'abort', reason: input.reason.slice(0, 512) || 'aborted' });
-        return { aborted: true };
+        const { superseded } = await commitVerb(metalDeps(deps), { nodeId: input.nodeId }, { verb: 'abort', reason });
+        return { aborted: true, reason, stop: superseded };
       } catch (err) {
         if (!isIronflowError(err)) throw err;
         const node = await deps.db.node.findUnique({ where: { id: input.nodeId } });
@@ -93,24 +100,29 @@ export function createNodeLifecycleActivities(deps: ActivityDeps) {
       }
     },
 
-    /** A state workflow this run did not start (a previous run's): wait for its end. */
-    async lifecycleAwaitWorkflow(
-      workflowId: string,
-    ): Promise<{ outcome: 'succeeded'; result: ProvisionResult } | { outcome: 'failed'; error: { code: string; message: string } }> {
-      const context = Context.current();
-      const beat = setInterval(() => context.heartbeat(), 5000);
+    /**
+     * How a state workflow ended, or null while it runs: for one that may have ended without its
+     * signal reaching this lifecycle (it was terminated, or so was the lifecycle run it told). One
+     * look, no wait. (A Temporal client call: services/temporal/ is to hold it.)
+     */
+    async lifecycleWorkflowEnd(workflowId: string): Promise<StateWorkflowEnded | null> {
+      const handle = deps.temporal.workflow.getHandle(workflowId);
       try {
-        const result = (await deps.temporal.workflow.getHandle(workflowId).result()) as ProvisionResult;
-        return { outcome: 'succeeded', result };
+        if ((await handle.describe()).status.name === 'RUNNING') return null;
+        const result = (await handle.result()) as ProvisionResult;
+        return { workflowId, outcome: 'succeeded', outputs: result.outputs ?? {} };
       } catch (err) {
-        if (err instanceof WorkflowNotFoundError) throw ApplicationFailure.nonRetryable(`workflow ${workflowId} not found`, 'NOT_FOUND');
-        if (err instanceof WorkflowFailedError) {
-          const cause = err.cause as { type?: string; message?: string } | undefined;
-          return { outcome: 'failed', error: { code: cause?.type ?? 'INTERNAL', message: cause?.message ?? err.message } };
-        }
-        throw err;
-      } finally {
-        clearInterval(beat);
+        if (err instanceof WorkflowNotFoundError)
+          return {
+            workflowId,
+            outcome: 'failed',
+            error: { code: 'NOT_FOUND', message: `state workflow ${workflowId} not found (never started, or past retention)` },
+          };
+        if (!(err instanceof WorkflowFailedError)) throw err;
+        const cause = err.cause;
+        if (cause instanceof ApplicationFailure) return { workflowId, outcome: 'failed', error: { code: cause.type ?? 'INTERNAL', message: cause.message } };
+        const code = cause instanceof CancelledFailure ? 'ABORTED' : 'INTERNAL';
+        return { workflowId, outcome: 'failed', error: { code, message: cause?.message || err.message } };
       }
     },
   };

@@ -1,10 +1,30 @@
-// What a node's state workflow tells its lifecycle (`node:<nodeId>`): that it ended, and how.
-// The lifecycle waits for this signal instead of the child's result, so a lifecycle that
-// continued-as-new (or was started again) while the state workflow ran still hears its end:
-// a signal to a workflow id without a run id reaches the id's current run.
-import { ApplicationFailure, CancellationScope, defineSignal, getExternalWorkflowHandle, isCancellation, workflowInfo } from '@temporalio/workflow';
+// The node lifecycle's handles (`node:<nodeId>`): the wake-up after a verb, its abort and
+// status, and what a node's state workflow tells it: that it ended, and how. The lifecycle
+// waits for that signal instead of the child's result, so a lifecycle that continued-as-new
+// (or was started again) while the state workflow ran still hears its end: a signal to a
+// workflow id without a run id reaches the id's current run.
+import {
+  ApplicationFailure,
+  CancellationScope,
+  defineQuery,
+  defineSignal,
+  getExternalWorkflowHandle,
+  isCancellation,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { LIFECYCLE_WORKFLOW_ID_PREFIX } from '../core/metal/lifecycle-client';
 import type { JsonValue, ProvisionResult } from '../core/plan';
+
+/** "Look again": sent with signal-with-start after every verb (services/temporal/starters.ts). */
+export const wakeSignal = defineSignal<[]>('wake');
+/** The same transition as metal.abort: the running state workflow is stopped (its cleanup runs). */
+export const lifecycleAbortSignal = defineSignal<[string]>('abort');
+
+export interface LifecycleStatus {
+  /** The last signals refused since this run started (a signal cannot answer its sender). */
+  rejectedSignals: { name: string; reason: string }[];
+}
+export const lifecycleStatusQuery = defineQuery<LifecycleStatus>('status');
 
 export interface StateWorkflowFailure {
   code: string;

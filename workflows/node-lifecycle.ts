@@ -2,16 +2,15 @@
 // by signal-with-start after every verb, it reads the node, makes sure exactly the workflow
 // of its workflow-driven state runs (as a child: the generic provision workflow), applies
 // `complete` or `fail` when that ends, and chains (enrolling → inspecting → commissioning →
-// ready) with no caller. It ends when the node rests, and continues-as-new after eight
-// transitions, or earlier if its history grows.
+// ready) with no caller. The state workflow says it ended by signal (lifecycle-handles.ts), so
+// this workflow may continue-as-new while it runs. It ends when the node rests, and
+// continues-as-new after eight transitions, or earlier if its history grows.
 import {
-  ApplicationFailure,
   ChildWorkflowFailure,
   condition,
   continueAsNew,
-  defineQuery,
-  defineSignal,
   getExternalWorkflowHandle,
+  isCancellation,
   ParentClosePolicy,
   proxyActivities,
   setCurrentDetails,
@@ -23,61 +22,80 @@ import {
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { NodeLifecycleActivities } from '../activities/node-lifecycle';
-import type { StateOutcome } from '../services/metal/lifecycle-moves';
-import type { ProvisionResult } from '../core/plan';
+import { nonRetryableCodes } from '../core/errors';
 import { searchAttributeKeys } from '../core/search-attributes';
 import { lifecycleDetails, planDetails, provisionSummary } from '../core/workflow-summaries';
 import { installConfirmMacHandlers, noteRejectedSignal } from './confirm-mac-handlers';
+import {
+  failureOf,
+  lifecycleAbortSignal,
+  lifecycleStatusQuery,
+  stateWorkflowEndedSignal,
+  wakeSignal,
+  type LifecycleStatus,
+  type StateWorkflowEnded,
+} from './lifecycle-handles';
 import { provision } from './provision';
+import { abortSignal } from './provision-handles';
 
-const acts = proxyActivities<Omit<NodeLifecycleActivities, 'lifecycleAwaitWorkflow'>>({
+// The lifecycle's handles live with the state workflow's end signal; importers read them here too.
+export { lifecycleAbortSignal, lifecycleStatusQuery, wakeSignal, type LifecycleStatus } from './lifecycle-handles';
+
+const acts = proxyActivities<NodeLifecycleActivities>({
   startToCloseTimeout: '30 seconds',
-  retry: { maximumAttempts: 20, maximumInterval: '10 seconds', nonRetryableErrorTypes: ['NOT_FOUND'] },
+  retry: { maximumAttempts: 20, maximumInterval: '10 seconds', nonRetryableErrorTypes: [...nonRetryableCodes] },
 });
-const waits = proxyActivities<Pick<NodeLifecycleActivities, 'lifecycleAwaitWorkflow'>>({
-  startToCloseTimeout: '30 days',
-  heartbeatTimeout: '30 seconds',
-  retry: { maximumInterval: '10 seconds', nonRetryableErrorTypes: ['NOT_FOUND'] },
-});
-
-export const wakeSignal = defineSignal<[]>('wake');
-/** The same transition as metal.abort: the running state workflow is stopped (its cleanup runs). */
-export const lifecycleAbortSignal = defineSignal<[string]>('abort');
-
-export interface LifecycleStatus {
-  /** The last signals refused since this run started (a signal cannot answer its sender). */
-  rejectedSignals: { name: string; reason: string }[];
-}
-export const lifecycleStatusQuery = defineQuery<LifecycleStatus>('status');
 
 export const MAX_TRANSITIONS_PER_RUN = 8;
-const HISTORY_LIMIT = 2000;
+/** The history length (events) past which a run continues as new, waiting or not. */
+export const HISTORY_LIMIT = 2000;
+const historyTooLong = (): boolean => workflowInfo().historyLength > HISTORY_LIMIT || workflowInfo().continueAsNewSuggested;
 
 export interface NodeLifecycleInput {
   nodeId: string;
 }
 
-function failureOf(err: unknown): { code: string; message: string } {
-  const cause = err instanceof ChildWorkflowFailure ? err.cause : err;
-  if (cause instanceof ApplicationFailure) return { code: cause.type ?? 'INTERNAL', message: cause.message };
-  if (cause instanceof Error) return { code: cause.name === 'CancelledFailure' ? 'ABORTED' : 'INTERNAL', message: cause.message || cause.name };
-  return { code: 'INTERNAL', message: String(cause) };
+/** Asks a state workflow to stop (its cleanup runs); one that has ended already is fine. */
+async function stopStateWorkflow(workflowId: string, reason: string): Promise<void> {
+  try {
+    await getExternalWorkflowHandle(workflowId).signal(abortSignal, reason);
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    // never started, or closed: nothing left to stop
+  }
+}
+
+/** What the lifecycle's run shares with its wait for a state workflow. */
+interface LifecycleRun {
+  nodeId: string;
+  wakes(): number;
+  aborts: string[];
+  handleAborts(): Promise<void>;
+  /** The ends state workflows signalled, by workflow id, not yet taken. */
+  ended: Map<string, StateWorkflowEnded>;
 }
 
 export async function nodeLifecycle(input: NodeLifecycleInput): Promise<{ state: string | null; transitions: number }> {
   const { nodeId } = input;
   let wakes = 0;
   const aborts: string[] = [];
+  const ended = new Map<string, StateWorkflowEnded>();
   setHandler(wakeSignal, () => void (wakes += 1));
   setHandler(lifecycleAbortSignal, (reason) => void aborts.push(typeof reason === 'string' ? reason : 'aborted'));
+  setHandler(stateWorkflowEndedSignal, (end) => void ended.set(end.workflowId, end));
   // metal.confirmMac by signal or Update on node:<id>, the workflow operators find by NodeId.
   const rejectedSignals: LifecycleStatus['rejectedSignals'] = [];
   installConfirmMacHandlers(nodeId, { confirmed: () => undefined, rejected: (reason) => noteRejectedSignal(rejectedSignals, { name: 'confirmMac', reason }) });
   setHandler(lifecycleStatusQuery, () => ({ rejectedSignals }));
 
+  // The abort's transition is an activity; the state workflow it leaves is stopped from here.
   const handleAborts = async () => {
-    while (aborts.length > 0) await acts.lifecycleAbort({ nodeId, reason: aborts.shift() as string });
+    while (aborts.length > 0) {
+      const done = await acts.lifecycleAbort({ nodeId, reason: aborts.shift() as string });
+      if (done.aborted && done.stop) await stopStateWorkflow(done.stop, done.reason);
+    }
   };
+  const run: LifecycleRun = { nodeId, wakes: () => wakes, aborts, handleAborts, ended };
 
   let transitions = 0;
   let state: string | null = null;
@@ -94,33 +112,38 @@ export async function nodeLifecycle(input: NodeLifecycleInput): Promise<{ state:
       return { state, transitions };
     }
     if (next.kind === 'run') {
-      const outcome = await runStateWorkflow(nodeId, next.workflowId, next.plan, next.target, aborts, handleAborts);
-      const applied = await acts.lifecycleApply({
-        ...outcome,
-        nodeId,
-        workflowId: next.workflowId,
-        ...(outcome.outcome === 'succeeded' ? { role: next.plan.role } : {}),
-      });
-      state = applied.state;
+      const end = await runStateWorkflow(run, next.workflowId, next.plan, next.target);
+      // A long wait grew the history: the child runs on (ABANDON) and tells the next run when it ends.
+      if (end === null) await continueAsNew<typeof nodeLifecycle>(input);
+      else {
+        const applied = await acts.lifecycleApply({
+          nodeId,
+          workflowId: next.workflowId,
+          ...(end.outcome === 'succeeded' ? { outcome: 'succeeded', outputs: end.outputs, role: next.plan.role } : { outcome: 'failed', error: end.error }),
+        });
+        state = applied.state;
+      }
     }
     transitions += 1;
-    if (transitions >= MAX_TRANSITIONS_PER_RUN || workflowInfo().historyLength > HISTORY_LIMIT) {
+    if (transitions >= MAX_TRANSITIONS_PER_RUN || historyTooLong()) {
       await handleAborts();
       await continueAsNew<typeof nodeLifecycle>(input);
     }
   }
 }
 
-type RunOutcome = Pick<StateOutcome, 'outcome' | 'outputs' | 'error'>;
-
+/**
+ * Starts the state's workflow (or finds it started by an earlier run of this lifecycle) and waits
+ * for its end, which it signals; aborts are applied meanwhile. Null when this run's history grew
+ * too long to wait on: continue-as-new, and the next run waits instead.
+ */
 async function runStateWorkflow(
-  nodeId: string,
+  run: LifecycleRun,
   workflowId: string,
   plan: Parameters<typeof provision>[0],
   target: Parameters<typeof provision>[1],
-  aborts: string[],
-  handleAborts: () => Promise<void>,
-): Promise<RunOutcome> {
+): Promise<StateWorkflowEnded | null> {
+  const { nodeId } = run;
   let child;
   try {
     child = await startChild(provision, {
@@ -142,32 +165,39 @@ async function runStateWorkflow(
     });
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-    // Started by an earlier run of this lifecycle: wait for it through the client.
-    const ended = await waits.lifecycleAwaitWorkflow(workflowId);
-    return ended.outcome === 'succeeded' ? { outcome: 'succeeded', outputs: ended.result.outputs } : { outcome: 'failed', error: ended.error };
+    // Started by an earlier run of this lifecycle: its end signal comes to this run (looked for below).
   }
   // An abort or a superseding verb may have landed between our read and the start.
-  if (!(await acts.lifecycleStarted({ nodeId, workflowId, profileRef: plan.profile.ref }))) {
-    await getExternalWorkflowHandle(workflowId).signal('abort', 'the node left this state before its workflow started');
+  if (child && !(await acts.lifecycleStarted({ nodeId, workflowId, profileRef: plan.profile.ref }))) {
+    await stopStateWorkflow(workflowId, 'the node left this state before its workflow started');
   }
-  const result = child.result();
-  let settled = false;
-  result.then(
-    () => void (settled = true),
-    () => void (settled = true),
+  // Temporal tells only the run that started a child of an end the child could not signal (terminated, timed out).
+  let unsignalled: StateWorkflowEnded | undefined;
+  child?.result().then(
+    (result) => void (unsignalled = { workflowId, outcome: 'succeeded', outputs: result.outputs ?? {} }),
+    (err: unknown) => void (unsignalled = { workflowId, outcome: 'failed', error: failureOf(err instanceof ChildWorkflowFailure ? err.cause : err) }),
   );
-  for (;;) {
-    await condition(() => settled || aborts.length > 0);
-    if (aborts.length > 0) {
-      await handleAborts();
-      continue;
-    }
-    break;
-  }
+  // A wake (any verb) makes us look whether it ended unheard; so does finding an earlier run's child.
+  let looked = child ? run.wakes() : -1;
   try {
-    const done: ProvisionResult = await result;
-    return { outcome: 'succeeded', outputs: done.outputs ?? {} };
-  } catch (err) {
-    return { outcome: 'failed', error: failureOf(err) };
+    for (;;) {
+      await condition(() => run.ended.has(workflowId) || unsignalled !== undefined || run.aborts.length > 0 || run.wakes() !== looked || historyTooLong());
+      const end = run.ended.get(workflowId) ?? unsignalled;
+      if (end) return end;
+      if (run.aborts.length > 0) {
+        await run.handleAborts();
+        continue;
+      }
+      if (run.wakes() !== looked) {
+        looked = run.wakes();
+        const closed = await acts.lifecycleWorkflowEnd(workflowId);
+        if (closed) return closed;
+        continue;
+      }
+      await run.handleAborts();
+      return null;
+    }
+  } finally {
+    run.ended.clear(); // the ends of workflows superseded before we waited on them
   }
 }

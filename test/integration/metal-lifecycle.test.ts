@@ -20,6 +20,7 @@ import { imageSigningInput } from '../../core/images/signing-input';
 import type { StepInput } from '../../core/plan';
 import type { MetalBulkPage, MetalBulkRunView, MetalNodeView } from '../../core/schemas/metal';
 import { agentJoinedSignal } from '../../workflows/provision-handles';
+import { HISTORY_LIMIT } from '../../workflows/node-lifecycle';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
 import { keepSessions, Ledger, startEmulatedAgent, until, type EmulatedAgent, type MachineActivity } from '../helpers/provision';
 
@@ -39,7 +40,7 @@ interface Machine {
   macs: string[];
   /** Whether the wipe's disks read back as wiped (the attested result says so either way). */
   wipeAttested: boolean;
-  /** A step (use) that hangs until it is cancelled. */
+  /** A step (use) that hangs until it is cancelled or this is cleared. */
   hang?: string;
   disk?: string;
 }
@@ -51,11 +52,9 @@ function hardware(use: string, answer: (m: Machine, input: StepInput) => unknown
     const m = machines.get(input.target.nodeId);
     ledger.append({ step: `${input.target.nodeId}/${input.stepKey}`, use, event: 'start', queue: Context.current().info.taskQueue, data: input.with });
     if (!m) throw new Error(`no emulated machine ${input.target.nodeId}`);
-    if (m.hang === use) {
-      for (;;) {
-        Context.current().heartbeat();
-        await Context.current().sleep(200); // throws when cancelled
-      }
+    while (m.hang === use) {
+      Context.current().heartbeat();
+      await Context.current().sleep(200); // throws when cancelled
     }
     const result = await answer(m, input);
     ledger.append({ step: `${input.target.nodeId}/${input.stepKey}`, use, event: 'done' });
@@ -458,5 +457,83 @@ describe('metal lifecycle', () => {
       refs.push(w.searchAttributes.ProfileRef?.[0]);
     expect(refs.sort()).toEqual(['metal-commission-oob@1', 'metal-enroll@1', 'metal-inspect-oob@1']);
     expect(started(res.body.nodeId, 'boot.prepareRamdisk')).toHaveLength(0); // no ramdisk boot
+  });
+
+  /** A ready node commissioning again, its DCGM run hanging: the state workflow runs and the lifecycle waits on it. */
+  async function commissioningHung(): Promise<{ node: MetalNodeView; machine: Machine; child: string }> {
+    const node = await readyNode();
+    const machine = machines.get(node.nodeId) as Machine;
+    machine.hang = 'diag.dcgm';
+    await verb(node.nodeId, 'provide');
+    await until(
+      () => started(node.nodeId, 'diag.dcgm').length,
+      (n) => n >= 2,
+      20_000,
+      'the second DCGM run to start',
+    );
+    return { node, machine, child: (await get(node.nodeId)).workflowId as string };
+  }
+
+  it('a lifecycle that continued-as-new while its state workflow ran applies that workflow’s outcome when it ends (by its signal)', async () => {
+    const { node, machine, child } = await commissioningHung();
+    const lifecycle = t.cp.temporal.workflow.getHandle(`node:${node.nodeId}`);
+    const firstRun = (await lifecycle.describe()).runId;
+    // Wake-ups while it waits grow its history past the limit (one at a time: a signal that lands as the run
+    // continues-as-new sends it back to replay): it continues as new, and the child runs on (ABANDON).
+    for (let sent = 0; ; sent += 1) {
+      const run = await lifecycle.describe();
+      if (run.runId !== firstRun || run.historyLength > HISTORY_LIMIT) break;
+      expect(sent).toBeLessThan(1000);
+      await lifecycle.signal('wake');
+    }
+    await until(
+      () => lifecycle.describe(),
+      (d) => d.runId !== firstRun,
+      30_000,
+      'the lifecycle to continue as new',
+    );
+    expect((await t.cp.temporal.workflow.getHandle(child).describe()).status.name).toBe('RUNNING');
+    expect((await get(node.nodeId)).provisionState).toBe('commissioning');
+
+    machine.hang = undefined;
+    await settle(node.nodeId, 'ready');
+    // The run that applied it heard the end from the child itself.
+    const history = await lifecycle.fetchHistory();
+    const signals = (history.events ?? []).map((e) => e.workflowExecutionSignaledEventAttributes?.signalName).filter((n) => n !== undefined && n !== 'wake');
+    expect(signals).toEqual(['stateWorkflowEnded']);
+    expect((await events(node.nodeId)).filter((e) => e === 'node.provision.ready')).toHaveLength(2);
+  }, 180_000);
+
+  it('an abort signalled to the lifecycle stops its state workflow, whose cleanup runs, and fails the node; an illegal one is recorded', async () => {
+    const { node, machine, child } = await commissioningHung();
+    const before = started(node.nodeId, 'boot.cleanUp').length;
+    const lifecycle = t.cp.temporal.workflow.getHandle(`node:${node.nodeId}`);
+    await lifecycle.signal('abort', 'stopped from the Web UI');
+    const failed = await settle(node.nodeId, 'failed');
+    expect(failed).toMatchObject({ failedFrom: 'commissioning', maintenance: true, lastError: { code: 'ABORTED', message: 'stopped from the Web UI' } });
+    await until(
+      () => started(node.nodeId, 'boot.cleanUp').length,
+      (n) => n > before,
+      20_000,
+      'cleanup after the abort',
+    );
+    await expect(t.cp.temporal.workflow.getHandle(child).result()).rejects.toMatchObject({ cause: { type: 'ABORTED' } });
+    machine.hang = undefined;
+
+    // A failed node cannot be aborted: refused, and the refusal is an event (the lifecycle may have ended: signal-with-start).
+    await t.cp.temporal.workflow.signalWithStart('nodeLifecycle', {
+      workflowId: `node:${node.nodeId}`,
+      taskQueue: t.config.controlQueue,
+      args: [{ nodeId: node.nodeId }],
+      signal: 'abort',
+      signalArgs: ['once more'],
+    });
+    await until(
+      () => events(node.nodeId),
+      (types) => types.includes('node.provision.abort-refused'),
+      20_000,
+      'the refused abort',
+    );
+    expect((await get(node.nodeId)).provisionState).toBe('failed');
   });
 });
