@@ -218,6 +218,24 @@ describe('provision workflows', () => {
     ]);
   });
 
+  it('numbers runs of one node and state from the database: concurrent starts get distinct ids, and a taken id is skipped', async () => {
+    const nodeId = await newMachine();
+    await t.root.call('POST', '/v1/profiles', {
+      tenantId: 'root',
+      document: { id: 'engine-numbering', version: 1, target: 'metal', steps: [{ use: 'event.append', with: { message: 'numbered' } }] },
+    });
+    const start = () =>
+      t.root
+        .call<{ workflowId: string }>('POST', '/v1/profiles/engine-numbering/runs', { tenantId: 'root', nodeId, provisionState: 'inspecting' })
+        .then((r) => r.workflowId);
+    const first = await Promise.all([start(), start(), start()]);
+    expect([...first].sort()).toEqual([1, 2, 3].map((n) => `node:${nodeId}:inspecting:${n}`));
+    await Promise.all(first.map((id) => t.cp.temporal.workflow.getHandle(id).result()));
+    // A counter that knows none of them (a database older than it): Temporal refuses ids 1–3, ended or not, and the start goes on to 4.
+    await t.cp.db.profileRunSeq.delete({ where: { nodeId_provisionState: { nodeId, provisionState: 'inspecting' } } });
+    expect(await start()).toBe(`node:${nodeId}:inspecting:4`);
+  });
+
   it('cancellation mid-step runs the cleanup and nothing after the cancelled step', async () => {
     const nodeId = await newMachine();
     behaviour.set(`${nodeId}/steps[1]`, async () => {
