@@ -9,10 +9,11 @@
 //   npx tsx bench/fleet/cycle.ts --machines 10
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -100,6 +101,7 @@ async function main(): Promise<void> {
     IRONFLOW_LOG_LEVEL: 'warn',
   });
   const stoppers: Array<() => Promise<unknown>> = [() => stack.close()];
+  let keepLogs = true;
   try {
     say('starting the control plane…');
     const signer = generateKeyPairSync('ed25519');
@@ -193,10 +195,22 @@ async function main(): Promise<void> {
         '',
       ].join('\n'),
     );
-    const agentLog = path.join(agentDir, 'agent.log');
+    // The site's and the machines' logs outlive the run's directory when a machine did not finish: they say why.
+    const logDir = mkdtempSync(path.join(tmpdir(), `ironflow-bench-fleet-${machines}-logs-`));
+    stoppers.push(async () => {
+      if (keepLogs) say(`machines did not finish: the site agent's and the machines' logs are in ${logDir}`);
+      else rmSync(logDir, { recursive: true, force: true });
+    });
+    const agentLog = path.join(logDir, 'site-agent.log');
+    const agentLogStream = createWriteStream(agentLog);
+    const machinesLogStream = createWriteStream(path.join(logDir, 'machines.log'));
+    stoppers.push(async () => {
+      agentLogStream.end();
+      machinesLogStream.end();
+    });
     const agent = await startSiteAgent(loadSiteAgentConfig(agentConfig), {
       env: { IRONFLOW_JOIN_TOKEN: token.token },
-      log: new AgentLog((line) => void writeFileSync(agentLog, `${line}\n`, { flag: 'a' })),
+      log: new AgentLog((line) => void agentLogStream.write(`${line}\n`)),
     });
     stoppers.push(() => agent.stop());
     for (let i = 0; i < 300 && !agent.session.state().active; i++) await sleep(200);
@@ -206,9 +220,10 @@ async function main(): Promise<void> {
     const fleet = await Fleet.start({
       dataDir: path.join(stack.dir, 'machines'),
       bootServerUrl: () => agent.bootServer?.url,
-      installedOs: nodeAgentOs({ log: new AgentLog(() => undefined) }),
+      installedOs: nodeAgentOs({ log: new AgentLog((line) => void machinesLogStream.write(`${line}\n`)) }),
       ramdiskTrustedCaPems: [tls.caPem],
       sleepScale: 0.05,
+      log: new AgentLog((line) => void machinesLogStream.write(`${line}\n`)),
     });
     stoppers.push(() => fleet.close());
     const bmcs = [];
@@ -332,6 +347,7 @@ async function main(): Promise<void> {
     const releasing = await settle(new Set(deploying.reached), 'ready', started);
     phases.push({ name: 'release', seconds: releasing.seconds, answered: releaseAnswers, reached: releasing.reached.length, misses: releasing.misses });
 
+    keepLogs = phases.some((p) => p.misses.length > 0);
     const after = await usage();
     await sample();
 
