@@ -5,6 +5,7 @@ import { IronflowError } from '../core/errors';
 import { resolveImageRef, verifyImageForUse } from '../services/images/catalog';
 import { pinImageAtSite } from '../core/images/site-cache-report';
 import type { JsonObject, StepInput, StepRelay } from '../core/plan';
+import { parseOutput } from '../core/steps/outputs';
 import { userDataSecretPurpose } from '../services/userdata/grant';
 import type { ActivityDeps } from './deps';
 import { asStep } from './step-failure';
@@ -65,16 +66,26 @@ export function createDeployImageActivities(deps: ActivityDeps) {
     async 'deploy.deploy.check'(input: StepInput): Promise<{ imageId: string; sha256: string; bytesWritten: number | null }> {
       return asStep(async () => {
         const image = await usableImage(input);
-        const answer = (input.relayResult ?? {}) as { sha256?: unknown; bytesWritten?: unknown };
-        if (answer.sha256 !== image.sha256) {
+        // The ramdisk's answer, read by deploy.image's output schema (core/steps/metal.ts).
+        const answer = parseOutput('deploy.image', input.relayResult);
+        if (!answer.success)
           throw new IronflowError(
             'DRIVER_ERROR',
-            `the ramdisk wrote an image with digest ${String(answer.sha256)}, the catalog says ${image.sha256} for ${image.ref}`,
+            `the ramdisk's deploy.image answer is not one (${answer.problem}): the image was not checked`,
+            { reason: 'result-malformed', imageId: image.id },
+            { neverRetry: true },
+          );
+        if (answer.output.sha256 !== image.sha256) {
+          // Not retried: checking the same answer again cannot make it the catalog's.
+          throw new IronflowError(
+            'DRIVER_ERROR',
+            `the ramdisk wrote an image with digest ${answer.output.sha256}, the catalog says ${image.sha256} for ${image.ref}`,
             { reason: 'digest-mismatch', imageId: image.id },
+            { neverRetry: true },
           );
         }
         if (input.target.siteId) await pinImageAtSite(deps.db, { imageId: image.id, siteId: input.target.siteId, sizeBytes: image.sizeBytes, pinForMs: 0 });
-        return { imageId: image.id, sha256: image.sha256, bytesWritten: typeof answer.bytesWritten === 'number' ? answer.bytesWritten : null };
+        return { imageId: image.id, sha256: image.sha256, bytesWritten: answer.output.bytesWritten };
       });
     },
   };

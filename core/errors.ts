@@ -48,15 +48,22 @@ export const nonRetryableCodes: readonly ErrorCode[] = errorCodes.filter((code) 
 
 export type ErrorDetails = Record<string, unknown> & { path?: string };
 
+export interface IronflowErrorOptions {
+  /** Never retried whatever its code: another attempt would repeat what failed (ensureRamdisk's join deadline reuses its power cycle and only waits again). */
+  neverRetry?: boolean;
+}
+
 export class IronflowError extends Error {
   readonly code: ErrorCode;
   readonly details: ErrorDetails;
+  readonly neverRetry: boolean;
 
-  constructor(code: ErrorCode, message: string, details: ErrorDetails = {}) {
+  constructor(code: ErrorCode, message: string, details: ErrorDetails = {}, options: IronflowErrorOptions = {}) {
     super(message);
     this.name = 'IronflowError';
     this.code = code;
     this.details = details;
+    this.neverRetry = options.neverRetry === true;
   }
 
   toJSON(): { code: ErrorCode; message: string; details: ErrorDetails } {

@@ -7,12 +7,16 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | { [key:
 export type JsonObject = { [key: string]: JsonValue };
 
 export interface PlanRetry {
-  /** Attempts in all (first try included). */
+  /** Attempts in all (first try included); 1 for a step whose retry class is `once`. */
   maximumAttempts: number;
   initialIntervalMs: number;
   backoffCoefficient: number;
   maximumIntervalMs: number;
+  /** The failure types (error codes) another attempt cannot help: core/errors.ts nonRetryableCodes (absent in plans compiled before it, in older histories). */
+  nonRetryableErrorTypes?: string[];
 }
+
+export type PlanRoute = 'control' | 'workflow' | 'site-agent' | 'ramdisk' | 'node';
 
 export interface PlanStep {
   /** Where it came from in the profile: `steps[2]`, `steps[2].fallback`, `cleanup[0]`. */
@@ -20,15 +24,17 @@ export interface PlanStep {
   use: string;
   /** The Temporal activity name workers register. */
   activity: string;
-  /** Whose task queue runs it (`on`; control when absent). */
+  /** Whose task queue runs it (`on`; control when absent, and for a step the workflow runs itself). */
   queue: QueueKind;
   /**
    * How the task queue is found: `control` → the control-plane queue; `site-agent` →
-   * `site.<siteId>.<agent>` picked by siteAgentFor; `ramdisk` / `node` → `<kind>.<nodeId>`.
-   * A control step that relays through a site agent has `relay: true`: it gets the picked
-   * agent's queue in its input, and waits for one like a site step.
+   * `site.<siteId>.<agent>` picked by siteAgentFor; `ramdisk` / `node` → `<kind>.<nodeId>`;
+   * `workflow` → the provision interpreter runs the step itself (the registry's `workflow`
+   * steps: metal.ensureRamdisk, wait.agentJoined). A step that relays through a site agent
+   * has `relay: true`: it gets the picked agent's queue in its input, and waits for one like
+   * a site step.
    */
-  route: 'control' | 'site-agent' | 'ramdisk' | 'node';
+  route: PlanRoute;
   relay: boolean;
   with: JsonObject;
   timeoutMs: number;

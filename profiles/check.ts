@@ -6,7 +6,7 @@ import { formatPath, isIronflowError } from '../core/errors';
 import { checkUnit } from '../core/host-config/host-spec';
 import { parseLabelExpr } from '../core/label-expr';
 import { profileDocumentSchema, stepSchema, targetOnlyFields, type Problem, type ProfileDocument, type StepDocument } from '../core/schemas/profiles';
-import type { StepRegistry } from '../core/steps/registry';
+import type { StepDefinition, StepQueue, StepRegistry } from '../core/steps/registry';
 import { secretInputProblems } from './secret-inputs';
 
 export interface ProfileCheck {
@@ -78,19 +78,39 @@ function ordinal(order: Map<string, number>, path: string): number {
   }
 }
 
+/**
+ * Where a profile step runs: its `on` (control when absent); a step the provision workflow
+ * runs itself (queue `workflow`) takes no `on` (or `control`: the workflow runs there).
+ */
+export function runsOn(definition: StepDefinition, step: Pick<StepDocument, 'on'>): StepQueue {
+  const on = step.on ?? 'control';
+  return on === 'control' && definition.queues.includes('workflow') ? 'workflow' : on;
+}
+
+const isProfileStep = (definition: StepDefinition) => definition.queues.length > 0;
+
 function stepProblems(step: StepDocument, path: string, registry: StepRegistry): Problem[] {
   const problems: Problem[] = [];
   const definition = registry.get(step.use);
-  if (!definition) {
+  if (!definition || !isProfileStep(definition)) {
     const near = registry
       .list()
+      .filter(isProfileStep)
       .map((d) => d.use)
       .filter((u) => u.split('.')[0] === step.use.split('.')[0]);
-    problems.push({ path: `${path}.use`, message: `unknown step ${step.use}${near.length ? `; this family has ${near.join(', ')}` : ''}` });
+    const what = definition
+      ? `${step.use} is not a profile step (the control plane sends it to the ${definition.commandOn?.join(' or ')} agent itself)`
+      : `unknown step ${step.use}`;
+    problems.push({ path: `${path}.use`, message: `${what}${near.length ? `; this family has ${near.join(', ')}` : ''}` });
   } else {
-    const on = step.on ?? 'control';
-    if (!definition.queues.includes(on)) {
-      problems.push({ path: `${path}.on`, message: `${step.use} runs on ${definition.queues.join(' or ')}, not ${on}: set on: '${definition.queues[0]}'` });
+    const runs = runsOn(definition, step);
+    if (!definition.queues.includes(runs)) {
+      const first = definition.queues[0];
+      const fix = first === 'workflow' ? 'remove on (the provision workflow runs it)' : `set on: '${first}'`;
+      problems.push({ path: `${path}.on`, message: `${step.use} runs on ${definition.queues.join(' or ')}, not ${step.on ?? 'control'}: ${fix}` });
+    }
+    if (definition.retry === 'once' && step.retries !== undefined && (typeof step.retries === 'number' ? step.retries : step.retries.max) > 0) {
+      problems.push({ path: `${path}.retries`, message: `${step.use} is never retried (another attempt would repeat its side effect): remove retries` });
     }
     const parsed = definition.with.safeParse(step.with ?? {});
     if (!parsed.success) problems.push(...zodProblems(parsed.error, `${path}.with`));

@@ -2,11 +2,12 @@
 // default is resolved here (activity, queue, timeout, RetryPolicy), so the plan in the
 // workflow history says exactly what ran.
 import { durationMs } from '../core/duration';
-import type { JsonObject, Plan, PlanRetry, PlanStep } from '../core/plan';
+import { nonRetryableCodes } from '../core/errors';
+import type { JsonObject, Plan, PlanRetry, PlanRoute, PlanStep } from '../core/plan';
 import type { StepDocument } from '../core/schemas/profiles';
 import { stepRegistry } from '../core/steps/builtin';
-import { stepActivityName, type StepRegistry } from '../core/steps/registry';
-import { checkProfile } from './check';
+import { stepActivityName, type RetryClass, type StepRegistry } from '../core/steps/registry';
+import { checkProfile, runsOn } from './check';
 import { profileError } from './defineProfile';
 
 /**
@@ -18,33 +19,37 @@ const siteScheduleToStart = (timeoutMs: number) => Math.min(SITE_SCHEDULE_TO_STA
 
 const ms = (text: string | undefined, fallback: number): number => (text === undefined ? fallback : (durationMs(text) ?? fallback));
 
-function retryOf(retries: StepDocument['retries'], defaultRetries: number, timeoutMs: number): PlanRetry {
+/** The step's RetryPolicy: its retry class (a `once` step gets one attempt), the profile's retries or the default, and the one retry rule's codes. */
+function retryOf(retryClass: RetryClass, retries: StepDocument['retries'], defaultRetries: number, timeoutMs: number): PlanRetry {
   const spec = typeof retries === 'number' ? { max: retries } : (retries ?? { max: defaultRetries });
   const initialIntervalMs = ms(spec.initialInterval, Math.min(1000, timeoutMs));
   return {
-    maximumAttempts: spec.max + 1,
+    maximumAttempts: retryClass === 'once' ? 1 : spec.max + 1,
     initialIntervalMs,
     backoffCoefficient: spec.backoffCoefficient ?? 2,
     maximumIntervalMs: Math.max(initialIntervalMs, ms(spec.maxInterval, 60_000)),
+    nonRetryableErrorTypes: [...nonRetryableCodes],
   };
 }
+
+const routes: Record<ReturnType<typeof runsOn>, PlanRoute> = { control: 'control', workflow: 'workflow', site: 'site-agent', ramdisk: 'ramdisk', node: 'node' };
 
 function compileStep(step: StepDocument, key: string, registry: StepRegistry, allowFallback: boolean): PlanStep {
   const definition = registry.get(step.use);
   if (!definition) throw new Error(`unchecked step ${step.use}`); // checkProfile ran first
   const queue = step.on ?? 'control';
+  const runs = runsOn(definition, step);
   const timeoutMs = ms(step.timeout, ms(definition.defaultTimeout, 60_000));
-  const route = queue === 'site' ? 'site-agent' : queue;
   const compiled: PlanStep = {
     key,
     use: step.use,
     activity: stepActivityName(definition),
     queue,
-    route,
-    relay: queue === 'control' && definition.relaysViaSite === true,
+    route: routes[runs],
+    relay: (runs === 'control' || runs === 'workflow') && definition.relaysViaSite === true,
     with: definition.with.parse(step.with ?? {}) as JsonObject,
     timeoutMs,
-    retry: retryOf(step.retries, definition.defaultRetries, timeoutMs),
+    retry: retryOf(definition.retry, step.retries, definition.defaultRetries, timeoutMs),
     onFailure: step.onFailure ?? 'fail',
   };
   if (queue === 'site') compiled.scheduleToStartMs = siteScheduleToStart(timeoutMs);

@@ -3,10 +3,11 @@
 // produced it: agent/common/dcgm.ts; DRIVER_ERROR when a test failed), acceptance.check and
 // gpu.reset (the host's nvidia-smi: agent/node/nvidia-smi.ts).
 import type { KeyObject } from 'node:crypto';
-import { z } from 'zod';
 import { IronflowError, parseWith } from '../../core/errors';
 import type { StepInput } from '../../core/plan';
 import { sameProductUuid } from '../../core/product-uuid';
+import { inventoryWithSchema, type NodeInventoryOutput } from '../../core/schemas/inventory';
+import { stepsServedOn, type StepsOf } from '../../core/steps/builtin';
 import { dcgmStepResult } from '../common/dcgm';
 import { runAcceptanceCheck } from './acceptance-checks';
 import type { HostConverger } from './host-converger';
@@ -14,17 +15,9 @@ import type { HostRoot } from './host-root';
 import type { NodeMachine } from './machine';
 import { resetGpus } from './nvidia-smi';
 
-const inventoryWith = z
-  .object({
-    expect: z
-      .object({ productUuid: z.string().max(64).optional(), macs: z.array(z.string().max(17)).max(64).optional() })
-      .strict()
-      .optional(),
-  })
-  .strict();
-
-export const NODE_STEP_KINDS = ['inventory.refresh', 'diag.dcgm', 'acceptance.check', 'gpu.reset'] as const;
-export type NodeStepKind = (typeof NODE_STEP_KINDS)[number];
+/** The registry's steps served on `node` (core/steps): createNodeSteps is typed by them. */
+export const NODE_STEP_KINDS = stepsServedOn('node');
+export type NodeStepKind = StepsOf<'node'>;
 export type NodeStep = (input: StepInput) => Promise<unknown>;
 
 export interface NodeStepDeps {
@@ -45,7 +38,7 @@ export function createNodeSteps(deps: NodeStepDeps): Record<NodeStepKind, NodeSt
     async 'inventory.refresh'(input) {
       const { machine } = deps;
       // The OS's DMI UUID against the enrolled one, as the ramdisk checks it (NICs: not reported by this agent).
-      const { expect } = parseWith(inventoryWith, input.with);
+      const { expect } = parseWith(inventoryWithSchema, input.with);
       if (expect?.productUuid && machine.productUuid && !sameProductUuid(expect.productUuid, machine.productUuid)) {
         throw new IronflowError('DRIVER_ERROR', `this machine's product UUID is not the enrolled one`, { reason: 'machine-identity-mismatch' });
       }

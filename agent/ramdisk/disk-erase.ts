@@ -17,6 +17,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { IronflowError } from '../../core/errors';
+import type { WipeFallbackMode, WipeMode } from '../../core/schemas/disk-wipe';
 import {
   ataCapabilities,
   ataErase,
@@ -31,8 +32,8 @@ import {
 import { installedDiskTools } from './erase/installed-tools';
 import type { DiskTools, RamdiskDisk, RamdiskHardware } from './hardware';
 
-export type WipeMode = 'quick' | 'secure-erase' | 'crypto-erase';
-export type FallbackMode = 'quick' | 'secure-erase';
+export type { WipeMode };
+export type FallbackMode = WipeFallbackMode;
 
 const MIB = 1024 * 1024;
 const QUICK_EDGE_BYTES = 64 * MIB;

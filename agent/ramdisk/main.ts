@@ -19,8 +19,10 @@ import { diskWipeStep } from './steps/disk-wipe';
 import { inventoryStep } from './steps/inventory';
 import { dcgmStep, kexecStep } from './steps/machine';
 import { requireApprovedBatch } from '../common/quorum-check';
+import { stepsServedOn, type StepsOf } from '../../core/steps/builtin';
 
-export const RAMDISK_STEP_KINDS = ['inventory.refresh', 'disk.wipe', 'deploy.image', 'boot.kexec', 'diag.dcgm'] as const;
+/** The registry's steps served on `ramdisk` (core/steps): the step map below is typed by them. */
+export const RAMDISK_STEP_KINDS = stepsServedOn('ramdisk');
 
 export interface RamdiskAgent {
   nodeId: string;
@@ -66,7 +68,7 @@ export async function startRamdiskAgent(options: RamdiskAgentOptions): Promise<R
   };
   // Wipes and deploys check their batch against the pins the site agent's boot script gave (if.quorum); the command's node is this ramdisk's own.
   const quorum = { pins: options.params.quorum?.split(',') ?? [], client, signer, log, nodeIdOf: () => identity.answer.nodeId };
-  const steps: Record<(typeof RAMDISK_STEP_KINDS)[number], RamdiskStep> = {
+  const steps: Record<StepsOf<'ramdisk'>, RamdiskStep> = {
     'inventory.refresh': inventoryStep(deps),
     'disk.wipe': requireApprovedBatch('disk.wipe', diskWipeStep(deps), quorum),
     'deploy.image': requireApprovedBatch('deploy.image', deployImageStep(deps), quorum),

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { IronflowError } from '../../core/errors';
 import { ROOT_TENANT } from '../../core/permissions';
 import { idempotencyKeySchema, idOf, tenantIdSchema } from '../../core/schemas/common';
-import { bulkOutcomes, bulkVerbs, wipeModes, type MetalBulkPage, type MetalBulkRunView } from '../../core/schemas/metal';
+import { bulkOutcomes, bulkVerbs, releaseWipes, type MetalBulkPage, type MetalBulkRunView } from '../../core/schemas/metal';
 import { defineCommand, type Command } from '../command';
 import type { CliContext } from '../context';
 import { createProgress } from '../progress';
@@ -74,7 +74,7 @@ export const metalBulkCommands: Command[] = [
       nodeId: z.array(idOf('node')).optional(),
       nodesFile: z.string().min(1).optional(),
       reason: z.string().min(1).max(512),
-      wipe: z.enum(wipeModes).optional(),
+      wipe: z.enum(releaseWipes).optional(),
       key: idempotencyKeySchema.optional(),
       watch: z.boolean().default(false),
     }),

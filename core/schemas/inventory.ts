@@ -1,10 +1,21 @@
-// What inspect.oob (the BMC's view) and inventory.refresh (the machine's own view) answer: one
-// schema per step, used by the agents to build their answer and by the lifecycle to read it,
-// so the two sides cannot drift (a ramdisk answer the lifecycle does not recognise would
-// leave node.inventory unset and site.httpProxy without targets).
+// What inspect.oob (the BMC's view) and inventory.refresh (the machine's own view: the
+// ramdisk's or the node agent's) answer: the step registry's output schemas, used by the
+// agents to build their answer and by the lifecycle to read it, so the two sides cannot
+// drift (a ramdisk answer the lifecycle does not read would leave node.inventory unset and
+// site.httpProxy without targets).
 import { z } from 'zod';
 
 const mac = z.string().max(32);
+
+/** inventory.refresh's input on the machine: `expect` is the enrolled identity (the lifecycle fills it); another machine fails. */
+export const inventoryWithSchema = z
+  .object({
+    expect: z
+      .object({ productUuid: z.string().max(64).optional(), macs: z.array(z.string().max(17)).max(64).optional() })
+      .strict()
+      .optional(),
+  })
+  .strict();
 const ip = z.string().max(45);
 
 export const inspectOobOutputSchema = z.object({
@@ -38,5 +49,34 @@ export type InventorySections = z.infer<typeof inventorySectionsSchema>;
 export const inventoryOutputSchema = z.object({ sections: inventorySectionsSchema, collectedAt: z.string().max(64) });
 export type InventoryOutput = z.infer<typeof inventoryOutputSchema>;
 
-/** What node.inventory holds: the machine's sections and every address it is known by. */
-export type NodeInventory = InventorySections & { ips: string[] };
+/** The installed OS's view (node agent): its system, GPUs and the host state its converger reports; no NICs or disks. */
+export const nodeInventorySectionsSchema = z.object({
+  system: z.object({
+    hostname: z.string().max(256),
+    productUuid: z.string().max(64).nullable(),
+    arch: z.string().max(32),
+    cpus: z.number().int().min(0),
+    memoryBytes: z.number().int().min(0),
+  }),
+  gpus: inventorySectionsSchema.shape.gpus,
+  host: z.record(z.string(), z.unknown()).nullable(),
+});
+export const nodeInventoryOutputSchema = z.object({ sections: nodeInventorySectionsSchema, collectedAt: z.string().max(64) });
+export type NodeInventoryOutput = z.infer<typeof nodeInventoryOutputSchema>;
+
+/** inventory.refresh's answer from the machine's own agent: the ramdisk's full sections, or the installed OS's. */
+export const machineInventoryOutputSchema = z.union([inventoryOutputSchema, nodeInventoryOutputSchema]);
+
+/** The site agent's inventory.refresh (a command kind): the agent's own host. */
+export const siteHostInventorySchema = z.object({
+  nodeId: z.string().max(64),
+  hostname: z.string().max(256),
+  platform: z.string().max(32),
+  arch: z.string().max(32),
+  cpus: z.number().int().min(0),
+  memoryBytes: z.number().int().min(0),
+  session: z.object({ connected: z.boolean(), active: z.boolean(), epoch: z.number().int().nullable() }),
+});
+
+/** What node.inventory holds: the sections its agent reported and every address the node is known by. */
+export type NodeInventory = (InventorySections | z.infer<typeof nodeInventorySectionsSchema>) & { ips: string[] };

@@ -3,7 +3,8 @@
 import { z } from 'zod';
 import { driverConcerns } from '../metal/hardware-profiles';
 import { provisionStates, type ApiVerb } from '../provision-states';
-import { bmcDriverNames, bmcTargetSchema } from './bmc';
+import { bmcDriverNames, bmcTargetSchema, powerActions } from './bmc';
+import { wipeModes } from './disk-wipe';
 import { idempotencyKeySchema, idOf, labelKeySchema, labelsSchema, macSchema, tenantIdSchema } from './common';
 import { profileIdSchema, profileVersionSchema } from './profiles';
 
@@ -54,12 +55,13 @@ const verbBase = { tenantId: tenantIdSchema, version: z.number().int().min(1).op
 export const metalVerbSchema = z.object(verbBase).strict();
 export type MetalVerbInput = z.infer<typeof metalVerbSchema>;
 
-export const wipeModes = ['none', 'quick', 'secure-erase', 'crypto-erase'] as const;
+/** A release's wipe: one of disk.wipe's modes, or none. */
+export const releaseWipes = ['none', ...wipeModes] as const;
 export const metalDeploySchema = z.object({ ...verbBase, profileId: profileIdSchema, profileVersion: profileVersionSchema }).strict();
-export const metalUndeploySchema = z.object({ ...verbBase, wipe: z.enum(wipeModes).default('quick') }).strict();
+export const metalUndeploySchema = z.object({ ...verbBase, wipe: z.enum(releaseWipes).default('quick') }).strict();
 export const abortReasonSchema = z.string().min(1).max(512);
 export const metalAbortSchema = z.object({ ...verbBase, reason: abortReasonSchema.default('aborted by an operator') }).strict();
-export const metalPowerSchema = z.object({ ...verbBase, action: z.enum(['on', 'off', 'cycle']) }).strict();
+export const metalPowerSchema = z.object({ ...verbBase, action: z.enum(powerActions).exclude(['reset']) }).strict();
 /** metal.maintenance: the maintenance axis on or off, and why (recorded with who asked). */
 export const metalMaintenanceSchema = z.object({ ...verbBase, on: z.boolean(), reason: z.string().min(1).max(512) }).strict();
 export type MetalMaintenanceInput = z.infer<typeof metalMaintenanceSchema>;
@@ -78,7 +80,7 @@ export const metalBulkSchema = z
     verb: z.enum(bulkVerbs),
     /** Repeats are applied once (the run keeps the first place of each). */
     nodeIds: z.array(idOf('node')).min(1).max(MAX_BULK_NODES),
-    wipe: z.enum(wipeModes).optional(),
+    wipe: z.enum(releaseWipes).optional(),
     /** What approvers of the run's destructive batch read. */
     reason: z.string().min(1).max(512),
     /** A retry under the same key answers the same run; another request under it is CONFLICT. */

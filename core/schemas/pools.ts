@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { builtinUnitSettings } from '../host-config/units';
 import { durationPattern } from '../duration';
 import { idempotencyKeySchema, idOf, labelKeySchema, tenantIdSchema } from './common';
+import { wipeFallbackModes, wipeModes } from './disk-wipe';
 
 /** A pool's host config unit: replaces the profile's unit of that concern (null: no override). */
 const poolUnit = <S extends z.ZodObject>(settings: S) =>
@@ -41,8 +42,8 @@ export const acceptanceCheckSchema = z
  */
 export const retireWipeSchema = z
   .object({
-    mode: z.enum(['crypto-erase', 'secure-erase', 'quick']).default('crypto-erase'),
-    fallback: z.enum(['secure-erase', 'quick', 'fail']).default('fail'),
+    mode: z.enum(wipeModes).default('crypto-erase'),
+    fallback: z.enum([...wipeFallbackModes, 'fail']).default('fail'),
   })
   .strict()
   .refine((w) => w.fallback === 'fail' || w.mode === 'crypto-erase' || (w.mode === 'secure-erase' && w.fallback === 'quick'), {

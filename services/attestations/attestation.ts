@@ -11,16 +11,15 @@
 // The verifier rebuilds them from its own record of the step (never from what the agent
 // claims), so a context that differs in any field is a signature that does not verify.
 import { createHash, sign, verify, X509Certificate, type KeyObject } from 'node:crypto';
-import { z } from 'zod';
+import { attestationSchema, type Attestation } from '../../core/attestations/attestation-schema';
 import type { JsonObject } from '../../core/plan';
+import { stepRegistry } from '../../core/steps/builtin';
 import { fromPem } from '../../core/pki/pem';
 import { canonicalJson } from '../../core/attestations/canonical-json';
 
 export const ATTESTATION_PREFIX = 'ironflow-attestation-v1\n';
-/** The step kinds whose results the control plane relies on only when attested. */
-export const attestedStepUses = ['disk.wipe', 'diag.dcgm'] as const;
-export type AttestedStepUse = (typeof attestedStepUses)[number];
-export const isAttestedStepUse = (use: string): use is AttestedStepUse => (attestedStepUses as readonly string[]).includes(use);
+/** Whether the control plane relies on the step's result only when attested (the registry's `attested`: disk.wipe, diag.dcgm). */
+export const isAttestedStepUse = (use: string): boolean => stepRegistry.get(use)?.attested === true;
 
 /** What the signature is bound to: the control plane fills it from its own plan and node. */
 export interface AttestationContext {
@@ -30,17 +29,7 @@ export interface AttestationContext {
   stepKey: string;
 }
 
-const base64 = /^[A-Za-z0-9+/]+={0,2}$/;
-export const attestationSchema = z
-  .object({
-    v: z.literal(1),
-    /** The signing certificate, DER in base64 (the control plane finds its record by fingerprint). */
-    certificate: z.string().max(8192).regex(base64),
-    issuedAt: z.iso.datetime(),
-    signature: z.string().max(1024).regex(base64),
-  })
-  .strict();
-export type Attestation = z.infer<typeof attestationSchema>;
+export { attestationSchema, type Attestation };
 
 const digestFor = (key: KeyObject): string | null => (key.asymmetricKeyType === 'ed25519' ? null : 'sha256');
 export const certificateSha256 = (der: Uint8Array): string => createHash('sha256').update(der).digest('hex');

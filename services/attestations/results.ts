@@ -2,27 +2,17 @@
 // signed result itself, never from a boolean beside it: a wipe counts when every disk read
 // back and the mode is the one asked for; a DCGM run when every test passed at the level
 // asked for, from a real dcgmi (or a machine with no GPUs), or from the machine emulator
-// only in a pool whose policy allows emulated machines.
-import { z } from 'zod';
+// only in a pool whose policy allows emulated machines. The result is read by the result
+// part of its step's output schema (core/steps: the output is the result with its attestation,
+// which verify.ts checked), the schema the agents build it by.
+import type { z } from 'zod';
 import { IronflowError } from '../../core/errors';
 import type { JsonObject } from '../../core/plan';
+import { dcgmResultSchema } from '../../core/schemas/dcgm';
+import { diskWipeResultSchema } from '../../core/schemas/disk-wipe';
 import { attestationRefusalCode } from './verify';
 
-export const dcgmSources = ['dcgmi', 'emulated', 'no-gpus'] as const;
-
-const wipeResultSchema = z.looseObject({
-  mode: z.enum(['quick', 'secure-erase', 'crypto-erase']),
-  disks: z
-    .array(z.looseObject({ name: z.string().max(256), mode: z.string().max(32).optional(), readBack: z.boolean() }))
-    .min(1)
-    .max(1024),
-});
-
-const dcgmResultSchema = z.looseObject({
-  level: z.number().int().min(1).max(4),
-  tests: z.array(z.looseObject({ name: z.string().max(256), passed: z.boolean() })).max(1024),
-  source: z.enum(dcgmSources),
-});
+const problemOf = (error: z.ZodError) => `${error.issues[0]?.path.join('.')}: ${error.issues[0]?.message}`;
 
 export interface ResultPolicy {
   /** The step's `with` as the control plane planned it. */
@@ -38,9 +28,8 @@ function refuse(use: string, stepKey: string, reason: string, message: string): 
 /** Throws the refusal when the signed result does not say what the step needs. */
 export function checkAttestedResult(use: string, stepKey: string, result: JsonObject, policy: ResultPolicy): void {
   if (use === 'disk.wipe') {
-    const wipe = wipeResultSchema.safeParse(result);
-    if (!wipe.success)
-      throw refuse(use, stepKey, 'result-malformed', `it is not a wipe result (${wipe.error.issues[0]?.path.join('.')}: ${wipe.error.issues[0]?.message})`);
+    const wipe = diskWipeResultSchema.safeParse(result);
+    if (!wipe.success) throw refuse(use, stepKey, 'result-malformed', `it is not a wipe result (${problemOf(wipe.error)})`);
     const asked = typeof policy.with.mode === 'string' ? policy.with.mode : 'quick';
     if (wipe.data.mode !== asked) throw refuse(use, stepKey, 'wipe-mode-mismatch', `it reports a ${wipe.data.mode} wipe; the step asked for ${asked}`);
     // A disk whose drive cannot do the mode may get the step's stated fallback, and nothing else.
@@ -59,8 +48,7 @@ export function checkAttestedResult(use: string, stepKey: string, result: JsonOb
   }
   if (use === 'diag.dcgm') {
     const dcgm = dcgmResultSchema.safeParse(result);
-    if (!dcgm.success)
-      throw refuse(use, stepKey, 'result-malformed', `it is not a DCGM result (${dcgm.error.issues[0]?.path.join('.')}: ${dcgm.error.issues[0]?.message})`);
+    if (!dcgm.success) throw refuse(use, stepKey, 'result-malformed', `it is not a DCGM result (${problemOf(dcgm.error)})`);
     const asked = typeof policy.with.level === 'number' ? policy.with.level : 1;
     if (dcgm.data.level < asked) throw refuse(use, stepKey, 'dcgm-level-mismatch', `it ran level ${dcgm.data.level}; the step asked for level ${asked}`);
     if (dcgm.data.source === 'emulated' && !policy.allowEmulatedMachines) {

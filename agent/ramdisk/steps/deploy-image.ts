@@ -10,23 +10,11 @@ import { open, stat } from 'node:fs/promises';
 import { Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
-import { z } from 'zod';
 import { IronflowError, parseWith } from '../../../core/errors';
+import { deployImageWithSchema } from '../../../core/steps/metal';
 import { decompressor } from '../decompress';
 import { openCachedOrSource } from '../image-source';
 import type { RamdiskStep, RamdiskStepDeps } from './deps';
-
-const deployWith = z
-  .object({
-    imageId: z.string().max(64).optional(),
-    source: z.url({ protocol: /^https?$/, error: 'deploy.image streams from an http(s) URL' }),
-    sha256: z.string().regex(/^[0-9a-f]{64}$/),
-    sizeBytes: z.number().int().nonnegative().optional(),
-    format: z.enum(['raw', 'qcow2']).default('raw'),
-    compression: z.enum(['none', 'gzip', 'zstd']).default('none'),
-    userDataRef: z.string().max(64).optional(),
-  })
-  .strict();
 
 const HEARTBEAT_EVERY_BYTES = 8 * 1024 * 1024;
 
@@ -83,7 +71,7 @@ async function zeroHead(diskPath: string, written: number): Promise<void> {
 
 export function deployImageStep(deps: RamdiskStepDeps): RamdiskStep {
   return async (input) => {
-    const image = parseWith(deployWith, input.with);
+    const image = parseWith(deployImageWithSchema, input.with);
     if (image.format === 'qcow2')
       throw new IronflowError('UNSUPPORTED', 'this ramdisk writes raw images; convert qcow2 with qemu-img convert -O raw', { path: 'with.format' });
     const disk = deps.hardware.disks[0];

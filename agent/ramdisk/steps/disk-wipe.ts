@@ -3,19 +3,15 @@
 // is what a disk whose drive cannot do the mode gets instead). The result is attested (signed
 // with this ramdisk's certificate key for this node, run and step: agent/common/attest.ts);
 // the control plane counts it only when the signature verifies and every disk read back.
-import { z } from 'zod';
 import { parseWith } from '../../../core/errors';
+import { diskWipeWithSchema } from '../../../core/schemas/disk-wipe';
 import { attestStepResult } from '../../common/attest';
 import { eraseDisk, planErase } from '../disk-erase';
 import type { RamdiskStep, RamdiskStepDeps } from './deps';
 
-const wipeWith = z
-  .object({ mode: z.enum(['quick', 'secure-erase', 'crypto-erase']).default('quick'), fallback: z.enum(['quick', 'secure-erase']).optional() })
-  .strict();
-
 export function diskWipeStep(deps: RamdiskStepDeps): RamdiskStep {
   return async (input) => {
-    const { mode, fallback } = parseWith(wipeWith, input.with);
+    const { mode, fallback } = parseWith(diskWipeWithSchema, input.with);
     const disks = [];
     for (const plan of await planErase(deps.hardware, mode, fallback)) {
       disks.push(await eraseDisk(deps.hardware, plan, (details) => deps.heartbeat({ disk: plan.disk.name, ...details })));

@@ -1,25 +1,15 @@
 // inventory.refresh from the ramdisk: the sections system, nics and disks (and gpus), as
 // the machine reports them. With `expect` (the enrolled identity), a machine that is not
 // the enrolled one fails before anything is written to it (machine-identity-mismatch).
-import { z } from 'zod';
 import { IronflowError, parseWith } from '../../../core/errors';
 import { normalizeMac } from '../../../core/mac';
 import { sameProductUuid } from '../../../core/product-uuid';
-import type { InventoryOutput } from '../../../core/schemas/inventory';
+import { inventoryWithSchema, type InventoryOutput } from '../../../core/schemas/inventory';
 import type { RamdiskStep, RamdiskStepDeps } from './deps';
-
-const inventoryWith = z
-  .object({
-    expect: z
-      .object({ productUuid: z.string().max(64).optional(), macs: z.array(z.string().max(17)).max(64).optional() })
-      .strict()
-      .optional(),
-  })
-  .strict();
 
 export function inventoryStep(deps: RamdiskStepDeps): RamdiskStep {
   return async (input): Promise<InventoryOutput> => {
-    const { expect } = parseWith(inventoryWith, input.with);
+    const { expect } = parseWith(inventoryWithSchema, input.with);
     const { system, nics, disks, gpus } = deps.hardware;
     const macs = nics.map((n) => normalizeMac(n.mac)).filter((m): m is string => m !== undefined);
     if (expect?.productUuid && system.productUuid && !sameProductUuid(expect.productUuid, system.productUuid)) {

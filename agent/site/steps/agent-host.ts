@@ -4,6 +4,7 @@
 import os from 'node:os';
 import { z } from 'zod';
 import { IronflowError, parseWith } from '../../../core/errors';
+import { logsWithSchema } from '../../../core/steps/site-commands';
 import type { SiteStep, SiteStepDeps } from './deps';
 
 export function inventoryStep(deps: SiteStepDeps): SiteStep {
@@ -21,11 +22,9 @@ export function inventoryStep(deps: SiteStepDeps): SiteStep {
   };
 }
 
-const logsWith = z.object({ limit: z.number().int().min(1).max(500).default(100) }).strict();
-
 export function logsStep(deps: SiteStepDeps): SiteStep {
   return async (input) => {
-    const { limit } = parseWith(logsWith, input.with);
+    const { limit } = parseWith(logsWithSchema, input.with);
     return { entries: deps.log.tail(limit) };
   };
 }

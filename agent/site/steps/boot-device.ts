@@ -1,16 +1,14 @@
 // management.setBootDevice and bmc.boot: the next (or every) boot device, once per step.
-import { z } from 'zod';
 import { IronflowError, parseWith } from '../../../core/errors';
+import { bootDeviceWithSchema } from '../../../core/steps/site-commands';
 import { runBmcCommand } from '../../bmc/commands';
 import { withBmc } from '../bmc-access';
 import { operationIdFor } from '../operation-id';
 import type { SiteStep, SiteStepDeps } from './deps';
 
-const bootWith = z.object({ device: z.enum(['pxe', 'disk', 'cd', 'bios']), persistent: z.boolean().default(false) }).strict();
-
 export function bootDeviceStep(deps: SiteStepDeps): SiteStep {
   return async (input) => {
-    const { device, persistent } = parseWith(bootWith, input.with);
+    const { device, persistent } = parseWith(bootDeviceWithSchema, input.with);
     if (device === 'bios')
       throw new IronflowError('UNSUPPORTED', 'booting into BIOS setup is not offered by the Redfish or IPMI drivers; use pxe, disk or cd', {
         path: 'with.device',

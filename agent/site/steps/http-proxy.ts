@@ -2,13 +2,13 @@
 // running step of that machine. The control plane names the machine's addresses and BMC
 // host (POST /v1/agents/proxy-targets); proxy-guard.ts decides; redirects are not
 // followed (one could lead to a BMC); answers are capped.
-import { z } from 'zod';
 import { IronflowError, parseWith } from '../../../core/errors';
+import { HTTP_PROXY_MAX_ANSWER_BYTES, httpProxyWithSchema } from '../../../core/steps/site-commands';
 import type { ProxyTargets } from '../../../core/schemas/agent-proxy-targets';
 import { checkProxyUrl } from '../proxy-guard';
 import type { SiteStep, SiteStepDeps } from './deps';
 
-const MAX_ANSWER_BYTES = 1024 * 1024;
+const MAX_ANSWER_BYTES = HTTP_PROXY_MAX_ANSWER_BYTES;
 
 /** Reads at most `max + 1` bytes of the body, so a machine streaming without end cannot exhaust memory. */
 async function readCapped(response: Response, max: number): Promise<Buffer> {
@@ -26,19 +26,9 @@ async function readCapped(response: Response, max: number): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-const proxyWith = z
-  .object({
-    url: z.string().min(1).max(2048),
-    method: z.enum(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']).default('GET'),
-    headers: z.record(z.string().regex(/^[A-Za-z0-9-]{1,64}$/), z.string().max(4096)).default({}),
-    body: z.string().max(MAX_ANSWER_BYTES).optional(),
-    timeoutMs: z.number().int().min(100).max(60_000).default(10_000),
-  })
-  .strict();
-
 export function httpProxyStep(deps: SiteStepDeps): SiteStep {
   return async (input) => {
-    const request = parseWith(proxyWith, input.with);
+    const request = parseWith(httpProxyWithSchema, input.with);
     const targets = await deps.client.signedPost<ProxyTargets>(deps.signer, '/v1/agents/proxy-targets', {
       nodeId: input.target.nodeId,
       workflowId: input.workflowId,

@@ -5,25 +5,15 @@
 // eject also drops the machine's sanboot entries, and is a no-op for the BMC then.
 import { z } from 'zod';
 import { isIronflowError, parseWith } from '../../../core/errors';
+import { siteMediaInsertWithSchema } from '../../../core/steps/metal';
 import { runBmcCommand } from '../../bmc/commands';
 import { withBmc } from '../bmc-access';
 import { operationIdFor } from '../operation-id';
 import type { SiteStep, SiteStepDeps } from './deps';
 
-const insertWith = z
-  .object({
-    url: z.url({ protocol: /^https?$/, error: 'virtual media takes an http(s) URL' }).max(2048),
-    /** The ISO's digest: the site's verified copy is inserted instead of the URL when cached. */
-    sha256: z
-      .string()
-      .regex(/^[0-9a-f]{64}$/)
-      .optional(),
-  })
-  .strict();
-
 export function mediaInsertStep(deps: SiteStepDeps): SiteStep {
   return async (input) => {
-    const media = parseWith(insertWith, input.with);
+    const media = parseWith(siteMediaInsertWithSchema, input.with);
     const cached = media.sha256 ? deps.cachedMediaUrl?.(media.sha256) : undefined;
     return withBmc(deps, input, async (driver) => {
       const url = cached ?? media.url;

@@ -1,19 +1,16 @@
 // power.setPower and bmc.power: one power command under the step's operation id. A cycle
 // or reset whose first send had an unknown outcome is not sent again (it could reboot a
 // machine that is already booting): the step reports the power state it reads instead.
-import { z } from 'zod';
 import { parseWith } from '../../../core/errors';
-import { powerActions } from '../../../core/schemas/bmc';
+import { powerWithSchema } from '../../../core/steps/site-commands';
 import { runBmcCommand } from '../../bmc/commands';
 import { withBmc } from '../bmc-access';
 import { operationIdFor } from '../operation-id';
 import type { SiteStep, SiteStepDeps } from './deps';
 
-const powerWith = z.object({ action: z.enum(powerActions) }).strict();
-
 export function powerStep(deps: SiteStepDeps): SiteStep {
   return async (input) => {
-    const { action } = parseWith(powerWith, input.with);
+    const { action } = parseWith(powerWithSchema, input.with);
     return withBmc(deps, input, async (driver) => {
       const operationId = operationIdFor(input, `power.set.${action}`);
       const outcome = await runBmcCommand(deps.ledgerFor(input), driver, operationId, { kind: 'power.set', action });
