@@ -438,7 +438,18 @@ describe('metal lifecycle', () => {
       create: { nodeId: node.nodeId, siteId, role: 'node', taskQueue: `node.${node.nodeId}`, lastSeenAt: new Date() },
       update: { role: 'node', lastSeenAt: new Date() },
     });
-    await t.cp.temporal.workflow.getHandle(first.body.workflowId as string).signal(agentJoinedSignal, { role: 'node', agentNodeId: node.nodeId });
+    // The lifecycle may not have started the unrescue run yet: signal until it hears.
+    const unrescuing = t.cp.temporal.workflow.getHandle(first.body.workflowId as string);
+    await until(
+      () =>
+        unrescuing.signal(agentJoinedSignal, { role: 'node', agentNodeId: node.nodeId }).then(
+          () => true,
+          () => false,
+        ),
+      (heard) => heard,
+      20_000,
+      'the unrescue run to hear agentJoined',
+    );
     await settle(node.nodeId, 'deployed');
   });
 

@@ -46,7 +46,7 @@ async function dispatch(ctx: RunContext, step: PlanStep, deadline: number): Prom
   // Route `workflow` (the registry's workflow steps); by `use` for plans compiled before the route existed.
   const workflowStep = workflowSteps.get(step.use);
   if (workflowStep) return runWorkflowStep(ctx, step, workflowStep);
-  if ((step.route as string) === 'workflow') throw ApplicationFailure.nonRetryable(`${step.key}: ${step.use} is not a step this workflow runs`, 'UNSUPPORTED');
+  if (step.route === 'workflow') throw ApplicationFailure.nonRetryable(`${step.key}: ${step.use} is not a step this workflow runs`, 'UNSUPPORTED');
   if (step.route === 'site-agent') {
     return viaSiteAgent(
       ctx.target,
