@@ -27,12 +27,20 @@ export interface NodeMiss {
   reason: string;
 }
 
-/** Misses grouped by state and reason, the most frequent first. */
+/** A reason without what differs from node to node (its id, MAC, how long it waited), so like failures group. */
+export const reasonKind = (reason: string): string =>
+  reason
+    .replace(/node_[0-9a-z]+/g, '<node>')
+    .replace(/\b(?:[0-9a-f]{2}:){5}[0-9a-f]{2}\b/gi, '<mac>')
+    .replace(/waited (?:\d+[hms] ?)+/g, 'waited … ');
+
+/** Misses grouped by state and kind of reason, the most frequent first. */
 export function groupMisses(misses: NodeMiss[]): Array<{ count: number; state: string | null; reason: string }> {
   const groups = new Map<string, { count: number; state: string | null; reason: string }>();
   for (const miss of misses) {
-    const key = `${miss.state}\u0000${miss.reason}`;
-    const group = groups.get(key) ?? { count: 0, state: miss.state, reason: miss.reason };
+    const reason = reasonKind(miss.reason);
+    const key = `${miss.state}\u0000${reason}`;
+    const group = groups.get(key) ?? { count: 0, state: miss.state, reason };
     group.count += 1;
     groups.set(key, group);
   }

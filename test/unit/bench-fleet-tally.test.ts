@@ -26,6 +26,18 @@ describe('the fleet figure’s arithmetic', () => {
     expect(formatStatuses({})).toBe('none');
   });
 
+  it('groups like failures whatever node, MAC or wait they name', () => {
+    const groups = groupMisses([
+      { nodeId: 'a', state: 'failed', reason: 'DRIVER_ERROR: waited 5m 1s for the next agent of node node_06h2y602 to join' },
+      { nodeId: 'b', state: 'failed', reason: 'DRIVER_ERROR: waited 5m for the next agent of node node_06h2y617 to join' },
+      { nodeId: 'c', state: 'failed', reason: 'DRIVER_ERROR: the ramdisk never joined (PXE MACs 02:b4:5e:37:e0:e7)' },
+    ]);
+    expect(groups).toEqual([
+      { count: 2, state: 'failed', reason: 'DRIVER_ERROR: waited … for the next agent of node <node> to join' },
+      { count: 1, state: 'failed', reason: 'DRIVER_ERROR: the ramdisk never joined (PXE MACs <mac>)' },
+    ]);
+  });
+
   it('groups the nodes that did not finish by state and reason, the most frequent first', () => {
     const groups = groupMisses([
       { nodeId: 'a', state: 'failed', reason: 'DRIVER_ERROR: waited 3m for the ramdisk' },
@@ -33,7 +45,7 @@ describe('the fleet figure’s arithmetic', () => {
       { nodeId: 'c', state: 'failed', reason: 'DRIVER_ERROR: waited 3m for the ramdisk' },
     ]);
     expect(groups).toEqual([
-      { count: 2, state: 'failed', reason: 'DRIVER_ERROR: waited 3m for the ramdisk' },
+      { count: 2, state: 'failed', reason: 'DRIVER_ERROR: waited … for the ramdisk' },
       { count: 1, state: 'inspecting', reason: 'still running' },
     ]);
   });
