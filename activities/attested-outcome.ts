@@ -25,7 +25,7 @@ export interface AttestedOutcomeDeps {
 }
 
 export async function withVerifiedAttestations(deps: AttestedOutcomeDeps, outcome: StateOutcome): Promise<StateOutcome> {
-  const { verifiedWipes: _fromCaller, ...claimed } = outcome;
+  const { verifiedWipes: _fromCaller, stepUses: _claimedUses, ...claimed } = outcome;
   if (claimed.outcome !== 'succeeded') return claimed;
   const node = await deps.db.node.findUnique({ where: { id: claimed.nodeId } });
   if (!node || node.workflowId !== claimed.workflowId) return claimed; // applyStateOutcome ignores it
@@ -38,6 +38,12 @@ export async function withVerifiedAttestations(deps: AttestedOutcomeDeps, outcom
     return { ...claimed, outcome: 'failed', error: { code: error.code, message: error.message } };
   }
   if (planned.kind !== 'run') return claimed;
+  // Each output is read by its step's output schema (applyStateOutcome), found by the step's use in the plan, never by its shape.
+  const stepUses = Object.fromEntries(
+    [...planned.plan.steps, ...planned.plan.acceptance, ...planned.plan.cleanup]
+      .flatMap((s) => [s, ...(s.fallback ? [s.fallback] : [])])
+      .map((s) => [s.key, s.use]),
+  );
   const outputs = claimed.outputs ?? {};
   // A step that had to run and answer (not skipped by its labels, no fallback, failure not
   // tolerated) and has no output is refused like an unsigned one: no answer is not a pass.
@@ -45,7 +51,7 @@ export async function withVerifiedAttestations(deps: AttestedOutcomeDeps, outcom
   const attested = [...planned.plan.steps, ...planned.plan.acceptance].filter(
     (s) => isAttestedStepUse(s.use) && (outputs[s.key] !== undefined || mustAnswer(s)),
   );
-  if (attested.length === 0) return { ...claimed, verifiedWipes: 0 };
+  if (attested.length === 0) return { ...claimed, stepUses, verifiedWipes: 0 };
 
   const runStartedAt = await runStartTime(deps.temporal, claimed.workflowId);
   const pool = node.poolId ? await deps.db.pool.findUnique({ where: { id: node.poolId } }) : null;
@@ -76,5 +82,5 @@ export async function withVerifiedAttestations(deps: AttestedOutcomeDeps, outcom
       return { ...claimed, outcome: 'failed', error: { code: error.code, message: error.message } };
     }
   }
-  return { ...claimed, verifiedWipes };
+  return { ...claimed, stepUses, verifiedWipes };
 }

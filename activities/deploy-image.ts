@@ -85,7 +85,7 @@ export function createDeployImageActivities(deps: ActivityDeps) {
           );
         }
         if (input.target.siteId) await pinImageAtSite(deps.db, { imageId: image.id, siteId: input.target.siteId, sizeBytes: image.sizeBytes, pinForMs: 0 });
-        return { imageId: image.id, sha256: image.sha256, bytesWritten: answer.output.bytesWritten };
+        return { imageId: image.id, sha256: image.sha256, bytesWritten: answer.output.bytesWritten ?? null };
       });
     },
   };

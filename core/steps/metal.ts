@@ -23,12 +23,14 @@ export const deployImageWithSchema = z
   })
   .strict();
 export const deployImageOutputSchema = z.object({
+  /** What deploy.deploy.check relies on: the digest of the bytes fetched, and how many were written. */
   sha256,
-  bytesWritten: z.number().int().min(0),
-  bytesFetched: z.number().int().min(0),
-  fetchedFrom: z.string().max(32),
-  disk: z.string().max(64),
-  readBackSha256: sha256,
+  bytesWritten: z.number().int().min(0).optional(),
+  // Reported for the history, not relied on.
+  bytesFetched: z.number().int().min(0).optional(),
+  fetchedFrom: z.string().max(32).optional(),
+  disk: z.string().max(64).optional(),
+  readBackSha256: sha256.optional(),
   userData: z.object({ kind: z.string().max(32), written: z.literal(true) }).optional(),
 });
 

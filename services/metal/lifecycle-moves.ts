@@ -10,7 +10,8 @@ import { stateOutcomes } from '../metrics/registry';
 import { normalizeMac } from '../../core/mac';
 import { sameProductUuid } from '../../core/product-uuid';
 import type { JsonValue } from '../../core/plan';
-import { inspectOobOutputSchema, inventoryOutputSchema, type NodeInventory } from '../../core/schemas/inventory';
+import type { NodeInventory } from '../../core/schemas/inventory';
+import { parseOutput } from '../../core/steps/outputs';
 import { completeMove, failMove } from '../../core/provision-states';
 import { applyAcceptance } from './adopt';
 import { holdOnFailure } from './maintenance';
@@ -29,6 +30,8 @@ export interface StateOutcome {
   hostSpec?: Record<string, JsonValue>;
   /** How many disk.wipe results were verified (activities/attested-outcome.ts sets it after checking each attestation; the workflow never does). */
   verifiedWipes?: number;
+  /** Each output's step `use`, by step key, from the state's plan (activities/attested-outcome.ts sets it; the workflow never does). */
+  stepUses?: Record<string, string>;
 }
 
 export interface AppliedOutcome {
@@ -36,30 +39,40 @@ export interface AppliedOutcome {
   state: string | null;
 }
 
-type Obj = Record<string, JsonValue>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const outputsOf = (outputs: Record<string, JsonValue> | undefined): Obj[] => Object.values(outputs ?? {}).filter(isObj);
-
-/** Out-of-band facts (inspect.oob: macs, productUuid, arch, ips) and the ramdisk's inventory (inventory.refresh: its sections), each read by its step's schema. */
-function identityFacts(node: Node, outputs: Obj[]): { data: Partial<Node>; mismatch?: string } {
+/**
+ * Out-of-band facts (inspect.oob: macs, productUuid, arch, ips) and the machine's inventory
+ * (inventory.refresh: the sections its agent reported, stored as node.inventory), each output
+ * read by the output schema of its step's use. An answer its schema refuses is a failure.
+ */
+function identityFacts(node: Node, outputs: Record<string, JsonValue>, stepUses: Record<string, string>): { data: Partial<Node>; mismatch?: string } {
   const macs = new Set(Array.isArray(node.macs) ? (node.macs as string[]) : []);
   const ips = new Set<string>();
   const data: Partial<Node> = {};
   let mismatch: string | undefined;
   let inventory: NodeInventory | undefined;
-  for (const out of outputs) {
-    const oob = inspectOobOutputSchema.safeParse(out);
-    if (oob.success) {
-      if (oob.data.arch) data.arch = oob.data.arch;
-      for (const m of oob.data.macs) if (normalizeMac(m)) macs.add(normalizeMac(m) as string);
-      if (oob.data.productUuid && !node.productUuid) data.productUuid = oob.data.productUuid.toLowerCase();
-      for (const ip of oob.data.ips) ips.add(ip);
-    }
-    const inventoried = inventoryOutputSchema.safeParse(out);
-    if (inventoried.success) {
-      const { sections } = inventoried.data;
+  for (const [key, out] of Object.entries(outputs)) {
+    const use = stepUses[key];
+    const malformed = (problem: string) => `the ${use} answer of ${key} is not one (${problem}): the machine's facts were not recorded`;
+    if (use === 'inspect.oob') {
+      const parsed = parseOutput(use, out);
+      if (!parsed.success) {
+        mismatch = malformed(parsed.problem);
+        continue;
+      }
+      const oob = parsed.output;
+      if (oob.arch) data.arch = oob.arch;
+      for (const m of oob.macs) if (normalizeMac(m)) macs.add(normalizeMac(m) as string);
+      if (oob.productUuid && !node.productUuid) data.productUuid = oob.productUuid.toLowerCase();
+      for (const ip of oob.ips) ips.add(ip);
+    } else if (use === 'inventory.refresh') {
+      const parsed = parseOutput(use, out);
+      if (!parsed.success) {
+        mismatch = malformed(parsed.problem);
+        continue;
+      }
+      const { sections } = parsed.output;
       inventory = { ...sections, ips: [] };
-      for (const nic of sections.nics) if (nic.ip) ips.add(nic.ip);
+      if ('nics' in sections) for (const nic of sections.nics) if (nic.ip) ips.add(nic.ip);
       const seen = sections.system.productUuid;
       const enrolled = node.productUuid ?? (data.productUuid as string | undefined);
       if (seen && enrolled && !sameProductUuid(seen, enrolled))
@@ -97,10 +110,9 @@ export async function applyStateOutcome(db: Db, outcome: StateOutcome): Promise<
       return { applied: true, state: moved.provisionState };
     }
     const state = node.provisionState;
-    const outputs = outputsOf(outcome.outputs);
     let data: Partial<Node> = {};
     if (state === 'enrolling' || state === 'inspecting' || state === 'commissioning') {
-      const facts = identityFacts(node, outputs);
+      const facts = identityFacts(node, outcome.outputs ?? {}, outcome.stepUses ?? {});
       if (facts.mismatch) return { applied: true, state: (await fail(tx, node, { code: 'DRIVER_ERROR', message: facts.mismatch })).provisionState };
       data = facts.data;
       if (state === 'commissioning') data.power = 'off';
