@@ -131,7 +131,7 @@ export interface ProvisionStatus {
   step: { key: string; use: string; queue: QueueKind; taskQueue?: string; attempt: number; startedAt: string } | null;
   /** Why the workflow is not making progress right now, if it waits. */
   waitingFor: string | null;
-  /** The last progress the running step reported (from its heartbeat or the workflow). */
+  /** Progress the workflow itself knows of the running step (ensureRamdisk: until when it waits); the API adds the step's last heartbeat. */
   progress: JsonValue | null;
   history: StepRecord[];
   abortReason: string | null;

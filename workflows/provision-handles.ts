@@ -17,8 +17,6 @@ export const confirmMacSignal = defineSignal<[string]>('confirmMac');
 export const macConfirmedSignal = defineSignal<[string]>(MAC_CONFIRMED_SIGNAL);
 /** The join path: the machine's next agent joined (ends an `await: 'rejoin'` wait). */
 export const agentJoinedSignal = defineSignal<[AgentJoined]>('agentJoined');
-/** Long steps (or their relays) may report progress here for the status query. */
-export const stepProgressSignal = defineSignal<[{ key: string; progress: unknown }]>('stepProgress');
 
 /** The same as the signals, but the caller hears why a request is refused. */
 export const abortUpdate = defineUpdate<ProvisionStatus, [string]>('abort');

@@ -7,7 +7,7 @@ import { pickSiteAgent, type SiteRoutingActivities } from '../../activities/site
 import { isConnected } from '../../core/agent-queues';
 import type { Db } from '../../services/db';
 import { findMetalNode } from '../../services/metal/transition';
-import { describeRun, queryProvisionStatus } from '../../services/temporal/readers';
+import { describeRun, lastHeartbeat, queryProvisionStatus } from '../../services/temporal/readers';
 import { metalView } from '../../core/metal/view';
 import { tenantQuerySchema } from '../../core/schemas/common';
 import { metalNodeParamsSchema } from '../../core/schemas/metal';
@@ -31,9 +31,9 @@ const agentView = (s: Session) => ({
 });
 
 async function workflowFacts(ctx: ApiContext, workflowId: string | null) {
-  if (!workflowId) return { workflow: null, status: null, pending: undefined };
+  if (!workflowId) return { workflow: null, status: null, pending: undefined, heartbeat: null };
   const description = await describeRun(ctx.temporal, workflowId); // null: retention dropped it
-  if (!description) return { workflow: null, status: null, pending: undefined };
+  if (!description) return { workflow: null, status: null, pending: undefined, heartbeat: null };
   const status = description.status.name === 'RUNNING' ? await queryProvisionStatus(ctx.temporal, workflowId, { deadlineMs: QUERY_DEADLINE_MS }) : null;
   const pending = (description.raw.pendingActivities ?? []).find((a) => a.activityType?.name !== ROUTING_ACTIVITY);
   const { namespace } = ctx.config.temporal;
@@ -47,6 +47,8 @@ async function workflowFacts(ctx: ApiContext, workflowId: string | null) {
     },
     status,
     pending,
+    // The step's progress as its agent reports it (bytes written, disks wiped …): its last heartbeat.
+    heartbeat: pending ? await lastHeartbeat(ctx.temporal, pending) : null,
   };
 }
 
@@ -80,7 +82,7 @@ export const metalStatusRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, 
       // Another tenant's node is NOT_FOUND, as on every metal route.
       const node = await findMetalNode(ctx.db, request.query.tenantId, request.params.nodeId);
       const view = metalView(node);
-      const [{ workflow, status, pending }, logs] = await Promise.all([workflowFacts(ctx, node.workflowId), logLocations(ctx.db, node)]);
+      const [{ workflow, status, pending, heartbeat }, logs] = await Promise.all([workflowFacts(ctx, node.workflowId), logLocations(ctx.db, node)]);
       const step = status?.step ?? null;
       return {
         nodeId: node.id,
@@ -99,7 +101,7 @@ export const metalStatusRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, 
           taskQueue: step.taskQueue ?? null,
           startedAt: step.startedAt,
           lastFailure: pending?.lastFailure?.message ?? null,
-          progress: status?.progress ?? null,
+          progress: status?.progress ?? heartbeat ?? null,
         },
         waitingFor: status?.waitingFor ?? null,
         error: view.lastError,

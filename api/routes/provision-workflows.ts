@@ -1,14 +1,13 @@
 // Running a profile on a machine, and reading a provision workflow's status: the
 // workflow's own `status` query, plus what Temporal knows of the running activity
 // (attempt, last heartbeat, last failure).
-import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { notFound } from '../../core/errors';
 import type { ProvisionStatus } from '../../core/plan';
 import { profileIdSchema, profileRunSchema, workflowStatusQuerySchema } from '../../core/schemas/profiles';
 import { startProvision } from '../../profiles/launch';
-import { describeRun, isProvisionRun, queryProvisionStatus } from '../../services/temporal/readers';
+import { describeRun, isProvisionRun, lastHeartbeat, queryProvisionStatus } from '../../services/temporal/readers';
 import { tenantIdOf } from '../../services/temporal/search-attributes';
 import { authorize } from '../auth';
 import type { ApiContext } from '../context';
@@ -51,14 +50,12 @@ export const provisionWorkflowRoutes: FastifyPluginAsyncZod<ApiContext> = async 
       if (!description || tenantIdOf(description) !== request.query.tenantId || !isProvisionRun(description))
         throw notFound('workflow', request.params.workflowId);
       const status = await queryProvisionStatus(ctx.temporal, request.params.workflowId); // null: no worker to answer right now
-      // Heartbeat details come raw from describe(): decoded with the client's data converter (sealed histories).
-      const converter = ctx.temporal.options.loadedDataConverter;
       const pendingActivities = await Promise.all(
         (description.raw.pendingActivities ?? []).map(async (a) => ({
           activity: a.activityType?.name ?? '',
           attempt: a.attempt ?? 0,
           state: String(a.state ?? ''),
-          heartbeat: a.heartbeatDetails?.payloads?.[0] ? await decodeFromPayloadsAtIndex(converter, 0, a.heartbeatDetails.payloads) : null,
+          heartbeat: await lastHeartbeat(ctx.temporal, a),
           lastFailure: a.lastFailure?.message ?? null,
         })),
       );

@@ -1,6 +1,7 @@
 // What the control plane reads of a workflow: Temporal's description, the provision
 // workflow's own `status` query, and the node's running provision runs.
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { ProvisionStatus } from '../../core/plan';
 import { provision } from '../../workflows';
 import { statusQuery } from '../../workflows/provision-handles';
@@ -49,4 +50,12 @@ export async function runningProvisionRuns(client: Client, nodeId: string, limit
     if (running.length >= limit) break;
   }
   return running;
+}
+
+export type PendingActivity = NonNullable<WorkflowExecutionDescription['raw']['pendingActivities']>[number];
+
+/** A running activity's last heartbeat details (its progress: bytes written, disks wiped …), decoded with the client's data converter (sealed histories). */
+export async function lastHeartbeat(client: Client, activity: PendingActivity): Promise<unknown> {
+  const payloads = activity.heartbeatDetails?.payloads;
+  return payloads?.[0] ? decodeFromPayloadsAtIndex(client.options.loadedDataConverter, 0, payloads) : null;
 }

@@ -151,26 +151,6 @@ describe.skipIf(skip !== undefined)('the Temporal Web UI', () => {
     // Its "Events with Metadata" list above, and the history's timeline here, show the activity by its summary.
     await pageShowing(page, `${uiUrl}${run.webUiPath}/history`, [activitySummary]);
 
-    // The step reports its own wait (as metal.ensureRamdisk does while a MAC awaits an
-    // operator), then an image write's progress, through the stepProgress signal.
-    const provisionRun = t.cp.temporal.workflow.getHandle(run.workflowId);
-    const since = '2026-01-02T03:04:05.000Z';
-    await provisionRun.signal('stepProgress', { key: 'steps[0]', progress: { waitingFor: 'metal.confirmMac', since } });
-    expect(
-      (
-        await until(
-          () => statusOf(nodeId),
-          (s) => s.waitingFor !== null,
-          10_000,
-          'the reported wait',
-        )
-      ).waitingFor,
-    ).toBe('metal.confirmMac');
-    await pageShowing(page, metadataUrl, [`Waiting for: metal.confirmMac · since ${since}`]);
-    await provisionRun.signal('stepProgress', { key: 'steps[0]', progress: { bytesWritten: 1024 ** 3, sizeBytes: 4 * 1024 ** 3 } });
-    const writing = await pageShowing(page, metadataUrl, ['Progress: 1.0 GiB of 4.0 GiB written (25%)']);
-    expect(writing).not.toContain('Waiting for:');
-
     // The lifecycle: its summary, and details naming the state it drives and the child running it.
     const lifecycle = await t.cp.temporal.workflow.getHandle(`node:${nodeId}`).describe();
     await pageShowing(page, `${uiUrl}/namespaces/default/workflows/${encodeURIComponent(`node:${nodeId}`)}/${lifecycle.runId}/user-metadata`, [

@@ -4,11 +4,9 @@ import { ApplicationFailure, CancellationScope, setCurrentDetails, setHandler } 
 import type { ProvisionStatus, ProvisionTarget } from '../../core/plan';
 import { provisionDetails } from '../../core/workflow-summaries';
 import { installConfirmMacHandlers, noteRejectedSignal } from '../confirm-mac-handlers';
-import { abortSignal, abortUpdate, agentJoinedSignal, statusQuery, stepProgressSignal, type AgentJoined } from '../provision-handles';
+import { abortSignal, abortUpdate, agentJoinedSignal, statusQuery, type AgentJoined } from '../provision-handles';
 
 const MAX_REASON = 512;
-/** A wait a step reports through stepProgress, bounded. */
-const MAX_REPORTED_WAIT = 256;
 
 type JoinRole = AgentJoined['role'];
 
@@ -31,15 +29,6 @@ export interface RunStatus {
   takeJoins(role: JoinRole): void;
 }
 
-/** A wait the running step reports itself in its stepProgress (`{ waitingFor, since }`), bounded. */
-function reportedWait(progress: unknown): { what: string; since?: string } | null {
-  if (typeof progress !== 'object' || progress === null) return null;
-  const { waitingFor, since } = progress as { waitingFor?: unknown; since?: unknown };
-  if (typeof waitingFor !== 'string' || waitingFor.trim() === '') return null;
-  const what = waitingFor.slice(0, MAX_REPORTED_WAIT);
-  return typeof since === 'string' && !Number.isNaN(Date.parse(since)) ? { what, since: new Date(since).toISOString() } : { what };
-}
-
 /** The status and its handlers; call once, before the first step. */
 export function startRunStatus(target: ProvisionTarget): RunStatus {
   const status: ProvisionStatus = {
@@ -59,13 +48,11 @@ export function startRunStatus(target: ProvisionTarget): RunStatus {
   const lastAgent: Record<JoinRole, string | null> = { ramdisk: null, node: null };
   const taken: Record<JoinRole, number> = { ramdisk: 0, node: 0 };
   let waitingSince: string | null = null;
-  let waitReported = false; // the wait came from the step's own stepProgress
 
   const showDetails = () => setCurrentDetails(provisionDetails(status, waitingSince));
   const waitFor = (what: string | null, since?: string) => {
     status.waitingFor = what;
     waitingSince = what === null ? null : (since ?? new Date().toISOString());
-    waitReported = false;
     showDetails();
   };
 
@@ -101,16 +88,6 @@ export function startRunStatus(target: ProvisionTarget): RunStatus {
     if (join?.role !== 'ramdisk' && join?.role !== 'node') return;
     joined[join.role] += 1;
     lastAgent[join.role] = typeof join.agentNodeId === 'string' ? join.agentNodeId : null;
-  });
-  setHandler(stepProgressSignal, ({ key, progress }) => {
-    if (status.step?.key !== key) return;
-    status.progress = (progress ?? null) as ProvisionStatus['progress'];
-    const reported = reportedWait(progress);
-    if (reported) {
-      waitFor(reported.what, reported.since);
-      waitReported = true;
-    } else if (waitReported) waitFor(null);
-    else showDetails();
   });
 
   return {
