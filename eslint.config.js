@@ -88,11 +88,5 @@ export default tseslint.config(
       ],
     },
   },
-  {
-    // Being rewritten by another engineer as these rules landed (issue 15): its look at a state
-    // workflow's end still calls Temporal itself. Remove once it uses services/temporal.
-    files: ['activities/node-lifecycle.ts'],
-    rules: { 'no-restricted-syntax': 'off', '@typescript-eslint/no-restricted-imports': 'off' },
-  },
   prettier,
 );

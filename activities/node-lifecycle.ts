@@ -1,14 +1,13 @@
 // The node lifecycle workflow's activities: read what the node's state must run, apply a
 // finished workflow's outcome, abort (the same transition as metal.abort; the workflow stops
 // its child itself), and the checks that keep exactly one state workflow running.
-import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { isIronflowError } from '../core/errors';
 import { appendEvent } from '../services/events';
 import { applyStateOutcome, type AppliedOutcome, type StateOutcome } from '../services/metal/lifecycle-moves';
 import { findMetalNode } from '../services/metal/transition';
 import { commitVerb, type MetalDeps } from '../services/metal/verbs';
-import type { Plan, ProvisionResult, ProvisionTarget } from '../core/plan';
+import { stateWorkflowEnd } from '../services/temporal/readers';
+import type { Plan, ProvisionTarget } from '../core/plan';
 import type { StateWorkflowEnded } from '../workflows/lifecycle-handles';
 import { planForState } from '../profiles/plan-for-state';
 import { resolveProfile } from '../profiles/store';
@@ -103,28 +102,9 @@ export function createNodeLifecycleActivities(deps: ActivityDeps) {
     /**
      * How a state workflow ended, or null while it runs: for one that may have ended without its
      * signal reaching this lifecycle (it was terminated, or so was the lifecycle run it told). One
-     * look, no wait. (A Temporal client call: services/temporal/ is to hold it.)
+     * look, no wait.
      */
-    async lifecycleWorkflowEnd(workflowId: string): Promise<StateWorkflowEnded | null> {
-      const handle = deps.temporal.workflow.getHandle(workflowId);
-      try {
-        if ((await handle.describe()).status.name === 'RUNNING') return null;
-        const result = (await handle.result()) as ProvisionResult;
-        return { workflowId, outcome: 'succeeded', outputs: result.outputs ?? {} };
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError)
-          return {
-            workflowId,
-            outcome: 'failed',
-            error: { code: 'NOT_FOUND', message: `state workflow ${workflowId} not found (never started, or past retention)` },
-          };
-        if (!(err instanceof WorkflowFailedError)) throw err;
-        const cause = err.cause;
-        if (cause instanceof ApplicationFailure) return { workflowId, outcome: 'failed', error: { code: cause.type ?? 'INTERNAL', message: cause.message } };
-        const code = cause instanceof CancelledFailure ? 'ABORTED' : 'INTERNAL';
-        return { workflowId, outcome: 'failed', error: { code, message: cause?.message || err.message } };
-      }
-    },
+    lifecycleWorkflowEnd: (workflowId: string): Promise<StateWorkflowEnded | null> => stateWorkflowEnd(deps.temporal, workflowId),
   };
 }
 export type NodeLifecycleActivities = ReturnType<typeof createNodeLifecycleActivities>;

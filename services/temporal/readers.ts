@@ -1,8 +1,10 @@
 // What the control plane reads of a workflow: Temporal's description, the provision
 // workflow's own `status` query, and the node's running provision runs.
-import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
+import { WorkflowFailedError, WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
-import type { ProvisionStatus } from '../../core/plan';
+import type { ProvisionResult, ProvisionStatus } from '../../core/plan';
+import type { StateWorkflowEnded } from '../../workflows/lifecycle-handles';
 import { provision } from '../../workflows';
 import { statusQuery } from '../../workflows/provision-handles';
 import { searchAttributeKeys } from '../../core/search-attributes';
@@ -58,4 +60,26 @@ export type PendingActivity = NonNullable<WorkflowExecutionDescription['raw']['p
 export async function lastHeartbeat(client: Client, activity: PendingActivity): Promise<unknown> {
   const payloads = activity.heartbeatDetails?.payloads;
   return payloads?.[0] ? decodeFromPayloadsAtIndex(client.options.loadedDataConverter, 0, payloads) : null;
+}
+
+/** A state workflow's end as its lifecycle applies it, or null while it runs (one look: for a child an earlier lifecycle run started). */
+export async function stateWorkflowEnd(client: Client, workflowId: string): Promise<StateWorkflowEnded | null> {
+  const handle = client.workflow.getHandle(workflowId);
+  try {
+    if ((await handle.describe()).status.name === 'RUNNING') return null;
+    const result = (await handle.result()) as ProvisionResult;
+    return { workflowId, outcome: 'succeeded', outputs: result.outputs ?? {} };
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError)
+      return {
+        workflowId,
+        outcome: 'failed',
+        error: { code: 'NOT_FOUND', message: `state workflow ${workflowId} not found (never started, or past retention)` },
+      };
+    if (!(err instanceof WorkflowFailedError)) throw err;
+    const cause = err.cause;
+    if (cause instanceof ApplicationFailure) return { workflowId, outcome: 'failed', error: { code: cause.type ?? 'INTERNAL', message: cause.message } };
+    const code = cause instanceof CancelledFailure ? 'ABORTED' : 'INTERNAL';
+    return { workflowId, outcome: 'failed', error: { code, message: cause?.message || err.message } };
+  }
 }
