@@ -30,12 +30,9 @@ export interface PlanStep {
    * How the task queue is found: `control` → the control-plane queue; `site-agent` →
    * `site.<siteId>.<agent>` picked by siteAgentFor; `ramdisk` / `node` → `<kind>.<nodeId>`;
    * `workflow` → the provision interpreter runs the step itself (the registry's `workflow`
-   * steps: metal.ensureRamdisk, wait.agentJoined). A step that relays through a site agent
-   * has `relay: true`: it gets the picked agent's queue in its input, and waits for one like
-   * a site step.
+   * steps: metal.ensureRamdisk, wait.agentJoined, media.insert).
    */
   route: PlanRoute;
-  relay: boolean;
   with: JsonObject;
   timeoutMs: number;
   /** Agents' queues: how long a task may wait for a worker before the step is re-routed. */

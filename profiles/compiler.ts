@@ -46,7 +46,6 @@ function compileStep(step: StepDocument, key: string, registry: StepRegistry, al
     activity: stepActivityName(definition),
     queue,
     route: routes[runs],
-    relay: (runs === 'control' || runs === 'workflow') && definition.relaysViaSite === true,
     with: definition.with.parse(step.with ?? {}) as JsonObject,
     timeoutMs,
     retry: retryOf(definition.retry, step.retries, definition.defaultRetries, timeoutMs),

@@ -50,7 +50,6 @@ export const metalSteps = [
     // Run by the provision interpreter: it mints the discovery tokens and relays the BMC and
     // boot-entry commands to the site agent the workflow picked (a site agent does not serve it).
     queues: ['workflow'],
-    relaysViaSite: true,
     with: none,
     output: z.object({ booted: z.boolean(), alreadyConnected: z.boolean(), macs, agentNodeId: z.string().max(64).nullable() }),
     // Each power cycle and boot entry is sent under its attempt's operation id; a join that ran out of time says itself it is not retried.
@@ -107,7 +106,6 @@ export const metalSteps = [
     summary: 'Mounts a catalog iso (image) as virtual media through the BMC, or sanboots it from the site cache where the BMC has none',
     // Run by the provision interpreter: it resolves and pins the ISO, then relays to the site agent it picked.
     queues: ['workflow'],
-    relaysViaSite: true,
     commandOn: ['site'],
     shapes: { site: { with: siteMediaInsertWithSchema, output: z.object({ inserted: z.literal(true), fromCache: z.boolean(), sent: z.boolean() }) } },
     with: z.object({ image: imageRef.optional(), fromStep: z.string().min(1).max(64).optional() }).strict(),

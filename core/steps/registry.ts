@@ -45,8 +45,6 @@ export interface StepDefinition<
   commandOn?: readonly C[];
   /** Where the kind takes other input or answers otherwise than `with`/`output` (the site agent's inventory.refresh reports its own host). */
   shapes?: Partial<Record<AgentQueue, StepShape>>;
-  /** A control step that sends work through the machine's site agent. */
-  relaysViaSite?: boolean;
   /** The machine's agent signs the result (services/attestations); the control plane counts it only verified. */
   attested?: boolean;
   retry: RetryClass;

@@ -33,7 +33,6 @@ const holdingPlan: Plan = {
       activity: 'inventory.refresh',
       queue: 'ramdisk',
       route: 'ramdisk',
-      relay: false,
       with: {},
       timeoutMs: 600_000,
       scheduleToStartMs: 600_000,

@@ -287,7 +287,6 @@ describe('the site agent', () => {
           activity: 'disk.wipe',
           queue: 'site',
           route: 'site-agent',
-          relay: false,
           with: { mode: 'quick' },
           timeoutMs: 20_000,
           scheduleToStartMs: 5_000,

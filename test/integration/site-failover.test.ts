@@ -354,7 +354,6 @@ describe('the shared BMC operation ledger', () => {
           activity: 'inventory.refresh',
           queue: 'ramdisk',
           route: 'ramdisk',
-          relay: false,
           with: {},
           timeoutMs: 60_000,
           scheduleToStartMs: 60_000,
