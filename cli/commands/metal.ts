@@ -10,8 +10,15 @@ import { provisionStates } from '../../core/provision-states';
 import { bmcDriverNames } from '../../core/schemas/bmc';
 import type { DiscoveredMachine } from '../../core/schemas/discovery';
 import { idOf, labelKeySchema, macSchema, tenantIdSchema } from '../../core/schemas/common';
-import { abortReasonSchema, machineArchs, metalEnrollSchema, metalPowerSchema, metalUndeploySchema, type MetalNodeView } from '../../core/schemas/metal';
-import { profileIdSchema } from '../../core/schemas/profiles';
+import {
+  abortReasonSchema,
+  machineArchs,
+  metalDeploySchema,
+  metalEnrollSchema,
+  metalPowerSchema,
+  metalUndeploySchema,
+  type MetalNodeView,
+} from '../../core/schemas/metal';
 import { defineCommand, type Command } from '../command';
 import { metalBulkCommands } from './metal-bulk';
 
@@ -138,7 +145,7 @@ export const metalCommands: Command[] = [
   defineCommand({
     name: 'metal deploy',
     summary: 'Deploy a ready node with a profile: ironflow metal deploy NODE --profile ID --profile-version N',
-    flags: z.object({ ...nodeFlags, profile: profileIdSchema, profileVersion: z.number().int().min(1) }),
+    flags: z.object({ ...nodeFlags, profile: metalDeploySchema.shape.profileId, profileVersion: metalDeploySchema.shape.profileVersion }),
     positionals: ['nodeId'],
     run: (ctx, f) =>
       ctx.api.call('POST', verbPath(f.nodeId, 'deploy'), { tenantId: f.tenantId, version: f.version, profileId: f.profile, profileVersion: f.profileVersion }),
