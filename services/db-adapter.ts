@@ -41,6 +41,10 @@ function patchQuery(target: pg.Pool | pg.PoolClient): void {
 
 function postgresPool(url: string): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // An idle client's connection ended by the server (a restart, a shutdown) is an 'error' event
+  // of the pool: unhandled, it kills the process. The pool has dropped that client already and
+  // the next query opens a new connection, so there is nothing to do.
+  pool.on('error', () => undefined);
   patchQuery(pool);
   const connect = pool.connect.bind(pool) as (...args: unknown[]) => unknown;
   (pool as { connect: (...args: unknown[]) => unknown }).connect = (...args: unknown[]) => {
