@@ -113,7 +113,7 @@ export interface E2eSite extends BootSite {
 }
 
 function startWorkerProcess(config: IronflowConfig, env: Record<string, string>): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'test/fixtures/control-plane-worker.ts')], {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'stack/control-plane-worker.ts')], {
     cwd: repoRoot,
     env: {
       ...process.env,
