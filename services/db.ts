@@ -9,14 +9,21 @@ export type Tx = Prisma.TransactionClient;
 export type DbOrTx = Db | Tx;
 export { Prisma };
 
+/**
+ * How long a transaction may wait for the database's connection before Prisma gives up (its
+ * default, 2 s, failed joins with "Unable to start a transaction in the given time" when a
+ * fleet of machines joined at once on SQLite's one connection): as long as SQLite's busy timeout.
+ */
+const transactionOptions = { maxWait: 10_000 };
+
 export async function createDb(target: DatabaseTarget): Promise<Db> {
   const adapter = createAdapter(target);
   if (target.provider === 'postgresql') {
     const pgClient = await import('../generated/prisma-postgres/client');
     // Same models, same queries: only the SQL dialect of the generated runtime differs.
-    return new pgClient.PrismaClient({ adapter }) as unknown as Db;
+    return new pgClient.PrismaClient({ adapter, transactionOptions }) as unknown as Db;
   }
-  const db = new PrismaClient({ adapter });
+  const db = new PrismaClient({ adapter, transactionOptions });
   // Concurrent writers wait for the lock instead of failing at once with SQLITE_BUSY.
   await db.$executeRawUnsafe('PRAGMA busy_timeout = 10000');
   return db;
