@@ -10,11 +10,12 @@ export type DbOrTx = Db | Tx;
 export { Prisma };
 
 /**
- * How long a transaction may wait for the database's connection before Prisma gives up (its
- * default, 2 s, failed joins with "Unable to start a transaction in the given time" when a
- * fleet of machines joined at once on SQLite's one connection): as long as SQLite's busy timeout.
+ * How long a transaction may wait for the database's connection (Prisma's default, 2 s, failed
+ * joins with "Unable to start a transaction in the given time" when a fleet of machines joined
+ * at once on SQLite's one connection: as long as SQLite's busy timeout now), and may run (a
+ * join signs a certificate inside its transaction: 5 s is short on a loaded machine).
  */
-const transactionOptions = { maxWait: 10_000 };
+const transactionOptions = { maxWait: 10_000, timeout: 15_000 };
 
 export async function createDb(target: DatabaseTarget): Promise<Db> {
   const adapter = createAdapter(target);
