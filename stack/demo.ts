@@ -24,6 +24,7 @@ import { Fleet } from '../agent/emulator/fleet';
 import { nodeAgentOs } from '../agent/emulator/installed-os';
 import { QEMU_SITE_AGENT_IP, requireQemuSite, startQemuSite, type QemuSite } from '../agent/emulator/qemu-site';
 import { loadSiteAgentConfig } from '../agent/site/config';
+import { writeLocalSiteAgentConfig } from './local-site-agent-config';
 import { AgentLog } from '../agent/common/log';
 import { startSiteAgent, type SiteAgent } from '../agent/site/main';
 import { ApiClient } from '../cli/api-client';
@@ -174,24 +175,7 @@ async function main(): Promise<void> {
   });
   const token = await api.call<{ token: string }>('POST', `/v1/sites/${site.id}/tokens`, { tenantId: 'root', ttlSeconds: 600, maxUses: 1 });
   const agentDir = path.join(dataDir, 'site-agent');
-  mkdirSync(agentDir, { recursive: true, mode: 0o700 });
-  const agentConfig = path.join(agentDir, 'site-agent.toml');
-  writeFileSync(
-    agentConfig,
-    [
-      `control_plane_url = ${JSON.stringify(cp.url)}`,
-      'data_dir = "data"',
-      '',
-      '[site]',
-      'bmc_networks = []',
-      '',
-      '[boot]',
-      'proxy_dhcp = false',
-      'http_address = "127.0.0.1"',
-      'http_port = 0',
-      '',
-    ].join('\n'),
-  );
+  const agentConfig = writeLocalSiteAgentConfig(agentDir, cp.url);
   let agent: SiteAgent | undefined;
   let qemuSite: QemuSite | undefined;
   if (onQemu) {

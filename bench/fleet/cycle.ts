@@ -9,7 +9,7 @@
 //   npx tsx bench/fleet/cycle.ts --machines 10
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
-import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -29,6 +29,7 @@ import { imageSigningInput } from '../../core/images/signing-input';
 import type { MetalNodeView } from '../../core/schemas/metal';
 import { searchAttributeKeys } from '../../core/search-attributes';
 import { sealedDataConverter } from '../../services/sealing';
+import { writeLocalSiteAgentConfig } from '../../stack/local-site-agent-config';
 import { makeServerCertificate } from '../../stack/throwaway-tls';
 import { freePort } from '../../test/helpers/ports';
 import { startBenchStack } from '../lib/bench-stack';
@@ -176,25 +177,7 @@ async function main(): Promise<void> {
     // The site agent in this process, its boot server on a free loopback port.
     say('starting the site agent and the machines…');
     const token = await api.call<{ token: string }>('POST', `/v1/sites/${site.id}/tokens`, { tenantId: 'root', ttlSeconds: 600, maxUses: 1 });
-    const agentDir = path.join(stack.dir, 'site-agent');
-    mkdirSync(agentDir, { recursive: true, mode: 0o700 });
-    const agentConfig = path.join(agentDir, 'site-agent.toml');
-    writeFileSync(
-      agentConfig,
-      [
-        `control_plane_url = ${JSON.stringify(cp.url)}`,
-        'data_dir = "data"',
-        '',
-        '[site]',
-        'bmc_networks = []',
-        '',
-        '[boot]',
-        'proxy_dhcp = false',
-        'http_address = "127.0.0.1"',
-        'http_port = 0',
-        '',
-      ].join('\n'),
-    );
+    const agentConfig = writeLocalSiteAgentConfig(path.join(stack.dir, 'site-agent'), cp.url);
     // The site's and the machines' logs outlive the run's directory when a machine did not finish: they say why.
     const logDir = mkdtempSync(path.join(tmpdir(), `ironflow-bench-fleet-${machines}-logs-`));
     stoppers.push(async () => {
