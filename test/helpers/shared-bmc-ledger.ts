@@ -44,6 +44,23 @@ const holdingPlan: Plan = {
   cleanup: [],
 };
 
+/**
+ * A machine of the site whose state workflow runs and stays running (one step on a queue
+ * nobody serves); its row names that workflow, the control plane's own record of it (a
+ * workflow it did not start gets no step secrets, test/integration/bmc-access-forged.test.ts).
+ */
+export async function startHoldingRun(t: TestControlPlane, siteId: string) {
+  const nodeId = newId('node');
+  const workflowId = `node:${nodeId}:ledger:1`;
+  await t.cp.db.node.create({ data: { id: nodeId, tenantId: 'root', siteId, role: 'host', workflowId } });
+  const handle = await t.cp.temporal.workflow.start('provision', {
+    workflowId,
+    taskQueue: t.config.controlQueue,
+    args: [holdingPlan, { tenantId: 'root', nodeId, siteId, provisionState: 'inspecting', labels: {} }],
+  });
+  return { nodeId, workflowId, handle };
+}
+
 export async function startSharedLedger(): Promise<SharedLedgerFixture> {
   const t = await startTestControlPlane();
   const site = await t.root.call<{ id: string }>('POST', '/v1/sites', {
@@ -59,15 +76,7 @@ export async function startSharedLedger(): Promise<SharedLedgerFixture> {
   const certificate = joined.certificateChain[0] as string;
   const signer: Signer = { key: createPrivateKey(readFileSync(path.join(dir, 'site.key'), 'utf8')), certificatePem: () => certificate };
 
-  const nodeId = newId('node');
-  const workflowId = `node:${nodeId}:ledger:1`;
-  // The row names the workflow as its state workflow: the control plane's own record of it.
-  await t.cp.db.node.create({ data: { id: nodeId, tenantId: 'root', siteId: site.id, role: 'host', workflowId } });
-  const handle = await t.cp.temporal.workflow.start('provision', {
-    workflowId,
-    taskQueue: t.config.controlQueue,
-    args: [holdingPlan, { tenantId: 'root', nodeId, siteId: site.id, provisionState: 'inspecting', labels: {} }],
-  });
+  const { nodeId, workflowId, handle } = await startHoldingRun(t, site.id);
   const client = new ControlPlaneClient(t.cp.url);
   return {
     t,

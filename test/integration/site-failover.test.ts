@@ -16,13 +16,13 @@ import { ControlPlaneClient } from '../../agent/common/control-plane-client';
 import { loadIdentity, loadOrCreateKey, type AgentIdentity } from '../../agent/common/identity';
 import { RemoteOperationLedger } from '../../agent/site/remote-operation-ledger';
 import { IronflowError } from '../../core/errors';
-import type { Plan } from '../../core/plan';
 import { RedfishBmcHost, type EmulatedMachine } from '../../agent/emulator/redfish-bmc';
 import { BOOT_LEASE_TTL_MS } from '../../core/boot-lease/decide';
 import { newId } from '../../services/ids';
 import type { ProvisionStatus } from '../../core/plan';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
 import { until } from '../helpers/provision';
+import { startHoldingRun } from '../helpers/shared-bmc-ledger';
 import { siteAgentFixture, type SiteAgentFixture } from '../helpers/site-agent';
 import { nodeIdOf, spawnSiteAgent, type SiteAgentProcess } from '../helpers/site-agent-process';
 
@@ -337,38 +337,7 @@ describe('the shared BMC operation ledger', () => {
     const identities = fixtures.map((f) => loadIdentity(dataDirOf(f), loadOrCreateKey(dataDirOf(f))) as AgentIdentity);
     const [first, second] = identities as [AgentIdentity, AgentIdentity];
     const client = new ControlPlaneClient(t.cp.url);
-    const nodeId = newId('node');
-    const workflowId = `node:${nodeId}:ledger:1`;
-    // The row names the workflow as its running state workflow: the control plane's own record
-    // (a workflow it did not start gets no step secrets, test/integration/bmc-access-forged.test.ts).
-    await t.cp.db.node.create({ data: { id: nodeId, tenantId: 'root', siteId, role: 'host', workflowId } });
-    // A running workflow of the machine: one step on a queue nobody serves, so it stays running.
-    const plan: Plan = {
-      profile: { tenantId: 'root', id: 'ledger-hold', version: 1, ref: 'ledger-hold@1' },
-      target: 'metal',
-      role: 'host',
-      steps: [
-        {
-          key: 'steps[0]',
-          use: 'inventory.refresh',
-          activity: 'inventory.refresh',
-          queue: 'ramdisk',
-          route: 'ramdisk',
-          with: {},
-          timeoutMs: 60_000,
-          scheduleToStartMs: 60_000,
-          retry: { maximumAttempts: 1, initialIntervalMs: 1000, backoffCoefficient: 1, maximumIntervalMs: 1000 },
-          onFailure: 'fail',
-        },
-      ],
-      acceptance: [],
-      cleanup: [],
-    };
-    const handle = await t.cp.temporal.workflow.start('provision', {
-      workflowId,
-      taskQueue: t.config.controlQueue,
-      args: [plan, { tenantId: 'root', nodeId, siteId, provisionState: 'inspecting', labels: {} }],
-    });
+    const { nodeId, workflowId, handle } = await startHoldingRun(t, siteId);
     try {
       const step = { workflowId, target: { nodeId } };
       const operationId = `${workflowId}/steps.0./power.set.cycle`;
