@@ -149,12 +149,14 @@ async function setupClusterSchema(postgresUrl: string, databases = { main: 'temp
   const sql = requireClusterTool('sql');
   const url = new URL(postgresUrl);
   const connection = ['--plugin', 'postgres12', '--ep', url.hostname, '--port', url.port || '5432', '--user', decodeURIComponent(url.username)];
-  if (url.password) connection.push('--password', decodeURIComponent(url.password));
+  // The password by the tool's environment variable, never on its command line: argv shows in
+  // `ps`, and a failed run's error quotes the command.
+  const env = { ...process.env, ...(url.password ? { SQL_PASSWORD: decodeURIComponent(url.password) } : {}) };
   for (const [database, schema] of [
     [databases.main, 'temporal'],
     [databases.visibility, 'visibility'],
   ] as const) {
-    const tool = (...args: string[]) => run(sql, [...connection, '--db', database, ...args]);
+    const tool = (...args: string[]) => run(sql, [...connection, '--db', database, ...args], { env });
     try {
       if (!(await databaseExists(postgresUrl, database))) {
         await tool('create-database');
@@ -219,10 +221,11 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
   const binary = requireClusterTool('server');
   await setupClusterSchema(options.postgresUrl, options.databases);
   const configDir = path.join(options.dir, 'config');
-  mkdirSync(configDir, { recursive: true });
+  mkdirSync(configDir, { recursive: true, mode: 0o700 });
   const dynamicConfigFile = path.join(options.dir, 'dynamic-config.yaml');
   writeFileSync(dynamicConfigFile, stringify(clusterDynamicConfig(options.dynamicConfig)));
-  writeFileSync(path.join(configDir, 'cluster.yaml'), stringify(clusterConfig(options, dynamicConfigFile)));
+  // It holds the database password: the owner's alone.
+  writeFileSync(path.join(configDir, 'cluster.yaml'), stringify(clusterConfig(options, dynamicConfigFile)), { mode: 0o600 });
   const address = `${options.host}:${options.ports.frontend}`;
   const logFile = path.join(options.dir, 'temporal.log');
   const server = await spawnTemporalServer({
