@@ -14,14 +14,14 @@ import { stepRegistry } from '../../core/steps/builtin';
 import { agentQueues, servedQueues, stepActivityName, type AgentQueue, type StepQueue } from '../../core/steps/registry';
 import { shippedProfiles } from '../../profiles/shipped';
 import { runsOn } from '../../profiles/check';
-import { WORKFLOW_STEP_USES } from '../../workflows/provision/workflow-step-uses';
+import { workflowSteps } from '../../workflows/provision/workflow-steps';
 
 /** The activities the control plane registers (building them reads its config, and uses nothing else until one runs). */
 const controlActivities = Object.keys(createActivities({ config: loadConfig() } as ActivityDeps));
 /** What each worker registers; `workflow` steps are run by the provision interpreter itself. */
 const served: Record<StepQueue, readonly string[]> = {
   control: controlActivities,
-  workflow: WORKFLOW_STEP_USES,
+  workflow: [...workflowSteps.keys()],
   site: SITE_STEP_KINDS,
   ramdisk: RAMDISK_STEP_KINDS,
   node: NODE_STEP_KINDS,

@@ -5,10 +5,10 @@ import { ActivityFailure, ApplicationFailure, condition, isCancellation, sleep }
 import { waitedFor, waitingUntil } from '../../core/deadlines';
 import { retryable } from '../../core/errors';
 import type { PlanStep } from '../../core/plan';
+import type { StepsOf } from '../../core/steps/builtin';
 import { ensureRamdisk } from './ensure-ramdisk';
 import { mediaInsert } from './media-insert';
 import type { RunContext } from './run-context';
-import { WORKFLOW_STEP_USES, type WorkflowStepUse } from './workflow-step-uses';
 import { controlQueue } from './routing';
 
 export interface WorkflowStepAttempt {
@@ -44,13 +44,13 @@ async function waitAgentJoined(ctx: RunContext, step: PlanStep, { deadline }: Wo
   return { agentNodeId: run.lastJoined(role) ?? target.nodeId, role };
 }
 
-/** The steps the workflow runs itself, by `use`. */
-const implementations: Record<WorkflowStepUse, WorkflowStep> = {
+/** The steps the workflow runs itself, by `use`: typed by the registry's `workflow` steps, so one missing or extra does not compile. */
+const implementations: Record<StepsOf<'workflow'>, WorkflowStep> = {
   'metal.ensureRamdisk': ensureRamdisk,
   'wait.agentJoined': waitAgentJoined,
   'media.insert': mediaInsert,
 };
-export const workflowSteps: ReadonlyMap<string, WorkflowStep> = new Map(WORKFLOW_STEP_USES.map((use) => [use, implementations[use]]));
+export const workflowSteps: ReadonlyMap<string, WorkflowStep> = new Map(Object.entries(implementations));
 
 /** The failure's own verdict, then the one retry rule on its code; a timeout or an unknown error is retried. */
 function shouldRetry(err: unknown): boolean {
