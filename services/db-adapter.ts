@@ -6,6 +6,7 @@ import { PrismaBetterSQLite3 } from '@prisma/adapter-better-sqlite3';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import type { DatabaseTarget } from '../core/database-target';
+import { oneStatementAtATime } from './sqlite-one-connection';
 
 const PG_NAME_OID = 19;
 const PG_TEXT_OID = 25;
@@ -63,8 +64,8 @@ function postgresPool(url: string): pg.Pool {
   return pool;
 }
 
-export function createAdapter(target: DatabaseTarget): PrismaBetterSQLite3 | PrismaPg {
+export function createAdapter(target: DatabaseTarget): ReturnType<typeof oneStatementAtATime> | PrismaPg {
   if (target.provider === 'postgresql') return new PrismaPg(postgresPool(target.url));
   mkdirSync(path.dirname(target.file), { recursive: true });
-  return new PrismaBetterSQLite3({ url: `file:${target.file}` });
+  return oneStatementAtATime(new PrismaBetterSQLite3({ url: `file:${target.file}` }));
 }

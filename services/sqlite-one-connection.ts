@@ -1,0 +1,79 @@
+// Prisma's better-sqlite3 adapter runs every statement on ONE connection, and only its
+// transactions wait for each other: a query from outside a transaction that arrives while one
+// is open (its callback awaiting) runs inside that transaction. It reads the transaction's
+// uncommitted rows, and its own writes are undone when the transaction rolls back: the fleet
+// bench lost BMC operation records this way when 100 machines deployed at once.
+// This wrapper queues every statement behind an open transaction, first come first served.
+// Prisma rolls back a transaction it gave up waiting for (maxWait) once it starts, and one past
+// its timeout, so the queue always moves on.
+import type { PrismaBetterSQLite3 } from '@prisma/adapter-better-sqlite3';
+
+type Adapter = Awaited<ReturnType<PrismaBetterSQLite3['connect']>>;
+type Transaction = Awaited<ReturnType<Adapter['startTransaction']>>;
+type Factory = Pick<PrismaBetterSQLite3, 'provider' | 'adapterName' | 'connect' | 'connectToShadowDb'>;
+
+/** A first-come-first-served lock: acquire() resolves with the function that releases it. */
+class Queue {
+  private tail: Promise<void> = Promise.resolve();
+
+  acquire(): Promise<() => void> {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const turn = this.tail.then(() => release);
+    this.tail = this.tail.then(() => held);
+    return turn;
+  }
+
+  async run<T>(statement: () => Promise<T>): Promise<T> {
+    const release = await this.acquire();
+    try {
+      return await statement();
+    } finally {
+      release();
+    }
+  }
+}
+
+/** The adapter's transaction, whose commit or rollback lets the queue move on. */
+function releasingOnEnd(transaction: Transaction, release: () => void): Transaction {
+  return {
+    provider: transaction.provider,
+    adapterName: transaction.adapterName,
+    options: transaction.options,
+    queryRaw: (query) => transaction.queryRaw(query),
+    executeRaw: (query) => transaction.executeRaw(query),
+    commit: () => transaction.commit().finally(release),
+    rollback: () => transaction.rollback().finally(release),
+  };
+}
+
+function serialized(adapter: Adapter): Adapter {
+  const queue = new Queue();
+  return {
+    provider: adapter.provider,
+    adapterName: adapter.adapterName,
+    queryRaw: (query) => queue.run(() => adapter.queryRaw(query)),
+    executeRaw: (query) => queue.run(() => adapter.executeRaw(query)),
+    executeScript: (script) => queue.run(() => adapter.executeScript(script)),
+    async startTransaction(isolationLevel) {
+      const release = await queue.acquire();
+      try {
+        return releasingOnEnd(await adapter.startTransaction(isolationLevel), release);
+      } catch (error) {
+        release();
+        throw error;
+      }
+    },
+    dispose: () => adapter.dispose(),
+  };
+}
+
+/** The factory Prisma is given: every connection it makes runs one statement or transaction at a time. */
+export function oneStatementAtATime(factory: PrismaBetterSQLite3): Factory {
+  return {
+    provider: factory.provider,
+    adapterName: factory.adapterName,
+    connect: async () => serialized(await factory.connect()),
+    connectToShadowDb: async () => serialized(await factory.connectToShadowDb()),
+  };
+}
