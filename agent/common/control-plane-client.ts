@@ -3,6 +3,7 @@
 // Every request has a deadline, so a hung control plane looks like a silent one.
 import type { KeyObject } from 'node:crypto';
 import { errorCodes, IronflowError, isIronflowError, type ErrorCode } from '../../core/errors';
+import type { JoinAnswer } from '../../core/schemas/join';
 import { signAgentRequest } from '../../services/pki/agent-request';
 import { trustedFetch, type ApiTrust, type FetchLike } from '../../services/trusted-fetch';
 
@@ -10,6 +11,13 @@ export interface Signer {
   key: KeyObject;
   certificatePem(): string;
 }
+
+/**
+ * A join is one transaction that may wait 10 s for the database and run 15 s (services/db.ts):
+ * its answer is awaited that long, since a join given up on while the control plane completes
+ * it has spent its token, and the retry is refused.
+ */
+const JOIN_TIMEOUT_MS = 30_000;
 
 export class ControlPlaneUnreachable extends Error {
   constructor(message: string) {
@@ -30,9 +38,14 @@ export class ControlPlaneClient {
     this.fetch = trustedFetch(trust);
   }
 
-  /** POST without a credential (join, renew: the token or certificate is in the body). */
+  /** POST without a credential (renew: the certificate is in the body). */
   post<T>(path: string, body: unknown): Promise<T> {
     return this.send<T>(path, JSON.stringify(body), {});
+  }
+
+  /** POST /v1/join: the token and the CSR are in the body. */
+  join(body: unknown): Promise<JoinAnswer> {
+    return this.send<JoinAnswer>('/v1/join', JSON.stringify(body), {}, JOIN_TIMEOUT_MS);
   }
 
   /** GET without a credential (the node CA). */
@@ -47,12 +60,12 @@ export class ControlPlaneClient {
     return this.send<T>(path, text, headers);
   }
 
-  private async send<T>(path: string, text: string | undefined, headers: Record<string, string>): Promise<T> {
+  private async send<T>(path: string, text: string | undefined, headers: Record<string, string>, timeoutMs = this.timeoutMs): Promise<T> {
     let response: Response;
     try {
       response = await this.fetch(`${this.baseUrl}${path}`, {
         ...(text === undefined ? { method: 'GET', headers } : { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: text }),
-        signal: AbortSignal.timeout(this.timeoutMs),
+        signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (error) {
       if (isIronflowError(error)) throw error; // a pin no server chain matches, a CA without https: not a transient failure

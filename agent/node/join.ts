@@ -87,7 +87,7 @@ export async function ensureNodeJoined(options: JoinOptions, log: AgentLog): Pro
   const token = readFileSync(options.tokenFile, 'utf8').trim();
   const client = new ControlPlaneClient(settings.server, undefined, { caPin: settings.servingCaPin });
   const issuedAt = new Date().toISOString();
-  const answer = await client.post<JoinAnswer>('/v1/join', {
+  const answer = await client.join({
     token,
     csr: await buildCsr(key, options.nodeId ?? 'adopting'),
     ...(options.nodeId ? { nodeId: options.nodeId } : {}),

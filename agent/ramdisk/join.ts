@@ -56,7 +56,7 @@ export async function joinAsRamdisk(
     try {
       const { certificate } = await client.get<{ certificate: string }>('/v1/join/ca');
       if (caFingerprint(certificate) !== params.ca) throw caPinRefused();
-      const answer = await client.post<JoinAnswer>('/v1/join', body);
+      const answer = await client.join(body);
       const ca = answer.certificateChain[answer.certificateChain.length - 1];
       if (!ca || caFingerprint(ca) !== params.ca) throw caPinRefused();
       log.info('ramdisk joined', { nodeId: answer.nodeId, role: answer.role, taskQueue: answer.temporal.taskQueue, expiresAt: answer.expiresAt });

@@ -46,7 +46,7 @@ export async function ensureJoined(
   const token = readJoinToken(config, env);
   const csr = await buildCsr(key, 'ironflow-site-agent');
   const issuedAt = new Date().toISOString();
-  const answer = await client.post<JoinAnswer>('/v1/join', { token, csr });
+  const answer = await client.join({ token, csr });
   if (answer.role !== 'site') {
     throw new IronflowError(
       'INVALID_CONFIG',
