@@ -1,4 +1,4 @@
-// `npm run bench [-- --quick] [-- --only engine|api|fleet]`: runs each figure against its peer in the
+// `npm run bench [-- --quick] [-- --only engine|api|fleet] [-- --fleet-sizes 10,100,1000]`: runs each figure against its peer in the
 // same run (sides alternating, medians, the ratio), writes its table into bench/README.md
 // between its markers with the date and the machine's load, and draws its PNG charts in
 // bench/plots/. Progress on stderr: a bar on a terminal, plain lines otherwise.
@@ -17,7 +17,15 @@ import { writeSection } from './lib/readme-section';
 
 const figures: Figure[] = [engineFigure, apiFigure, fleetFigure];
 
-const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, only: { type: 'string', multiple: true } } });
+const { values } = parseArgs({
+  options: { quick: { type: 'boolean', default: false }, only: { type: 'string', multiple: true }, 'fleet-sizes': { type: 'string' } },
+});
+const fleetSizes = values['fleet-sizes']?.split(',').map((size) => {
+  const machines = Number(size);
+  if (!Number.isInteger(machines) || machines < 1)
+    throw new Error(`--fleet-sizes ${values['fleet-sizes']}: give machine counts separated by commas, e.g. 10,100,1000`);
+  return machines;
+});
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
 const plotsDir = path.join(benchDir, 'plots');
 
@@ -30,7 +38,11 @@ async function main(): Promise<void> {
     const load = loadavg()[0]?.toFixed(1);
     // The bar counts the figure's samples; the text says which figure of the run it is.
     const figureOf = `figure ${index + 1}/${chosen.length}`;
-    const result = await figure.measure({ quick: values.quick, progress: (done, total, text) => progress.update(done, total, `${figureOf} · ${text}`) });
+    const result = await figure.measure({
+      quick: values.quick,
+      ...(fleetSizes ? { fleetSizes } : {}),
+      progress: (done, total, text) => progress.update(done, total, `${figureOf} · ${text}`),
+    });
     progress.end();
     for (const { file, chart } of result.charts) await writeChartPng(chart, path.join(plotsDir, file));
     const heading = `Measured ${new Date().toISOString().slice(0, 10)} by \`npm run bench${values.quick ? ' -- --quick' : ''}\` on ${cpus().length} cores (load ${load} at the start).`;

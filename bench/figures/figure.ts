@@ -7,9 +7,16 @@ export interface FigureResult {
   charts: Array<{ file: string; chart: Chart }>;
 }
 
+export interface MeasureOptions {
+  quick: boolean;
+  /** The fleet sizes to run (`--fleet-sizes 10,100,1000`) instead of the figure's own. */
+  fleetSizes?: number[];
+  progress: (done: number, total: number, text: string) => void;
+}
+
 export interface Figure {
   /** Its section in bench/README.md: `<!-- bench:<id> -->` … `<!-- /bench:<id> -->`. */
   id: string;
   title: string;
-  measure(options: { quick: boolean; progress: (done: number, total: number, text: string) => void }): Promise<FigureResult>;
+  measure(options: MeasureOptions): Promise<FigureResult>;
 }

@@ -62,7 +62,8 @@ const clockTicksPerSecond = Number(execFileSync('getconf', ['CLK_TCK']).toString
 async function startControlPlaneProcess(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string; bearer: string }> {
   const child = fork(fileURLToPath(new URL('./control-plane.ts', import.meta.url)), [], {
     env,
-    execArgv: ['--import', 'tsx'],
+    // Room for a large fleet's workflows and sessions (V8's default heap limit is about 4 GiB).
+    execArgv: ['--max-old-space-size=8192', '--import', 'tsx'],
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
   });
   let stderr = '';
