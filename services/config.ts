@@ -24,6 +24,12 @@ const fileSchema = z.object({
       .strict()
       .default({}),
     sealHistories: z.boolean().default(true),
+    /** TLS to the frontend (docs/operations.md); the files are read and checked at start by services/temporal/connection-options.ts. */
+    tls: z
+      .object({ caFile: z.string().min(1), certFile: z.string().min(1), keyFile: z.string().min(1), serverName: z.string().min(1) })
+      .partial()
+      .strict()
+      .optional(),
   }),
   api: z.object({
     host: z.string().default('127.0.0.1'),
@@ -62,6 +68,8 @@ export interface IronflowConfig {
      * history key: the agent gateway seals and unseals their payloads for them.
      */
     sealHistories: boolean;
+    /** temporal.tls or IRONFLOW_TEMPORAL_TLS_*: every control-plane connection to the frontend uses TLS with these (absolute paths); unset, plain gRPC. */
+    tls?: TemporalTlsSettings;
   };
   api: {
     host: string;
@@ -87,6 +95,13 @@ export interface IronflowConfig {
   discoveryApproval: 'never' | 'unknown-machines' | 'always';
   /** userdata.render's settings (temporal-dev.yaml `userData:`, IRONFLOW_AGENT_URL …), checked at start. */
   userData: UserDataConfig;
+}
+
+/** TLS to the Temporal frontend: its CA (omitted: the system's roots), a client certificate (both files or neither), a name to verify instead of the address's host. */
+export interface TemporalTlsSettings {
+  caFile?: string;
+  clientCertificate?: { certFile: string; keyFile: string };
+  serverName?: string;
 }
 
 export const repoRoot = path.resolve(fileURLToPath(new URL('.', import.meta.url)), '..');
@@ -130,6 +145,37 @@ function apiTlsFrom(env: NodeJS.ProcessEnv, fromFile: { certFile: string; keyFil
   return { certFile: path.resolve(repoRoot, certFile), keyFile: path.resolve(repoRoot, keyFile) };
 }
 
+/** The environment over the file's temporal.tls; a client certificate is both files or neither; relative paths resolve against the repository root. */
+function temporalTlsFrom(env: NodeJS.ProcessEnv, fromFile: z.infer<typeof fileSchema>['temporal']['tls']): TemporalTlsSettings | undefined {
+  const caFile = env.IRONFLOW_TEMPORAL_TLS_CA || fromFile?.caFile;
+  const certFile = env.IRONFLOW_TEMPORAL_TLS_CERT || fromFile?.certFile;
+  const keyFile = env.IRONFLOW_TEMPORAL_TLS_KEY || fromFile?.keyFile;
+  const serverName = env.IRONFLOW_TEMPORAL_TLS_SERVER_NAME || fromFile?.serverName;
+  if (!caFile && !certFile && !keyFile && !serverName) return undefined;
+  if (Boolean(certFile) !== Boolean(keyFile)) {
+    const missing = certFile ? 'IRONFLOW_TEMPORAL_TLS_KEY (temporal.tls.keyFile)' : 'IRONFLOW_TEMPORAL_TLS_CERT (temporal.tls.certFile)';
+    throw new IronflowError(
+      'INVALID_CONFIG',
+      `the client certificate for Temporal needs a certificate and its key: set ${missing} too, or neither for TLS without a client certificate`,
+      { path: 'temporal.tls' },
+    );
+  }
+  return {
+    ...(caFile ? { caFile: path.resolve(repoRoot, caFile) } : {}),
+    ...(certFile && keyFile ? { clientCertificate: { certFile: path.resolve(repoRoot, certFile), keyFile: path.resolve(repoRoot, keyFile) } } : {}),
+    ...(serverName ? { serverName } : {}),
+  };
+}
+
+/** temporal.tls as the IRONFLOW_TEMPORAL_TLS_* variables: how a process started by another gets it (the cluster profile's workers). */
+export function temporalTlsEnv(tls: TemporalTlsSettings): Record<string, string> {
+  return {
+    ...(tls.caFile ? { IRONFLOW_TEMPORAL_TLS_CA: tls.caFile } : {}),
+    ...(tls.clientCertificate ? { IRONFLOW_TEMPORAL_TLS_CERT: tls.clientCertificate.certFile, IRONFLOW_TEMPORAL_TLS_KEY: tls.clientCertificate.keyFile } : {}),
+    ...(tls.serverName ? { IRONFLOW_TEMPORAL_TLS_SERVER_NAME: tls.serverName } : {}),
+  };
+}
+
 function discoveryApprovalFrom(raw: string | undefined): IronflowConfig['discoveryApproval'] {
   if (raw === undefined || raw === '') return 'never';
   if (raw === 'never' || raw === 'unknown-machines' || raw === 'always') return raw;
@@ -155,6 +201,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): IronflowConfig
   const port = envInt(env, 'IRONFLOW_API_PORT', doc.api.port);
   const sqliteFile = path.resolve(dataDir, env.IRONFLOW_SQLITE_FILE || doc.database.sqliteFile);
   const tls = apiTlsFrom(env, doc.api.tls);
+  const temporalTls = temporalTlsFrom(env, doc.temporal.tls);
   const publicUrl = env.IRONFLOW_API_URL || `${tls ? 'https' : 'http'}://${host}:${port}`;
   return {
     root: repoRoot,
@@ -168,6 +215,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): IronflowConfig
       dynamicConfig: doc.temporal.dynamicConfig as Record<string, unknown>,
       sqlitePragmas: doc.temporal.sqlitePragmas,
       sealHistories: envBoolean(env, 'IRONFLOW_SEAL_HISTORIES', doc.temporal.sealHistories),
+      ...(temporalTls ? { tls: temporalTls } : {}),
     },
     api: { host, port, publicUrl, ...(tls ? { tls } : {}) },
     gateway: {
