@@ -15,6 +15,7 @@ import { RefusalEvents } from './refusal-events';
 import { GATEWAY_SERVER_NAME, issueGatewayCertificate } from './server-certificate';
 import { TaskTokenBindings } from './task-token-bindings';
 import { methodNamesOf } from '../services/temporal-proto';
+import type { TemporalConnectionOptions } from '../services/temporal/connection-options';
 import { MAX_MESSAGE_BYTES, TemporalUpstream } from './upstream';
 
 /** Every method of these services answers (refused unless agent-calls.ts admits it), so each probe is recorded. */
@@ -23,8 +24,8 @@ const SERVICES = ['temporal.api.workflowservice.v1.WorkflowService', 'temporal.a
 interface AgentGatewayOptions {
   db: Db;
   ca: NodeCa;
-  /** The Temporal frontend, reachable from the control plane only. */
-  temporalAddress: string;
+  /** The Temporal frontend, reachable from the control plane only (services/temporal/connection-options.ts). */
+  temporal: TemporalConnectionOptions;
   namespace: string;
   host: string;
   port: number;
@@ -65,7 +66,7 @@ export async function startAgentGateway(options: AgentGatewayOptions): Promise<A
   const tokens = new TaskTokenBindings();
   const inFlight = new InFlightCalls();
   const refusals = new RefusalEvents(options.db);
-  const upstream = new TemporalUpstream(options.temporalAddress);
+  const upstream = new TemporalUpstream(options.temporal);
 
   async function authenticate(call: UnaryCall): Promise<{ agent: GatewayAgent; der: Uint8Array }> {
     const raw = call.getAuthContext()?.sslPeerCertificate?.raw;

@@ -10,11 +10,12 @@ import { loadConfig } from '../services/config';
 import { createDb } from '../services/db';
 import { sealedDataConverter } from '../services/sealing';
 import { loadSecretKey, SecretStore } from '../services/secret-store';
+import { temporalConnectionOptions } from '../services/temporal/connection-options';
 import { startControlPlaneWorker } from '../worker/control-plane';
 
 const config = loadConfig();
 const db = await createDb(databaseTarget(config));
-const connection = await Connection.connect({ address: config.temporal.address });
+const connection = await Connection.connect(temporalConnectionOptions(config.temporal));
 // The control plane's history codec: with sealed histories this worker writes and reads ciphertext like the API.
 const temporal = new Client({ connection, namespace: config.temporal.namespace, dataConverter: sealedDataConverter(config) });
 const worker = await startControlPlaneWorker({

@@ -11,6 +11,7 @@ import { databaseTarget } from '../core/database-target';
 import { createDb, type Db } from '../services/db';
 import { loadOrCreateNodeCa } from '../services/pki/node-ca';
 import { sealedDataConverter, sealingCodecFor } from '../services/sealing';
+import { temporalConnectionOptions } from '../services/temporal/connection-options';
 import { loadSecretKey, SecretStore } from '../services/secret-store';
 import { startAgentGateway, type AgentGateway } from '../gateway/gateway-server';
 import { startControlPlaneWorker, type ControlPlaneWorker } from '../worker/control-plane';
@@ -42,10 +43,11 @@ export interface ControlPlaneOptions {
 
 export async function startControlPlane(config: IronflowConfig, options: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const https = apiTlsMaterial(config); // checked before anything starts: a bad file is INVALID_CONFIG
+  const temporalConnection = temporalConnectionOptions(config.temporal); // likewise temporal.tls's files
   if (options.migrate !== false) await migrateDatabase(config);
   const db = await createDb(databaseTarget(config));
   const secrets = new SecretStore(loadSecretKey(config.dataDir));
-  const connection = await Connection.connect({ address: config.temporal.address });
+  const connection = await Connection.connect(temporalConnection);
   // Sealed histories (temporal.sealHistories): what this client writes Temporal stores as ciphertext.
   const temporal = new Client({ connection, namespace: config.temporal.namespace, dataConverter: sealedDataConverter(config) });
   const rootCredential = await bootstrapRoot(db, config.dataDir);
@@ -56,7 +58,7 @@ export async function startControlPlane(config: IronflowConfig, options: Control
   const gateway = await startAgentGateway({
     db,
     ca: await loadOrCreateNodeCa(db, secrets, config.dataDir),
-    temporalAddress: config.temporal.address,
+    temporal: temporalConnection,
     namespace: config.temporal.namespace,
     host: config.gateway.host,
     port: config.gateway.port,

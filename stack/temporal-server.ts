@@ -7,6 +7,7 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import type { IronflowConfig } from '../services/config';
 import { codecEndpointUrl, historiesMayBeSealed } from '../services/sealing';
+import type { TemporalConnectionOptions } from '../services/temporal/connection-options';
 import { requireTool } from './tools';
 
 export interface TemporalServerOptions {
@@ -66,14 +67,19 @@ export function temporalServerArgs(options: TemporalServerOptions): string[] {
   return args;
 }
 
-/** Calls `ready` on a fresh connection to `address` until it resolves; fails early when `child` exits. */
-async function waitForFrontend(address: string, child: ChildProcess, deadlineMs: number, ready: (connection: Connection) => Promise<unknown>): Promise<void> {
+/** Calls `ready` on a fresh connection to the frontend until it resolves; fails early when `child` exits. */
+async function waitForFrontend(
+  frontend: TemporalConnectionOptions,
+  child: ChildProcess,
+  deadlineMs: number,
+  ready: (connection: Connection) => Promise<unknown>,
+): Promise<void> {
   const started = Date.now();
   let lastError: unknown;
   while (Date.now() - started < deadlineMs) {
     if (child.exitCode !== null) throw new TemporalServerExitedError(`the Temporal server exited with code ${child.exitCode}`);
     try {
-      const connection = await Connection.connect({ address, connectTimeout: 1000 });
+      const connection = await Connection.connect({ ...frontend, connectTimeout: 1000 });
       try {
         await ready(connection);
         return;
@@ -85,7 +91,7 @@ async function waitForFrontend(address: string, child: ChildProcess, deadlineMs:
       await new Promise((r) => setTimeout(r, 250));
     }
   }
-  throw new Error(`the Temporal server did not answer on ${address} within ${deadlineMs} ms: ${String(lastError)}`);
+  throw new Error(`the Temporal server did not answer on ${frontend.address} within ${deadlineMs} ms: ${String(lastError)}`);
 }
 
 function logTail(file: string, lines = 15): string {
@@ -101,7 +107,7 @@ export async function startTemporalServer(options: TemporalServerOptions): Promi
   return spawnTemporalServer({
     binary: requireTool('temporal'),
     args: temporalServerArgs(options),
-    address: options.address,
+    frontend: { address: options.address },
     logFile: options.logFile,
     ready: (connection) => connection.workflowService.describeNamespace({ namespace: options.namespace }),
   });
@@ -110,8 +116,8 @@ export async function startTemporalServer(options: TemporalServerOptions): Promi
 interface SpawnTemporalServerOptions {
   binary: string;
   args: string[];
-  /** The frontend's host:port. */
-  address: string;
+  /** How to reach its frontend (with TLS, the cluster's client certificate). */
+  frontend: TemporalConnectionOptions;
   /** Its stdout and stderr, appended. */
   logFile: string;
   /** Resolves once the server is usable; tried on a fresh connection until then. */
@@ -128,7 +134,7 @@ export async function spawnTemporalServer(options: SpawnTemporalServerOptions): 
   child.stderr?.pipe(log);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
-    await waitForFrontend(options.address, child, options.deadlineMs ?? 60_000, options.ready);
+    await waitForFrontend(options.frontend, child, options.deadlineMs ?? 60_000, options.ready);
   } catch (err) {
     child.kill('SIGKILL');
     await exited;

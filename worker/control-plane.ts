@@ -3,6 +3,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import type { ActivityDeps } from '../activities/deps';
 import { sealedDataConverter } from '../services/sealing';
+import { temporalConnectionOptions } from '../services/temporal/connection-options';
 import { activityMetricsInterceptor } from './activity-metrics';
 import { installWorkerRuntime } from './runtime';
 import { workflowSource } from './workflow-bundle';
@@ -17,7 +18,7 @@ export interface ControlPlaneWorker {
 
 export async function startControlPlaneWorker(deps: ActivityDeps): Promise<ControlPlaneWorker> {
   installWorkerRuntime({ metricsAddress: deps.config.metrics.temporalSdkAddress });
-  const connection = await NativeConnection.connect({ address: deps.config.temporal.address });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(deps.config.temporal));
   const worker = await Worker.create({
     connection,
     namespace: deps.config.temporal.namespace,

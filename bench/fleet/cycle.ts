@@ -29,6 +29,7 @@ import { imageSigningInput } from '../../core/images/signing-input';
 import type { MetalNodeView } from '../../core/schemas/metal';
 import { searchAttributeKeys } from '../../core/search-attributes';
 import { sealedDataConverter } from '../../services/sealing';
+import { temporalConnectionOptions } from '../../services/temporal/connection-options';
 import { writeLocalSiteAgentConfig } from '../../stack/local-site-agent-config';
 import { makeServerCertificate } from '../../stack/throwaway-tls';
 import { freePort } from '../../test/helpers/ports';
@@ -215,7 +216,7 @@ async function main(): Promise<void> {
 
     // The memos are sealed (services/sealing): listing workflows decodes them with the control plane's key.
     const temporal = new Client({
-      connection: await Connection.connect({ address: stack.config.temporal.address }),
+      connection: await Connection.connect(temporalConnectionOptions(stack.config.temporal)),
       namespace: stack.config.temporal.namespace,
       dataConverter: sealedDataConverter(stack.config),
     });
