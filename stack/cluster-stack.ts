@@ -10,7 +10,7 @@ import { chmodSync, createWriteStream, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { defaultApiLog } from '../api/log-file';
-import { loadConfig, repoRoot, type IronflowConfig } from '../services/config';
+import { loadConfig, repoRoot, temporalTlsEnv, type IronflowConfig } from '../services/config';
 import { startControlPlane } from './control-plane';
 import { secureDataDir } from './data-dir';
 import { ensureDatabase, startPostgres } from './postgres';
@@ -86,27 +86,30 @@ async function main(): Promise<void> {
     const postgres = await startPostgres(path.join(settings.clusterDir, 'postgres'), settings.postgresPort);
     parts.add('PostgreSQL', () => postgres.stop());
     await ensureDatabase(postgres.url, 'ironflow');
-    const env: NodeJS.ProcessEnv = {
+    const baseEnv: NodeJS.ProcessEnv = {
       ...process.env,
       IRONFLOW_DATA_DIR: process.env.IRONFLOW_DATA_DIR || path.join(settings.clusterDir, 'ironflow'),
       DATABASE_URL: postgres.database('ironflow'),
     };
-    const config = loadConfig(env);
-    say(`ironflow: data dir ${config.dataDir}`);
-    secureDataDir(config.dataDir);
+    const { temporal: temporalSettings, dataDir } = loadConfig(baseEnv);
+    say(`ironflow: data dir ${dataDir}`);
+    secureDataDir(dataDir);
 
-    const [host, port] = config.temporal.address.split(':');
-    say(`ironflow: setting up Temporal's databases and starting the Temporal server on ${config.temporal.address}…`);
+    const [host, port] = temporalSettings.address.split(':');
+    say(`ironflow: setting up Temporal's databases and starting the Temporal server on ${temporalSettings.address} (TLS, client certificates required)…`);
     const temporal = await startTemporalCluster({
       dir: path.join(settings.clusterDir, 'temporal'),
       postgresUrl: postgres.url,
       host: host ?? '127.0.0.1',
       ports: defaultClusterPorts(Number(port ?? 7233)),
-      namespace: config.temporal.namespace,
-      searchAttributes: config.temporal.searchAttributes,
-      dynamicConfig: config.temporal.dynamicConfig,
+      namespace: temporalSettings.namespace,
+      searchAttributes: temporalSettings.searchAttributes,
+      dynamicConfig: temporalSettings.dynamicConfig,
     });
     parts.add('the Temporal server', () => temporal.stop());
+    // The frontend requires a client certificate: the API and every worker process present the cluster's.
+    const env: NodeJS.ProcessEnv = { ...baseEnv, ...temporalTlsEnv(temporal.clientTls) };
+    const config = loadConfig(env);
 
     const controlPlane = await startControlPlane(config, { worker: false, logger: defaultApiLog(config.dataDir, process.env.IRONFLOW_LOG_LEVEL) });
     parts.add('the control plane', () => controlPlane.close());
@@ -118,7 +121,7 @@ async function main(): Promise<void> {
       workers.push(worker);
     }
     announceControlPlane(controlPlane, [
-      `ironflow: Temporal     ${temporal.address}  namespace ${temporal.namespace}  (PostgreSQL; log ${temporal.logFile})`,
+      `ironflow: Temporal     ${temporal.address}  namespace ${temporal.namespace}  (PostgreSQL; mTLS with the client certificate ${temporal.clientTls.clientCertificate?.certFile}; log ${temporal.logFile})`,
       `ironflow: workers      ${workers.length} process(es) (pid ${workers.map((w) => w.child.pid).join(', ')}) on task queue ${config.controlQueue}; logs ${config.dataDir}/worker-N.log`,
     ]);
   } catch (err) {

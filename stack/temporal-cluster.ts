@@ -2,18 +2,23 @@
 // on PostgreSQL, as a production cluster runs it, built by scripts/temporal-cluster-deps.sh.
 // Sets up its two databases with Temporal's own SQL tool, writes its config, starts it, then
 // registers Ironflow's namespace and search attributes the way an operator would
-// (docs/operations.md): the dev server does all of that by itself, a cluster does not.
-import { execFile } from 'node:child_process';
+// (docs/operations.md): the dev server does all of that by itself, a cluster does not. Its
+// frontend serves TLS and requires a client certificate, as a production cluster's does: a
+// throwaway CA in the cluster dir issues the frontend's and Ironflow's (clusterCertificates).
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { temporal as proto } from '../services/temporal-proto';
 import { stringify } from 'yaml';
-import { repoRoot } from '../services/config';
+import { repoRoot, type TemporalTlsSettings } from '../services/config';
+import { temporalConnectionOptions } from '../services/temporal/connection-options';
 import { databaseExists } from './postgres';
 import { spawnTemporalServer, type TemporalServer } from './temporal-server';
+import { makeClientCertificate, makeServerCertificate } from './throwaway-tls';
 
 const run = promisify(execFile);
 
@@ -69,6 +74,54 @@ export interface TemporalCluster extends TemporalServer {
   address: string;
   namespace: string;
   logFile: string;
+  /** What a client needs to reach the frontend (temporal.tls): the cluster's CA and a client certificate it accepts. */
+  clientTls: TemporalTlsSettings;
+}
+
+/** The frontend's TLS material: the CA, the server certificate for `host`, and the client certificate Ironflow and the system workers present. */
+interface ClusterCertificates {
+  caFile: string;
+  server: { certFile: string; keyFile: string };
+  client: { certFile: string; keyFile: string };
+}
+
+/** True when `certFile` stays valid for another day (openssl x509 -checkend). */
+function validForADay(certFile: string): boolean {
+  try {
+    execFileSync('openssl', ['x509', '-checkend', '86400', '-noout', '-in', certFile], { stdio: 'pipe' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The certificates in `dir` (0700, keys 0600): reused while still valid, otherwise made afresh (a throwaway CA, stack/throwaway-tls.ts). */
+function clusterCertificates(dir: string, host: string): ClusterCertificates {
+  const file = (name: string) => path.join(dir, name);
+  const certificates: ClusterCertificates = {
+    caFile: file('ca.pem'),
+    server: { certFile: file('server.pem'), keyFile: file('server.key') },
+    client: { certFile: file('client.pem'), keyFile: file('client.key') },
+  };
+  const files = [certificates.caFile, certificates.server.certFile, certificates.server.keyFile, certificates.client.certFile, certificates.client.keyFile];
+  if (files.every(existsSync) && [certificates.caFile, certificates.server.certFile, certificates.client.certFile].every(validForADay)) return certificates;
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // The frontend's address is what clients verify: an IP beside 127.0.0.1 goes in the certificate too.
+  makeServerCertificate(dir, 'temporal-frontend', isIP(host) && host !== '127.0.0.1' ? [host] : []);
+  makeClientCertificate(dir, 'ironflow-control-plane');
+  return certificates;
+}
+
+/** Temporal's global.tls: the frontend requires a client certificate from the CA; the system workers present Ironflow's client certificate. */
+function clusterTlsConfig(certificates: ClusterCertificates, host: string): Record<string, unknown> {
+  const client = { serverName: host, rootCaFiles: [certificates.caFile] };
+  return {
+    frontend: {
+      server: { ...certificates.server, requireClientAuth: true, clientCaFiles: [certificates.caFile] },
+      client,
+    },
+    systemWorker: { ...certificates.client, client },
+  };
 }
 
 /** A search attribute type of temporal-dev.yaml, as the operator API names it. */
@@ -90,7 +143,7 @@ function requireClusterTool(name: 'server' | 'sql'): string {
 }
 
 /** The server's config: PostgreSQL persistence and visibility, every service on `host`, no HTTP API, no metrics listener. */
-function clusterConfig(options: TemporalClusterOptions, dynamicConfigFile: string): Record<string, unknown> {
+function clusterConfig(options: TemporalClusterOptions, dynamicConfigFile: string, certificates: ClusterCertificates): Record<string, unknown> {
   const url = new URL(options.postgresUrl);
   const databases = options.databases ?? { main: 'temporal', visibility: 'temporal_visibility' };
   const store = (databaseName: string, maxConns: number) => ({
@@ -116,7 +169,7 @@ function clusterConfig(options: TemporalClusterOptions, dynamicConfigFile: strin
       numHistoryShards: 4,
       datastores: { 'postgres-default': store(databases.main, 20), 'postgres-visibility': store(databases.visibility, 4) },
     },
-    global: { membership: { maxJoinDuration: '30s', broadcastAddress: options.host } },
+    global: { membership: { maxJoinDuration: '30s', broadcastAddress: options.host }, tls: clusterTlsConfig(certificates, options.host) },
     services: {
       frontend: service(ports.frontend, ports.frontendMembership),
       history: service(ports.history, ports.historyMembership),
@@ -224,18 +277,20 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
   mkdirSync(configDir, { recursive: true, mode: 0o700 });
   const dynamicConfigFile = path.join(options.dir, 'dynamic-config.yaml');
   writeFileSync(dynamicConfigFile, stringify(clusterDynamicConfig(options.dynamicConfig)));
+  const certificates = clusterCertificates(path.join(options.dir, 'tls'), options.host);
   // It holds the database password: the owner's alone.
-  writeFileSync(path.join(configDir, 'cluster.yaml'), stringify(clusterConfig(options, dynamicConfigFile)), { mode: 0o600 });
+  writeFileSync(path.join(configDir, 'cluster.yaml'), stringify(clusterConfig(options, dynamicConfigFile, certificates)), { mode: 0o600 });
   const address = `${options.host}:${options.ports.frontend}`;
+  const clientTls: TemporalTlsSettings = { caFile: certificates.caFile, clientCertificate: certificates.client };
   const logFile = path.join(options.dir, 'temporal.log');
   const server = await spawnTemporalServer({
     binary,
     // No authorizer: the frontend serves the control plane on a private address (docs/operations.md); agents reach Temporal through the gateway only.
     args: ['--root', options.dir, '--config', 'config', '--env', 'cluster', '--allow-no-auth', 'start'],
-    address,
+    frontend: temporalConnectionOptions({ address, tls: clientTls }),
     logFile,
     ready: (connection) => registerNamespace(connection, options),
     deadlineMs: 120_000,
   });
-  return { ...server, address, namespace: options.namespace, logFile };
+  return { ...server, address, namespace: options.namespace, logFile, clientTls };
 }

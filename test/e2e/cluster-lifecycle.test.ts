@@ -1,8 +1,10 @@
 // The node lifecycle on the cluster profile (`npm run start:cluster`'s Temporal): the real
 // Temporal server, not the dev server, on its own PostgreSQL, with the schema set up by
 // Temporal's SQL tool and the namespace and search attributes registered as an operator
-// would (stack/temporal-cluster.ts, docs/operations.md); Ironflow's API in this process and
-// two control-plane worker processes on one task queue of that namespace. One emulated
+// would (stack/temporal-cluster.ts, docs/operations.md), its frontend on TLS requiring a
+// client certificate; Ironflow's API in this process and two control-plane worker processes
+// on one task queue of that namespace, each presenting the cluster's client certificate
+// (temporal.tls), as do the agent gateway's calls upstream. One emulated
 // machine goes enroll → ready → deploy → release (undeploy, back to ready), and its
 // workflows are found by their search attributes in the cluster's SQL visibility.
 //
@@ -17,7 +19,10 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPostgres, type PostgresServer } from '../../stack/postgres';
 import { startTemporalCluster, type ClusterPorts, type TemporalCluster } from '../../stack/temporal-cluster';
-import { loadConfig } from '../../services/config';
+import { Connection } from '@temporalio/client';
+import { loadConfig, type TemporalTlsSettings } from '../../services/config';
+import { temporalConnectionOptions } from '../../services/temporal/connection-options';
+import { makeClientCertificate, makeServerCertificate } from '../../stack/throwaway-tls';
 import { temporal as proto } from '../../services/temporal-proto';
 import { until } from '../helpers/boot-site';
 import { sha, startE2eSite, type E2eSite } from '../helpers/e2e-site';
@@ -71,7 +76,12 @@ beforeAll(async () => {
     searchAttributes: temporal.searchAttributes,
     dynamicConfig: temporal.dynamicConfig,
   });
-  site = await startE2eSite('e2e-cluster', { temporalAddress: cluster.address, temporalNamespace: cluster.namespace, workerProcess: true });
+  site = await startE2eSite('e2e-cluster', {
+    temporalAddress: cluster.address,
+    temporalNamespace: cluster.namespace,
+    temporalTls: cluster.clientTls,
+    workerProcess: true,
+  });
   await site.startWorker();
 }, 300_000);
 
@@ -83,6 +93,29 @@ afterAll(async () => {
 });
 
 describe.skipIf(skipReason !== undefined)('the node lifecycle on a real Temporal cluster (PostgreSQL persistence and visibility)', () => {
+  it('the frontend requires TLS and a client certificate from its CA, and answers a connection that presents one', async () => {
+    const { clientTls, address } = cluster as TemporalCluster;
+    const describeNamespace = async (tls: TemporalTlsSettings | undefined) => {
+      const connection = await Connection.connect({ ...temporalConnectionOptions({ address, ...(tls ? { tls } : {}) }), connectTimeout: 5_000 });
+      try {
+        return await connection.workflowService.describeNamespace({ namespace: NAMESPACE });
+      } finally {
+        await connection.close();
+      }
+    };
+    // The CA alone (TLS, no client certificate): the handshake is refused.
+    await expect(describeNamespace({ ...(clientTls.caFile ? { caFile: clientTls.caFile } : {}) })).rejects.toThrow();
+    // Plain gRPC to a TLS listener: refused.
+    await expect(describeNamespace(undefined)).rejects.toThrow();
+    // A client certificate the frontend's CA did not issue: refused.
+    const foreign = mkdtempSync(path.join(dir as string, 'foreign-'));
+    makeServerCertificate(foreign, 'not-the-cluster');
+    const foreignClient = makeClientCertificate(foreign, 'not-the-control-plane');
+    await expect(describeNamespace({ ...clientTls, clientCertificate: foreignClient })).rejects.toThrow();
+    // The cluster's client certificate: answered.
+    expect((await describeNamespace(clientTls)).namespaceInfo?.name).toBe(NAMESPACE);
+  }, 60_000);
+
   it('two control-plane worker processes poll the control task queue in the cluster namespace', async () => {
     const pollers = await until(
       'both worker processes to poll',

@@ -17,7 +17,7 @@ import { Fleet } from '../../agent/emulator/fleet';
 import { nodeAgentOs } from '../../agent/emulator/installed-os';
 import type { Machine } from '../../agent/emulator/machine';
 import { AgentLog } from '../../agent/common/log';
-import { repoRoot, type IronflowConfig } from '../../services/config';
+import { repoRoot, temporalTlsEnv, type IronflowConfig, type TemporalTlsSettings } from '../../services/config';
 import { spkiPinOf } from '../../services/ca-pin';
 import { addImageSigner } from '../../services/images/signers';
 import { imageSigningInput } from '../../core/images/signing-input';
@@ -36,6 +36,8 @@ export interface E2eSiteOptions {
   temporalAddress?: string;
   /** The Temporal namespace (a cluster's, say: test/e2e/cluster-lifecycle.test.ts); default temporal-dev.yaml's. */
   temporalNamespace?: string;
+  /** TLS to that frontend (a cluster's CA and client certificate), for the API and the worker process alike. */
+  temporalTls?: TemporalTlsSettings;
   /** The control-plane worker as its own process (SIGKILL-able), not in this process. */
   workerProcess?: boolean;
   /** The site agent as its own process (SIGKILL-able, restarted on the same data dir and boot port). */
@@ -172,6 +174,7 @@ export async function startE2eSite(key: string, options: E2eSiteOptions = {}): P
     IRONFLOW_AGENT_SHA256: sha(Buffer.from('the published agent')),
     ...(options.temporalAddress ? { IRONFLOW_TEMPORAL_ADDRESS: options.temporalAddress } : {}),
     ...(options.temporalNamespace ? { IRONFLOW_TEMPORAL_NAMESPACE: options.temporalNamespace } : {}),
+    ...(options.temporalTls ? temporalTlsEnv(options.temporalTls) : {}),
   };
   const config = await testConfig(env);
   // E2E_API_LOG=1 shows the API's errors (a 500's cause) while debugging.
