@@ -1,6 +1,7 @@
 // A PostgreSQL server of the stack's own (scripts/postgres.sh: Debian's postgresql, trust
 // auth on 127.0.0.1), and databases on it.
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
@@ -14,6 +15,8 @@ export interface PostgresServer {
   url: string;
   /** The URL of database `name` on this server. */
   database(name: string): string;
+  /** The postmaster's process id (postmaster.pid's first line): every other process of the server is its child. */
+  postmasterPid(): number;
   stop(): Promise<void>;
 }
 
@@ -33,6 +36,9 @@ export async function startPostgres(dataDir: string, port: number): Promise<Post
       const target = new URL(url);
       target.pathname = `/${name}`;
       return target.toString();
+    },
+    postmasterPid() {
+      return Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
     },
     async stop() {
       await run('bash', [script, '--stop', dataDir]);
