@@ -1,7 +1,9 @@
-// `npm run bench [-- --quick] [-- --only engine|api|fleet] [-- --fleet-sizes 10,100,1000]`: runs each figure against its peer in the
-// same run (sides alternating, medians, the ratio), writes its table into bench/README.md
-// between its markers with the date and the machine's load, and draws its PNG charts in
-// bench/plots/. Progress on stderr: a bar on a terminal, plain lines otherwise.
+// `npm run bench [-- --quick] [-- --only engine|api|fleet] [-- --fleet-sizes 10,100,1000] [-- --fleet-cluster-size 100]`:
+// runs each figure against its peer in the same run (sides alternating, medians, the ratio),
+// writes its table into bench/README.md between its markers with the date and the machine's
+// load, and draws its PNG charts in bench/plots/. Progress on stderr: a bar on a terminal,
+// plain lines otherwise. --fleet-cluster-size N: the fleet size run on the cluster profile
+// with 1 and 2 worker processes (0: none).
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,7 +20,12 @@ import { writeSection } from './lib/readme-section';
 const figures: Figure[] = [engineFigure, apiFigure, fleetFigure];
 
 const { values } = parseArgs({
-  options: { quick: { type: 'boolean', default: false }, only: { type: 'string', multiple: true }, 'fleet-sizes': { type: 'string' } },
+  options: {
+    quick: { type: 'boolean', default: false },
+    only: { type: 'string', multiple: true },
+    'fleet-sizes': { type: 'string' },
+    'fleet-cluster-size': { type: 'string' },
+  },
 });
 const fleetSizes = values['fleet-sizes']?.split(',').map((size) => {
   const machines = Number(size);
@@ -26,6 +33,11 @@ const fleetSizes = values['fleet-sizes']?.split(',').map((size) => {
     throw new Error(`--fleet-sizes ${values['fleet-sizes']}: give machine counts separated by commas, e.g. 10,100,1000`);
   return machines;
 });
+const fleetClusterSize = values['fleet-cluster-size'] === undefined ? undefined : Number(values['fleet-cluster-size']);
+if (fleetClusterSize !== undefined && (!Number.isInteger(fleetClusterSize) || fleetClusterSize < 0))
+  throw new Error(
+    `--fleet-cluster-size ${values['fleet-cluster-size']}: give the machine count of the fleet's cluster runs (1 and 2 worker processes), or 0 to skip them`,
+  );
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
 const plotsDir = path.join(benchDir, 'plots');
 
@@ -41,6 +53,7 @@ async function main(): Promise<void> {
     const result = await figure.measure({
       quick: values.quick,
       ...(fleetSizes ? { fleetSizes } : {}),
+      ...(fleetClusterSize !== undefined ? { fleetClusterSize } : {}),
       progress: (done, total, text) => progress.update(done, total, `${figureOf} · ${text}`),
     });
     progress.end();

@@ -11,6 +11,8 @@ export interface MeasureOptions {
   quick: boolean;
   /** The fleet sizes to run (`--fleet-sizes 10,100,1000`) instead of the figure's own. */
   fleetSizes?: number[];
+  /** The fleet size run on the cluster profile with 1 and 2 worker processes (`--fleet-cluster-size N`, 0: none) instead of the figure's own. */
+  fleetClusterSize?: number;
   progress: (done: number, total: number, text: string) => void;
 }
 

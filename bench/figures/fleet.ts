@@ -4,24 +4,30 @@
 // node's chain of them per phase with the same step counts, as no-op steps
 // (bench/engine/side.ts --chains). Goal (issue 16): 1,000 machines through the whole cycle on 2
 // cores within 1.25× that bound and within memory, every deploy accepted (queued, never refused).
+// Then one size on the cluster profile (the real Temporal server on PostgreSQL, the API on
+// PostgreSQL) with one and with two control-plane worker processes, as extra rows.
 import { execFile, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { formatChains } from '../lib/chains';
 import type { CycleResult } from '../fleet/cycle';
-import { fleetTable, missLines, refusedAnswers, type FleetRow } from '../fleet/tally';
+import { fleetTable, missLines, refusedAnswers, temporalLabel, type FleetRow, type FleetTemporal } from '../fleet/tally';
 import type { Figure } from './figure';
 
 const run = promisify(execFile);
 const cycleScript = fileURLToPath(new URL('../fleet/cycle.ts', import.meta.url));
 const sideScript = fileURLToPath(new URL('../engine/side.ts', import.meta.url));
 
+/** The cycle's arguments for this Temporal. */
+const temporalArgs = (temporal: FleetTemporal): string[] => (temporal.kind === 'dev' ? [] : ['--temporal', 'cluster', '--workers', String(temporal.workers)]);
+
 /** Runs the fleet cycle of `machines` in its own process, its progress lines passed on. */
-async function cycle(machines: number, onLine: (line: string) => void): Promise<CycleResult> {
+async function cycle(machines: number, temporal: FleetTemporal, onLine: (line: string) => void): Promise<CycleResult> {
   // A machine's agents take about 10 MiB of the emulating process (100 machines: 1 GiB): V8's default heap limit is too small for 1,000.
   const heapMiB = Math.max(4096, machines * 16);
-  const child = spawn(process.execPath, [`--max-old-space-size=${heapMiB}`, '--import', 'tsx', cycleScript, '--machines', String(machines)], {
+  const args = ['--machines', String(machines), ...temporalArgs(temporal)];
+  const child = spawn(process.execPath, [`--max-old-space-size=${heapMiB}`, '--import', 'tsx', cycleScript, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -33,7 +39,7 @@ async function cycle(machines: number, onLine: (line: string) => void): Promise<
   });
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   const last = stdout.trim().split('\n').at(-1);
-  if (code !== 0 || !last) throw new Error(`bench/fleet/cycle.ts --machines ${machines} exited with ${code}:\n${stderrTail.join('\n')}`);
+  if (code !== 0 || !last) throw new Error(`bench/fleet/cycle.ts ${args.join(' ')} exited with ${code}:\n${stderrTail.join('\n')}`);
   return JSON.parse(last) as CycleResult;
 }
 
@@ -54,19 +60,25 @@ async function bound(machines: number, chains: number[][]): Promise<number[]> {
 export const fleetFigure: Figure = {
   id: 'fleet',
   title: 'A fleet through enroll, deploy and release against the engine alone',
-  async measure({ quick, fleetSizes, progress }) {
+  async measure({ quick, fleetSizes, fleetClusterSize, progress }) {
     const sizes = fleetSizes ?? (quick ? [10, 50] : [10, 100, 1000]);
-    const total = sizes.length * 2;
+    const clusterSize = fleetClusterSize ?? (quick ? 10 : 100);
+    const runs: Array<{ machines: number; temporal: FleetTemporal }> = [
+      ...sizes.map((machines) => ({ machines, temporal: { kind: 'dev' } as const })),
+      ...(clusterSize > 0 ? [1, 2].map((workers) => ({ machines: clusterSize, temporal: { kind: 'cluster', workers } as const })) : []),
+    ];
+    const total = runs.length * 2;
     let done = 0;
     const rows: FleetRow[] = [];
     const notes: string[] = [];
-    for (const machines of sizes) {
-      progress(done++, total, `fleet: ${machines} machines`);
-      const result = await cycle(machines, (line) => progress(done - 1, total, line.slice(0, 100)));
+    for (const { machines, temporal } of runs) {
+      progress(done++, total, `fleet: ${machines} machines, ${temporalLabel(temporal)}`);
+      const result = await cycle(machines, temporal, (line) => progress(done - 1, total, line.slice(0, 100)));
       progress(done++, total, `fleet: the engine alone, ${machines} nodes, chains ${formatChains(result.chains)}`);
       const boundSeconds = await bound(machines, result.chains);
       rows.push({
         machines,
+        temporal: result.temporal,
         phases: result.phases,
         workflows: result.workflowsByType.provision ?? 0,
         cpuMs: result.cpuMs.controlPlane + result.cpuMs.temporal,
@@ -77,20 +89,36 @@ export const fleetFigure: Figure = {
       });
       const refused = result.phases.map((p) => `${p.name} ${refusedAnswers(p.answered)}`).join(', ');
       notes.push(
-        `- ${machines} machines: workflows ${Object.entries(result.workflowsByType)
+        `- ${machines} machines (${temporalLabel(temporal)}): workflows ${Object.entries(result.workflowsByType)
           .map(([type, count]) => `${type} ${count}`)
           .join(', ')}; provision steps per node and phase ${formatChains(result.chains)}; answers other than 2xx: ${refused}.`,
       );
     }
     progress(total, total, 'fleet: done');
     const misses = missLines(rows);
+    const devRows = rows.filter((r) => r.temporal.kind === 'dev');
+    const clusterRows = rows.filter((r) => r.temporal.kind === 'cluster');
+    const wallSeconds = (row: FleetRow) => row.phases.reduce((s, p) => s + p.seconds, 0);
     return {
       table: [
         'Wall time from the requests sent at once until every node rests in the state (or has failed); the bound is',
         'the engine alone running, per node and phase, the same chain of provision workflows with no-op steps',
         "(`event.append`), all nodes at once; the BMC commands' `agentCommand` workflows and the lifecycle's runs are",
         'not in it (a stricter bound). CPU is the control-plane process and the Temporal server over the three',
-        'phases, RSS their peak sum (the emulated site, in a process of its own, in brackets).',
+        'phases, RSS their peak sum (the emulated site, in a process of its own, in brackets); processes read from',
+        '/proc (the Temporal server, worker processes, PostgreSQL) count their proportional set size (Pss), so memory',
+        'they share counts once.',
+        ...(clusterSize > 0
+          ? [
+              '',
+              `The cluster rows run the same cycle of ${clusterSize} machines on the cluster profile (\`npm run start:cluster\`): the real`,
+              'Temporal server on PostgreSQL (frontend over mTLS), the API’s database on PostgreSQL, the API and gateway in',
+              'the control-plane process and the workflows in one or two worker processes of their own; their CPU and RSS add',
+              'the worker processes and PostgreSQL’s (the postmaster and its backends, with the CPU of backends that ended).',
+              'Their bound is the same engine run as the dev-server rows’ (the engine on the dev server), so their ratio says',
+              'what the cluster costs against that engine on SQLite.',
+            ]
+          : []),
         '',
         fleetTable(rows),
         '',
@@ -105,8 +133,12 @@ export const fleetFigure: Figure = {
             xLabel: 'machines',
             yLabel: 's',
             series: [
-              { name: 'Ironflow', points: rows.map((r) => [r.machines, r.phases.reduce((s, p) => s + p.seconds, 0)]) },
-              { name: 'engine bound', points: rows.map((r) => [r.machines, r.boundSeconds.reduce((s, b) => s + b, 0)]) },
+              { name: 'Ironflow', points: devRows.map((r) => [r.machines, wallSeconds(r)]) },
+              { name: 'engine bound', points: devRows.map((r) => [r.machines, r.boundSeconds.reduce((s, b) => s + b, 0)]) },
+              ...clusterRows.map((r) => ({
+                name: temporalLabel(r.temporal).replace(' (PostgreSQL)', ''),
+                points: [[r.machines, wallSeconds(r)]] as Array<[number, number]>,
+              })),
             ],
           },
         },

@@ -1,12 +1,14 @@
-// One fleet run of the fleet figure, in a process of its own: a fresh bench stack (Temporal dev
-// server), the control plane as a child process (bench/fleet/control-plane.ts), a real site
+// One fleet run of the fleet figure, in a process of its own: a fresh bench stack (the Temporal
+// dev server; with --temporal cluster the cluster profile's: the real Temporal server and the
+// API's database on PostgreSQL, and --workers N control-plane worker processes running the
+// workflows), the control plane as a child process (bench/fleet/control-plane.ts), a real site
 // agent and N emulated machines (Redfish BMCs, PXE firmware, real ramdisk agents, an installed
 // OS running the real node agent) in this process, and a signed image on a local HTTPS server.
 // All N are enrolled at once and taken to ready, then deployed at once, then released at once;
 // each phase ends when every node rests in its state or has failed (or at the phase's deadline).
 // Prints one JSON line (CycleResult) on stdout; progress on stderr.
 //
-//   npx tsx bench/fleet/cycle.ts --machines 10
+//   npx tsx bench/fleet/cycle.ts --machines 10 [--temporal dev|cluster] [--workers N]
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -30,27 +32,47 @@ import type { MetalNodeView } from '../../core/schemas/metal';
 import { searchAttributeKeys } from '../../core/search-attributes';
 import { sealedDataConverter } from '../../services/sealing';
 import { temporalConnectionOptions } from '../../services/temporal/connection-options';
+import { startWorkerProcesses } from '../../stack/cluster';
 import { writeLocalSiteAgentConfig } from '../../stack/local-site-agent-config';
 import { makeServerCertificate } from '../../stack/throwaway-tls';
 import { freePort } from '../../test/helpers/ports';
 import { startBenchStack } from '../lib/bench-stack';
+import { startClusterBenchStack } from '../lib/cluster-bench-stack';
 import type { ControlPlaneMessage } from './control-plane';
-import { commonChain, phaseOf, procStatCpuTicks, procStatusRssBytes, stepCount, tallyStatuses, type FleetPhase, type NodeMiss } from './tally';
+import {
+  commonChain,
+  phaseOf,
+  procPssBytes,
+  procStatCpuTicks,
+  procStatReapedChildrenTicks,
+  stepCount,
+  tallyStatuses,
+  type FleetPhase,
+  type FleetTemporal,
+  type NodeMiss,
+} from './tally';
 
 export interface CycleResult {
   machines: number;
+  /** The dev server (the worker in the control-plane process), or the cluster with its worker processes. */
+  temporal: FleetTemporal;
   phases: FleetPhase[];
   /** Workflows the run started, by type (provision, nodeLifecycle, …). */
   workflowsByType: Record<string, number>;
   /** Per phase, the chain of provision workflows (by step count) most nodes ran. */
   chains: number[][];
+  /** controlPlane: its process and the worker processes; temporal: the Temporal server and, on the cluster, PostgreSQL's processes. */
   cpuMs: { controlPlane: number; temporal: number; site: number };
   peakRssBytes: { controlPlaneAndTemporal: number; site: number };
 }
 
-const { values } = parseArgs({ options: { machines: { type: 'string', default: '10' } } });
+const { values } = parseArgs({
+  options: { machines: { type: 'string', default: '10' }, temporal: { type: 'string', default: 'dev' }, workers: { type: 'string' } },
+});
 const machines = Number(values.machines);
-const say = (line: string) => process.stderr.write(`fleet ${machines}: ${line}\n`);
+const temporalSetup = fleetTemporalFrom(values.temporal, values.workers);
+const say = (line: string) =>
+  process.stderr.write(`fleet ${machines}${temporalSetup.kind === 'cluster' ? ` (cluster, ${temporalSetup.workers} workers)` : ''}: ${line}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 /** How often the nodes are read: each read is a page of up to 1,000 nodes, part of the load measured. */
@@ -59,9 +81,20 @@ const pollMs = Math.min(5000, Math.max(1000, machines * 5));
 const phaseDeadlineMs = 10 * 60_000 + machines * 3_000;
 const clockTicksPerSecond = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
 
+function fleetTemporalFrom(temporal: string | undefined, workers: string | undefined): FleetTemporal {
+  if (temporal === 'dev') {
+    if (workers !== undefined) throw new Error('--workers goes with --temporal cluster: on the dev server the worker runs in the control-plane process');
+    return { kind: 'dev' };
+  }
+  if (temporal !== 'cluster') throw new Error(`--temporal ${temporal}: give dev (the Temporal dev server) or cluster (the real server on PostgreSQL)`);
+  const count = Number(workers ?? '1');
+  if (!Number.isInteger(count) || count < 1 || count > 8) throw new Error(`--workers ${workers}: give the number of control-plane worker processes, 1 to 8`);
+  return { kind: 'cluster', workers: count };
+}
+
 /** The control plane as a child process: ready once it sent its URL and root bearer. */
-async function startControlPlaneProcess(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string; bearer: string }> {
-  const child = fork(fileURLToPath(new URL('./control-plane.ts', import.meta.url)), [], {
+async function startControlPlaneProcess(env: NodeJS.ProcessEnv, args: string[]): Promise<{ child: ChildProcess; url: string; bearer: string }> {
+  const child = fork(fileURLToPath(new URL('./control-plane.ts', import.meta.url)), args, {
     env,
     // Room for a large fleet's workflows and sessions (V8's default heap limit is about 4 GiB).
     execArgv: ['--max-old-space-size=8192', '--import', 'tsx'],
@@ -87,14 +120,33 @@ function controlPlaneUsage(child: ChildProcess): Promise<{ cpuMs: number; rssByt
   });
 }
 
-async function temporalUsage(pid: number): Promise<{ cpuMs: number; rssBytes: number }> {
-  const [stat, status] = await Promise.all([readFile(`/proc/${pid}/stat`, 'utf8'), readFile(`/proc/${pid}/status`, 'utf8')]);
-  return { cpuMs: (procStatCpuTicks(stat) * 1000) / clockTicksPerSecond, rssBytes: procStatusRssBytes(status) };
+/**
+ * The CPU time (with that of the children each reaped: PostgreSQL's ended backends) and the
+ * memory (proportional set size: what they share counts once) of these processes together; one
+ * that ended since it was listed counts nothing.
+ */
+async function processesUsage(pids: number[]): Promise<{ cpuMs: number; rssBytes: number }> {
+  const each = await Promise.all(
+    pids.map(async (pid) => {
+      try {
+        const [stat, smapsRollup] = await Promise.all([readFile(`/proc/${pid}/stat`, 'utf8'), readFile(`/proc/${pid}/smaps_rollup`, 'utf8')]);
+        // A process that has exited but is not yet reaped has no mappings.
+        const pssBytes = procPssBytes(smapsRollup);
+        return { ticks: procStatCpuTicks(stat) + procStatReapedChildrenTicks(stat), rssBytes: Number.isNaN(pssBytes) ? 0 : pssBytes };
+      } catch {
+        return { ticks: 0, rssBytes: 0 };
+      }
+    }),
+  );
+  return {
+    cpuMs: (each.reduce((sum, p) => sum + p.ticks, 0) * 1000) / clockTicksPerSecond,
+    rssBytes: each.reduce((sum, p) => sum + p.rssBytes, 0),
+  };
 }
 
 async function main(): Promise<void> {
   const apiPort = await freePort();
-  const stack = await startBenchStack('fleet', {
+  const stack = await (temporalSetup.kind === 'cluster' ? startClusterBenchStack : startBenchStack)('fleet', {
     // The installed OS joins the API's public URL (its user data's --server): the real port.
     IRONFLOW_API_PORT: String(apiPort),
     IRONFLOW_API_URL: `http://127.0.0.1:${apiPort}`,
@@ -108,17 +160,26 @@ async function main(): Promise<void> {
   try {
     say('starting the control plane…');
     const signer = generateKeyPairSync('ed25519');
-    const cp = await startControlPlaneProcess({
-      ...process.env,
-      ...stack.env,
-      BENCH_IMAGE_SIGNER_ID: 'bench-platform',
-      BENCH_IMAGE_SIGNER_PEM: signer.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
-    });
+    const cp = await startControlPlaneProcess(
+      {
+        ...process.env,
+        ...stack.env,
+        BENCH_IMAGE_SIGNER_ID: 'bench-platform',
+        BENCH_IMAGE_SIGNER_PEM: signer.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+      },
+      temporalSetup.kind === 'cluster' ? ['--no-worker'] : [],
+    );
     const cpExited = new Promise<void>((resolve) => cp.child.once('exit', () => resolve()));
     stoppers.push(async () => {
       cp.child.kill('SIGTERM');
       await cpExited;
     });
+    // After the control plane: it made the data dir's secret-store key the workers read.
+    const workers =
+      temporalSetup.kind === 'cluster'
+        ? await startWorkerProcesses({ ...process.env, ...stack.env }, stack.config, temporalSetup.workers, (_part, stop) => stoppers.push(stop))
+        : [];
+    const workerPids = workers.map((worker) => worker.child.pid as number);
     const api = new ApiClient(cp.url, cp.bearer);
 
     const site = await api.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'bench', idempotencyKey: 'bench-fleet' });
@@ -224,7 +285,12 @@ async function main(): Promise<void> {
 
     // Usage: CPU from here to the end of the last phase; resident memory sampled at each read.
     const usage = async () => {
-      const [controlPlane, server] = await Promise.all([controlPlaneUsage(cp.child), temporalUsage(stack.temporalPid)]);
+      const [apiProcess, workerProcesses, server] = await Promise.all([
+        controlPlaneUsage(cp.child),
+        processesUsage(workerPids),
+        processesUsage(stack.serverPids()),
+      ]);
+      const controlPlane = { cpuMs: apiProcess.cpuMs + workerProcesses.cpuMs, rssBytes: apiProcess.rssBytes + workerProcesses.rssBytes };
       return { controlPlane, server, site: { cpuMs: (process.cpuUsage().user + process.cpuUsage().system) / 1000, rssBytes: process.memoryUsage.rss() } };
     };
     const peak = { controlPlaneAndTemporal: 0, site: 0 };
@@ -364,6 +430,7 @@ async function main(): Promise<void> {
 
     const result: CycleResult = {
       machines,
+      temporal: temporalSetup,
       phases,
       workflowsByType,
       chains,

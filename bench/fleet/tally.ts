@@ -79,9 +79,24 @@ export function procStatCpuTicks(stat: string): number {
   return Number(fields[11]) + Number(fields[12]);
 }
 
-/** The resident set size in bytes, from /proc/<pid>/status (VmRSS, in kB). */
-export function procStatusRssBytes(status: string): number {
-  const match = /^VmRSS:\s+(\d+) kB$/m.exec(status);
+/** CPU time in clock ticks of the children a process waited for (cutime + cstime): PostgreSQL's ended backends count in the postmaster's. */
+export function procStatReapedChildrenTicks(stat: string): number {
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // cutime (field 16) and cstime (17) are at 13 and 14 after the name.
+  return Number(fields[13]) + Number(fields[14]);
+}
+
+/** The parent's process id, from /proc/<pid>/stat (field 4). */
+export function procStatParentPid(stat: string): number {
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+}
+
+/**
+ * The proportional set size in bytes, from /proc/<pid>/smaps_rollup (Pss, in kB): memory shared
+ * between processes (PostgreSQL's shared buffers, a binary's pages) counts once across them.
+ */
+export function procPssBytes(smapsRollup: string): number {
+  const match = /^Pss:\s+(\d+) kB$/m.exec(smapsRollup);
   return match ? Number(match[1]) * 1024 : NaN;
 }
 
@@ -93,15 +108,22 @@ export interface FleetPhase {
   misses: NodeMiss[];
 }
 
+/** Which Temporal a fleet run stood on: the dev server, or the cluster profile's server on PostgreSQL with N worker processes. */
+export type FleetTemporal = { kind: 'dev' } | { kind: 'cluster'; workers: number };
+
+export const temporalLabel = (temporal: FleetTemporal): string =>
+  temporal.kind === 'dev' ? 'dev server (SQLite)' : `cluster (PostgreSQL), ${temporal.workers} worker${temporal.workers === 1 ? '' : 's'}`;
+
 /** One fleet run (bench/fleet/cycle.ts) and its bound (bench/engine/side.ts with the same chains). */
 export interface FleetRow {
   machines: number;
+  temporal: FleetTemporal;
   phases: FleetPhase[];
   /** Provision workflows the run started. */
   workflows: number;
-  /** Control-plane process + Temporal server, over the three phases. */
+  /** Control-plane process(es) + Temporal server (+ PostgreSQL on the cluster), over the three phases. */
   cpuMs: number;
-  /** Peak of control plane + Temporal resident memory, sampled through the phases. */
+  /** Peak of their memory together (the control-plane process's resident set, the others' proportional share), sampled through the phases. */
   peakRssBytes: number;
   /** The emulated site's process (site agent, BMCs, firmware, ramdisk and OS agents). */
   siteCpuMs: number;
@@ -116,8 +138,8 @@ const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 
 export function fleetTable(rows: FleetRow[]): string {
   const lines = [
-    '| machines | enroll → ready | deploy → deployed | release → ready | whole cycle | workflows/s | bound (engine, no-op steps) | ratio | CPU / machine | peak RSS / machine | deploy answers | did not finish |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| machines | Temporal | enroll → ready | deploy → deployed | release → ready | whole cycle | workflows/s | bound (engine, no-op steps) | ratio | CPU / machine | peak RSS / machine | deploy answers | did not finish |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   for (const row of rows) {
     const wall = sum(row.phases.map((p) => p.seconds));
@@ -129,7 +151,7 @@ export function fleetTable(rows: FleetRow[]): string {
     };
     const missed = row.phases.filter((p) => p.misses.length > 0).map((p) => `${p.name}: ${p.misses.length}`);
     lines.push(
-      `| ${row.machines} | ${phase('enroll')} | ${phase('deploy')} | ${phase('release')} | ${seconds(wall)} | ${(row.workflows / wall).toFixed(2)} | ${seconds(bound)} | ${(wall / bound).toFixed(2)}× | ${(row.cpuMs / row.machines).toFixed(0)} ms (site ${(row.siteCpuMs / row.machines).toFixed(0)} ms) | ${mib(row.peakRssBytes / row.machines)} (site ${mib(row.sitePeakRssBytes / row.machines)}) | ${formatStatuses(row.phases.find((p) => p.name === 'deploy')?.answered ?? {})} | ${missed.join(', ') || 'none'} |`,
+      `| ${row.machines} | ${temporalLabel(row.temporal)} | ${phase('enroll')} | ${phase('deploy')} | ${phase('release')} | ${seconds(wall)} | ${(row.workflows / wall).toFixed(2)} | ${seconds(bound)} | ${(wall / bound).toFixed(2)}× | ${(row.cpuMs / row.machines).toFixed(0)} ms (site ${(row.siteCpuMs / row.machines).toFixed(0)} ms) | ${mib(row.peakRssBytes / row.machines)} (site ${mib(row.sitePeakRssBytes / row.machines)}) | ${formatStatuses(row.phases.find((p) => p.name === 'deploy')?.answered ?? {})} | ${missed.join(', ') || 'none'} |`,
     );
   }
   return lines.join('\n');
@@ -139,7 +161,9 @@ export function fleetTable(rows: FleetRow[]): string {
 export function missLines(rows: FleetRow[]): string[] {
   return rows.flatMap((row) =>
     row.phases.flatMap((phase) =>
-      groupMisses(phase.misses).map((g) => `- ${row.machines} machines, ${phase.name}: ${g.count} stopped in ${g.state ?? 'no state'}: ${g.reason}`),
+      groupMisses(phase.misses).map(
+        (g) => `- ${row.machines} machines (${temporalLabel(row.temporal)}), ${phase.name}: ${g.count} stopped in ${g.state ?? 'no state'}: ${g.reason}`,
+      ),
     ),
   );
 }

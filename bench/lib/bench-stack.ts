@@ -14,10 +14,22 @@ export interface BenchStack {
   config: IronflowConfig;
   /** The environment `config` was loaded from: a control plane in another process loads the same. */
   env: Record<string, string>;
-  /** The Temporal server's process (its CPU time and memory are read from /proc). */
-  temporalPid: number;
+  /** The processes whose CPU time and memory (read from /proc) count with the control plane's: the Temporal server's and, on the cluster, PostgreSQL's (listed anew each call: its backends come and go). */
+  serverPids(): number[];
   /** Stops the server and removes the directory. */
   close(): Promise<void>;
+}
+
+/** A bench control plane's settings: its data dir, its Temporal, the API and gateway on free ports, no SDK metrics exporter; then `env`. */
+export function benchStackEnv(dataDir: string, temporalAddress: string, env: Record<string, string>): Record<string, string> {
+  return {
+    IRONFLOW_DATA_DIR: dataDir,
+    IRONFLOW_TEMPORAL_ADDRESS: temporalAddress,
+    IRONFLOW_API_PORT: '0',
+    IRONFLOW_GATEWAY_PORT: '0',
+    IRONFLOW_METRICS_SDK_ADDRESS: 'off',
+    ...env,
+  };
 }
 
 export async function startBenchStack(name: string, env: Record<string, string> = {}): Promise<BenchStack> {
@@ -30,20 +42,14 @@ export async function startBenchStack(name: string, env: Record<string, string> 
     ...serverSettings(loadConfig({}).temporal),
     logFile: path.join(dir, 'temporal.log'),
   });
-  const stackEnv = {
-    IRONFLOW_DATA_DIR: dir,
-    IRONFLOW_TEMPORAL_ADDRESS: address,
-    IRONFLOW_API_PORT: '0',
-    IRONFLOW_GATEWAY_PORT: '0',
-    IRONFLOW_METRICS_SDK_ADDRESS: 'off',
-    ...env,
-  };
+  const stackEnv = benchStackEnv(dir, address, env);
   const config = loadConfig({ ...process.env, ...stackEnv });
+  const temporalPid = server.process.pid as number;
   return {
     dir,
     config,
     env: stackEnv,
-    temporalPid: server.process.pid as number,
+    serverPids: () => [temporalPid],
     close: async () => {
       await server.stop();
       rmSync(dir, { recursive: true, force: true });

@@ -9,8 +9,10 @@ import {
   groupMisses,
   missLines,
   phaseOf,
+  procPssBytes,
   procStatCpuTicks,
-  procStatusRssBytes,
+  procStatParentPid,
+  procStatReapedChildrenTicks,
   refusedAnswers,
   stepCount,
   tallyStatuses,
@@ -81,8 +83,17 @@ describe('the fleet figure’s arithmetic', () => {
   it('reads CPU ticks and resident memory from /proc, a name with spaces and parentheses included', () => {
     const stat = '4242 (temporal (dev) x) S 1 4242 4242 0 -1 4194304 100 0 0 0 1500 250 0 0 20 0 12 0 100 2000000 5000';
     expect(procStatCpuTicks(stat)).toBe(1750);
-    expect(procStatusRssBytes('Name:\ttemporal\nVmHWM:\t  204800 kB\nVmRSS:\t  102400 kB\n')).toBe(102400 * 1024);
-    expect(procStatusRssBytes('Name:\tzombie\n')).toBeNaN();
+    expect(procStatReapedChildrenTicks(stat)).toBe(0);
+    expect(procStatParentPid(stat)).toBe(1);
+    // A postmaster (parent 900) that reaped backends worth 300 + 40 ticks.
+    const postmaster = '901 (postgres) S 900 901 901 0 -1 4194560 100 0 0 0 20 5 300 40 20 0 1 0 100 2000000 5000';
+    expect(procStatReapedChildrenTicks(postmaster)).toBe(340);
+    expect(procStatParentPid(postmaster)).toBe(900);
+    expect(procPssBytes('5620b2226000-7ffe32252000 ---p 00000000 00:00 0    [rollup]\nRss:     204800 kB\nPss:     102400 kB\nPss_Anon:  512 kB\n')).toBe(
+      102400 * 1024,
+    );
+    // A zombie's smaps_rollup is empty.
+    expect(procPssBytes('')).toBeNaN();
   });
 
   it('parses and writes chains of step counts per phase, refusing what is not one', () => {
@@ -95,6 +106,7 @@ describe('the fleet figure’s arithmetic', () => {
   it('writes a row per fleet size: phases beside their bound, the ratio, per-machine cost, answers and misses', () => {
     const row: FleetRow = {
       machines: 10,
+      temporal: { kind: 'dev' },
       phases: [
         { name: 'enroll', seconds: 40, answered: { '201': 10 }, reached: 9, misses: [{ nodeId: 'n', state: 'failed', reason: 'BMC_UNREACHABLE: no answer' }] },
         { name: 'deploy', seconds: 30, answered: { '200': 9 }, reached: 9, misses: [] },
@@ -110,8 +122,32 @@ describe('the fleet figure’s arithmetic', () => {
     const [header, , line] = fleetTable([row]).split('\n');
     expect(header).toContain('bound (engine, no-op steps)');
     expect(line).toBe(
-      '| 10 | 40.0 s (bound 20.0 s) | 30.0 s (bound 20.0 s) | 30.0 s (bound 10.0 s) | 100 s | 0.50 | 50.0 s | 2.00× | 2000 ms (site 500 ms) | 50.0 MiB (site 20.0 MiB) | 9 × 200 | enroll: 1 |',
+      '| 10 | dev server (SQLite) | 40.0 s (bound 20.0 s) | 30.0 s (bound 20.0 s) | 30.0 s (bound 10.0 s) | 100 s | 0.50 | 50.0 s | 2.00× | 2000 ms (site 500 ms) | 50.0 MiB (site 20.0 MiB) | 9 × 200 | enroll: 1 |',
     );
-    expect(missLines([row])).toEqual(['- 10 machines, enroll: 1 stopped in failed: BMC_UNREACHABLE: no answer']);
+    expect(missLines([row])).toEqual(['- 10 machines (dev server (SQLite)), enroll: 1 stopped in failed: BMC_UNREACHABLE: no answer']);
+  });
+
+  it('names the Temporal a row ran on: the dev server, or the cluster with its worker processes', () => {
+    const devRow: FleetRow = {
+      machines: 10,
+      temporal: { kind: 'dev' },
+      phases: [{ name: 'enroll', seconds: 10, answered: { '201': 10 }, reached: 10, misses: [] }],
+      workflows: 10,
+      cpuMs: 1_000,
+      peakRssBytes: 100 * 2 ** 20,
+      siteCpuMs: 1_000,
+      sitePeakRssBytes: 100 * 2 ** 20,
+      boundSeconds: [5],
+    };
+    const rows = [
+      devRow,
+      { ...devRow, temporal: { kind: 'cluster', workers: 1 } },
+      { ...devRow, temporal: { kind: 'cluster', workers: 2 } },
+    ] satisfies FleetRow[];
+    const cells = fleetTable(rows)
+      .split('\n')
+      .slice(2)
+      .map((line) => line.split(' | ')[1]);
+    expect(cells).toEqual(['dev server (SQLite)', 'cluster (PostgreSQL), 1 worker', 'cluster (PostgreSQL), 2 workers']);
   });
 });
