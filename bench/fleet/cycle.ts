@@ -72,7 +72,9 @@ const { values } = parseArgs({
 const machines = Number(values.machines);
 const temporalSetup = fleetTemporalFrom(values.temporal, values.workers);
 const say = (line: string) =>
-  process.stderr.write(`fleet ${machines}${temporalSetup.kind === 'cluster' ? ` (cluster, ${temporalSetup.workers} workers)` : ''}: ${line}\n`);
+  process.stderr.write(
+    `fleet ${machines}${temporalSetup.kind === 'cluster' ? ` (cluster, ${temporalSetup.workers} worker${temporalSetup.workers === 1 ? '' : 's'})` : ''}: ${line}\n`,
+  );
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 /** How often the nodes are read: each read is a page of up to 1,000 nodes, part of the load measured. */
