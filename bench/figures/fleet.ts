@@ -22,6 +22,14 @@ const sideScript = fileURLToPath(new URL('../engine/side.ts', import.meta.url));
 /** The cycle's arguments for this Temporal. */
 const temporalArgs = (temporal: FleetTemporal): string[] => (temporal.kind === 'dev' ? [] : ['--temporal', 'cluster', '--workers', String(temporal.workers)]);
 
+/** A failed cycle's error and where its logs were kept, from the end of its output. */
+function failureSummary(output: string): string {
+  const lines = output.split('\n');
+  const error = lines.find((line) => /^\w*Error\b/.test(line)) ?? lines.at(-1) ?? '';
+  const logs = lines.find((line) => line.includes('its logs are in'))?.replace(/^.*its logs are in /, 'logs: ');
+  return [error.slice(0, 300), logs].filter(Boolean).join('; ');
+}
+
 /** Runs the fleet cycle of `machines` in its own process, its progress lines passed on. */
 async function cycle(machines: number, temporal: FleetTemporal, onLine: (line: string) => void): Promise<CycleResult> {
   // A machine's agents take about 10 MiB of the emulating process (100 machines: 1 GiB): V8's default heap limit is too small for 1,000.
@@ -71,9 +79,16 @@ export const fleetFigure: Figure = {
     let done = 0;
     const rows: FleetRow[] = [];
     const notes: string[] = [];
+    const failures: string[] = [];
     for (const { machines, temporal } of runs) {
       progress(done++, total, `fleet: ${machines} machines, ${temporalLabel(temporal)}`);
-      const result = await cycle(machines, temporal, (line) => progress(done - 1, total, line.slice(0, 100)));
+      const result = await cycle(machines, temporal, (line) => progress(done - 1, total, line.slice(0, 100))).catch((err: Error) => err);
+      if (result instanceof Error) {
+        // One size that failed (its logs kept, named in the message) leaves the others' rows standing.
+        failures.push(`- ${machines} machines (${temporalLabel(temporal)}): the run failed: ${failureSummary(result.message)}`);
+        done++;
+        continue;
+      }
       progress(done++, total, `fleet: the engine alone, ${machines} nodes, chains ${formatChains(result.chains)}`);
       const boundSeconds = await bound(machines, result.chains);
       rows.push({
@@ -124,6 +139,7 @@ export const fleetFigure: Figure = {
         '',
         ...notes,
         ...(misses.length > 0 ? ['', 'Machines that did not finish, and why (the node’s lastError):', ...misses] : []),
+        ...(failures.length > 0 ? ['', 'Runs that failed before they finished (no row):', ...failures] : []),
       ].join('\n'),
       charts: [
         {

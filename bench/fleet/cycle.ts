@@ -11,7 +11,7 @@
 //   npx tsx bench/fleet/cycle.ts --machines 10 [--temporal dev|cluster] [--workers N]
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
-import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, createWriteStream, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -95,7 +95,11 @@ function fleetTemporalFrom(temporal: string | undefined, workers: string | undef
 }
 
 /** The control plane as a child process: ready once it sent its URL and root bearer. */
-async function startControlPlaneProcess(env: NodeJS.ProcessEnv, args: string[]): Promise<{ child: ChildProcess; url: string; bearer: string }> {
+async function startControlPlaneProcess(
+  env: NodeJS.ProcessEnv,
+  args: string[],
+  stderrFile: string,
+): Promise<{ child: ChildProcess; url: string; bearer: string }> {
   const child = fork(fileURLToPath(new URL('./control-plane.ts', import.meta.url)), args, {
     env,
     // Room for a large fleet's workflows and sessions (V8's default heap limit is about 4 GiB).
@@ -103,7 +107,12 @@ async function startControlPlaneProcess(env: NodeJS.ProcessEnv, args: string[]):
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
   });
   let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+  const stderrLog = createWriteStream(stderrFile);
+  child.stderr?.on('data', (d: Buffer) => {
+    stderrLog.write(d);
+    stderr = (stderr + d.toString()).slice(-4000);
+  });
+  child.once('exit', () => stderrLog.end());
   return new Promise((resolve, reject) => {
     child.on('message', (message: ControlPlaneMessage) => message.ready && resolve({ child, ...message.ready }));
     child.once('exit', (code) => reject(new Error(`the control-plane process exited (${code}) before it served: ${stderr}`)));
@@ -159,6 +168,13 @@ async function main(): Promise<void> {
   });
   const stoppers: Array<() => Promise<unknown>> = [() => stack.close()];
   let keepLogs = true;
+  // The logs (site agent, machines, control plane, Temporal) outlive the run's directory when a machine did not finish or the run failed: they say why.
+  const logDir = mkdtempSync(path.join(tmpdir(), `ironflow-bench-fleet-${machines}-logs-`));
+  stoppers.push(async () => {
+    if (!keepLogs) return rmSync(logDir, { recursive: true, force: true });
+    for (const file of readdirSync(stack.dir).filter((name) => name.endsWith('.log'))) copyFileSync(path.join(stack.dir, file), path.join(logDir, file));
+    say(`machines did not finish or the run failed: its logs are in ${logDir}`);
+  });
   try {
     say('starting the control plane…');
     const signer = generateKeyPairSync('ed25519');
@@ -170,6 +186,7 @@ async function main(): Promise<void> {
         BENCH_IMAGE_SIGNER_PEM: signer.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
       },
       temporalSetup.kind === 'cluster' ? ['--no-worker'] : [],
+      path.join(logDir, 'control-plane.stderr.log'),
     );
     const cpExited = new Promise<void>((resolve) => cp.child.once('exit', () => resolve()));
     stoppers.push(async () => {
@@ -243,12 +260,6 @@ async function main(): Promise<void> {
     say('starting the site agent and the machines…');
     const token = await api.call<{ token: string }>('POST', `/v1/sites/${site.id}/tokens`, { tenantId: 'root', ttlSeconds: 600, maxUses: 1 });
     const agentConfig = writeLocalSiteAgentConfig(path.join(stack.dir, 'site-agent'), cp.url);
-    // The site's and the machines' logs outlive the run's directory when a machine did not finish: they say why.
-    const logDir = mkdtempSync(path.join(tmpdir(), `ironflow-bench-fleet-${machines}-logs-`));
-    stoppers.push(async () => {
-      if (keepLogs) say(`machines did not finish: the site agent's and the machines' logs are in ${logDir}`);
-      else rmSync(logDir, { recursive: true, force: true });
-    });
     const agentLog = path.join(logDir, 'site-agent.log');
     const agentLogStream = createWriteStream(agentLog);
     const machinesLogStream = createWriteStream(path.join(logDir, 'machines.log'));
