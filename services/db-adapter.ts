@@ -47,20 +47,9 @@ function postgresPool(url: string): pg.Pool {
   // the next query opens a new connection, so there is nothing to do.
   pool.on('error', () => undefined);
   patchQuery(pool);
-  const connect = pool.connect.bind(pool) as (...args: unknown[]) => unknown;
-  (pool as { connect: (...args: unknown[]) => unknown }).connect = (...args: unknown[]) => {
-    const callback = args[0];
-    if (typeof callback === 'function') {
-      return connect((err: unknown, client: pg.PoolClient, done: unknown) => {
-        if (client) patchQuery(client);
-        (callback as (...a: unknown[]) => void)(err, client, done);
-      });
-    }
-    return (connect() as Promise<pg.PoolClient>).then((client) => {
-      patchQuery(client);
-      return client;
-    });
-  };
+  // Each client once, when the pool opens its connection: pool.connect hands the same client out
+  // again and again, and a patch per hand-out nested a wrapper per query until the stack overflowed.
+  pool.on('connect', (client) => patchQuery(client));
   return pool;
 }
 

@@ -55,4 +55,12 @@ describe('a transaction and the queries beside it', () => {
     );
     expect(await db.profileRunSeq.count({ where: { nodeId: { in: ids } } })).toBe(ids.length);
   });
+
+  it('thousands of queries one after another leave the connection pool as it was', async () => {
+    // Each query takes a pooled connection: a wrapper added at every hand-out (services/db-adapter.ts
+    // once did) nested deeper with each one, until a callback overflowed the stack and the pool
+    // released a client twice, which ended the process.
+    for (let i = 0; i < 8000; i++) await db.$queryRawUnsafe('SELECT 1');
+    expect(await db.profileRunSeq.count({ where: { nodeId: 'none' } })).toBe(0);
+  }, 120_000);
 });
