@@ -31,6 +31,8 @@ export interface BmcFaultSettings {
   jitterMs?: number;
   /** The BMC stops answering: requests are held open with no answer until the caller gives up. */
   unresponsive?: boolean;
+  /** The first this many power resets are held open with no answer until the caller gives up, and not carried out. */
+  holdResets?: number;
   /** Seeds this BMC's generator (default 1); the machine id is mixed in, so machines differ. */
   seed?: number;
 }
@@ -76,6 +78,7 @@ export class BmcFaults {
   private readonly errorRate: number;
   private readonly ignoreRate: number;
   private readonly kinds: readonly BmcErrorKind[];
+  private resetsHeld = 0;
 
   constructor(
     readonly settings: BmcFaultSettings,
@@ -86,6 +89,13 @@ export class BmcFaults {
     this.kinds = settings.errorKinds && settings.errorKinds.length > 0 ? settings.errorKinds : bmcErrorKinds;
     if ((settings.latencyMs ?? 0) < 0 || (settings.jitterMs ?? 0) < 0) throw new RangeError('latencyMs and jitterMs must not be negative');
     this.random = generator((settings.seed ?? 1) ^ hashOf(machineId));
+  }
+
+  /** Whether this power reset is one of the first `holdResets`, held with no answer. */
+  holdsReset(): boolean {
+    if (this.resetsHeld >= (this.settings.holdResets ?? 0)) return false;
+    this.resetsHeld++;
+    return true;
   }
 
   /** Draws the fate of the next request; `changing`: a command that changes the machine. */

@@ -5,7 +5,7 @@
 // iPXE over TFTP and scripts and the kernel over HTTP; QEMU machines (TCG) sit on taps.
 // A boot entry comes about as in production: a node row, a provision run whose
 // metal.ensureRamdisk sends one-time PXE, the entries (with their discovery token) and a
-// power cycle through the real agent to an emulated Redfish BMC, which starts the QEMU
+// power-on through the real agent to an emulated Redfish BMC, which starts the QEMU
 // machine. SeaBIOS (iPXE ROM) and OVMF (PXE → TFTP snponly.efi → iPXE → DHCP again → chain)
 // each boot Debian's kernel with a marker initrd that prints /proc/cmdline; the kernel must
 // have received the script's if.* parameters whole. An unknown MAC gets no proxy answer and is
@@ -130,7 +130,7 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
         id: 'qemu-ramdisk-boot',
         version: 1,
         target: 'metal',
-        description: 'one-time PXE and a power cycle into the site ramdisk',
+        description: 'one-time PXE and a power-on into the site ramdisk',
         steps: [{ use: 'metal.ensureRamdisk', timeout: '10m' }],
         cleanup: [{ use: 'boot.cleanUp', on: 'site' }],
       },

@@ -82,8 +82,8 @@ async function deployThrough(node: { nodeId: string; machine: Machine }, crash: 
   expect(machine.state).toBe('installed-os');
 
   const after = sideEffects(machine, nodeId);
-  // One-time PXE, one power cycle, boot from disk for good.
-  expect(after.bmcCommands.slice(before.bmcCommands.length)).toEqual(['boot:Pxe/Once', 'reset:PowerCycle', 'boot:Hdd/Continuous']);
+  // One-time PXE, one power-on (the ready machine was off), boot from disk for good.
+  expect(after.bmcCommands.slice(before.bmcCommands.length)).toEqual(['boot:Pxe/Once', 'reset:On', 'boot:Hdd/Continuous']);
   expect(after.imageFetches - before.imageFetches).toBe(1);
   expect(after.imagesWritten - before.imagesWritten).toBe(1);
   expect(await site.liveTokens(nodeId)).toBe(0);

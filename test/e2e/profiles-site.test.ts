@@ -224,7 +224,7 @@ describe('site-side shipped profiles against the real site agent', () => {
     await site.settle(nodeId, 'deployed', 120_000);
     expect(machine.state).toBe('installed-os');
 
-    // Rescue: one-time PXE and a power cycle at the BMC; the rescue ramdisk joins as the same node.
+    // Rescue: power off, one-time PXE, power on at the BMC; the rescue ramdisk joins as the same node.
     let since = await lastSeq();
     let from = bmc.commands.length;
     const ramdiskCertificates = await site.t.cp.db.nodeCertificate.count({ where: { nodeId, role: 'ramdisk' } });
@@ -237,8 +237,7 @@ describe('site-side shipped profiles against the real site agent', () => {
     expect(machine.state).toBe('ramdisk');
     expect(await site.t.cp.db.nodeCertificate.count({ where: { nodeId, role: 'ramdisk' } })).toBe(ramdiskCertificates + 1);
     const rescueCommands = carriedOut(bmc, from);
-    expect(rescueCommands.filter((c) => c.startsWith('boot:'))).toEqual(['boot:Pxe/Once']);
-    expect(rescueCommands.filter((c) => c.startsWith('reset:'))).toHaveLength(1);
+    expect(rescueCommands.filter((c) => c.startsWith('reset:') || c.startsWith('boot:'))).toEqual(['reset:ForceOff', 'boot:Pxe/Once', 'reset:On']);
     await eventsUntil(nodeId, since, ['node.provision.rescue']);
 
     // Unrescue: disk persistently, one power cycle, the installed OS's node agent rejoins.

@@ -1,6 +1,6 @@
 // PXE discovery end to end (spec 001, "Discovering new machines"): machines whose BMC names
 // no NICs (as an IPMI BMC cannot) are enrolled with their product UUID alone. metal's own
-// power cycle PXE-boots each with no boot entry; the real site agent lists what it saw; the
+// PXE boot (power off, one-time PXE, power on) boots each with no boot entry; the real site agent lists what it saw; the
 // control plane makes its MAC the machine's candidate and waits. An operator confirms it once
 // through the REST route and once with `temporal workflow signal`, and each machine reaches
 // ready. A pool that trusts its provisioning network binds the candidate at once, and its

@@ -60,7 +60,7 @@ describe('every wait has a deadline', () => {
   });
 
   it('a ramdisk that never joins and a BMC that stops answering each end in failed, naming the wait, within the stated time', async () => {
-    // A: its firmware hangs in POST, so after metal's power cycle no ramdisk ever joins.
+    // A: its firmware hangs in POST, so after metal's PXE boot no ramdisk ever joins.
     const hung = await enroll((machine) => void (machine.hangsInFirmware = true));
     // B: its BMC holds every request open with no answer.
     const silent = await enroll((machine) => site.fleet.bmc.setFaults(machine.description.id, { unresponsive: true }));
@@ -71,11 +71,11 @@ describe('every wait has a deadline', () => {
       'the join wait in the status',
       async () => {
         const s = await status();
-        return s.waitingFor?.includes('to join after power cycle') ? s : undefined;
+        return s.waitingFor?.includes('to join after PXE boot') ? s : undefined;
       },
       60_000,
     );
-    expect(waiting.waitingFor).toContain(`the ramdisk of node ${hung.nodeId} to join after power cycle 1`);
+    expect(waiting.waitingFor).toContain(`the ramdisk of node ${hung.nodeId} to join after PXE boot 1`);
 
     const [hungFailed, silentFailed] = await Promise.all([
       // Enrolling's inspect.oob passes (the BMC answers), then inspecting's ensureRamdisk waits for the join up to its timeout.
@@ -87,11 +87,11 @@ describe('every wait has a deadline', () => {
     expect(hungFailed).toMatchObject({ failedFrom: 'inspecting', lastError: { code: 'DRIVER_ERROR' } });
     expect(hungFailed.lastError?.message).toMatch(
       new RegExp(
-        `^waited \\d+s for the ramdisk of node ${hung.nodeId} to join after power cycle 1 \\(PXE MACs ${hung.machine.description.macs[0]}\\): it never joined`,
+        `^waited \\d+s for the ramdisk of node ${hung.nodeId} to join after PXE boot 1 \\(PXE MACs ${hung.machine.description.macs[0]}\\): it never joined`,
       ),
     );
-    // Not retried blindly: one cycle was sent (the wait, not the cycle, ran out), and nothing of the boot is left.
-    expect(site.fleet.bmc.get(hung.machine.description.id)!.commands.filter((c) => c === 'reset:PowerCycle')).toHaveLength(1);
+    // Not retried blindly: one power-on was sent (the wait, not the boot, ran out), and nothing of the boot is left.
+    expect(site.fleet.bmc.get(hung.machine.description.id)!.commands.filter((c) => c === 'reset:On')).toHaveLength(1);
     expect(site.bootEntries().filter((e) => e.nodeId === hung.nodeId)).toEqual([]);
     expect(await site.liveTokens(hung.nodeId)).toBe(0);
 

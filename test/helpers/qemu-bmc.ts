@@ -1,6 +1,6 @@
 // The emulated Redfish BMC (agent/emulator/redfish-bmc.ts) with QEMU machines behind it
 // (agent/emulator/qemu-bmc.ts) on a test network: metal.ensureRamdisk's one-time PXE and
-// power cycle, sent by the real site agent, start real firmware.
+// power-on, sent by the real site agent, start real firmware.
 import { QemuBmcBackend } from '../../agent/emulator/qemu-bmc';
 import type { QemuMachine } from '../../agent/emulator/qemu-machine';
 import { RedfishBmcHost } from '../../agent/emulator/redfish-bmc';

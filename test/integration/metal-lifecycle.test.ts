@@ -75,9 +75,9 @@ const siteSteps = {
   'boot.prepareRamdisk': hardware('boot.prepareRamdisk', (_m, i) => ({ macs: (i.with.entries as Array<{ mac: string }>).map((e) => e.mac) })),
   'boot.cleanUp': hardware('boot.cleanUp', () => ({ removed: 1 })),
   'power.setPower': hardware('power.setPower', async (_m, i) => {
-    // A cycle after boot.prepareRamdisk PXE-boots the ramdisk, which joins: its session, and the join path's agentJoined.
+    // A power-on after boot.prepareRamdisk PXE-boots the ramdisk, which joins: its session, and the join path's agentJoined.
     if (
-      i.with.action === 'cycle' &&
+      i.with.action === 'on' &&
       ledger.entries().some((e) => e.step.startsWith(`${i.target.nodeId}/`) && e.use === 'boot.prepareRamdisk' && e.event === 'done')
     )
       await ramdiskJoined(i.target.nodeId, i.workflowId);

@@ -1,7 +1,7 @@
 // metal.ensureRamdisk as workflow code (spec 001, "Booting a machine into the ramdisk"):
 // nothing when the machine's ramdisk answers; otherwise a one-time PXE boot through the BMC,
 // one boot entry per known PXE MAC (each with a fresh single-use discovery token, by
-// reference), a power cycle, and a wait for the ramdisk's agentJoined signal. The BMC and
+// reference), power off and on, and a wait for the ramdisk's agentJoined signal. The BMC and
 // boot-entry commands go to a connected site agent of the machine's site (routing.ts), each
 // under the step's key, so their BMC operation ids (<workflow>/<step key>/<command>) are the
 // same on a retry or another agent and a command is never sent twice. The database work is
@@ -19,7 +19,6 @@ import { waitedFor } from '../../core/deadlines';
 import { nonRetryableCodes } from '../../core/errors';
 import type { JsonObject, PlanStep } from '../../core/plan';
 import { sameProductUuid } from '../../core/product-uuid';
-import { inventoryOutputSchema } from '../../core/schemas/inventory';
 import { activitySummary } from '../../core/workflow-summaries';
 import { activityOn, commandRetry, siteCommand } from './routing';
 import { stepInput, type RunContext } from './run-context';
@@ -35,6 +34,13 @@ const DISCOVERY_POLL_MS = 2000;
 /** A ramdisk believed connected must pick up the probe this soon, or it is not there. */
 const PROBE_PICKUP_MS = 5_000;
 const PROBE_TIMEOUT_MS = 30_000;
+
+/**
+ * The inventory schemas, evaluated the first time a run checks a discovered identity: every
+ * run evaluates its workflow modules anew, and building zod and these schemas cost each run
+ * ~5 ms of CPU though only PXE discovery reads them. Eager: part of the bundle, no chunk.
+ */
+const inventorySchemas = () => import(/* webpackMode: "eager" */ '../../core/schemas/inventory');
 
 export interface EnsureRamdiskResult {
   booted: boolean;
@@ -83,13 +89,20 @@ export async function ensureRamdisk(ctx: RunContext, step: PlanStep, { attempt, 
     agentNodeId = sent.agent.agentNodeId;
   };
 
-  /** Power-cycles into a one-time PXE boot; answers when the power command was sent (workflow time). */
-  const pxeCycle = async (round?: string): Promise<number> => {
-    await command('management.setBootDevice', { device: 'pxe', persistent: false }, round);
-    // Whatever ramdisk the machine ran is gone after the cycle: forget its session.
+  /**
+   * Boots the machine into a one-time PXE boot: power off, one-time PXE, power on. Off and on
+   * rather than a cycle (as Ironic reboots): each is safe to send again, so an attempt whose
+   * send's outcome was lost (the agent died, or its write of the outcome never landed) sends it
+   * again instead of waiting out a boot that never started. Answers when the power-on was sent
+   * (workflow time).
+   */
+  const pxeBoot = async (round?: string): Promise<number> => {
+    await command('power.setPower', { action: 'off' }, round);
+    // Whatever ramdisk the machine ran is gone now: forget its session.
     await leaves['metal.ensureRamdisk.forgetSession']({ nodeId });
+    await command('management.setBootDevice', { device: 'pxe', persistent: false }, round);
     const sentAt = Date.now();
-    await command('power.setPower', { action: 'cycle' }, round);
+    await command('power.setPower', { action: 'on' }, round);
     await leaves['metal.ensureRamdisk.poweredOn']({ nodeId });
     return sentAt;
   };
@@ -105,25 +118,25 @@ export async function ensureRamdisk(ctx: RunContext, step: PlanStep, { attempt, 
         details: [{ nodeId, reason: 'no-known-mac' }],
       });
     }
-    const learned = await learnPxeMac(ctx, node, await pxeCycle('discovery'), deadline);
+    const learned = await learnPxeMac(ctx, node, await pxeBoot('discovery'), deadline);
     macs = learned.macs;
     discovered = learned.discovered;
   }
 
   const entries: BootEntry[] = await leaves['metal.ensureRamdisk.bootEntries']({ nodeId, workflowId: ctx.workflowId, macs });
   await command('boot.prepareRamdisk', { entries: entries as unknown as JsonObject[] });
-  // Joins count from before the cycle: the ramdisk this boot starts may join before the cycle's answer arrives.
+  // Joins count from before the boot: the ramdisk it starts may join before the power-on's answer arrives.
   run.takeJoins('ramdisk');
-  const cycledAt = await pxeCycle();
+  const poweredOnAt = await pxeBoot();
   await leaves['metal.ensureRamdisk.recordBoot']({ tenantId: node.tenantId, nodeId, workflowId: ctx.workflowId, agentNodeId: agentNodeId ?? '', macs });
 
-  const joinWait = `the ramdisk of node ${nodeId} to join after power cycle ${attempt} (PXE MACs ${macs.join(', ')})`;
+  const joinWait = `the ramdisk of node ${nodeId} to join after PXE boot ${attempt} (PXE MACs ${macs.join(', ')})`;
   run.waitFor(joinWait);
   status.progress = { until: new Date(deadline).toISOString() };
   if (!(await condition(() => run.untakenJoins('ramdisk') > 0, Math.max(0, deadline - Date.now())))) {
-    // Not retried: a retry reuses this attempt's power cycle (its operation id) and would only wait again.
+    // Not retried: a retry reuses this attempt's power commands (their operation ids) and would only wait again.
     throw ApplicationFailure.create({
-      message: `${waitedFor(Date.now() - cycledAt, joinWait)}: it never joined; check the machine's console (did it PXE-boot from the site agent?) and the site agent's boot log`,
+      message: `${waitedFor(Date.now() - poweredOnAt, joinWait)}: it never joined; check the machine's console (did it PXE-boot from the site agent?) and the site agent's boot log`,
       type: 'DRIVER_ERROR',
       nonRetryable: true,
       details: [{ nodeId, reason: 'join-deadline', macs }],
@@ -132,7 +145,7 @@ export async function ensureRamdisk(ctx: RunContext, step: PlanStep, { attempt, 
   run.takeJoins('ramdisk');
   run.waitFor(null);
   status.progress = null;
-  if (discovered) checkDiscoveredIdentity(node, macs[0] as string, await askRamdisk(PROBE_TIMEOUT_MS, 2));
+  if (discovered) await checkDiscoveredIdentity(node, macs[0] as string, await askRamdisk(PROBE_TIMEOUT_MS, 2));
   return { booted: true, alreadyConnected: false, macs, agentNodeId };
 }
 
@@ -157,7 +170,7 @@ async function learnPxeMac(ctx: RunContext, node: RamdiskBootNode, powerCommandA
       const operator = waiting === 'metal.confirmMac';
       const what = operator
         ? `an operator to confirm node ${target.nodeId}'s PXE MAC (metal.confirmMac)`
-        : `node ${target.nodeId}'s PXE boot to be seen by a site agent after its power cycle (${waiting})`;
+        : `node ${target.nodeId}'s PXE boot to be seen by a site agent after its power-on (${waiting})`;
       throw ApplicationFailure.create({
         message: waitedFor(Date.now() - powerCommandAt, what),
         type: operator ? 'INVALID_STATE' : 'DRIVER_ERROR',
@@ -176,7 +189,8 @@ async function learnPxeMac(ctx: RunContext, node: RamdiskBootNode, powerCommandA
  * machine's UUID from its own MAC. Before anything is written, the ramdisk that joined must
  * report a spelling of the enrolled UUID and a NIC with the bound MAC.
  */
-function checkDiscoveredIdentity(node: RamdiskBootNode, mac: string, answer: unknown): void {
+async function checkDiscoveredIdentity(node: RamdiskBootNode, mac: string, answer: unknown): Promise<void> {
+  const { inventoryOutputSchema } = await inventorySchemas();
   const inventory = inventoryOutputSchema.safeParse(answer);
   const seenUuid = inventory.success ? inventory.data.sections.system.productUuid : null;
   const seenMacs = inventory.success ? inventory.data.sections.nics.map((nic) => nic.mac) : [];
