@@ -17,7 +17,10 @@ export interface ControlPlaneWorker {
 }
 
 export async function startControlPlaneWorker(deps: ActivityDeps): Promise<ControlPlaneWorker> {
-  installWorkerRuntime({ metricsAddress: deps.config.metrics.temporalSdkAddress });
+  installWorkerRuntime({
+    metricsAddress: deps.config.metrics.temporalSdkAddress,
+    metricsSetting: 'metrics.temporalSdkAddress in temporal-dev.yaml or IRONFLOW_METRICS_SDK_ADDRESS (or off)',
+  });
   const connection = await NativeConnection.connect(temporalConnectionOptions(deps.config.temporal));
   const worker = await Worker.create({
     connection,

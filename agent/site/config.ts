@@ -48,6 +48,12 @@ const siteAgentConfigSchema = z
       .object({
         /** Where GET /metrics listens, e.g. 127.0.0.1:9466 (the counts are not secret, but keep it off the provisioning network). */
         address: listenAddressSchema,
+        /**
+         * Where the Temporal SDK's exporter of the agent's worker metrics listens (task slots,
+         * polls, activity latencies), on loopback: GET /metrics serves its text after the
+         * boot server's counts. None when unset.
+         */
+        temporal_sdk_address: listenAddressSchema.optional(),
       })
       .strict()
       .optional(),
@@ -78,6 +84,8 @@ export interface SiteAgentConfig {
   quorumPins: string[];
   /** [metrics] address: host:port of the agent's GET /metrics. */
   metricsAddress?: string;
+  /** [metrics] temporal_sdk_address: host:port of the Temporal SDK's exporter, which GET /metrics reads. */
+  temporalSdkMetricsAddress?: string;
 }
 
 /** Checks a parsed document; `baseDir` resolves relative paths. */
@@ -105,6 +113,7 @@ export function siteAgentConfigFrom(document: unknown, baseDir: string): SiteAge
     ...(parsed.boot ? { boot: parsed.boot } : {}),
     ...(renewAfter ? { renewAfterMs: durationMs(renewAfter) } : {}),
     ...(parsed.metrics ? { metricsAddress: parsed.metrics.address } : {}),
+    ...(parsed.metrics?.temporal_sdk_address ? { temporalSdkMetricsAddress: parsed.metrics.temporal_sdk_address } : {}),
   };
 }
 

@@ -18,6 +18,7 @@ import { CertificateRenewer } from '../common/renew';
 import { SiteSession } from './session';
 import { createSiteSteps } from './steps';
 import { startSiteWorker, type SiteWorker } from './worker';
+import { installWorkerRuntime } from '../../worker/runtime';
 
 /** media.insert's cache URL: the verified copy under a one-digest grant, for a BMC to read. */
 function cachedMediaUrlOf(bootServer: SiteBootServer): (sha256: string) => string | undefined {
@@ -38,6 +39,9 @@ export interface SiteAgent {
 
 export async function startSiteAgent(config: SiteAgentConfig, options: { env?: NodeJS.ProcessEnv; log?: AgentLog } = {}): Promise<SiteAgent> {
   const log = options.log ?? new AgentLog();
+  // Before any connection: the process's Temporal runtime is installed once, with its exporter.
+  if (config.temporalSdkMetricsAddress)
+    installWorkerRuntime({ metricsAddress: config.temporalSdkMetricsAddress, metricsSetting: '[metrics] temporal_sdk_address' });
   const client = new ControlPlaneClient(config.controlPlaneUrl, undefined, { caPems: config.controlPlaneCaPems });
   const key = loadOrCreateKey(config.dataDir);
   const identity = await ensureJoined(config, key, client, log, options.env ?? process.env);
@@ -51,7 +55,7 @@ export async function startSiteAgent(config: SiteAgentConfig, options: { env?: N
   const bootEntries = new BootEntryStore(config.dataDir);
   try {
     await session.firstAnswer();
-    if (config.metricsAddress) metrics = await startMetricsListener(config.metricsAddress, bootMetrics.registry, log);
+    if (config.metricsAddress) metrics = await startMetricsListener(config.metricsAddress, bootMetrics.registry, log, config.temporalSdkMetricsAddress);
     if (config.boot) {
       bootServer = await startSiteBootServer({
         section: config.boot,

@@ -1,9 +1,11 @@
 // The site agent's GET /metrics ([metrics] address, off by default): the boot server's
-// counts in Prometheus' text format. Only that one path and method; nothing else answers.
+// counts in Prometheus' text format, then the Temporal SDK's worker metrics when
+// [metrics] temporal_sdk_address is set. Only that one path and method; nothing else answers.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import { IronflowError } from '../../core/errors';
+import { scrapeSdkMetrics } from '../../core/sdk-metrics';
 import type { AgentLog } from '../common/log';
 
 export interface MetricsListener {
@@ -17,15 +19,15 @@ function hostAndPort(address: string): { host: string; port: number } {
   return { host: address.slice(0, at).replace(/^\[(.*)\]$/, '$1'), port: Number(address.slice(at + 1)) };
 }
 
-export async function startMetricsListener(address: string, registry: Registry, log: AgentLog): Promise<MetricsListener> {
+export async function startMetricsListener(address: string, registry: Registry, log: AgentLog, temporalSdkAddress?: string): Promise<MetricsListener> {
   const { host, port } = hostAndPort(address);
   const server = http.createServer({ requestTimeout: 10_000, headersTimeout: 5_000 }, (req, res) => {
     if (req.method !== 'GET' || req.url?.split('?')[0] !== '/metrics') {
       res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('only GET /metrics is served here\n');
       return;
     }
-    registry.metrics().then(
-      (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
+    Promise.all([registry.metrics(), scrapeSdkMetrics(temporalSdkAddress)]).then(
+      ([own, sdk]) => res.writeHead(200, { 'content-type': registry.contentType }).end(sdk ? `${own}\n${sdk}` : own),
       (error: unknown) => {
         log.error('metrics could not be rendered', { error: (error as Error).message });
         res.writeHead(500).end();

@@ -7,21 +7,9 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { isConnected } from '../../core/agent-queues';
 import { agentSessions, metricsRegistry } from '../../services/metrics/registry';
 import { ROOT_TENANT } from '../../core/permissions';
+import { scrapeSdkMetrics } from '../../core/sdk-metrics';
 import { authorize } from '../auth';
 import type { ApiContext } from '../context';
-
-/** The SDK exporter answers on loopback at once; a stuck one must not hold a scrape. */
-const SDK_SCRAPE_TIMEOUT_MS = 2000;
-
-async function sdkMetrics(address: string | undefined): Promise<string> {
-  if (!address) return '';
-  try {
-    const response = await fetch(`http://${address}/metrics`, { signal: AbortSignal.timeout(SDK_SCRAPE_TIMEOUT_MS) });
-    return response.ok ? await response.text() : `# the Temporal SDK's exporter at ${address} answered HTTP ${response.status}\n`;
-  } catch (err) {
-    return `# the Temporal SDK's exporter at ${address} did not answer: ${(err as Error).message}\n`;
-  }
-}
 
 export const metricsRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) => {
   app.get('/metrics', { schema: { tags: ['system'] } }, async (request, reply) => {
@@ -31,6 +19,6 @@ export const metricsRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx)
     const now = Date.now();
     for (const { role, siteId, lastSeenAt } of sessions) agentSessions.inc({ role, site: siteId, connected: String(isConnected(lastSeenAt, now)) });
     const own = await metricsRegistry.metrics();
-    return reply.type(metricsRegistry.contentType).send(`${own}\n${await sdkMetrics(ctx.config.metrics.temporalSdkAddress)}`);
+    return reply.type(metricsRegistry.contentType).send(`${own}\n${await scrapeSdkMetrics(ctx.config.metrics.temporalSdkAddress)}`);
   });
 };

@@ -16,7 +16,15 @@ export interface SiteAgentFixture {
 
 export function siteAgentFixture(
   controlPlaneUrl: string,
-  options: { renewAfter?: string; bmcNetworks?: string[]; boot?: string[]; bootPort?: number; proxyDhcp?: boolean; metricsAddress?: string } = {},
+  options: {
+    renewAfter?: string;
+    bmcNetworks?: string[];
+    boot?: string[];
+    bootPort?: number;
+    proxyDhcp?: boolean;
+    metricsAddress?: string;
+    temporalSdkMetricsAddress?: string;
+  } = {},
 ): SiteAgentFixture {
   const dir = mkdtempSync(path.join(inject('runDir'), 'site-agent-'));
   const configFile = path.join(dir, 'site-agent.toml');
@@ -39,6 +47,7 @@ export function siteAgentFixture(
       ...(options.boot ?? []),
       ...(options.renewAfter ? ['', '[certificate]', `renew_after = ${JSON.stringify(options.renewAfter)}`] : []),
       ...(options.metricsAddress ? ['', '[metrics]', `address = ${JSON.stringify(options.metricsAddress)}`] : []),
+      ...(options.temporalSdkMetricsAddress ? [`temporal_sdk_address = ${JSON.stringify(options.temporalSdkMetricsAddress)}`] : []),
       '',
     ].join('\n'),
   );

@@ -1,7 +1,9 @@
 // The site agent's GET /metrics ([metrics] address) after real exchanges with its boot
 // server on loopback sockets: proxy DHCP (a PXE REQUEST on the boot-server port, answered
 // back to its source), TFTP (a read to the end, refusals) and HTTP. Counts are by protocol
-// and kind only: no MAC, file name or URL of the (untrusted) network names a series.
+// and kind only: no MAC, file name or URL of the (untrusted) network names a series. With
+// [metrics] temporal_sdk_address, the agent (its own process, as operators run it) serves
+// its Temporal worker's SDK metrics too.
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,6 +14,7 @@ import { activeAgent, startBootSite, until, type BootSite } from '../helpers/boo
 import { freePort } from '../helpers/ports';
 import { pxeRequest } from '../helpers/pxe-request';
 import { siteAgentFixture } from '../helpers/site-agent';
+import { spawnSiteAgent } from '../helpers/site-agent-process';
 import { ackPacket, requestPacket, tftpClient } from '../helpers/tftp';
 
 const KNOWN_MAC = '52:54:00:16:00:01';
@@ -127,4 +130,34 @@ describe('site agent /metrics', () => {
     expect((await fetch(`${base}/`)).status).toBe(404);
     expect((await fetch(`${base}/metrics`, { method: 'POST' })).status).toBe(404);
   });
+});
+
+describe('site agent /metrics with [metrics] temporal_sdk_address', () => {
+  it("serves its Temporal worker's SDK metrics after the boot server's counts", async () => {
+    const [metricsPort, sdkPort] = [await freePort(), await freePort()];
+    const fixture = siteAgentFixture(site.t.cp.url, { metricsAddress: `127.0.0.1:${metricsPort}`, temporalSdkMetricsAddress: `127.0.0.1:${sdkPort}` });
+    const agentProcess = spawnSiteAgent(fixture.configFile, { IRONFLOW_JOIN_TOKEN: site.siteToken });
+    try {
+      const running = await agentProcess.waitForLog('site agent running', 60_000);
+      const taskQueue = running.taskQueue as string;
+      const slots = (text: string) =>
+        text
+          .split('\n')
+          .find(
+            (l) =>
+              l.startsWith('temporal_worker_task_slots_available{') && l.includes(`task_queue="${taskQueue}"`) && l.includes('worker_type="ActivityWorker"'),
+          );
+      const text = await until("the agent's worker in the SDK's metrics", async () => {
+        const t = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+        return slots(t) && t;
+      });
+      expect(Number(slots(text)?.split(' ').at(-1))).toBeGreaterThan(0);
+      // The boot server's own counts come first, in the same answer.
+      expect(text.indexOf('ironflow_boot_dhcp_packets_total')).toBeGreaterThanOrEqual(0);
+      expect(text.indexOf('ironflow_boot_dhcp_packets_total')).toBeLessThan(text.indexOf('temporal_worker_task_slots_available'));
+    } finally {
+      agentProcess.child.kill('SIGTERM');
+      await agentProcess.exited;
+    }
+  }, 90_000);
 });
