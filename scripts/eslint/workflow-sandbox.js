@@ -32,6 +32,12 @@ export default {
       if (!node.source || typeOnly(node) || allowed(node.source.value)) return;
       context.report({ node, messageId: 'sandbox', data: { source: node.source.value } });
     };
-    return { ImportDeclaration: check, ExportNamedDeclaration: check, ExportAllDeclaration: check };
+    // import('…') (a module evaluated when first needed): the same rule; a computed name cannot be checked, so it is refused.
+    const checkDynamic = (node) => {
+      const source = node.source.type === 'Literal' && typeof node.source.value === 'string' ? node.source.value : null;
+      if (source !== null && allowed(source)) return;
+      context.report({ node, messageId: 'sandbox', data: { source: source ?? context.sourceCode.getText(node.source) } });
+    };
+    return { ImportDeclaration: check, ExportNamedDeclaration: check, ExportAllDeclaration: check, ImportExpression: checkDynamic };
   },
 };
