@@ -72,25 +72,4 @@ describe.skipIf(skipReason !== undefined)('flaky BMCs', () => {
     // The faults did happen (the seeds make them happen on every run).
     expect(injected).toBeGreaterThan(0);
   }, 600_000);
-
-  it('a power-on the BMC holds with no answer is sent again once the agent gives up on it, and the machine reaches ready', async () => {
-    if (!site) throw new Error('the e2e site did not start');
-    const { machine, bmc } = await site.fleet.add({ diskBytes: 8 * 1024 * 1024 });
-    const machineId = machine.description.id;
-    // The first power reset it gets (inspecting's metal.ensureRamdisk powering the machine on) is held open and not carried out.
-    site.fleet.bmc.setFaults(machineId, { holdResets: 1 });
-    const { nodeId } = await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', {
-      tenantId: 'root',
-      poolId: site.poolId,
-      bmc: { driver: 'redfish', address: bmc.address, username: bmc.username, password: bmc.password },
-    });
-    // The agent gives up at the command's 2 min deadline; the outcome is unknown, and a power-on is safe to send again.
-    expect(await site.settle(nodeId, 'ready', 480_000)).toMatchObject({ provisionState: 'ready', lastError: null });
-    const commands = site.fleet.bmc.get(machineId)!.commands;
-    expect(commands.filter((c) => c.startsWith('fault:'))).toEqual([`fault:held POST Systems/${machineId}/Actions/ComputerSystem.Reset`]);
-    expect(commands.filter((c) => c.startsWith('reset:')).slice(0, 1)).toEqual(['reset:On']);
-    const powerOns = await site.t.cp.db.bmcOperation.findMany({ where: { nodeId, command: 'power.set(on)' } });
-    expect(powerOns.length).toBeGreaterThanOrEqual(1);
-    expect(powerOns.map((o) => o.state)).toEqual(powerOns.map(() => 'succeeded'));
-  }, 600_000);
 });

@@ -2,11 +2,12 @@
 // control-plane worker, Temporal dev server and site agent; emulated Redfish machines booting
 // real ramdisk and node agents; a signed image over HTTPS), a deploy to a `ready` machine
 // survives, separately, a SIGKILL of the control-plane worker while the image streams, of the
-// site agent the moment the BMC carried out its power cycle, and of the Temporal dev server
-// (its own database file) while the image streams. Each time the killed piece comes back, the
-// node reaches `deployed` with the image's bytes on its disk, and the hardware says nothing
-// ran twice: the BMC carried out one power cycle (and each boot override once), and the image
-// was fetched and written once.
+// site agent the moment the BMC carried out its power-on, of the site agent while the BMC held
+// its power-on unanswered and not carried out, and of the Temporal dev server (its own
+// database file) while the image streams. Each time the killed piece comes back, the node
+// reaches `deployed` with the image's bytes on its disk, and the hardware says nothing ran
+// twice: the BMC carried out one power-on (and each boot override once), and the image was
+// fetched and written once.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -15,6 +16,7 @@ import { inject } from 'vitest';
 import type { Machine } from '../../agent/emulator/machine';
 import type { PowerEvent } from '../../agent/emulator/redfish-bmc';
 import { serverSettings, startTemporalServer, type TemporalServer, type TemporalServerOptions } from '../../stack/temporal-server';
+import { until } from '../helpers/boot-site';
 import { testConfig } from '../helpers/control-plane';
 import { sha, startE2eSite, type E2eSite, type WorkerProcess } from '../helpers/e2e-site';
 import { freePort } from '../helpers/ports';
@@ -47,7 +49,7 @@ beforeAll(async () => {
   image = await site.registerImage('crash-os@1', osImage);
   await site.deployProfile(PROFILE, 'crash-os@1');
   try {
-    nodes.push(...(await site.enrollToReady(3, 60_000)));
+    nodes.push(...(await site.enrollToReady(4, 60_000)));
   } catch (error) {
     console.log(['fleet:', ...site.fleetLog.slice(-40), 'agent:', ...site.agent.lines().slice(-40)].join('\n'));
     throw error;
@@ -67,7 +69,8 @@ function sideEffects(machine: Machine, nodeId: string) {
     const entry = JSON.parse(line) as { message?: string; nodeId?: string };
     return entry.message === 'image written' && entry.nodeId === nodeId;
   }).length;
-  return { bmcCommands: [...bmc.commands], imageFetches: site.imageFetches.get(image.path) ?? 0, imagesWritten: written };
+  // Faults the BMC injected (a held request) were not carried out.
+  return { bmcCommands: bmc.commands.filter((c) => !c.startsWith('fault:')), imageFetches: site.imageFetches.get(image.path) ?? 0, imagesWritten: written };
 }
 
 /** Deploys, lets `crash` do its worst meanwhile, and checks the outcome at the API, the disk and the hardware. */
@@ -115,7 +118,7 @@ describe('a deploy survives a crash of any one piece', () => {
     });
   }, 200_000);
 
-  it('the site agent SIGKILLed the moment the BMC carried out its power cycle: restarted on its data dir, it goes on without a second cycle', async () => {
+  it('the site agent SIGKILLed the moment the BMC carried out its power-on: restarted on its data dir, it goes on without a second one', async () => {
     const node = nodes[1] as { nodeId: string; machine: Machine };
     await deployThrough(node, async () => {
       const killed = new Promise<void>((resolve) => {
@@ -127,9 +130,24 @@ describe('a deploy survives a crash of any one piece', () => {
         };
         site.fleet.bmc.on('power', onPower);
       });
-      await within(killed, 90_000, 'the BMC to carry out the power cycle');
+      await within(killed, 90_000, 'the BMC to carry out the power-on');
       await site.agent.restart();
     });
+  }, 200_000);
+
+  it('the site agent SIGKILLed while the BMC holds its power-on unanswered (never carried out): restarted, it sends the power-on again and the deploy completes', async () => {
+    const node = nodes[3] as { nodeId: string; machine: Machine };
+    const machineId = node.machine.description.id;
+    // The ledger holds the power-on as `started` with no outcome: a power-on is safe to send again (a cycle was not, and the boot never came).
+    site.fleet.bmc.setFaults(machineId, { holdResets: 1 });
+    await deployThrough(node, async () => {
+      await until('the BMC to hold the power-on', () => site.fleet.bmc.get(machineId)?.commands.some((c) => c.startsWith('fault:held POST')), 90_000);
+      site.agent.kill();
+      await site.agent.restart();
+    });
+    expect(site.fleet.bmc.get(machineId)?.commands.filter((c) => c.startsWith('fault:'))).toEqual([
+      `fault:held POST Systems/${machineId}/Actions/ComputerSystem.Reset`,
+    ]);
   }, 200_000);
 
   it('the Temporal dev server SIGKILLed while deploy.image streams: restarted on its database file and port, the deploy completes', async () => {
