@@ -8,12 +8,38 @@ import { rootCertificates } from 'node:tls';
 import { IronflowError } from '../../core/errors';
 
 const TIMEOUT_MS = 3_600_000;
+/**
+ * A source that resets or refuses the connection, or answers 502, 503 or 504, is asked again
+ * (as Ironic's agent retries image downloads): nothing is read or written before it answers,
+ * and an origin under a fleet's load drops a connection now and then.
+ */
+const SOURCE_ATTEMPTS = 4;
+const RETRY_BASE_MS = 1_000;
+const PASSING_STATUSES = new Set([502, 503, 504]);
 
 const unreachable = (source: string, error: Error) =>
   new IronflowError('DRIVER_ERROR', `the image source ${new URL(source).origin} did not answer: ${error.message}`, { reason: 'source-unreachable' });
 const badStatus = (status: number) => new IronflowError('DRIVER_ERROR', `the image source answered ${status}`, { reason: 'source-status', status });
 
-export async function openImageSource(source: string, extraCaPems: readonly string[] = []): Promise<Readable> {
+/** Opens the source, asking again (up to `attempts` in all, backing off) while its failure may pass. */
+export async function openImageSource(source: string, extraCaPems: readonly string[] = [], attempts = SOURCE_ATTEMPTS): Promise<Readable> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await openOnce(source, extraCaPems);
+    } catch (error) {
+      if (attempt >= attempts || !mayPass(error)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, RETRY_BASE_MS * 2 ** (attempt - 1)));
+    }
+  }
+}
+
+function mayPass(error: unknown): boolean {
+  if (!(error instanceof IronflowError)) return false;
+  const { reason, status } = error.details;
+  return reason === 'source-unreachable' || (reason === 'source-status' && typeof status === 'number' && PASSING_STATUSES.has(status));
+}
+
+async function openOnce(source: string, extraCaPems: readonly string[]): Promise<Readable> {
   if (extraCaPems.length === 0 || !source.startsWith('https://')) {
     const response = await fetch(source, { signal: AbortSignal.timeout(TIMEOUT_MS) }).catch((error: Error) => {
       throw unreachable(source, error);
@@ -36,7 +62,7 @@ export async function openImageSource(source: string, extraCaPems: readonly stri
 
 /**
  * With the site agent's cache (a boot's if.cache), its copy of the digest when it has one;
- * a miss or an unreachable cache falls back to the source. Either way the caller checks the
+ * a miss or an unreachable cache falls back to the source at once (the cache is asked once). Either way the caller checks the
  * digest on the stream, so a cache can never substitute an image.
  */
 export async function openCachedOrSource(
@@ -46,7 +72,7 @@ export async function openCachedOrSource(
   let cacheMiss: string | undefined;
   if (options.cacheUrl) {
     try {
-      return { stream: await openImageSource(`${options.cacheUrl.replace(/\/+$/, '')}/${image.sha256}`, options.extraCaPems), from: 'cache' };
+      return { stream: await openImageSource(`${options.cacheUrl.replace(/\/+$/, '')}/${image.sha256}`, options.extraCaPems, 1), from: 'cache' };
     } catch (error) {
       cacheMiss = (error as Error).message;
     }
