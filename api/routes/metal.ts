@@ -9,6 +9,7 @@ import { confirmMacAndWake } from '../../services/metal/confirm-mac';
 import { enrollNode } from '../../services/metal/enroll';
 import { wakeLifecycle } from '../../services/temporal/starters';
 import { recordPowerRequest } from '../../services/metal/power';
+import { listMetalNodes } from '../../services/metal/node-reads';
 import { findMetalNode } from '../../services/metal/transition';
 import { applyVerb, type MetalDeps, type VerbArgs } from '../../services/metal/verbs';
 import { metalView } from '../../core/metal/view';
@@ -74,20 +75,8 @@ export const metalRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) =
   app.get('/v1/metal/nodes', { schema: { tags, querystring: metalListQuerySchema, response: { 200: metalNodeListSchema } } }, async (request) => {
     const q = request.query;
     authorize(request, 'compute:nodes:read', q.tenantId);
-    const rows = await ctx.db.node.findMany({
-      where: {
-        tenantId: q.tenantId,
-        deletedAt: null,
-        provisionState: q.state ?? { not: null },
-        ...(q.poolId ? { poolId: q.poolId } : {}),
-        ...(q.siteId ? { siteId: q.siteId } : {}),
-        ...(q.cursor ? { id: { gt: q.cursor } } : {}),
-      },
-      orderBy: { id: 'asc' },
-      take: q.limit + 1,
-    });
-    const page = rows.slice(0, q.limit);
-    return { nodes: page.map(metalView), nextCursor: rows.length > q.limit ? (page[page.length - 1]?.id ?? null) : null };
+    const page = await listMetalNodes(ctx.db, q);
+    return { nodes: page.nodes.map(metalView), nextCursor: page.nextCursor };
   });
 
   for (const name of plainVerbs) {

@@ -99,6 +99,7 @@ export const metalListQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(1000).default(100),
   cursor: idOf('node').optional(),
 });
+export type MetalListQuery = z.infer<typeof metalListQuerySchema>;
 
 export const metalNodeSchema = z.object({
   nodeId: z.string(),
