@@ -1,0 +1,75 @@
+// Open-loop load at a fixed rate, in a process of its own: request i is sent at start + i/rate
+// over up to `connections` keep-alive connections, and its latency counts from that instant,
+// so time spent waiting for a free connection or behind a stalled server is measured too
+// (coordinated omission). autocannon's -R paces otherwise: each connection sends its share of
+// the second back to back when the second starts, so all connections burst together and each
+// request waits behind the others of the burst; its correction then weighs slow answers by
+// their length (an expected interval of 1 ms). Prints one JSON line { p50, p99, rate, errors }.
+//
+//   node --import tsx bench/api/load.ts <url> <bearer> <rate> <seconds> <connections>
+import http from 'node:http';
+import { percentile } from '../lib/percentile';
+
+interface LoadResult {
+  /** Milliseconds, from each request's due instant to its answer's end. */
+  p50: number;
+  p99: number;
+  /** Answers per second over the run. */
+  rate: number;
+  /** Non-2xx answers and failed requests. */
+  errors: number;
+}
+
+async function runLoad(url: string, bearer: string, rate: number, seconds: number, connections: number): Promise<LoadResult> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
+  const total = Math.round(rate * seconds);
+  const latencies: number[] = [];
+  let errors = 0;
+  const start = performance.now() + 10;
+  const dueAt = (i: number) => start + (i * 1000) / rate;
+
+  const send = (i: number) =>
+    new Promise<void>((resolve) => {
+      const request = http.get(url, { agent, headers: { authorization: `Bearer ${bearer}` } }, (response) => {
+        response.resume();
+        response.once('end', () => {
+          if (response.statusCode === undefined || response.statusCode >= 300) errors++;
+          else latencies.push(performance.now() - dueAt(i));
+          resolve();
+        });
+      });
+      request.once('error', () => {
+        errors++;
+        resolve();
+      });
+    });
+
+  const inFlight: Array<Promise<void>> = [];
+  let next = 0;
+  await new Promise<void>((resolve) => {
+    const tick = () => {
+      while (next < total && dueAt(next) <= performance.now()) inFlight.push(send(next++));
+      if (next < total) setTimeout(tick, Math.max(0, dueAt(next) - performance.now()));
+      else resolve();
+    };
+    tick();
+  });
+  await Promise.all(inFlight);
+  const elapsedSeconds = (performance.now() - start) / 1000;
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  const round = (ms: number) => Math.round(ms * 10) / 10;
+  return { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)), rate: latencies.length / elapsedSeconds, errors };
+}
+
+async function main(): Promise<void> {
+  const [url, bearer, rate, seconds, connections] = process.argv.slice(2);
+  if (!url || !bearer || !rate || !seconds || !connections) throw new Error('usage: load.ts <url> <bearer> <rate> <seconds> <connections>');
+  const result = await runLoad(url, bearer, Number(rate), Number(seconds), Number(connections));
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});
