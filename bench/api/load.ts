@@ -4,7 +4,9 @@
 // (coordinated omission). autocannon's -R paces otherwise: each connection sends its share of
 // the second back to back when the second starts, so all connections burst together and each
 // request waits behind the others of the burst; its correction then weighs slow answers by
-// their length (an expected interval of 1 ms). Prints one JSON line { p50, p99, rate, errors }.
+// their length (an expected interval of 1 ms). A first second at the rate is not counted: it
+// warms what a running API has warm (this process's code, the connections, the database
+// pool's). Prints one JSON line { p50, p99, rate, errors }.
 //
 //   node --import tsx bench/api/load.ts <url> <bearer> <rate> <seconds> <connections>
 import http from 'node:http';
@@ -22,7 +24,8 @@ interface LoadResult {
 
 async function runLoad(url: string, bearer: string, rate: number, seconds: number, connections: number): Promise<LoadResult> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
-  const total = Math.round(rate * seconds);
+  const warmUp = Math.round(rate);
+  const total = warmUp + Math.round(rate * seconds);
   const latencies: number[] = [];
   let errors = 0;
   const start = performance.now() + 10;
@@ -33,13 +36,16 @@ async function runLoad(url: string, bearer: string, rate: number, seconds: numbe
       const request = http.get(url, { agent, headers: { authorization: `Bearer ${bearer}` } }, (response) => {
         response.resume();
         response.once('end', () => {
-          if (response.statusCode === undefined || response.statusCode >= 300) errors++;
-          else latencies.push(performance.now() - dueAt(i));
+          const failed = response.statusCode === undefined || response.statusCode >= 300;
+          if (i >= warmUp) {
+            if (failed) errors++;
+            else latencies.push(performance.now() - dueAt(i));
+          }
           resolve();
         });
       });
       request.once('error', () => {
-        errors++;
+        if (i >= warmUp) errors++;
         resolve();
       });
     });
@@ -55,7 +61,7 @@ async function runLoad(url: string, bearer: string, rate: number, seconds: numbe
     tick();
   });
   await Promise.all(inFlight);
-  const elapsedSeconds = (performance.now() - start) / 1000;
+  const elapsedSeconds = (performance.now() - dueAt(warmUp)) / 1000;
   agent.destroy();
   latencies.sort((a, b) => a - b);
   const round = (ms: number) => Math.round(ms * 10) / 10;
