@@ -41,6 +41,16 @@ export interface ControlPlaneOptions {
   migrate?: boolean;
 }
 
+/**
+ * Connections the kernel holds for the API before it accepts them. Node's default (511) is
+ * smaller than a fleet's burst: with 1,000 enrolls sent at once the queue overflowed while the
+ * API was busy answering, the kernel dropped the handshakes past it (the clients' SYNs
+ * retransmitted 1, 3, 7 s later, so the requests trickled in) and reset some after their
+ * request was sent (read ECONNRESET). Queued, they wait their turn; Linux caps this at
+ * net.core.somaxconn (4096 since 5.4).
+ */
+const API_LISTEN_BACKLOG = 4096;
+
 export async function startControlPlane(config: IronflowConfig, options: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const https = apiTlsMaterial(config); // checked before anything starts: a bad file is INVALID_CONFIG
   const temporalConnection = temporalConnectionOptions(config.temporal); // likewise temporal.tls's files
@@ -66,7 +76,7 @@ export async function startControlPlane(config: IronflowConfig, options: Control
   });
   const agentGateway = { address: config.gateway.agentAddress ?? gateway.address, serverName: gateway.serverName };
   const api = await buildServer({ db, temporal, secrets, config, agentGateway }, { logger: options.logger ?? defaultApiLog(config.dataDir), https });
-  await api.listen({ host: config.api.host, port: config.api.port });
+  await api.listen({ host: config.api.host, port: config.api.port, backlog: API_LISTEN_BACKLOG });
   const address = api.server.address();
   const port = typeof address === 'object' && address ? address.port : config.api.port;
   return {
