@@ -168,11 +168,10 @@ export class RedfishBmcHost extends EventEmitter<RedfishBmcHostEvents> {
       const body = await readBody(req);
       const method = req.method ?? 'GET';
       const fault: FaultDecision = machine?.faults?.next(method === 'POST' || method === 'PATCH') ?? noFaults;
-      if (fault.hang) return void (await new Promise((resolve) => res.once('close', resolve)));
-      if (machine && method === 'POST' && parts.at(-1) === 'ComputerSystem.Reset' && machine.faults?.holdsReset()) {
-        machine.commands.push(`fault:held ${method} ${parts.slice(2).join('/')}`);
-        return void (await new Promise((resolve) => res.once('close', resolve)));
-      }
+      const heldReset = !fault.hang && method === 'POST' && parts.at(-1) === 'ComputerSystem.Reset' && machine?.faults?.holdsReset() === true;
+      if (heldReset) machine?.commands.push(`fault:held ${method} ${parts.slice(2).join('/')}`);
+      // Held open with no answer, nothing carried out, until the caller gives up.
+      if (fault.hang || heldReset) return void (await new Promise((resolve) => res.once('close', resolve)));
       const delayMs = this.responseDelayMs + fault.delayMs;
       if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
       const request = `${method} ${parts.slice(2).join('/')}`;

@@ -6,9 +6,10 @@
 // request waits behind the others of the burst; its correction then weighs slow answers by
 // their length (an expected interval of 1 ms). A first second at the rate is not counted: it
 // warms what a running API has warm (this process's code, the connections, the database
-// pool's). Prints one JSON line { p50, p99, rate, errors }.
+// pool's). Prints one JSON line { p50, p99, rate, errors }. The bearer comes in BENCH_API_BEARER,
+// not the command line, which any local user can read.
 //
-//   node --import tsx bench/api/load.ts <url> <bearer> <rate> <seconds> <connections>
+//   BENCH_API_BEARER=ifk_… node --import tsx bench/api/load.ts <url> <rate> <seconds> <connections>
 import http from 'node:http';
 import { percentile } from '../lib/percentile';
 
@@ -69,8 +70,9 @@ async function runLoad(url: string, bearer: string, rate: number, seconds: numbe
 }
 
 async function main(): Promise<void> {
-  const [url, bearer, rate, seconds, connections] = process.argv.slice(2);
-  if (!url || !bearer || !rate || !seconds || !connections) throw new Error('usage: load.ts <url> <bearer> <rate> <seconds> <connections>');
+  const [url, rate, seconds, connections] = process.argv.slice(2);
+  const bearer = process.env.BENCH_API_BEARER;
+  if (!url || !bearer || !rate || !seconds || !connections) throw new Error('usage: BENCH_API_BEARER=ifk_… load.ts <url> <rate> <seconds> <connections>');
   const result = await runLoad(url, bearer, Number(rate), Number(seconds), Number(connections));
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }

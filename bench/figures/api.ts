@@ -58,8 +58,8 @@ async function load(served: Served, route: string, rate: number, seconds: number
   if (!probe.ok) throw new Error(`GET ${route} answered ${probe.status}: ${(await probe.text()).slice(0, 300)}`);
   const { stdout } = await run(
     process.execPath,
-    ['--import', 'tsx', path.join(repoRoot, 'bench/api/load.ts'), `${served.url}${route}`, served.bearer, String(rate), String(seconds), String(CONNECTIONS)],
-    { cwd: repoRoot },
+    ['--import', 'tsx', path.join(repoRoot, 'bench/api/load.ts'), `${served.url}${route}`, String(rate), String(seconds), String(CONNECTIONS)],
+    { cwd: repoRoot, env: { ...process.env, BENCH_API_BEARER: served.bearer } },
   );
   return JSON.parse(stdout) as Load;
 }
