@@ -12,6 +12,7 @@ import type { ApiContext } from './context';
 import { answerClientError, answerFrameworkError, registerErrorHandler } from './error-handler';
 import { withErrorResponses } from './openapi-errors';
 import { registerRequestMetrics } from './request-metrics';
+import { registerAccessLog } from './access-log';
 import { openLogFile } from './log-file';
 import { registerRefusalRateLimit } from './rate-limit';
 import { registerRoutes } from './routes';
@@ -50,6 +51,8 @@ export async function buildServer(ctx: ApiContext, options: ServerOptions = {}):
       return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
     },
     requestIdHeader: false,
+    // api/access-log.ts writes one line per request instead.
+    disableRequestLogging: true,
     bodyLimit: DEFAULT_BODY_LIMIT,
     frameworkErrors: answerFrameworkError,
     clientErrorHandler: answerClientError,
@@ -65,6 +68,7 @@ export async function buildServer(ctx: ApiContext, options: ServerOptions = {}):
   registerRefusalRateLimit(app);
   registerBodyLimits(app);
   registerRequestMetrics(app);
+  registerAccessLog(app);
 
   await app.register(swagger, {
     openapi: {

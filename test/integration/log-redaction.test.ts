@@ -1,4 +1,5 @@
-// Structured logs carry request ids and never a bearer or a secret from a request.
+// Structured logs: one line per request, with its request id, and never a bearer or a secret
+// from a request.
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
@@ -17,8 +18,17 @@ describe('request logs', () => {
     const res = await t.root.request('GET', '/v1/events?tenantId=root', undefined, { 'x-request-id': 'req-redaction-1' });
     expect(res.status).toBe(200);
     await new Promise((r) => setTimeout(r, 50));
-    const mine = lines.filter((l) => l.includes('req-redaction-1'));
-    expect(mine.length).toBeGreaterThan(0);
+    // One line for the request, written when it was answered.
+    const mine = lines.filter((l) => l.includes('req-redaction-1')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(mine).toEqual([
+      expect.objectContaining({
+        reqId: 'req-redaction-1',
+        msg: 'request completed',
+        req: expect.objectContaining({ method: 'GET', url: '/v1/events?tenantId=root' }),
+        res: { statusCode: 200 },
+        responseTime: expect.any(Number),
+      }),
+    ]);
     const bearerSecret = t.cp.rootCredential.bearer.split('.')[1] as string;
     expect(lines.join('\n')).not.toContain(bearerSecret);
   });
