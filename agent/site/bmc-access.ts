@@ -9,6 +9,7 @@ import { createBmcDriver, type BmcDriver } from '../bmc';
 import { reliableDriver } from '../bmc/reliable';
 import type { ControlPlaneClient, Signer } from '../common/control-plane-client';
 import type { AgentLog } from '../common/log';
+import { untilAnswered } from '../common/until-answered';
 import { stepDeadline } from '../../services/step-deadline';
 
 export interface BmcAccessDeps {
@@ -38,12 +39,22 @@ export function bmcTargetOf(access: Pick<BmcAccess, 'driver' | 'address' | 'caPe
 }
 
 export async function withBmc<T>(deps: BmcAccessDeps, input: StepInput, run: (driver: BmcDriver) => Promise<T>): Promise<T> {
-  const access = await deps.client.signedPost<BmcAccess>(deps.signer, '/v1/agents/bmc-access', { nodeId: input.target.nodeId, workflowId: input.workflowId });
+  const deadline = stepDeadline();
+  const access = await untilAnswered(
+    () => deps.client.signedPost<BmcAccess>(deps.signer, '/v1/agents/bmc-access', { nodeId: input.target.nodeId, workflowId: input.workflowId }),
+    deadline,
+    (retry) =>
+      deps.log?.warn('the control plane did not answer for the BMC access; asking again', {
+        nodeId: input.target.nodeId,
+        workflowId: input.workflowId,
+        ...retry,
+      }),
+  );
   const target = bmcTargetOf(access);
   deps.drivenBmcHosts.add(hostOf(target));
   // Flaky BMCs are the norm: retried with backoff and read back (agent/bmc/reliable.ts) until the step's deadline.
   const driver = reliableDriver(createBmcDriver(target, { username: access.username, password: access.password }), {
-    deadline: stepDeadline(),
+    deadline,
     onRetry: (retry) =>
       deps.log?.warn('BMC call failed; trying again', { nodeId: input.target.nodeId, workflowId: input.workflowId, step: input.stepKey, ...retry }),
   });

@@ -5,21 +5,21 @@
 // write over another agent's newer record is refused (CONFLICT) instead of lost.
 //
 // It replaces the per-agent file ledger in the site agent: a record only this agent can see
-// would let a re-routed step send a power cycle a dead agent already sent. If the control
-// plane cannot be reached, the step fails before anything is sent (the `started` record
-// must be stored first) and Temporal retries it.
+// would let a re-routed step send a power cycle a dead agent already sent. A request the
+// control plane does not answer is sent again until the step's deadline (every read, and every
+// write: the control plane accepts the same write again); past it the step fails, before the
+// command is sent when the `started` record was never stored, and Temporal retries it.
 import type { StepInput } from '../../core/plan';
 import type { BmcOperationAnswer, LedgerState } from '../../core/schemas/agent-bmc-operations';
 import type { OperationLedger, OperationRecord } from '../bmc/operations';
-import { ControlPlaneUnreachable, type ControlPlaneClient, type Signer } from '../common/control-plane-client';
-
-/** Writes after a command was sent are retried this often when the control plane does not answer. */
-const WRITE_ATTEMPTS = 3;
-const WRITE_RETRY_MS = 500;
+import type { ControlPlaneClient, Signer } from '../common/control-plane-client';
+import { untilAnswered } from '../common/until-answered';
+import { stepDeadline } from '../../services/step-deadline';
 
 export class RemoteOperationLedger implements OperationLedger {
   /** The state this attempt last read or wrote, per operation id ('none': no record). */
   private readonly seen = new Map<string, 'none' | LedgerState>();
+  private readonly deadline = stepDeadline();
 
   constructor(
     private readonly client: ControlPlaneClient,
@@ -28,26 +28,18 @@ export class RemoteOperationLedger implements OperationLedger {
   ) {}
 
   async get(operationId: string): Promise<OperationRecord | null> {
-    const answer = await this.client.signedPost<BmcOperationAnswer>(this.signer, '/v1/agents/bmc-operations/get', { ...this.scope(), operationId });
+    const answer = await untilAnswered(
+      () => this.client.signedPost<BmcOperationAnswer>(this.signer, '/v1/agents/bmc-operations/get', { ...this.scope(), operationId }),
+      this.deadline,
+    );
     this.seen.set(operationId, answer.operation?.state ?? 'none');
     return answer.operation ? recordOf(answer.operation) : null;
   }
 
   async put(record: OperationRecord): Promise<void> {
     const body = { ...this.scope(), expected: this.seen.get(record.operationId) ?? 'none', operation: record };
-    // A `started` record must be stored before the command goes out: no retry, the step's own retry decides.
-    const attempts = record.state === 'started' ? 1 : WRITE_ATTEMPTS;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.client.signedPost<BmcOperationAnswer>(this.signer, '/v1/agents/bmc-operations/put', body);
-        this.seen.set(record.operationId, record.state);
-        return;
-      } catch (error) {
-        // A lost answer is safe to resend: the control plane accepts the same write again.
-        if (!(error instanceof ControlPlaneUnreachable) || attempt >= attempts) throw error;
-        await new Promise((resolve) => setTimeout(resolve, WRITE_RETRY_MS * attempt));
-      }
-    }
+    await untilAnswered(() => this.client.signedPost<BmcOperationAnswer>(this.signer, '/v1/agents/bmc-operations/put', body), this.deadline);
+    this.seen.set(record.operationId, record.state);
   }
 
   private scope() {
