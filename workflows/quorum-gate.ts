@@ -23,11 +23,19 @@ const LOOK_AGAIN_MS = 15_000;
 
 const stepUses = (steps: readonly PlanStep[]): string[] => steps.flatMap((s) => [s.use, ...(s.fallback ? [s.fallback.use] : [])]);
 
+// Nothing to ask or wait for is answered at once, without a promise: the SDK's stack-trace
+// promise hook pays for every promise a workflow makes (sdk-typescript#1587).
 export interface QuorumGate {
-  /** Asks for the run's batch (nothing when the plan sends no destructive command or the tenant has no quorum). */
-  start(): Promise<void>;
-  /** Before a step: waits for approval when the step is destructive; false when a cleanup step must be skipped. */
-  before(step: PlanStep, cleanup: boolean): Promise<boolean>;
+  /**
+   * Asks for the run's batch (nothing when the tenant has no quorum); undefined when the plan
+   * sends no destructive command: nothing to ask.
+   */
+  start(): Promise<void> | undefined;
+  /**
+   * Before a step: whether it runs (false: a cleanup step that must be skipped); a promise when
+   * the step is destructive and waits for the batch's approval.
+   */
+  before(step: PlanStep, cleanup: boolean): boolean | Promise<boolean>;
   /** The approved bundle, for every step's input. */
   bundle(): QuorumBundle | undefined;
 }
@@ -40,43 +48,52 @@ export function quorumGate(plan: Plan, target: ProvisionTarget, workflowId: stri
 
   const describe = (s: QuorumBatchState) => `approval of batch ${s.batchId} (${s.approvals}/${s.required})`;
 
+  const requestBatch = async () => {
+    state = await acts.quorumRequestBatch({
+      tenantId: target.tenantId,
+      nodeId: target.nodeId,
+      workflowId,
+      provisionState: target.provisionState,
+      profileRef: plan.profile.ref,
+      commands,
+    });
+  };
+  /** Waits until the batch is approved; throws when it is refused or expires first. */
+  const approval = async (batch: QuorumBatchState): Promise<true> => {
+    for (;;) {
+      if (batch.status === 'approved' && batch.bundle) return true;
+      if (batch.status === 'refused') {
+        throw ApplicationFailure.nonRetryable(
+          `batch ${batch.batchId} was refused by an approver (quorum.batch.refused says why); nothing destructive was sent`,
+          'PERMISSION_DENIED',
+          { reason: 'quorum-refused', batchId: batch.batchId },
+        );
+      }
+      if (batch.status === 'expired') {
+        throw ApplicationFailure.nonRetryable(
+          `batch ${batch.batchId} expired at ${batch.expiresAt} with ${batch.approvals} of ${batch.required} approvals; nothing destructive was sent`,
+          'PERMISSION_DENIED',
+          { reason: 'quorum-expired', batchId: batch.batchId },
+        );
+      }
+      waitFor(describe(batch));
+      const seen = signals;
+      const left = Date.parse(batch.expiresAt) - Date.now();
+      await condition(() => signals !== seen, Math.max(1000, Math.min(LOOK_AGAIN_MS, left)));
+      batch = await acts.quorumBatchState({ batchId: batch.batchId, tenantId: target.tenantId, nodeId: target.nodeId });
+      state = batch;
+    }
+  };
+
   return {
-    async start() {
-      if (commands.length === 0) return;
-      state = await acts.quorumRequestBatch({
-        tenantId: target.tenantId,
-        nodeId: target.nodeId,
-        workflowId,
-        provisionState: target.provisionState,
-        profileRef: plan.profile.ref,
-        commands,
-      });
+    start() {
+      if (commands.length === 0) return undefined;
+      return requestBatch();
     },
-    async before(step, cleanup) {
+    before(step, cleanup) {
       if (!state || state.bundle || destructiveKindsOfStep(step.use).length === 0) return true;
       if (cleanup) return false;
-      for (;;) {
-        if (state.status === 'approved' && state.bundle) return true;
-        if (state.status === 'refused') {
-          throw ApplicationFailure.nonRetryable(
-            `batch ${state.batchId} was refused by an approver (quorum.batch.refused says why); nothing destructive was sent`,
-            'PERMISSION_DENIED',
-            { reason: 'quorum-refused', batchId: state.batchId },
-          );
-        }
-        if (state.status === 'expired') {
-          throw ApplicationFailure.nonRetryable(
-            `batch ${state.batchId} expired at ${state.expiresAt} with ${state.approvals} of ${state.required} approvals; nothing destructive was sent`,
-            'PERMISSION_DENIED',
-            { reason: 'quorum-expired', batchId: state.batchId },
-          );
-        }
-        waitFor(describe(state));
-        const seen = signals;
-        const left = Date.parse(state.expiresAt) - Date.now();
-        await condition(() => signals !== seen, Math.max(1000, Math.min(LOOK_AGAIN_MS, left)));
-        state = await acts.quorumBatchState({ batchId: state.batchId, tenantId: target.tenantId, nodeId: target.nodeId });
-      }
+      return approval(state);
     },
     bundle: () => state?.bundle,
   };

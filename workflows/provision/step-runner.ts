@@ -40,13 +40,18 @@ export const failureMessage = (err: unknown): string => {
   return err instanceof Error ? err.message : String(err);
 };
 
-/** The step's own work, wherever it runs; answers its output. */
-async function dispatch(ctx: RunContext, step: PlanStep, deadline: number): Promise<unknown> {
+/**
+ * The step's own work, wherever it runs; answers its output. Not async: each route answers its
+ * work's own promise, without the two more an async wrapper makes (the SDK's stack-trace hook
+ * pays for every promise, sdk-typescript#1587).
+ */
+function dispatch(ctx: RunContext, step: PlanStep, deadline: number): Promise<unknown> {
   const { status } = ctx.run;
   // Route `workflow` (the registry's workflow steps); by `use` for plans compiled before the route existed.
   const workflowStep = workflowSteps.get(step.use);
   if (workflowStep) return runWorkflowStep(ctx, step, workflowStep);
-  if (step.route === 'workflow') throw ApplicationFailure.nonRetryable(`${step.key}: ${step.use} is not a step this workflow runs`, 'UNSUPPORTED');
+  if (step.route === 'workflow')
+    return Promise.reject(ApplicationFailure.nonRetryable(`${step.key}: ${step.use} is not a step this workflow runs`, 'UNSUPPORTED'));
   if (step.route === 'site-agent') {
     return viaSiteAgent(
       ctx.target,
@@ -73,13 +78,14 @@ async function dispatch(ctx: RunContext, step: PlanStep, deadline: number): Prom
     status.step.attempt = 1;
   }
   ctx.run.showDetails();
-  const result = await activityOn(step, queue, activitySummary(step.key, step.use, queue ?? controlQueue()), step.scheduleToStartMs)(stepInput(ctx, step));
-  if (step.route === 'control' && isStepRelay(result)) return relay(ctx, step, result, deadline);
-  return result;
+  const work = activityOn(step, queue, activitySummary(step.key, step.use, queue ?? controlQueue()), step.scheduleToStartMs)(stepInput(ctx, step));
+  if (step.route !== 'control') return work;
+  return work.then((result) => (isStepRelay(result) ? relay(ctx, step, result, deadline) : result));
 }
 
-async function execute(ctx: RunContext, step: PlanStep): Promise<unknown> {
-  const { run, target } = ctx;
+/** A step's status and memo, then its work with the waits around it; answers its output. */
+function execute(ctx: RunContext, step: PlanStep): Promise<unknown> {
+  const { run } = ctx;
   const { status } = run;
   const started = Date.now();
   const deadline = started + step.timeoutMs;
@@ -87,7 +93,22 @@ async function execute(ctx: RunContext, step: PlanStep): Promise<unknown> {
   status.progress = null;
   upsertMemo({ step: step.key, use: step.use });
   run.showDetails();
-  if (step.await === 'confirmMac' && status.confirmedMac === null) {
+  const awaitsMac = step.await === 'confirmMac' && status.confirmedMac === null;
+  // Most steps wait for nothing before or after their work: the work's promise is the step's,
+  // with no await (each one a promise more for the SDK's stack-trace hook, sdk-typescript#1587).
+  if (!awaitsMac && step.await !== 'rejoin') return dispatch(ctx, step, deadline);
+  return dispatchWithWaits(ctx, step, { awaitsMac, started, deadline });
+}
+
+/** The step's work after its confirmMac wait (when awaitsMac) and before its rejoin wait (when it awaits one). */
+async function dispatchWithWaits(
+  ctx: RunContext,
+  step: PlanStep,
+  { awaitsMac, started, deadline }: { awaitsMac: boolean; started: number; deadline: number },
+): Promise<unknown> {
+  const { run, target } = ctx;
+  const { status } = run;
+  if (awaitsMac) {
     run.waitFor(waitingUntil(`confirmMac (an operator confirms node ${target.nodeId}’s MAC)`, deadline));
     if (!(await condition(() => status.confirmedMac !== null, step.timeoutMs))) {
       throw ApplicationFailure.nonRetryable(
@@ -129,7 +150,9 @@ export async function runStep(ctx: RunContext, step: PlanStep): Promise<unknown>
   const explained = (err: unknown, which: PlanStep) =>
     explainTimeout(err, which, target.nodeId, status.waitingFor, status.step?.taskQueue, Date.now() - started);
   try {
-    if (!(await ctx.gate.before(step, status.phase === 'cleanup'))) return void record(step, 'skipped');
+    // A boolean when the gate has nothing to wait for: no await, no promise.
+    const allowed = ctx.gate.before(step, status.phase === 'cleanup');
+    if (!(typeof allowed === 'boolean' ? allowed : await allowed)) return void record(step, 'skipped');
     const output = await execute(ctx, step);
     record(step, 'succeeded');
     return output;
