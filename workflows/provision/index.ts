@@ -29,37 +29,41 @@ async function walk(plan: Plan, target: ProvisionTarget): Promise<ProvisionResul
   const gate = quorumGate(plan, target, workflowId, run.waitFor);
   const ctx: RunContext = { workflowId, target, run, gate };
   const outputs: Record<string, JsonValue> = {};
-  const runAndKeep = async (step: Plan['steps'][number]) => {
-    const output = await runStep(ctx, step);
+  const keep = (step: Plan['steps'][number], output: unknown) => {
     if (output !== undefined) outputs[step.key] = output as JsonValue;
   };
 
   let failure: unknown;
   try {
     await run.main.run(async () => {
-      await gate.start();
-      for (const step of plan.steps) await runAndKeep(step);
+      // undefined when there is no batch to ask for: nothing to await.
+      const asking = gate.start();
+      if (asking) await asking;
+      for (const step of plan.steps) keep(step, await runStep(ctx, step));
       status.phase = 'acceptance';
       run.showDetails();
-      for (const step of plan.acceptance) await runAndKeep(step);
+      for (const step of plan.acceptance) keep(step, await runStep(ctx, step));
     });
   } catch (err) {
     failure = err;
   }
 
   // Cleanup runs whatever happened, and cannot be cancelled: boot entries and tokens
-  // never outlive their workflow.
+  // never outlive their workflow. A plan without cleanup steps makes no scope (its promises
+  // cost the SDK's stack-trace hook; a scope sends no command).
   status.phase = 'cleanup';
   run.showDetails();
-  await CancellationScope.nonCancellable(async () => {
-    for (const step of plan.cleanup) {
-      try {
-        await runAndKeep(step);
-      } catch {
-        // recorded in the history; the other cleanup steps still run
+  if (plan.cleanup.length > 0) {
+    await CancellationScope.nonCancellable(async () => {
+      for (const step of plan.cleanup) {
+        try {
+          keep(step, await runStep(ctx, step));
+        } catch {
+          // recorded in the history; the other cleanup steps still run
+        }
       }
-    }
-  });
+    });
+  }
   status.step = null;
   upsertMemo({ step: null, use: null });
 
