@@ -2,6 +2,7 @@
 // that we recorded (NodeCertificate), unrevoked, within its validity, of a live node.
 // Every agent endpoint uses this, so a revoked or expired certificate is refused
 // everywhere (UNAUTHENTICATED), and each refusal is a security event.
+import type { NodeCertificate } from '../../generated/prisma-sqlite/client';
 import type { Db } from '../db';
 import { IronflowError } from '../../core/errors';
 import { recordRefusal, refusal } from '../joins/refusal';
@@ -18,6 +19,8 @@ export interface AuthenticatedAgent {
   spkiDer: Uint8Array;
 }
 
+type CertificateRecord = Pick<NodeCertificate, 'serial' | 'nodeId' | 'role' | 'siteId' | 'notAfter' | 'revokedAt'>;
+
 async function check(db: Db, ca: NodeCa, certificatePem: string, now: Date): Promise<AuthenticatedAgent> {
   let verified;
   try {
@@ -27,7 +30,10 @@ async function check(db: Db, ca: NodeCa, certificatePem: string, now: Date): Pro
     throw error;
   }
   if (!verified) throw refusal('UNAUTHENTICATED', 'unknown-issuer', "the certificate was not issued by this control plane's node CA; join again with a token");
-  const row = await db.nodeCertificate.findUnique({ where: { fingerprint: verified.fingerprint } });
+  // Raw SQL, as for API credentials (services/credentials.ts): every agent request reads both
+  // rows, and Prisma compiling each model query cost more than the rest of the check.
+  const [row] = await db.$queryRaw<CertificateRecord[]>`
+    SELECT "serial", "nodeId", "role", "siteId", "notAfter", "revokedAt" FROM "NodeCertificate" WHERE "fingerprint" = ${verified.fingerprint}`;
   if (!row) throw refusal('UNAUTHENTICATED', 'unknown-certificate', 'the certificate is not on record; join again with a token');
   const subject = { nodeId: row.nodeId, serial: row.serial };
   if (row.revokedAt)
@@ -52,7 +58,7 @@ async function check(db: Db, ca: NodeCa, certificatePem: string, now: Date): Pro
       `certificate ${row.serial} is not valid before ${verified.notBefore.toISOString()}; check the agent's clock`,
       subject,
     );
-  const node = await db.node.findUnique({ where: { id: row.nodeId } });
+  const [node] = await db.$queryRaw<Array<{ tenantId: string; deletedAt: Date | null }>>`SELECT "tenantId", "deletedAt" FROM "Node" WHERE "id" = ${row.nodeId}`;
   if (!node || node.deletedAt) throw refusal('UNAUTHENTICATED', 'node-deleted', `node ${row.nodeId} no longer exists`, subject);
   return {
     nodeId: row.nodeId,
