@@ -31,7 +31,8 @@ export class ControlPlaneClient {
 
   constructor(
     readonly baseUrl: string,
-    private readonly timeoutMs = 5_000,
+    /** How long a request waits for its answer (a request sent again may wait longer: agent/common/until-answered.ts). */
+    readonly timeoutMs = 5_000,
     /** The CA the API's certificate chains to (site: control_plane_ca_file; ramdisk, node: a pin); the system's when absent. */
     trust: ApiTrust = {},
   ) {
@@ -39,8 +40,8 @@ export class ControlPlaneClient {
   }
 
   /** POST without a credential (renew: the certificate is in the body). */
-  post<T>(path: string, body: unknown): Promise<T> {
-    return this.send<T>(path, JSON.stringify(body), {});
+  post<T>(path: string, body: unknown, timeoutMs = this.timeoutMs): Promise<T> {
+    return this.send<T>(path, JSON.stringify(body), {}, timeoutMs);
   }
 
   /** POST /v1/join: the token and the CSR are in the body. */
@@ -54,10 +55,10 @@ export class ControlPlaneClient {
   }
 
   /** POST signed by the agent's key over the exact bytes sent. */
-  signedPost<T>(signer: Signer, path: string, body: unknown): Promise<T> {
+  signedPost<T>(signer: Signer, path: string, body: unknown, timeoutMs = this.timeoutMs): Promise<T> {
     const text = JSON.stringify(body);
     const headers = signAgentRequest(signer.key, signer.certificatePem(), { method: 'POST', pathAndQuery: path, body: text });
-    return this.send<T>(path, text, headers);
+    return this.send<T>(path, text, headers, timeoutMs);
   }
 
   private async send<T>(path: string, text: string | undefined, headers: Record<string, string>, timeoutMs = this.timeoutMs): Promise<T> {

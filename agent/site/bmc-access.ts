@@ -41,14 +41,18 @@ export function bmcTargetOf(access: Pick<BmcAccess, 'driver' | 'address' | 'caPe
 export async function withBmc<T>(deps: BmcAccessDeps, input: StepInput, run: (driver: BmcDriver) => Promise<T>): Promise<T> {
   const deadline = stepDeadline();
   const access = await untilAnswered(
-    () => deps.client.signedPost<BmcAccess>(deps.signer, '/v1/agents/bmc-access', { nodeId: input.target.nodeId, workflowId: input.workflowId }),
-    deadline,
-    (retry) =>
-      deps.log?.warn('the control plane did not answer for the BMC access; asking again', {
-        nodeId: input.target.nodeId,
-        workflowId: input.workflowId,
-        ...retry,
-      }),
+    (timeoutMs) =>
+      deps.client.signedPost<BmcAccess>(deps.signer, '/v1/agents/bmc-access', { nodeId: input.target.nodeId, workflowId: input.workflowId }, timeoutMs),
+    {
+      deadline,
+      firstTimeoutMs: deps.client.timeoutMs,
+      onRetry: (retry) =>
+        deps.log?.warn('the control plane did not answer for the BMC access; asking again', {
+          nodeId: input.target.nodeId,
+          workflowId: input.workflowId,
+          ...retry,
+        }),
+    },
   );
   const target = bmcTargetOf(access);
   deps.drivenBmcHosts.add(hostOf(target));

@@ -29,8 +29,8 @@ export class RemoteOperationLedger implements OperationLedger {
 
   async get(operationId: string): Promise<OperationRecord | null> {
     const answer = await untilAnswered(
-      () => this.client.signedPost<BmcOperationAnswer>(this.signer, '/v1/agents/bmc-operations/get', { ...this.scope(), operationId }),
-      this.deadline,
+      (timeoutMs) => this.client.signedPost<BmcOperationAnswer>(this.signer, '/v1/agents/bmc-operations/get', { ...this.scope(), operationId }, timeoutMs),
+      this.patience(),
     );
     this.seen.set(operationId, answer.operation?.state ?? 'none');
     return answer.operation ? recordOf(answer.operation) : null;
@@ -38,8 +38,15 @@ export class RemoteOperationLedger implements OperationLedger {
 
   async put(record: OperationRecord): Promise<void> {
     const body = { ...this.scope(), expected: this.seen.get(record.operationId) ?? 'none', operation: record };
-    await untilAnswered(() => this.client.signedPost<BmcOperationAnswer>(this.signer, '/v1/agents/bmc-operations/put', body), this.deadline);
+    await untilAnswered(
+      (timeoutMs) => this.client.signedPost<BmcOperationAnswer>(this.signer, '/v1/agents/bmc-operations/put', body, timeoutMs),
+      this.patience(),
+    );
     this.seen.set(record.operationId, record.state);
+  }
+
+  private patience() {
+    return { deadline: this.deadline, firstTimeoutMs: this.client.timeoutMs };
   }
 
   private scope() {

@@ -10,16 +10,17 @@ import { IronflowError } from '../../core/errors';
 let server: Server | undefined;
 afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
 
-/** A control plane that answers request n with `answer(n)`, or never when it gives undefined. */
+/** A control plane that answers request n with `answer(n)` after `delayMs`, or never when it gives undefined. */
 async function controlPlane(
   answer: (n: number) => { status: number; body: unknown } | undefined,
+  delayMs = 0,
 ): Promise<{ client: ControlPlaneClient; requests: () => number }> {
   let requests = 0;
   server = createServer((req, res) => {
     const reply = answer(++requests);
     req.resume();
     if (!reply) return; // held: the client's timeout ends it
-    res.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify(reply.body));
+    setTimeout(() => res.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify(reply.body)), delayMs);
   });
   await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -27,31 +28,53 @@ async function controlPlane(
   return { client: new ControlPlaneClient(`http://127.0.0.1:${port}`, 300), requests: () => requests };
 }
 
+/** An unsigned POST with this attempt's wait (the signed form differs only in its headers). */
+const post = (client: ControlPlaneClient, path: string, timeoutMs: number) => client.post(path, {}, timeoutMs);
+
 describe('a request the control plane does not answer', () => {
   it('is sent again, backing off, until it is answered', async () => {
     const cp = await controlPlane((n) => (n <= 2 ? undefined : { status: 200, body: { operation: null } }));
     const retries: number[] = [];
-    const answer = await untilAnswered(
-      () => cp.client.post('/v1/agents/bmc-operations/get', {}),
-      Date.now() + 30_000,
-      (r) => retries.push(r.attempt),
-    );
+    const answer = await untilAnswered((timeoutMs) => post(cp.client, '/v1/agents/bmc-operations/get', timeoutMs), {
+      deadline: Date.now() + 30_000,
+      firstTimeoutMs: cp.client.timeoutMs,
+      onRetry: (r) => retries.push(r.attempt),
+    });
     expect(answer).toEqual({ operation: null });
     expect(cp.requests()).toBe(3);
     expect(retries).toEqual([1, 2]);
   });
 
+  it('waits longer each time: a slow control plane is asked again once, not flooded', async () => {
+    // Every answer takes 450 ms: the first 300 ms wait gives up, the second (600 ms) gets it.
+    const cp = await controlPlane(() => ({ status: 200, body: { ok: true } }), 450);
+    const waits: number[] = [];
+    const answer = await untilAnswered(
+      (timeoutMs) => {
+        waits.push(timeoutMs);
+        return post(cp.client, '/v1/agents/session', timeoutMs);
+      },
+      { deadline: Date.now() + 30_000, firstTimeoutMs: cp.client.timeoutMs },
+    );
+    expect(answer).toEqual({ ok: true });
+    expect(waits).toEqual([300, 600]);
+    expect(cp.requests()).toBe(2);
+  });
+
   it('fails as unreachable when the deadline comes first', async () => {
     const cp = await controlPlane(() => undefined);
-    await expect(untilAnswered(() => cp.client.post('/v1/agents/bmc-access', {}), Date.now() + 2_000)).rejects.toBeInstanceOf(ControlPlaneUnreachable);
-    // 300 ms each, backing off 0.5 s, 1 s: no request starts after the deadline.
-    expect(cp.requests()).toBeGreaterThanOrEqual(2);
-    expect(cp.requests()).toBeLessThanOrEqual(3);
+    const given = untilAnswered((timeoutMs) => post(cp.client, '/v1/agents/bmc-access', timeoutMs), { deadline: Date.now() + 2_000, firstTimeoutMs: 300 });
+    await expect(given).rejects.toBeInstanceOf(ControlPlaneUnreachable);
+    // Waits of 300 and 600 ms with a 0.5 s pause between: a third pause (1 s) would end past the deadline.
+    expect(cp.requests()).toBe(2);
   });
 
   it('an answer, even a refusal, is never asked again', async () => {
     const cp = await controlPlane(() => ({ status: 409, body: { error: { code: 'CONFLICT', message: 'operation moved', details: {} } } }));
-    const refused = untilAnswered(() => cp.client.post('/v1/agents/bmc-operations/put', {}), Date.now() + 30_000);
+    const refused = untilAnswered((timeoutMs) => post(cp.client, '/v1/agents/bmc-operations/put', timeoutMs), {
+      deadline: Date.now() + 30_000,
+      firstTimeoutMs: 300,
+    });
     await expect(refused).rejects.toBeInstanceOf(IronflowError);
     await expect(refused).rejects.toMatchObject({ code: 'CONFLICT' });
     expect(cp.requests()).toBe(1);
