@@ -6,7 +6,7 @@
 // run id), which is what lets its steps have the machine's secrets.
 import type { Client } from '@temporalio/client';
 import type { IronflowConfig } from '../services/config';
-import { isUniqueViolation, type Db } from '../services/db';
+import type { Db } from '../services/db';
 import { IronflowError, notFound } from '../core/errors';
 import { appendEvent } from '../services/events';
 import type { Plan, ProvisionTarget } from '../core/plan';
@@ -34,21 +34,18 @@ export interface StartedProvision {
 /** Ids a start tries before it gives up: each taken one (a run of the node's lifecycle under the same id) moves n on. */
 const MAX_ID_TRIES = 20;
 
-/** The next <n> of the node's profile runs in this state: one statement, so concurrent starts never share one. */
+/**
+ * The next <n> of the node's profile runs in this state: one statement, so concurrent starts
+ * never share one (an insert that meets the row increments it). Raw SQL: Prisma compiling the
+ * model upsert cost more than the rest of the statement, on every start.
+ */
 async function nextRunNumber(db: Db, nodeId: string, provisionState: string): Promise<number> {
-  const bump = () =>
-    db.profileRunSeq.upsert({
-      where: { nodeId_provisionState: { nodeId, provisionState } },
-      create: { nodeId, provisionState, last: 1 },
-      update: { last: { increment: 1 } },
-    });
-  try {
-    return (await bump()).last;
-  } catch (err) {
-    // Two first starts at once: the one that lost the insert increments the row the other made.
-    if (!isUniqueViolation(err)) throw err;
-    return (await bump()).last;
-  }
+  const [row] = await db.$queryRaw<Array<{ last: number | bigint }>>`
+    INSERT INTO "ProfileRunSeq" ("nodeId", "provisionState", "last") VALUES (${nodeId}, ${provisionState}, 1)
+    ON CONFLICT ("nodeId", "provisionState") DO UPDATE SET "last" = "ProfileRunSeq"."last" + 1
+    RETURNING "last"`;
+  if (!row) throw new IronflowError('INTERNAL', `no run number was returned for node ${nodeId} in ${provisionState}`);
+  return Number(row.last);
 }
 
 export async function startProvision(deps: { db: Db; temporal: Client; config: IronflowConfig }, input: ProvisionStart): Promise<StartedProvision> {
