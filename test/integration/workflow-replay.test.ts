@@ -1,0 +1,47 @@
+// Workflow code must replay the histories it already wrote: a running workflow resumes on a new
+// worker by replaying its history, and a change to the commands the code sends (their kind or
+// order) fails that replay with a nondeterminism error. These are provision runs of several
+// shapes recorded with the code of their day (test/fixtures/record-workflow-histories.ts), replayed on
+// the workflow bundle as it is now.
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from '@temporalio/worker';
+import { describe, expect, inject, it } from 'vitest';
+import { temporal } from '../../services/temporal-proto';
+import { workflowMetricsSinks } from '../../worker/workflow-metrics-sink';
+
+const fixtures = fileURLToPath(new URL('../fixtures/workflow-histories/', import.meta.url));
+const files = readdirSync(fixtures).filter((file) => file.endsWith('.json'));
+
+const { History } = temporal.api.history.v1;
+type RecordedHistory = ReturnType<typeof History.decode>;
+
+/** A fixture's history: the proto, base64 (test/fixtures/record-workflow-histories.ts). */
+const recorded = (file: string): RecordedHistory =>
+  History.decode(Buffer.from((JSON.parse(readFileSync(`${fixtures}${file}`, 'utf8')) as { history: string }).history, 'base64'));
+
+async function replay(history: RecordedHistory): Promise<void> {
+  const workflowBundle = { code: readFileSync(inject('workflowBundle'), 'utf8') };
+  await Worker.runReplayHistory({ workflowBundle, sinks: workflowMetricsSinks, replayName: 'workflow-replay-test' }, history);
+}
+
+describe('recorded workflow histories', () => {
+  it('are there to replay', () => {
+    expect(files).toEqual(expect.arrayContaining(['provision-aborted.json', 'provision-failing.json', 'provision-mixed.json', 'provision-plain.json']));
+  });
+
+  it.each(files)('%s replays on the current workflow code', async (file) => {
+    await replay(recorded(file));
+  });
+
+  it('a history whose commands the code no longer sends fails to replay', async () => {
+    // The plain run with its second activity renamed in the history: the code schedules
+    // event.append where the history says another activity was scheduled.
+    const history = recorded('provision-plain.json');
+    const scheduled = (history.events ?? []).filter((event) => event.activityTaskScheduledEventAttributes);
+    const second = scheduled[1]?.activityTaskScheduledEventAttributes?.activityType;
+    expect(second?.name).toBe('event.append');
+    if (second) second.name = 'event.appendElsewhere';
+    await expect(replay(history)).rejects.toThrow(/[Nn]ondeterminism|DeterminismViolation/);
+  });
+});
