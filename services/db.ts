@@ -27,11 +27,6 @@ export async function createDb(target: DatabaseTarget): Promise<Db> {
   const db = new PrismaClient({ adapter, transactionOptions });
   // Concurrent writers wait for the lock instead of failing at once with SQLITE_BUSY.
   await db.$executeRawUnsafe('PRAGMA busy_timeout = 10000');
-  // WAL: a commit appends to the log and syncs it once, where the rollback journal syncs the
-  // journal and the database (1,000 enrolls at once: 15 s against 20 s). FULL keeps every
-  // commit durable across a power loss, not only across a crash of the process.
-  await db.$executeRawUnsafe('PRAGMA journal_mode = WAL');
-  await db.$executeRawUnsafe('PRAGMA synchronous = FULL');
   return db;
 }
 
