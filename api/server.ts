@@ -12,7 +12,7 @@ import type { ApiContext } from './context';
 import { answerClientError, answerFrameworkError, registerErrorHandler } from './error-handler';
 import { withErrorResponses } from './openapi-errors';
 import { registerRequestMetrics } from './request-metrics';
-import { registerAccessLog } from './access-log';
+import { AnsweredRequestLog } from './access-log';
 import { openLogFile } from './log-file';
 import { registerRefusalRateLimit } from './rate-limit';
 import { registerRoutes } from './routes';
@@ -51,8 +51,8 @@ export async function buildServer(ctx: ApiContext, options: ServerOptions = {}):
       return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
     },
     requestIdHeader: false,
-    // api/access-log.ts writes one line per request instead.
-    disableRequestLogging: true,
+    // One line per request, when it is answered (api/access-log.ts).
+    logController: new AnsweredRequestLog(),
     bodyLimit: DEFAULT_BODY_LIMIT,
     frameworkErrors: answerFrameworkError,
     clientErrorHandler: answerClientError,
@@ -68,7 +68,6 @@ export async function buildServer(ctx: ApiContext, options: ServerOptions = {}):
   registerRefusalRateLimit(app);
   registerBodyLimits(app);
   registerRequestMetrics(app);
-  registerAccessLog(app);
 
   await app.register(swagger, {
     openapi: {
