@@ -2,7 +2,8 @@
 // steady rate up to a burst, and a source with none left is limited until one refills. The
 // API (api/rate-limit.ts) and the boot server (agent/boot/http/server.ts) both answer such a
 // source 429 before doing any work for it. Bounded memory: at most `maxSources` tracked,
-// the least recently refused forgotten first (its bucket had refilled most).
+// the least recently seen forgotten first (its bucket had refilled most).
+import { RecentCache } from './recent-cache';
 
 export interface RefusalLimits {
   /** Refusals a source may collect at once. */
@@ -19,11 +20,10 @@ interface Bucket {
 }
 
 export class RefusalBuckets {
-  private readonly buckets = new Map<string, Bucket>();
-  private readonly maxSources: number;
+  private readonly buckets: RecentCache<string, Bucket>;
 
   constructor(private readonly limits: RefusalLimits) {
-    this.maxSources = limits.maxSources ?? 10_000;
+    this.buckets = new RecentCache(limits.maxSources ?? 10_000);
   }
 
   private refilled(source: string, now: number): Bucket | undefined {
@@ -47,11 +47,6 @@ export class RefusalBuckets {
   spend(source: string, now = Date.now()): void {
     const bucket = this.refilled(source, now) ?? { tokens: this.limits.burst, updatedAt: now };
     bucket.tokens = Math.max(0, bucket.tokens - 1);
-    this.buckets.delete(source); // re-inserted last: the map's order is least recently refused first
     this.buckets.set(source, bucket);
-    if (this.buckets.size > this.maxSources) {
-      const oldest = this.buckets.keys().next().value;
-      if (oldest !== undefined) this.buckets.delete(oldest);
-    }
   }
 }
