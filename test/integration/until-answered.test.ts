@@ -57,16 +57,20 @@ describe('a request the control plane does not answer', () => {
       { deadline: Date.now() + 30_000, firstTimeoutMs: cp.client.timeoutMs },
     );
     expect(answer).toEqual({ ok: true });
-    expect(waits).toEqual([300, 600]);
-    expect(cp.requests()).toBe(2);
+    // Each wait twice the one before (on a loaded machine the 600 ms one may miss too).
+    expect(waits.slice(0, 2)).toEqual([300, 600]);
+    waits.slice(1).forEach((wait, i) => expect(wait).toBe(Math.min(30_000, (waits[i] as number) * 2)));
+    expect(cp.requests()).toBe(waits.length);
   });
 
   it('fails as unreachable when the deadline comes first', async () => {
     const cp = await controlPlane(() => undefined);
     const given = untilAnswered((timeoutMs) => post(cp.client, '/v1/agents/bmc-access', timeoutMs), { deadline: Date.now() + 2_000, firstTimeoutMs: 300 });
     await expect(given).rejects.toBeInstanceOf(ControlPlaneUnreachable);
-    // Waits of 300 and 600 ms with a 0.5 s pause between: a third pause (1 s) would end past the deadline.
-    expect(cp.requests()).toBe(2);
+    // Waits of 300 and 600 ms with a 0.5 s pause between: a third pause (1 s) would end past
+    // the deadline, so no third request is sent (a slow machine may fit only one).
+    expect(cp.requests()).toBeGreaterThanOrEqual(1);
+    expect(cp.requests()).toBeLessThanOrEqual(2);
   });
 
   it('an answer, even a refusal, is never asked again', async () => {
