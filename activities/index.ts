@@ -1,5 +1,6 @@
 // All control-plane activities, built from their dependencies.
 import type { ActivityDeps } from './deps';
+import { createBootSlotActivities } from './boot-slots';
 import { createMetalBulkActivities } from './metal-bulk';
 import { createMetalConfirmMacActivities } from './metal-confirm-mac';
 import { createMetalMediaActivities } from './metal-media';
@@ -24,6 +25,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createDeployImageActivities(deps),
     ...createRevokeIdentityActivities(deps),
     ...createRamdiskBootActivities(deps),
+    ...createBootSlotActivities(deps),
     ...createMetalConfirmMacActivities(deps),
     ...createMetalMediaActivities(deps),
     ...createUserDataActivities(deps),

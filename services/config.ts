@@ -8,6 +8,10 @@ import { IronflowError } from '../core/errors';
 import type { UserDataConfig } from '../core/userdata/config';
 import { userDataSettings } from '../core/userdata/settings';
 
+/** How many machines of one site boot into the ramdisk at a time unless configured (Metal3 provisions 20 at a time). */
+const DEFAULT_BOOT_SLOTS = 50;
+const MAX_BOOT_SLOTS = 10_000;
+
 const fileSchema = z.object({
   dataDir: z.string().default('.ironflow'),
   temporal: z.object({
@@ -45,6 +49,10 @@ const fileSchema = z.object({
   worker: z.object({ controlQueue: z.string().default('ironflow.control') }),
   metrics: z.object({ temporalSdkAddress: z.string().optional() }).default({}),
   database: z.object({ sqliteFile: z.string().default('ironflow.db') }),
+  provisioning: z
+    .object({ bootSlotsPerSite: z.number().int().min(1).max(MAX_BOOT_SLOTS).default(DEFAULT_BOOT_SLOTS) })
+    .strict()
+    .default({ bootSlotsPerSite: DEFAULT_BOOT_SLOTS }),
   /** Checked by core/userdata/settings.ts (it names the key and the fix). */
   userData: z.unknown().optional(),
 });
@@ -93,6 +101,12 @@ export interface IronflowConfig {
   databaseUrl: string;
   /** The discovery attestor's approval mode (IRONFLOW_DISCOVERY_APPROVAL): never, unknown-machines, always. */
   discoveryApproval: 'never' | 'unknown-machines' | 'always';
+  /**
+   * provisioning.bootSlotsPerSite or IRONFLOW_BOOT_SLOTS_PER_SITE: a run that PXE-boots a
+   * machine into the ramdisk holds one of its site's slots until the run ends; the others
+   * queue in their workflows (services/boot-slots/), so a large fleet is never refused.
+   */
+  provisioning: { bootSlotsPerSite: number };
   /** userdata.render's settings (temporal-dev.yaml `userData:`, IRONFLOW_AGENT_URL …), checked at start. */
   userData: UserDataConfig;
 }
@@ -176,6 +190,16 @@ export function temporalTlsEnv(tls: TemporalTlsSettings): Record<string, string>
   };
 }
 
+function bootSlotsFrom(env: NodeJS.ProcessEnv, fromFile: number): number {
+  const raw = env.IRONFLOW_BOOT_SLOTS_PER_SITE;
+  if (raw === undefined || raw === '') return fromFile;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1 || value > MAX_BOOT_SLOTS) {
+    throw new Error(`IRONFLOW_BOOT_SLOTS_PER_SITE=${raw.slice(0, 20)} is not a whole number from 1 to ${MAX_BOOT_SLOTS}`);
+  }
+  return value;
+}
+
 function discoveryApprovalFrom(raw: string | undefined): IronflowConfig['discoveryApproval'] {
   if (raw === undefined || raw === '') return 'never';
   if (raw === 'never' || raw === 'unknown-machines' || raw === 'always') return raw;
@@ -227,6 +251,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): IronflowConfig
     metrics: metricsSettings(env.IRONFLOW_METRICS_SDK_ADDRESS ?? doc.metrics.temporalSdkAddress),
     databaseUrl: env.DATABASE_URL || `file:${sqliteFile}`,
     discoveryApproval: discoveryApprovalFrom(env.IRONFLOW_DISCOVERY_APPROVAL),
+    provisioning: { bootSlotsPerSite: bootSlotsFrom(env, doc.provisioning.bootSlotsPerSite) },
     userData: userDataSettings(doc.userData, env, publicUrl),
   };
 }

@@ -17,6 +17,8 @@ export const confirmMacSignal = defineSignal<[string]>('confirmMac');
 export const macConfirmedSignal = defineSignal<[string]>(MAC_CONFIRMED_SIGNAL);
 /** The join path: the machine's next agent joined (ends an `await: 'rejoin'` wait). */
 export const agentJoinedSignal = defineSignal<[AgentJoined]>('agentJoined');
+/** The site's boot queue granted this run a slot: look again (the grant is read back, never taken from the signal). */
+export const bootSlotGrantedSignal = defineSignal('bootSlotGranted');
 
 /** The same as the signals, but the caller hears why a request is refused. */
 export const abortUpdate = defineUpdate<ProvisionStatus, [string]>('abort');

@@ -24,6 +24,12 @@ export const agentStepSeconds = new Histogram({
   registers,
 });
 
+export const bootSlotsReclaimed = new Counter({
+  name: 'ironflow_boot_slots_reclaimed_total',
+  help: 'Boot slots freed because their run ended without giving them back (a terminated or timed-out workflow)',
+  registers,
+});
+
 export const bootLeaseChanges = new Counter({
   name: 'ironflow_boot_lease_changes_total',
   help: 'Boot lease changes of sites (acquired, renewed, transferred, expired…)',

@@ -3,7 +3,7 @@
 // answers false, never an error (the database says what it needs to know).
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { bulkCancelSignal } from '../../workflows/metal-bulk';
-import { abortSignal, agentJoinedSignal, macConfirmedSignal, type AgentJoined } from '../../workflows/provision-handles';
+import { abortSignal, agentJoinedSignal, bootSlotGrantedSignal, macConfirmedSignal, type AgentJoined } from '../../workflows/provision-handles';
 import { quorumBatchSignal } from '../../workflows/quorum-gate';
 
 /** Runs the send; false when the workflow is not running (never started, or closed). */
@@ -31,6 +31,10 @@ export const notifyAgentJoined = (client: Client, workflowId: string, joined: Ag
 /** Tells a provision run that metal.confirmMac stored this MAC (a step awaiting `confirmMac` goes on). */
 export const notifyMacConfirmed = (client: Client, workflowId: string, mac: string): Promise<boolean> =>
   toRunning(() => client.workflow.getHandle(workflowId).signal(macConfirmedSignal, mac));
+
+/** Tells a provision run queued for a boot slot that its site granted it one (it reads the grant back). */
+export const notifyBootSlotGranted = (client: Client, workflowId: string): Promise<boolean> =>
+  toRunning(() => client.workflow.getHandle(workflowId).signal(bootSlotGrantedSignal));
 
 /** Tells the workflow a quorum batch serves to look at the batch now (it also looks again on its own). */
 export const notifyQuorumBatch = (client: Client, workflowId: string): Promise<boolean> =>

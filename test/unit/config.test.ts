@@ -38,4 +38,12 @@ describe('the dev stack config', () => {
       expect(() => loadConfig({ IRONFLOW_AGENT_GATEWAY_ADDRESS: bad })).toThrow(/IRONFLOW_AGENT_GATEWAY_ADDRESS=.* is not host:port/);
     }
   });
+
+  it("takes a site's boot slots from temporal-dev.yaml or IRONFLOW_BOOT_SLOTS_PER_SITE, a whole number from 1", () => {
+    expect(loadConfig({}).provisioning.bootSlotsPerSite).toBe(50);
+    expect(loadConfig({ IRONFLOW_BOOT_SLOTS_PER_SITE: '4' }).provisioning.bootSlotsPerSite).toBe(4);
+    for (const bad of ['0', '-1', '2.5', 'many', '10001']) {
+      expect(() => loadConfig({ IRONFLOW_BOOT_SLOTS_PER_SITE: bad })).toThrow(/IRONFLOW_BOOT_SLOTS_PER_SITE=.* is not a whole number from 1 to 10000/);
+    }
+  });
 });

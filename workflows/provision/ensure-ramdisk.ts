@@ -1,5 +1,6 @@
 // metal.ensureRamdisk as workflow code (spec 001, "Booting a machine into the ramdisk"):
-// nothing when the machine's ramdisk answers; otherwise a one-time PXE boot through the BMC,
+// nothing when the machine's ramdisk answers; otherwise one of the site's boot slots
+// (boot-slot.ts: the run queues while they are all held), then a one-time PXE boot through the BMC,
 // one boot entry per known PXE MAC (each with a fresh single-use discovery token, by
 // reference), power off and on, and a wait for the ramdisk's agentJoined signal. The BMC and
 // boot-entry commands go to a connected site agent of the machine's site (routing.ts), each
@@ -51,7 +52,11 @@ export interface EnsureRamdiskResult {
   agentNodeId: string | null;
 }
 
-export async function ensureRamdisk(ctx: RunContext, step: PlanStep, { attempt, deadline }: WorkflowStepAttempt): Promise<EnsureRamdiskResult> {
+export async function ensureRamdisk(
+  ctx: RunContext,
+  step: PlanStep,
+  { attempt, deadline: attemptDeadline }: WorkflowStepAttempt,
+): Promise<EnsureRamdiskResult> {
   const { run, target } = ctx;
   const { status } = run;
   const { nodeId } = target;
@@ -81,6 +86,8 @@ export async function ensureRamdisk(ctx: RunContext, step: PlanStep, { attempt, 
     }
   }
   const node = state.node;
+  // One of the site's boot slots before anything touches the machine; the step's time counts from the slot.
+  const deadline = attemptDeadline + (await ctx.bootSlot.take(node.siteId));
 
   let agentNodeId: string | null = null;
   /** A site command under the step's key (`round` keeps the discovery boot's operation ids apart from the ramdisk boot's). */

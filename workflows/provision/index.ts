@@ -6,6 +6,7 @@ import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation,
 import type { JsonValue, Plan, ProvisionResult, ProvisionTarget } from '../../core/plan';
 import { notifyParentEnded } from '../lifecycle-handles';
 import { quorumGate } from '../quorum-gate';
+import { startBootSlot } from './boot-slot';
 import { startRunStatus } from './status';
 import type { RunContext } from './run-context';
 import { failureMessage, runStep } from './step-runner';
@@ -27,7 +28,7 @@ async function walk(plan: Plan, target: ProvisionTarget): Promise<ProvisionResul
   const { status } = run;
   // The destructive-batch quorum: destructive steps wait for the run's approved batch, which every step's input then carries.
   const gate = quorumGate(plan, target, workflowId, run.waitFor);
-  const ctx: RunContext = { workflowId, target, run, gate };
+  const ctx: RunContext = { workflowId, target, run, gate, bootSlot: startBootSlot(workflowId, target.nodeId, run) };
   const outputs: Record<string, JsonValue> = {};
   const keep = (step: Plan['steps'][number], output: unknown) => {
     if (output !== undefined) outputs[step.key] = output as JsonValue;
@@ -61,6 +62,16 @@ async function walk(plan: Plan, target: ProvisionTarget): Promise<ProvisionResul
         } catch {
           // recorded in the history; the other cleanup steps still run
         }
+      }
+    });
+  }
+  // The boot slot outlives cleanup (boot.cleanUp still touches the machine's boot), never the run.
+  if (ctx.bootSlot.taken()) {
+    await CancellationScope.nonCancellable(async () => {
+      try {
+        await ctx.bootSlot.give();
+      } catch {
+        // the site's reclaim frees it (services/boot-slots/reclaim.ts)
       }
     });
   }

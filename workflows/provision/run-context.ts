@@ -1,6 +1,7 @@
 // What every step of a run shares, and the input each step's work gets.
 import type { PlanStep, ProvisionTarget, StepInput } from '../../core/plan';
 import type { QuorumGate } from '../quorum-gate';
+import type { BootSlot } from './boot-slot';
 import type { RunStatus } from './status';
 
 export interface RunContext {
@@ -8,6 +9,8 @@ export interface RunContext {
   target: ProvisionTarget;
   run: RunStatus;
   gate: QuorumGate;
+  /** The site's boot slot metal.ensureRamdisk holds while the run boots and uses the ramdisk. */
+  bootSlot: BootSlot;
 }
 
 export function stepInput(ctx: RunContext, step: PlanStep, extra: Partial<StepInput> = {}): StepInput {
