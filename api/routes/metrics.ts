@@ -5,7 +5,7 @@
 // whole fleet.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { isConnected } from '../../core/agent-queues';
-import { agentSessions, metricsRegistry } from '../../services/metrics/registry';
+import { agentSessions, bootSlots, metricsRegistry } from '../../services/metrics/registry';
 import { ROOT_TENANT } from '../../core/permissions';
 import { scrapeSdkMetrics } from '../../core/sdk-metrics';
 import { authorize } from '../auth';
@@ -18,6 +18,11 @@ export const metricsRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx)
     agentSessions.reset();
     const now = Date.now();
     for (const { role, siteId, lastSeenAt } of sessions) agentSessions.inc({ role, site: siteId, connected: String(isConnected(lastSeenAt, now)) });
+    const slotsBySite = (slot: { not: null } | null) => ctx.db.bootSlot.groupBy({ by: ['siteId'], where: { slot }, _count: { _all: true } });
+    const [held, queued] = await Promise.all([slotsBySite({ not: null }), slotsBySite(null)]);
+    bootSlots.reset();
+    for (const row of held) bootSlots.set({ site: row.siteId, state: 'held' }, row._count._all);
+    for (const row of queued) bootSlots.set({ site: row.siteId, state: 'queued' }, row._count._all);
     const own = await metricsRegistry.metrics();
     return reply.type(metricsRegistry.contentType).send(`${own}\n${await scrapeSdkMetrics(ctx.config.metrics.temporalSdkAddress)}`);
   });

@@ -44,6 +44,13 @@ export const agentSessions = new Gauge({
   registers,
 });
 
+export const bootSlots = new Gauge({
+  name: 'ironflow_boot_slots',
+  help: "Provision runs holding one of their site's boot slots, or queued for one, by site (read from the database at each scrape)",
+  labelNames: ['site', 'state'] as const,
+  registers,
+});
+
 /** What ended an activity attempt: a result, an error (retried or not), or a cancellation. */
 export type AttemptOutcome = 'completed' | 'failed' | 'canceled';
 

@@ -62,6 +62,8 @@ async function startRun(nodeId: string): Promise<string> {
 const handle = (workflowId: string) => site.t.cp.temporal.workflow.getHandle(workflowId);
 const statusOf = (workflowId: string): Promise<ProvisionStatus> => handle(workflowId).query(statusQuery);
 const queuedForSlot = async (workflowId: string) => /^a boot slot at site /.test((await statusOf(workflowId)).waitingFor ?? '');
+const metricsText = async () =>
+  (await fetch(`${site.t.cp.url}/metrics`, { headers: { authorization: `Bearer ${site.t.cp.rootCredential.bearer}` } })).text();
 const historyOf = (result: ProvisionResult) => result.history.map((h) => `${h.use}:${h.outcome}`);
 
 describe('boot slots: one machine of the site boots at a time', () => {
@@ -83,6 +85,9 @@ describe('boot slots: one machine of the site boots at a time', () => {
       expect(waiting.step?.use).toBe('metal.ensureRamdisk');
       // The queued machine was not touched: no power command, no boot.
       expect([a, b][queued.index]?.machine.bootCount).toBe(0);
+      const gauge = await metricsText();
+      expect(gauge).toContain(`ironflow_boot_slots{site="${site.siteId}",state="held"} 1`);
+      expect(gauge).toContain(`ironflow_boot_slots{site="${site.siteId}",state="queued"} 1`);
 
       const results = (await Promise.all(runs.map((id) => handle(id).result()))) as ProvisionResult[];
       for (const result of results) {
@@ -121,7 +126,6 @@ describe('boot slots: one machine of the site boots at a time', () => {
     expect(Date.now() - queuedAt).toBeGreaterThan(RECLAIM_AFTER_MS / 2);
     expect(next.machine.bootCount).toBe(1);
     expect(await site.t.cp.db.bootSlot.count({ where: { siteId: site.siteId } })).toBe(0);
-    const metrics = await fetch(`${site.t.cp.url}/metrics`, { headers: { authorization: `Bearer ${site.t.cp.rootCredential.bearer}` } });
-    expect(await metrics.text()).toMatch(/^ironflow_boot_slots_reclaimed_total 1$/m);
+    expect(await metricsText()).toMatch(/^ironflow_boot_slots_reclaimed_total 1$/m);
   }, 180_000);
 });
