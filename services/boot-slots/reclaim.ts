@@ -1,6 +1,7 @@
 // Slots whose run ended without giving them back (a terminated or timed-out workflow runs no
 // cleanup): while runs queue at the site, the boot-lease tick asks Temporal whether each
-// holder still runs, at most once per RECLAIM_AFTER_MS, and frees the slots of those that do not.
+// holder still runs, at most once per RECLAIM_AFTER_MS, frees the slots of those that do not,
+// and grants whatever is free (a raised limit frees slots no run gives back).
 import type { Db } from '../db';
 import { grantBootSlots } from './queue';
 
@@ -12,7 +13,7 @@ const CHECKS_PER_TICK = 10;
 export interface Reclaimed {
   /** Runs whose slots were freed: their workflows no longer run. */
   reclaimed: string[];
-  /** Queued runs granted the freed slots. */
+  /** Queued runs granted the free slots. */
   granted: string[];
 }
 
@@ -41,6 +42,6 @@ export async function reclaimBootSlots(
       if (removed.count === 1) reclaimed.push(holder.workflowId);
     }
   }
-  const granted = reclaimed.length > 0 ? await grantBootSlots(db, siteId, limit, now) : [];
-  return { reclaimed, granted };
+  // Also grants what a raised limit freed: no run gives a slot back for that.
+  return { reclaimed, granted: await grantBootSlots(db, siteId, limit, now) };
 }

@@ -1,6 +1,7 @@
 // A site's boot slots on the real database (SQLite or PostgreSQL, as the pass runs): never more
 // holders than the limit however the takes interleave, first come first served, a slot given
-// back goes to the oldest queued run, and the reclaim frees only the slots of runs that ended.
+// back goes to the oldest queued run, and the reclaim frees only the slots of runs that ended
+// (and grants what a raised limit frees).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseTarget } from '../../core/database-target';
 import { createDb, type Db } from '../../services/db';
@@ -90,5 +91,8 @@ describe("a site's boot slots", () => {
     const later = new Date(Date.now() + 2 * RECLAIM_AFTER_MS);
     expect(await reclaimBootSlots(db, siteId, 2, isRunning, later)).toEqual({ reclaimed: [], granted: [] });
     expect(asked.sort()).toEqual([run(siteId, 1).workflowId, run(siteId, 2).workflowId].sort());
+
+    // A raised limit: the tick grants the new slot, with no run giving one back.
+    expect(await reclaimBootSlots(db, siteId, 3, isRunning)).toEqual({ reclaimed: [], granted: [run(siteId, 3).workflowId] });
   });
 });

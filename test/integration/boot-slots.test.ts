@@ -1,15 +1,17 @@
 // Boot slots end to end, with the real site agent, emulated machines (firmware, Redfish BMC)
 // and their real ramdisk agents, on a control plane that lets one machine of the site boot at
 // a time: of two runs started together, one boots while the other queues and says why, and
-// the two machines are never up at once; a slot whose run was terminated (no cleanup ran)
-// is reclaimed by the site's boot-lease tick for the run queued behind it.
+// the two machines are never up at once; an abort ends a queued run's wait; a slot whose run
+// was terminated (no cleanup ran) is reclaimed by the site's boot-lease tick for the run
+// queued behind it.
+import type { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Fleet } from '../../agent/emulator/fleet';
 import type { Machine } from '../../agent/emulator/machine';
 import type { SiteAgent } from '../../agent/site/main';
 import type { ProvisionResult, ProvisionStatus } from '../../core/plan';
 import { RECLAIM_AFTER_MS } from '../../services/boot-slots/reclaim';
-import { statusQuery } from '../../workflows/provision-handles';
+import { abortSignal, statusQuery } from '../../workflows/provision-handles';
 import { activeAgent, enrollMachine, startBootSite, until, type BootSite } from '../helpers/boot-site';
 import { testConfig } from '../helpers/control-plane';
 
@@ -62,8 +64,7 @@ async function startRun(nodeId: string): Promise<string> {
 const handle = (workflowId: string) => site.t.cp.temporal.workflow.getHandle(workflowId);
 const statusOf = (workflowId: string): Promise<ProvisionStatus> => handle(workflowId).query(statusQuery);
 const queuedForSlot = async (workflowId: string) => /^a boot slot at site /.test((await statusOf(workflowId)).waitingFor ?? '');
-const metricsText = async () =>
-  (await fetch(`${site.t.cp.url}/metrics`, { headers: { authorization: `Bearer ${site.t.cp.rootCredential.bearer}` } })).text();
+const metricsText = async () => (await fetch(`${site.t.cp.url}/metrics`, { headers: { authorization: `Bearer ${site.t.cp.rootCredential.bearer}` } })).text();
 const historyOf = (result: ProvisionResult) => result.history.map((h) => `${h.use}:${h.outcome}`);
 
 describe('boot slots: one machine of the site boots at a time', () => {
@@ -107,6 +108,26 @@ describe('boot slots: one machine of the site boots at a time', () => {
     } finally {
       clearInterval(sampler);
     }
+  }, 180_000);
+
+  it('an abort of a queued run ends its wait and gives its place back; the holder goes on', async () => {
+    const holder = await enrolledMachine();
+    const queued = await enrolledMachine();
+    const holding = await startRun(holder.nodeId);
+    await until('the first run to hold the slot', async () => (await site.t.cp.db.bootSlot.findUnique({ where: { workflowId: holding } }))?.slot === 0);
+    const waiting = await startRun(queued.nodeId);
+    await until('the second run to queue', () => queuedForSlot(waiting));
+    await handle(waiting).signal(abortSignal, 'test: not this one');
+    const failure = await handle(waiting)
+      .result()
+      .then(
+        () => null,
+        (err: unknown) => err as WorkflowFailedError,
+      );
+    expect(failure?.cause?.message).toBe('aborted: test: not this one');
+    expect(await site.t.cp.db.bootSlot.findUnique({ where: { workflowId: waiting } })).toBeNull();
+    expect(queued.machine.bootCount).toBe(0);
+    expect(historyOf((await handle(holding).result()) as ProvisionResult)[0]).toBe('metal.ensureRamdisk:succeeded');
   }, 180_000);
 
   it('a slot held by a run that was terminated is reclaimed for the run queued behind it', async () => {

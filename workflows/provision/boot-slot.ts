@@ -15,8 +15,12 @@ const slots = proxyActivities<BootSlotActivities>({
 });
 
 const BOOT_SLOTS_PATCH = 'boot-slots';
-/** A queued run looks again this often with no wake-up (one lost, or a slot another worker reclaimed). */
-const BOOT_SLOT_RECHECK_MS = 60_000;
+/**
+ * A queued run looks again this often with no wake-up (a signal lost while Temporal was
+ * unreachable). Rarely: a thousand queued runs looking every minute cost the control plane
+ * more than the runs booting.
+ */
+const BOOT_SLOT_RECHECK_MS = 5 * 60_000;
 
 export interface BootSlot {
   /** Holds one of the site's slots, queuing until one is free; answers how long it queued (ms), 0 when the run holds one already. */
