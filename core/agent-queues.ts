@@ -4,6 +4,13 @@
 /** A session is connected while its last heartbeat is younger than this. */
 export const AGENT_SESSION_FRESH_MS = 15_000;
 
+/**
+ * How long an agent's heartbeat waits for its answer (twice the 5 s interval the control plane
+ * asks for): an answer that comes within it still finds the session fresh, while a heartbeat
+ * given up on and sent again is worked on twice by a control plane already late.
+ */
+export const HEARTBEAT_ANSWER_WAIT_MS = (AGENT_SESSION_FRESH_MS * 2) / 3;
+
 export type QueueKind = 'control' | 'site' | 'ramdisk' | 'node';
 export const queueKinds = ['control', 'site', 'ramdisk', 'node'] as const satisfies readonly QueueKind[];
 

@@ -3,6 +3,7 @@
 // Its first answered heartbeat says `opened` with the host's boot id: the agent is back
 // (after a reboot, say), which the control plane tells the node's running workflows as the
 // same agentJoined a join delivers (an `await: rejoin` step ends on it).
+import { HEARTBEAT_ANSWER_WAIT_MS } from '../../core/agent-queues';
 import type { SessionAnswer } from '../../core/schemas/agent-sessions';
 import type { ControlPlaneClient } from '../common/control-plane-client';
 import type { AgentIdentity } from '../common/identity';
@@ -45,7 +46,12 @@ export class NodeSession {
     let interval = 1_000;
     try {
       const opening = this.opened ? {} : { opened: true, bootId: this.bootId };
-      const answer = await this.client.signedPost<SessionAnswer>(this.identity, '/v1/agents/session', { agentVersion: 'ironflow-node/0.1', ...opening });
+      const answer = await this.client.signedPost<SessionAnswer>(
+        this.identity,
+        '/v1/agents/session',
+        { agentVersion: 'ironflow-node/0.1', ...opening },
+        HEARTBEAT_ANSWER_WAIT_MS,
+      );
       this.lastAnswer = answer;
       this.opened = true;
       interval = answer.heartbeatIntervalMs;

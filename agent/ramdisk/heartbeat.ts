@@ -1,5 +1,6 @@
 // The ramdisk's session: a signed heartbeat at the interval the control plane asks for,
 // so metal sees the machine's ramdisk as connected while it runs.
+import { HEARTBEAT_ANSWER_WAIT_MS } from '../../core/agent-queues';
 import type { SessionAnswer } from '../../core/schemas/agent-sessions';
 import type { ControlPlaneClient, Signer } from '../common/control-plane-client';
 import type { AgentLog } from '../common/log';
@@ -32,7 +33,12 @@ export class RamdiskHeartbeat {
     if (this.stopped) return;
     let interval = 5_000;
     try {
-      const answer = await this.client.signedPost<SessionAnswer>(this.signer, '/v1/agents/session', { agentVersion: 'ironflow-ramdisk/0.1' });
+      const answer = await this.client.signedPost<SessionAnswer>(
+        this.signer,
+        '/v1/agents/session',
+        { agentVersion: 'ironflow-ramdisk/0.1' },
+        HEARTBEAT_ANSWER_WAIT_MS,
+      );
       interval = answer.heartbeatIntervalMs;
       if (this.failing) this.log.info('control plane answers again');
       this.failing = false;

@@ -5,6 +5,7 @@
 // partitioned holder stops serving before (never after) a standby can be promoted.
 import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
+import { HEARTBEAT_ANSWER_WAIT_MS } from '../../core/agent-queues';
 import { BOOT_LEASE_TTL_MS } from '../../core/boot-lease/decide';
 import type { CacheImageReport, SessionAnswer, SiteSectionStatus } from '../../core/schemas/agent-sessions';
 import type { DiscoveryEntry } from '../../core/schemas/discovery';
@@ -140,7 +141,7 @@ export class SiteSession extends EventEmitter<SessionEvents> {
         ...(cache ? { images: cache.images, siteStatus: cache.status } : {}),
         ...(discovered ? { discovered } : {}),
       };
-      const answer = await this.client.signedPost<SessionAnswer>(this.identity, '/v1/agents/session', body);
+      const answer = await this.client.signedPost<SessionAnswer>(this.identity, '/v1/agents/session', body, HEARTBEAT_ANSWER_WAIT_MS);
       this.answer = answer;
       // Measured from when the request left: the control plane's view is at least that old.
       this.heardAt = sentAt;

@@ -1,8 +1,13 @@
 // An agent's request the control plane answers too late is sent again until the step's deadline
-// (agent/common/until-answered.ts), against a real HTTP server that holds its first answers.
+// (agent/common/until-answered.ts), and a heartbeat waits for a late answer instead of sending
+// again (core/agent-queues.ts HEARTBEAT_ANSWER_WAIT_MS), against a real HTTP server that holds
+// or delays its answers.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { generateKeyPairSync } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
+import { AgentLog } from '../../agent/common/log';
+import { RamdiskHeartbeat } from '../../agent/ramdisk/heartbeat';
 import { ControlPlaneClient, ControlPlaneUnreachable } from '../../agent/common/control-plane-client';
 import { untilAnswered } from '../../agent/common/until-answered';
 import { IronflowError } from '../../core/errors';
@@ -82,5 +87,22 @@ describe('a request the control plane does not answer', () => {
     await expect(refused).rejects.toBeInstanceOf(IronflowError);
     await expect(refused).rejects.toMatchObject({ code: 'CONFLICT' });
     expect(cp.requests()).toBe(1);
+  });
+});
+
+describe('a heartbeat the control plane answers late', () => {
+  it('waits for the answer past the client’s usual wait instead of sending the heartbeat again', async () => {
+    // Answers take 1 s; the client's usual wait is 300 ms (5 s for real agents, whose answers took longer under load).
+    const cp = await controlPlane(() => ({ status: 200, body: { heartbeatIntervalMs: 60_000 } }), 1_000);
+    const lines: string[] = [];
+    const signer = { key: generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey, certificatePem: () => 'unused by this server' };
+    const heartbeat = new RamdiskHeartbeat(cp.client, signer, new AgentLog((line) => void lines.push(line)));
+    try {
+      await heartbeat.started();
+      expect(cp.requests()).toBe(1);
+      expect(lines.join('')).not.toContain('heartbeat failed');
+    } finally {
+      heartbeat.stop();
+    }
   });
 });
