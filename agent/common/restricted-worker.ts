@@ -6,7 +6,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import type { AgentTemporal } from '../../core/schemas/join';
-import { connectThroughGateway, type AgentCredentials } from './gateway-connection';
+import { closeGatewayConnection, connectThroughGateway, type AgentCredentials } from './gateway-connection';
 
 export type AgentActivity = (...args: never[]) => Promise<unknown>;
 
@@ -54,10 +54,10 @@ export async function startRestrictedWorker(options: RestrictedWorkerOptions): P
       ...(options.maxConcurrentActivityTaskExecutions ? { maxConcurrentActivityTaskExecutions: options.maxConcurrentActivityTaskExecutions } : {}),
     });
   } catch (error) {
-    await connection.close();
+    await closeGatewayConnection(connection);
     throw error;
   }
-  const running = worker.run().finally(() => connection.close());
+  const running = worker.run().finally(() => closeGatewayConnection(connection));
   return {
     async stop() {
       if (worker.getState() === 'RUNNING') worker.shutdown();
