@@ -7,10 +7,11 @@ import * as grpc from '@grpc/grpc-js';
 import type { PayloadCodec } from '@temporalio/common';
 import type { Db } from '../services/db';
 import { IronflowError } from '../core/errors';
+import { gatewayCallsRefused } from '../services/metrics/registry';
 import { fingerprintOf, type NodeCa } from '../services/pki/node-ca';
 import { AGENT_CALLS, type Admission, type CallContext } from './agent-calls';
 import { AgentIdentities, ACCEPTED_FOR_MS, type GatewayAgent } from './agent-identities';
-import { InFlightCalls, type OpenCall } from './in-flight-calls';
+import { callLimitFor, InFlightCalls, type OpenCall } from './in-flight-calls';
 import { RefusalEvents } from './refusal-events';
 import { GATEWAY_SERVER_NAME, issueGatewayCertificate } from './server-certificate';
 import { TaskTokenBindings } from './task-token-bindings';
@@ -115,8 +116,10 @@ export async function startAgentGateway(options: AgentGatewayOptions): Promise<A
           settle(status(grpc.status.UNAUTHENTICATED, message));
         },
       };
-      if (!inFlight.open(fingerprint, open)) {
-        callback(status(grpc.status.RESOURCE_EXHAUSTED, 'agent gateway: too many calls open for this identity'));
+      const limit = callLimitFor(agent.role);
+      if (!inFlight.open(fingerprint, open, limit)) {
+        gatewayCallsRefused.inc({ role: agent.role, reason: 'too-many-open-calls' });
+        callback(status(grpc.status.RESOURCE_EXHAUSTED, `agent gateway: ${limit} calls already open for this ${agent.role} identity`));
         return;
       }
       call.on('cancelled', () => {

@@ -30,6 +30,13 @@ export const bootSlotsReclaimed = new Counter({
   registers,
 });
 
+export const gatewayCallsRefused = new Counter({
+  name: 'ironflow_gateway_calls_refused_total',
+  help: "Agents' calls the agent gateway refused for load, by the agent's role and why (too-many-open-calls: the identity had its limit of calls open)",
+  labelNames: ['role', 'reason'] as const,
+  registers,
+});
+
 export const bootLeaseChanges = new Counter({
   name: 'ironflow_boot_lease_changes_total',
   help: 'Boot lease changes of sites (acquired, renewed, transferred, expired…)',

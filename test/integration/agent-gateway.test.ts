@@ -65,11 +65,19 @@ const grpcCode = async (call: Promise<unknown>): Promise<number | 'ok'> =>
     (error: { code?: number }) => error.code ?? -1,
   );
 
+const RESOURCE_EXHAUSTED = 8;
 const PERMISSION_DENIED = 7;
 const UNAUTHENTICATED = 16;
 
 const refusals = async (nodeId: string) =>
   (await t.cp.db.event.findMany({ where: { type: 'security.gateway.refused', subjectId: nodeId } })).map((e) => e.data as { method?: string; reason?: string });
+
+/** A series' value on /metrics (0 when it has none yet). */
+const metricsValue = async (series: string): Promise<number> => {
+  const text = await (await fetch(`${t.cp.url}/metrics`, { headers: { authorization: `Bearer ${t.cp.rootCredential.bearer}` } })).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line ? Number(line.slice(series.length + 1)) : 0;
+};
 
 beforeAll(async () => {
   t = await startTestControlPlane();
@@ -247,5 +255,19 @@ describe('the agent gateway', () => {
     expect(await grpcCode(b.pollActivityTaskQueue({ namespace, taskQueue: { name: agentB.temporal.taskQueue } }))).toBe(UNAUTHENTICATED);
     const agentRefusals = await t.cp.db.event.findMany({ where: { type: 'security.agent.refused', subjectId: agentB.nodeId } });
     expect(agentRefusals.map((e) => (e.data as { reason?: string }).reason)).toContain('certificate-revoked');
+  });
+
+  it("lets a site agent keep open what its worker needs (its polls beside 100 commands' heartbeats), past a machine agent's 32", async () => {
+    const connectionA = await connectAs(agentA);
+    const a = connectionA.workflowService;
+    const namespace = t.config.temporal.namespace;
+    const before = await metricsValue('ironflow_gateway_calls_refused_total{role="site",reason="too-many-open-calls"}');
+    // 40 polls of A's own (empty) queue at once, each held until its 3 s deadline: none is refused for load.
+    const polls = Array.from({ length: 40 }, () =>
+      grpcCode(connectionA.withDeadline(Date.now() + 3_000, () => a.pollActivityTaskQueue({ namespace, taskQueue: { name: agentA.temporal.taskQueue } }))),
+    );
+    const codes = await Promise.all(polls);
+    expect(codes.filter((code) => code === RESOURCE_EXHAUSTED)).toEqual([]);
+    expect(await metricsValue('ironflow_gateway_calls_refused_total{role="site",reason="too-many-open-calls"}')).toBe(before);
   });
 });
