@@ -27,7 +27,9 @@ async function replay(history: RecordedHistory): Promise<void> {
 
 describe('recorded workflow histories', () => {
   it('are there to replay', () => {
-    expect(files).toEqual(expect.arrayContaining(['provision-aborted.json', 'provision-failing.json', 'provision-mixed.json', 'provision-plain.json']));
+    expect(files).toEqual(
+      expect.arrayContaining(['provision-aborted.json', 'provision-boot-slot.json', 'provision-failing.json', 'provision-mixed.json', 'provision-plain.json']),
+    );
   });
 
   it.each(files)('%s replays on the current workflow code', async (file) => {
