@@ -32,9 +32,11 @@ export async function reclaimBootSlots(
     orderBy: { grantedAt: 'asc' },
     take: CHECKS_PER_TICK,
   });
+  // Asked all at once: the boot lease's next renewal waits for this tick to end.
+  const running = await Promise.all(holders.map((holder) => isRunning(holder.workflowId)));
   const reclaimed: string[] = [];
-  for (const holder of holders) {
-    if (await isRunning(holder.workflowId)) {
+  for (const [i, holder] of holders.entries()) {
+    if (running[i]) {
       await db.bootSlot.updateMany({ where: { workflowId: holder.workflowId }, data: { checkedAt: now } });
     } else {
       // Guarded by the slot read: a run that left and queued again meanwhile keeps its new place.
