@@ -52,8 +52,8 @@ export async function startRestrictedWorker(options: RestrictedWorkerOptions): P
       activities,
       shutdownGraceTime: options.shutdownGraceTime ?? '2s',
       // A machine's agent (ramdisk, node) is given its steps one after another: one long poll
-      // is enough, where the SDK keeps up to 10 (one per slot) open. A fleet's thousand agents
-      // then hold a thousand polls open on Temporal, not four thousand.
+      // is enough, where the SDK keeps one per slot open (4 for these agents). A fleet's thousand
+      // agents then hold a thousand polls open on Temporal, not four thousand.
       ...(options.mode === 'site' ? {} : { maxConcurrentActivityTaskPolls: 1 }),
       ...(options.maxConcurrentActivityTaskExecutions ? { maxConcurrentActivityTaskExecutions: options.maxConcurrentActivityTaskExecutions } : {}),
     });
