@@ -1,8 +1,10 @@
 // POST /v1/agents/session: an agent's heartbeat. Authenticated by its certificate and a
-// signature over the request; answers with its site spec and boot lease state.
+// signature over the request; answers with its site spec and boot lease state. A lease holder's
+// heartbeat renews its live lease (services/boot-lease/renew.ts).
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { AGENT_SESSION_FRESH_MS, isConnected } from '../../core/agent-queues';
 import { leaseViewFor } from '../../core/boot-lease/decide';
+import { renewHeldBootLease } from '../../services/boot-lease/renew';
 import { siteCacheImages, type CacheImage } from '../../services/images/prewarm';
 import { pinnedSiteImages, recordSiteCacheReport } from '../../core/images/site-cache-report';
 import { appendEvent } from '../../services/events';
@@ -76,6 +78,7 @@ export const agentSessionRoutes: FastifyPluginAsyncZod<ApiContext> = async (app,
       if (isSiteAgent && request.body.discovered) {
         await recordDiscoveryReport(ctx.db, { agentNodeId: agent.nodeId, siteId: agent.siteId as string, entries: request.body.discovered }, now);
       }
+      if (isSiteAgent) await renewHeldBootLease(ctx.db, agent.siteId as string, agent.nodeId, now);
       const lease = isSiteAgent ? await ctx.db.bootLease.findUnique({ where: { siteId: agent.siteId as string } }) : null;
       const lifetime = agent.notAfter.getTime();
       const host = agent.role === 'node' ? await ctx.db.node.findUnique({ where: { id: agent.nodeId }, select: { hostSpec: true } }) : null;

@@ -26,10 +26,14 @@ export async function tickSiteBoot(db: Db, siteId: string, now: Date = new Date(
     const { next, change } = decideBootLease(lease, agents, now);
 
     if (change !== 'kept' && change !== 'idle') {
-      // Guarded by the epoch read: a second controller racing this tick cannot move it twice.
+      // Guarded by the epoch and expiry read: a second controller racing this tick cannot move
+      // it twice, and a holder's heartbeat that renewed it meanwhile (renew.ts) keeps it.
       if (row) {
-        const updated = await tx.bootLease.updateMany({ where: { siteId, epoch: row.epoch }, data: next });
-        if (updated.count !== 1) throw new Error(`boot lease of ${siteId} moved under this tick; the next tick retries`);
+        const updated = await tx.bootLease.updateMany({ where: { siteId, epoch: row.epoch, expiresAt: row.expiresAt }, data: next });
+        if (updated.count !== 1) {
+          if (change === 'renewed') return { siteGone: false, change: 'kept' as const, lease: leaseView(lease) };
+          throw new Error(`boot lease of ${siteId} moved under this tick; the next tick retries`);
+        }
       } else {
         await tx.bootLease.create({ data: { siteId, ...next } });
       }
@@ -42,8 +46,12 @@ export async function tickSiteBoot(db: Db, siteId: string, now: Date = new Date(
         });
       }
     }
-    return { siteGone: false, change, lease: { holderNodeId: next.holderNodeId, epoch: next.epoch, expiresAt: next.expiresAt?.toISOString() ?? null } };
+    return { siteGone: false, change, lease: leaseView(next) };
   });
   if (result.change !== 'kept' && result.change !== 'idle') bootLeaseChanges.inc({ change: result.change });
   return result;
+}
+
+function leaseView(lease: LeaseState): TickResult['lease'] {
+  return { holderNodeId: lease.holderNodeId, epoch: lease.epoch, expiresAt: lease.expiresAt?.toISOString() ?? null };
 }

@@ -1,21 +1,25 @@
 // Site agents' sessions and the boot lease, through the real API, database and Temporal:
 // two agents join, heartbeat with signed requests, the first by node id holds the lease;
-// when it goes silent the standby is promoted only once the lease has expired.
+// when it goes silent the standby is promoted only once the lease has expired; a holder's own
+// heartbeats keep its lease live while the controller runs late.
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BOOT_LEASE_TTL_MS } from '../../core/boot-lease/decide';
 import { signAgentRequest } from '../../services/pki/agent-request';
+import { siteBootWorkflowId } from '../../services/temporal/workflow-ids';
 import type { SessionAnswer } from '../../core/schemas/agent-sessions';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
 import { newKeyAndCsr, workDir } from '../helpers/openssl';
 
 let t: TestControlPlane;
 let siteId: string;
+const newSite = async (key: string) =>
+  (await t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'lab-1', idempotencyKey: key })).id;
 beforeAll(async () => {
   t = await startTestControlPlane();
-  const site = await t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'lab-1', idempotencyKey: 'lease-site' });
-  siteId = site.id;
+  siteId = await newSite('lease-site');
 });
 afterAll(async () => t?.close());
 
@@ -25,8 +29,8 @@ interface Agent {
   certificate: string;
 }
 
-async function joinAgent(name: string): Promise<Agent> {
-  const minted = await t.root.call<{ token: string }>('POST', `/v1/sites/${siteId}/tokens`, { tenantId: 'root', ttlSeconds: 600 });
+async function joinAgent(name: string, site = siteId): Promise<Agent> {
+  const minted = await t.root.call<{ token: string }>('POST', `/v1/sites/${site}/tokens`, { tenantId: 'root', ttlSeconds: 600 });
   const dir = workDir();
   const csr = newKeyAndCsr(dir, name, 'ec');
   const joined = await t.anonymous.call<{ nodeId: string; certificateChain: string[] }>('POST', '/v1/join', { token: minted.token, csr });
@@ -119,4 +123,25 @@ describe('agent sessions', () => {
     expect(events.events.map((e) => e.type)).toEqual(expect.arrayContaining(['site.boot-lease.acquired', 'site.boot-lease.promoted']));
     expect(events.events.find((e) => e.type === 'site.boot-lease.promoted')?.data).toMatchObject({ holderNodeId: second.nodeId, epoch: epoch + 1 });
   }, 90_000);
+
+  it("keep the holder's lease live on its heartbeats alone while the controller is late", async () => {
+    const lateSite = await newSite('lease-site-late-controller');
+    const holder = await joinAgent('late-controller', lateSite);
+    const acquired = await until(
+      () => heartbeat(holder),
+      (r) => r.body.site?.bootLease.active === true,
+      20_000,
+    );
+    const epoch = acquired.body.site?.bootLease.epoch;
+    // The controller stops ticking (as a loaded Temporal delays its timers and tasks).
+    await t.cp.temporal.workflow.getHandle(siteBootWorkflowId(lateSite)).terminate('the test stands in for a late controller');
+    const stoppedAt = Date.now();
+    let last = acquired;
+    while (Date.now() - stoppedAt < BOOT_LEASE_TTL_MS + 5_000) {
+      await new Promise((r) => setTimeout(r, 2_000));
+      last = await heartbeat(holder);
+      expect(last.body.site?.bootLease).toMatchObject({ active: true, epoch, holderNodeId: holder.nodeId });
+    }
+    expect(Date.parse(last.body.site?.bootLease.expiresAt as string)).toBeGreaterThan(stoppedAt + BOOT_LEASE_TTL_MS);
+  }, 60_000);
 });
