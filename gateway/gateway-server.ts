@@ -7,7 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { PayloadCodec } from '@temporalio/common';
 import type { Db } from '../services/db';
 import { IronflowError } from '../core/errors';
-import { gatewayCallsRefused } from '../services/metrics/registry';
+import { gatewayCallsRefused, gatewayOpenCalls } from '../services/metrics/registry';
 import { fingerprintOf, type NodeCa } from '../services/pki/node-ca';
 import { AGENT_CALLS, type Admission, type CallContext } from './agent-calls';
 import { AgentIdentities, ACCEPTED_FOR_MS, type GatewayAgent } from './agent-identities';
@@ -108,6 +108,9 @@ export async function startAgentGateway(options: AgentGatewayOptions): Promise<A
         if (settled) return;
         settled = true;
         inFlight.close(fingerprint, open);
+        gatewayOpenCalls.dec({ role: agent.role });
+        // Temporal's own refusal for load; for polls, its cap on a namespace's concurrent polls.
+        if (error?.code === grpc.status.RESOURCE_EXHAUSTED) gatewayCallsRefused.inc({ role: agent.role, reason: 'temporal-resource-exhausted' });
         callback(error, response);
       };
       const open: OpenCall = {
@@ -122,6 +125,7 @@ export async function startAgentGateway(options: AgentGatewayOptions): Promise<A
         callback(status(grpc.status.RESOURCE_EXHAUSTED, `agent gateway: ${limit} calls already open for this ${agent.role} identity`));
         return;
       }
+      gatewayOpenCalls.inc({ role: agent.role });
       call.on('cancelled', () => {
         upstreamCall?.cancel();
         settle(status(grpc.status.CANCELLED, 'cancelled by the agent'));

@@ -52,9 +52,11 @@ export async function startRestrictedWorker(options: RestrictedWorkerOptions): P
       activities,
       shutdownGraceTime: options.shutdownGraceTime ?? '2s',
       // A machine's agent (ramdisk, node) is given its steps one after another: one long poll
-      // is enough, where the SDK keeps one per slot open (4 for these agents). A fleet's thousand
-      // agents then hold a thousand polls open on Temporal, not four thousand.
-      ...(options.mode === 'site' ? {} : { maxConcurrentActivityTaskPolls: 1 }),
+      // is enough, where the SDK keeps up to 10 open. Temporal caps a namespace's concurrent
+      // polls (frontend.namespaceCount), so a fleet's agents must hold one each: at ten each,
+      // 300 deployed machines took every poll and the site agent's were refused.
+      // (The SDK documents maxConcurrentActivityTaskPolls but no longer reads it.)
+      ...(options.mode === 'site' ? {} : { activityTaskPollerBehavior: { type: 'simple-maximum', maximum: 1 } }),
       ...(options.maxConcurrentActivityTaskExecutions ? { maxConcurrentActivityTaskExecutions: options.maxConcurrentActivityTaskExecutions } : {}),
     });
   } catch (error) {

@@ -32,8 +32,15 @@ export const bootSlotsReclaimed = new Counter({
 
 export const gatewayCallsRefused = new Counter({
   name: 'ironflow_gateway_calls_refused_total',
-  help: "Agents' calls the agent gateway refused for load, by the agent's role and why (too-many-open-calls: the identity had its limit of calls open)",
+  help: "Agents' calls refused for load, by the agent's role and why: too-many-open-calls (the gateway: the identity had its limit of calls open) or temporal-resource-exhausted (Temporal: for polls, its frontend.namespaceCount)",
   labelNames: ['role', 'reason'] as const,
+  registers,
+});
+
+export const gatewayOpenCalls = new Gauge({
+  name: 'ironflow_gateway_open_calls',
+  help: "Agents' calls open through the agent gateway (each agent's long polls among them), by the agent's role",
+  labelNames: ['role'] as const,
   registers,
 });
 
