@@ -6,11 +6,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { loadConfig } from '../services/config';
 import { migrateDatabase } from '../stack/migrate';
-import { serverSettings, startTemporalServer, type TemporalServer, TemporalServerExitedError } from '../stack/temporal-server';
+import type { TemporalServer } from '../stack/temporal-server';
 import { buildWorkflowBundle } from '../worker/workflow-bundle';
-import { freePort } from './helpers/ports';
+import { startTestTemporalServer } from './helpers/temporal-server';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -52,31 +51,6 @@ export async function setup(project: TestProject): Promise<void> {
   project.provide('workflowBundle', bundleFile);
   project.provide('templateDatabase', templateDatabase);
   project.provide('runDir', runDir);
-}
-
-/**
- * The server on free ports. A port found free can be taken before the server binds it (the
- * dev server picks its internal ports the same way), so an early exit is tried again on
- * other ports, each attempt with its own store and log; any other failure is final.
- */
-async function startTestTemporalServer(dir: string, attempts = 3): Promise<{ server: TemporalServer; address: string }> {
-  const config = loadConfig();
-  for (let attempt = 1; ; attempt++) {
-    const address = `127.0.0.1:${await freePort()}`;
-    try {
-      const started = await startTemporalServer({
-        address,
-        namespace: 'default',
-        dbFile: path.join(dir, `temporal-${attempt}.db`),
-        ...serverSettings(config.temporal),
-        logFile: path.join(dir, `temporal-${attempt}.log`),
-      });
-      return { server: started, address };
-    } catch (err) {
-      if (!(err instanceof TemporalServerExitedError) || attempt >= attempts) throw err;
-      console.warn(`global-setup: ${(err as Error).message}\nglobal-setup: trying again on other ports`);
-    }
-  }
 }
 
 export async function teardown(): Promise<void> {

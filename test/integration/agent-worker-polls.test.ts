@@ -1,23 +1,29 @@
 // How many long polls an agent's real worker (agent/common/restricted-worker.ts) holds open
 // through the agent gateway: Temporal caps a namespace's concurrent polls, so a fleet's
 // machine agents (ramdisk, installed node) must hold one each; a site agent keeps several for
-// its commands. Read from the gateway's own gauge, on a real control plane and Temporal.
+// its commands. Read from the gateway's own gauge, on a real control plane and Temporal; and
+// when Temporal refuses polls past its cap, the gateway counts the refusals.
 import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startRestrictedWorker, type RestrictedWorker } from '../../agent/common/restricted-worker';
 import type { AgentTemporal } from '../../core/schemas/join';
-import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
+import { startTestControlPlane, testConfig, type TestControlPlane } from '../helpers/control-plane';
 import { newKeyAndCsr, workDir } from '../helpers/openssl';
+import { startTestTemporalServer } from '../helpers/temporal-server';
+import { until } from '../helpers/provision';
 
 let t: TestControlPlane;
 let siteId: string;
 const workers: RestrictedWorker[] = [];
 
+const newSite = async (on: TestControlPlane) =>
+  (await on.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'lab-polls', idempotencyKey: 'polls-site' })).id;
+
 beforeAll(async () => {
   t = await startTestControlPlane();
-  siteId = (await t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'lab-polls', idempotencyKey: 'polls-site' })).id;
+  siteId = await newSite(t);
 });
 
 afterAll(async () => {
@@ -26,11 +32,11 @@ afterAll(async () => {
 });
 
 /** A fresh identity's worker in `mode`, serving one no-op step kind. The certificate's role (site) only labels the gauge. */
-async function startWorker(name: string, mode: 'site' | 'ramdisk' | 'node'): Promise<void> {
-  const minted = await t.root.call<{ token: string }>('POST', `/v1/sites/${siteId}/tokens`, { tenantId: 'root', ttlSeconds: 600 });
+async function startWorker(name: string, mode: 'site' | 'ramdisk' | 'node', on = t, site = siteId): Promise<void> {
+  const minted = await on.root.call<{ token: string }>('POST', `/v1/sites/${site}/tokens`, { tenantId: 'root', ttlSeconds: 600 });
   const dir = workDir();
   const csr = newKeyAndCsr(dir, name, 'ec');
-  const joined = await t.anonymous.call<{ certificateChain: string[]; temporal: AgentTemporal }>('POST', '/v1/join', { token: minted.token, csr });
+  const joined = await on.anonymous.call<{ certificateChain: string[]; temporal: AgentTemporal }>('POST', '/v1/join', { token: minted.token, csr });
   workers.push(
     await startRestrictedWorker({
       mode,
@@ -42,11 +48,13 @@ async function startWorker(name: string, mode: 'site' | 'ramdisk' | 'node'): Pro
   );
 }
 
-const openCalls = async (): Promise<number> => {
-  const text = await (await fetch(`${t.cp.url}/metrics`, { headers: { authorization: `Bearer ${t.cp.rootCredential.bearer}` } })).text();
-  const line = text.split('\n').find((l) => l.startsWith('ironflow_gateway_open_calls{role="site"} '));
-  return line ? Number(line.split(' ')[1]) : 0;
+/** A series' value on the control plane's /metrics (0 when it has none yet). */
+const metricsValue = async (series: string, on = t): Promise<number> => {
+  const text = await (await fetch(`${on.cp.url}/metrics`, { headers: { authorization: `Bearer ${on.cp.rootCredential.bearer}` } })).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line ? Number(line.slice(series.length + 1)) : 0;
 };
+const openCalls = () => metricsValue('ironflow_gateway_open_calls{role="site"}');
 
 /** The gauge's readings over a few seconds of an idle worker (its polls settle within the first). */
 async function readings(): Promise<number[]> {
@@ -72,4 +80,29 @@ describe("an agent's worker", () => {
     await startWorker('site-polls', 'site');
     expect(Math.min(...(await readings())) - before).toBeGreaterThan(1);
   });
+});
+
+describe('a Temporal whose poll cap is lower than the agents hold', () => {
+  it("counts Temporal's refusals of agents' polls, so an operator sees the cap is too low", async () => {
+    // Its own server: the run's shared one has temporal-dev.yaml's cap of 10,000.
+    const temporal = await startTestTemporalServer(inject('runDir'), { name: 'temporal-poll-cap', dynamicConfig: { 'frontend.namespaceCount': 2 } });
+    const capped = await startTestControlPlane({ config: await testConfig({ IRONFLOW_TEMPORAL_ADDRESS: temporal.address }) });
+    try {
+      // A site agent's worker keeps up to ten polls open: past the cap of 2 (with the control plane's own polls).
+      await startWorker('site-past-cap', 'site', capped, await newSite(capped));
+      const series = 'ironflow_gateway_calls_refused_total{role="site",reason="temporal-resource-exhausted"}';
+      expect(
+        await until(
+          () => metricsValue(series, capped),
+          (refused) => refused > 0,
+          20_000,
+          'a poll refused by Temporal',
+        ),
+      ).toBeGreaterThan(0);
+    } finally {
+      await workers.pop()?.stop();
+      await capped.close();
+      await temporal.server.stop();
+    }
+  }, 90_000);
 });
