@@ -61,7 +61,7 @@ export function createRamdiskBootActivities(deps: ActivityDeps) {
             macs: macsOf(node),
             trustProvisioningNetwork: pool ? poolPolicySchema.parse(pool.policy).trustProvisioningNetwork : false,
           },
-          ramdiskSession: session !== null && session.role === 'ramdisk' && isConnected(session.lastSeenAt) && node.power !== 'off',
+          ramdiskSession: session !== null && session.role === 'ramdisk' && isConnected(session.lastSeenAt, Date.now(), 'ramdisk') && node.power !== 'off',
         };
       });
     },

@@ -1,8 +1,16 @@
 // Where agents' Temporal workers listen, and when an agent's session counts as connected.
 // Agents and the provision engine both derive queue names from here.
 
-/** A session is connected while its last heartbeat is younger than this. */
+/** A site agent's or a ramdisk's session is connected while its last heartbeat is younger than this. */
 export const AGENT_SESSION_FRESH_MS = 15_000;
+
+/**
+ * How often an agent heartbeats its session, by role: three beats fit in a fresh session, so two
+ * may be missed. An installed node's agent beats every 15 s: it holds no lease and boots
+ * nothing, and a fleet runs one per deployed machine (at 5 s, 500 of them kept the control
+ * plane's core busy verifying and recording their heartbeats).
+ */
+export const sessionIntervalMsFor = (role: string): number => (role === 'node' ? AGENT_SESSION_FRESH_MS : AGENT_SESSION_FRESH_MS / 3);
 
 /**
  * How long an agent's heartbeat waits for its answer (twice the 5 s interval the control plane
@@ -18,6 +26,7 @@ export const siteAgentQueue = (siteId: string, agentNodeId: string): string => `
 export const ramdiskQueue = (nodeId: string): string => `ramdisk.${nodeId}`;
 export const nodeAgentQueue = (nodeId: string): string => `node.${nodeId}`;
 
-export function isConnected(lastSeenAt: Date, now: number = Date.now()): boolean {
-  return now - lastSeenAt.getTime() < AGENT_SESSION_FRESH_MS;
+/** Whether a session of `role` heartbeat within three of its intervals. */
+export function isConnected(lastSeenAt: Date, now: number, role: string): boolean {
+  return now - lastSeenAt.getTime() < 3 * sessionIntervalMsFor(role);
 }

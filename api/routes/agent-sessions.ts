@@ -2,7 +2,7 @@
 // signature over the request; answers with its site spec and boot lease state. A lease holder's
 // heartbeat renews its live lease (services/boot-lease/renew.ts).
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { AGENT_SESSION_FRESH_MS, isConnected } from '../../core/agent-queues';
+import { isConnected, sessionIntervalMsFor } from '../../core/agent-queues';
 import { leaseViewFor } from '../../core/boot-lease/decide';
 import { renewHeldBootLease } from '../../services/boot-lease/renew';
 import { siteCacheImages, type CacheImage } from '../../services/images/prewarm';
@@ -14,9 +14,6 @@ import { recordDiscoveryReport } from '../../services/metal/discovery-store';
 import { heartbeatSchema, sessionAnswerSchema } from '../../core/schemas/agent-sessions';
 import type { ApiContext } from '../context';
 import { ensureSiteBootController } from '../../services/temporal/starters';
-
-/** Heartbeat often enough that two missed beats still leave the session connected. */
-const HEARTBEAT_INTERVAL_MS = Math.floor(AGENT_SESSION_FRESH_MS / 3);
 
 export const agentSessionRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) => {
   /** The site's pre-warm images plus every image a deploy there pins (deduplicated by digest), and the pinned digests. */
@@ -45,7 +42,7 @@ export const agentSessionRoutes: FastifyPluginAsyncZod<ApiContext> = async (app,
           taskQueue,
           role: agent.role,
           ...siteStatus,
-          ...(previous && !isConnected(previous.lastSeenAt, now.getTime()) ? { connectedAt: now } : {}),
+          ...(previous && !isConnected(previous.lastSeenAt, now.getTime(), previous.role) ? { connectedAt: now } : {}),
         },
       });
       if (agent.role === 'node' && request.body.opened) {
@@ -59,7 +56,7 @@ export const agentSessionRoutes: FastifyPluginAsyncZod<ApiContext> = async (app,
         });
       }
       const isSiteAgent = agent.role === 'site' && agent.siteId !== null;
-      if (isSiteAgent && (!previous || !isConnected(previous.lastSeenAt, now.getTime()))) {
+      if (isSiteAgent && (!previous || !isConnected(previous.lastSeenAt, now.getTime(), 'site'))) {
         await ensureSiteBootController(ctx.temporal, ctx.config.controlQueue, agent.siteId as string);
       }
       if (isSiteAgent && request.body.images) {
@@ -87,7 +84,7 @@ export const agentSessionRoutes: FastifyPluginAsyncZod<ApiContext> = async (app,
         role: agent.role,
         siteId: agent.siteId,
         taskQueue,
-        heartbeatIntervalMs: HEARTBEAT_INTERVAL_MS,
+        heartbeatIntervalMs: sessionIntervalMsFor(agent.role),
         certificate: {
           serial: agent.serial,
           notAfter: agent.notAfter.toISOString(),

@@ -26,7 +26,7 @@ type Session = { nodeId: string; role: string; taskQueue: string; lastSeenAt: Da
 const agentView = (s: Session) => ({
   agentNodeId: s.nodeId,
   taskQueue: s.taskQueue,
-  connected: isConnected(s.lastSeenAt),
+  connected: isConnected(s.lastSeenAt, Date.now(), s.role),
   lastSeenAt: s.lastSeenAt.toISOString(),
 });
 

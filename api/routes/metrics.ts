@@ -17,7 +17,7 @@ export const metricsRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx)
     const sessions = await ctx.db.agentSession.findMany({ select: { role: true, siteId: true, lastSeenAt: true } });
     agentSessions.reset();
     const now = Date.now();
-    for (const { role, siteId, lastSeenAt } of sessions) agentSessions.inc({ role, site: siteId, connected: String(isConnected(lastSeenAt, now)) });
+    for (const { role, siteId, lastSeenAt } of sessions) agentSessions.inc({ role, site: siteId, connected: String(isConnected(lastSeenAt, now, role)) });
     const slotsBySite = (slot: { not: null } | null) => ctx.db.bootSlot.groupBy({ by: ['siteId'], where: { slot }, _count: { _all: true } });
     const [held, queued] = await Promise.all([slotsBySite({ not: null }), slotsBySite(null)]);
     bootSlots.reset();

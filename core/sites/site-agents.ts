@@ -13,7 +13,7 @@ export async function siteAgentsOf(db: DbOrTx, siteId: string, now: Date = new D
   return {
     agents: sessions.map((s) => ({
       nodeId: s.nodeId,
-      connected: isConnected(s.lastSeenAt, now.getTime()),
+      connected: isConnected(s.lastSeenAt, now.getTime(), 'site'),
       lastSeenAt: s.lastSeenAt.toISOString(),
       bootServer: live && lease?.holderNodeId === s.nodeId,
       siteStatus: siteSectionStatusSchema

@@ -22,7 +22,7 @@ export async function tickSiteBoot(db: Db, siteId: string, now: Date = new Date(
     const row = await tx.bootLease.findUnique({ where: { siteId } });
     const lease: LeaseState = row ?? { holderNodeId: null, epoch: 0, expiresAt: null };
     const sessions = await tx.agentSession.findMany({ where: { siteId, role: 'site' } });
-    const agents = sessions.map((s) => ({ nodeId: s.nodeId, connected: isConnected(s.lastSeenAt, now.getTime()) }));
+    const agents = sessions.map((s) => ({ nodeId: s.nodeId, connected: isConnected(s.lastSeenAt, now.getTime(), 'site') }));
     const { next, change } = decideBootLease(lease, agents, now);
 
     if (change !== 'kept' && change !== 'idle') {
