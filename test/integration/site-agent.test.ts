@@ -339,6 +339,12 @@ describe('the site agent', () => {
     );
     expect(Date.now() - stoppedAt).toBeLessThanOrEqual(15_000 + 500);
     expect(agent!.session.state().active).toBe(false);
-    expect(fixture.lines.some((l) => l.includes('"fenced: '))).toBe(true);
+    // The log follows the state within the session's next evaluation (250 ms).
+    await until(
+      () => fixture.lines.some((l) => l.includes('"fenced: ')),
+      (logged) => logged,
+      2_000,
+      'the fencing log line',
+    );
   }, 40_000);
 });
