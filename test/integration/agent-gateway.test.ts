@@ -14,6 +14,7 @@ import { newId } from '../../services/ids';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
 import { newKeyAndCsr, workDir } from '../helpers/openssl';
 import { makeServerCertificate } from '../helpers/tls';
+import { metricsValue } from '../helpers/metrics';
 import { createNode, keepSessions, until } from '../helpers/provision';
 
 interface Joined {
@@ -71,13 +72,6 @@ const UNAUTHENTICATED = 16;
 
 const refusals = async (nodeId: string) =>
   (await t.cp.db.event.findMany({ where: { type: 'security.gateway.refused', subjectId: nodeId } })).map((e) => e.data as { method?: string; reason?: string });
-
-/** A series' value on /metrics (0 when it has none yet). */
-const metricsValue = async (series: string): Promise<number> => {
-  const text = await (await fetch(`${t.cp.url}/metrics`, { headers: { authorization: `Bearer ${t.cp.rootCredential.bearer}` } })).text();
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line ? Number(line.slice(series.length + 1)) : 0;
-};
 
 beforeAll(async () => {
   t = await startTestControlPlane();
@@ -261,13 +255,13 @@ describe('the agent gateway', () => {
     const connectionA = await connectAs(agentA);
     const a = connectionA.workflowService;
     const namespace = t.config.temporal.namespace;
-    const before = await metricsValue('ironflow_gateway_calls_refused_total{role="site",reason="too-many-open-calls"}');
+    const before = await metricsValue(t, 'ironflow_gateway_calls_refused_total{role="site",reason="too-many-open-calls"}');
     // 40 polls of A's own (empty) queue at once, each held until its 3 s deadline: none is refused for load.
     const polls = Array.from({ length: 40 }, () =>
       grpcCode(connectionA.withDeadline(Date.now() + 3_000, () => a.pollActivityTaskQueue({ namespace, taskQueue: { name: agentA.temporal.taskQueue } }))),
     );
     const codes = await Promise.all(polls);
     expect(codes.filter((code) => code === RESOURCE_EXHAUSTED)).toEqual([]);
-    expect(await metricsValue('ironflow_gateway_calls_refused_total{role="site",reason="too-many-open-calls"}')).toBe(before);
+    expect(await metricsValue(t, 'ironflow_gateway_calls_refused_total{role="site",reason="too-many-open-calls"}')).toBe(before);
   });
 });

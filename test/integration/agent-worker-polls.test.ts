@@ -11,6 +11,7 @@ import { startRestrictedWorker, type RestrictedWorker } from '../../agent/common
 import type { AgentTemporal } from '../../core/schemas/join';
 import { startTestControlPlane, testConfig, type TestControlPlane } from '../helpers/control-plane';
 import { newKeyAndCsr, workDir } from '../helpers/openssl';
+import { metricsValue } from '../helpers/metrics';
 import { startTestTemporalServer } from '../helpers/temporal-server';
 import { until } from '../helpers/provision';
 
@@ -48,13 +49,7 @@ async function startWorker(name: string, mode: 'site' | 'ramdisk' | 'node', on =
   );
 }
 
-/** A series' value on the control plane's /metrics (0 when it has none yet). */
-const metricsValue = async (series: string, on = t): Promise<number> => {
-  const text = await (await fetch(`${on.cp.url}/metrics`, { headers: { authorization: `Bearer ${on.cp.rootCredential.bearer}` } })).text();
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line ? Number(line.slice(series.length + 1)) : 0;
-};
-const openCalls = () => metricsValue('ironflow_gateway_open_calls{role="site"}');
+const openCalls = () => metricsValue(t, 'ironflow_gateway_open_calls{role="site"}');
 
 /** The gauge's readings over a few seconds of an idle worker (its polls settle within the first). */
 async function readings(): Promise<number[]> {
@@ -93,7 +88,7 @@ describe('a Temporal whose poll cap is lower than the agents hold', () => {
       const series = 'ironflow_gateway_calls_refused_total{role="site",reason="temporal-resource-exhausted"}';
       expect(
         await until(
-          () => metricsValue(series, capped),
+          () => metricsValue(capped, series),
           (refused) => refused > 0,
           20_000,
           'a poll refused by Temporal',
