@@ -27,6 +27,10 @@ export async function createDb(target: DatabaseTarget): Promise<Db> {
   const db = new PrismaClient({ adapter, transactionOptions });
   // Concurrent writers wait for the lock instead of failing at once with SQLITE_BUSY.
   await db.$executeRawUnsafe('PRAGMA busy_timeout = 10000');
+  // Write-ahead logging: a commit appends to the log instead of rewriting a rollback journal,
+  // 0.03 ms instead of 0.9 ms a write here (bench/README.md), and readers in another process
+  // no longer block the writer. synchronous stays FULL, so a commit survives a power loss too.
+  await db.$queryRawUnsafe('PRAGMA journal_mode = WAL');
   return db;
 }
 

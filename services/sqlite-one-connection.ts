@@ -6,6 +6,10 @@
 // This wrapper queues every statement behind an open transaction, first come first served.
 // Prisma rolls back a transaction it gave up waiting for (maxWait) once it starts, and one past
 // its timeout, so the queue always moves on.
+// Transactions begin IMMEDIATE (the adapter's own BEGIN is deferred): a deferred transaction
+// that read first and then writes gets SQLITE_BUSY at once, with no busy wait, when another
+// process (a second worker on the same file) wrote meanwhile. An immediate one takes the write
+// lock up front, and waits for it within the busy timeout.
 import type { PrismaBetterSQLite3 } from '@prisma/adapter-better-sqlite3';
 
 type Adapter = Awaited<ReturnType<PrismaBetterSQLite3['connect']>>;
@@ -34,16 +38,18 @@ class Queue {
   }
 }
 
-/** The adapter's transaction, whose commit or rollback lets the queue move on. */
-function releasingOnEnd(transaction: Transaction, release: () => void): Transaction {
+/** A transaction on the adapter's connection, begun IMMEDIATE; its commit or rollback lets the queue move on. */
+async function immediateTransaction(adapter: Adapter, release: () => void): Promise<Transaction> {
+  await adapter.executeScript('BEGIN IMMEDIATE');
   return {
-    provider: transaction.provider,
-    adapterName: transaction.adapterName,
-    options: transaction.options,
-    queryRaw: (query) => transaction.queryRaw(query),
-    executeRaw: (query) => transaction.executeRaw(query),
-    commit: () => transaction.commit().finally(release),
-    rollback: () => transaction.rollback().finally(release),
+    provider: adapter.provider,
+    adapterName: adapter.adapterName,
+    // Prisma sends COMMIT or ROLLBACK itself through executeRaw, then calls commit() or rollback().
+    options: { usePhantomQuery: false },
+    queryRaw: (query) => adapter.queryRaw(query),
+    executeRaw: (query) => adapter.executeRaw(query),
+    commit: async () => release(),
+    rollback: async () => release(),
   };
 }
 
@@ -56,9 +62,10 @@ function serialized(adapter: Adapter): Adapter {
     executeRaw: (query) => queue.run(() => adapter.executeRaw(query)),
     executeScript: (script) => queue.run(() => adapter.executeScript(script)),
     async startTransaction(isolationLevel) {
+      if (isolationLevel && isolationLevel !== 'SERIALIZABLE') return adapter.startTransaction(isolationLevel); // the adapter's refusal
       const release = await queue.acquire();
       try {
-        return releasingOnEnd(await adapter.startTransaction(isolationLevel), release);
+        return await immediateTransaction(adapter, release);
       } catch (error) {
         release();
         throw error;

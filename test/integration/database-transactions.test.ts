@@ -1,15 +1,20 @@
 // A transaction is isolated from the queries around it, on either database. SQLite's one
 // connection once ran a query from outside an open transaction inside it (services/sqlite-one-connection.ts):
 // the query saw uncommitted rows, and its own write vanished when the transaction rolled back.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { databaseTarget } from '../../core/database-target';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { databaseTarget, type DatabaseTarget } from '../../core/database-target';
 import { createDb, type Db } from '../../services/db';
 import { newId } from '../../services/ids';
 import { testConfig } from '../helpers/control-plane';
+import { counterKey, incrementCounter } from '../helpers/sqlite-counter';
 
 let db: Db;
+let target: DatabaseTarget;
 beforeAll(async () => {
-  db = await createDb(databaseTarget(await testConfig()));
+  target = databaseTarget(await testConfig());
+  db = await createDb(target);
 });
 afterAll(async () => db?.$disconnect());
 
@@ -62,5 +67,44 @@ describe('a transaction and the queries beside it', () => {
     // released a client twice, which ended the process.
     for (let i = 0; i < 8000; i++) await db.$queryRawUnsafe('SELECT 1');
     expect(await db.profileRunSeq.count({ where: { nodeId: 'none' } })).toBe(0);
+  }, 120_000);
+});
+
+// The PostgreSQL pass runs without these: its server takes the locks, not the file.
+describe.runIf(inject('templateDatabase').startsWith('file:'))('two processes on one SQLite file', () => {
+  /** The fixture's process incrementing the counter `count` times, once its connection is open. */
+  async function startContender(file: string, nodeId: string, count: number): Promise<{ exited: Promise<{ code: number | null; output: string }> }> {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '../fixtures/sqlite-contender.ts'), file, nodeId, String(count)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    const exited = new Promise<{ code: number | null; output: string }>((resolve) => child.on('exit', (code) => resolve({ code, output })));
+    await new Promise<void>((resolve) => {
+      child.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes('ready')) resolve();
+      });
+      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      void exited.then(() => resolve());
+    });
+    return { exited };
+  }
+
+  it('runs in write-ahead-log mode', async () => {
+    const [mode] = await db.$queryRawUnsafe<Array<{ journal_mode: string }>>('PRAGMA journal_mode');
+    expect(mode?.journal_mode).toBe('wal');
+  });
+
+  it('read-then-write transactions from both processes at once all land, none lost', async () => {
+    if (target.provider !== 'sqlite') throw new Error('runs on SQLite only');
+    const nodeId = newId('node');
+    await db.profileRunSeq.create({ data: { nodeId, provisionState: 'counter', last: 0 } });
+    const perProcess = 300;
+    const other = await startContender(target.file, nodeId, perProcess);
+    for (let i = 0; i < perProcess; i++) await incrementCounter(db, nodeId);
+    const { code, output } = await other.exited;
+    expect(output).not.toMatch(/SQLITE_BUSY|database is locked/i);
+    expect(code).toBe(0);
+    expect((await db.profileRunSeq.findUniqueOrThrow({ where: counterKey(nodeId) })).last).toBe(2 * perProcess);
   }, 120_000);
 });
