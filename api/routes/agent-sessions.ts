@@ -8,9 +8,11 @@ import { renewHeldBootLease } from '../../services/boot-lease/renew';
 import { siteCacheImages, type CacheImage } from '../../services/images/prewarm';
 import { pinnedSiteImages, recordSiteCacheReport } from '../../core/images/site-cache-report';
 import { appendEvent } from '../../services/events';
+import { recordHeartbeat } from '../../services/agent-sessions/record-heartbeat';
 import { signalNodeAgentBack } from '../../services/joins/agent-joined';
 import { agentTaskQueue } from '../../core/joins/certificate-policy';
 import { recordDiscoveryReport } from '../../services/metal/discovery-store';
+import { nodeHostSpec } from '../../services/metal/node-reads';
 import { heartbeatSchema, sessionAnswerSchema } from '../../core/schemas/agent-sessions';
 import type { ApiContext } from '../context';
 import { ensureSiteBootController } from '../../services/temporal/starters';
@@ -32,19 +34,17 @@ export const agentSessionRoutes: FastifyPluginAsyncZod<ApiContext> = async (app,
       const { agent } = request;
       const now = new Date();
       const taskQueue = agentTaskQueue(agent.role, agent.siteId, agent.nodeId);
-      const previous = await ctx.db.agentSession.findUnique({ where: { nodeId: agent.nodeId } });
-      const siteStatus = request.body.siteStatus ? { siteStatus: request.body.siteStatus } : {};
-      await ctx.db.agentSession.upsert({
-        where: { nodeId: agent.nodeId },
-        create: { nodeId: agent.nodeId, siteId: agent.siteId ?? '', role: agent.role, lastSeenAt: now, taskQueue, ...siteStatus },
-        update: {
-          lastSeenAt: now,
-          taskQueue,
+      const previous = await recordHeartbeat(
+        ctx.db,
+        {
+          nodeId: agent.nodeId,
+          siteId: agent.siteId ?? '',
           role: agent.role,
-          ...siteStatus,
-          ...(previous && !isConnected(previous.lastSeenAt, now.getTime(), previous.role) ? { connectedAt: now } : {}),
+          taskQueue,
+          ...(request.body.siteStatus ? { siteStatus: request.body.siteStatus } : {}),
         },
-      });
+        now,
+      );
       if (agent.role === 'node' && request.body.opened) {
         // A node agent back (after a reboot): the same agentJoined a join delivers, to the node's running workflows.
         const workflowIds = await signalNodeAgentBack(ctx.temporal, agent.nodeId).catch(() => []);
@@ -78,7 +78,7 @@ export const agentSessionRoutes: FastifyPluginAsyncZod<ApiContext> = async (app,
       if (isSiteAgent) await renewHeldBootLease(ctx.db, agent.siteId as string, agent.nodeId, now);
       const lease = isSiteAgent ? await ctx.db.bootLease.findUnique({ where: { siteId: agent.siteId as string } }) : null;
       const lifetime = agent.notAfter.getTime();
-      const host = agent.role === 'node' ? await ctx.db.node.findUnique({ where: { id: agent.nodeId }, select: { hostSpec: true } }) : null;
+      const host = agent.role === 'node' ? await nodeHostSpec(ctx.db, agent.nodeId) : null;
       return {
         nodeId: agent.nodeId,
         role: agent.role,
@@ -92,7 +92,7 @@ export const agentSessionRoutes: FastifyPluginAsyncZod<ApiContext> = async (app,
           renewAfter: new Date(lifetime - (lifetime - now.getTime()) / 3).toISOString(),
         },
         site: isSiteAgent ? { bootLease: leaseViewFor(agent.nodeId, lease, now), ...(await siteImages(agent.siteId as string, now)) } : null,
-        host: agent.role === 'node' ? { spec: (host?.hostSpec ?? null) as Record<string, unknown> | null } : null,
+        host: agent.role === 'node' ? { spec: host } : null,
       };
     },
   );

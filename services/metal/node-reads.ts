@@ -29,3 +29,9 @@ export async function listMetalNodes(db: DbOrTx, q: MetalListQuery): Promise<{ n
   const nodes = rows.slice(0, q.limit);
   return { nodes, nextCursor: rows.length > q.limit ? (nodes[nodes.length - 1]?.id ?? null) : null };
 }
+
+/** A node's desired host state (Node.hostSpec), or null: every node agent's heartbeat reads it. */
+export async function nodeHostSpec(db: DbOrTx, nodeId: string): Promise<Record<string, unknown> | null> {
+  const [row] = await db.$queryRaw<Array<Pick<Node, 'hostSpec'>>>`SELECT "hostSpec" FROM "Node" WHERE "id" = ${nodeId}`;
+  return (row?.hostSpec ?? null) as Record<string, unknown> | null;
+}
