@@ -11,6 +11,7 @@ import type { Node } from '../generated/prisma-sqlite/client';
 import type { Db } from './db';
 import { IronflowError, parseWith } from '../core/errors';
 import { appendEvent } from './events';
+import { findNodeById } from './metal/node-reads';
 import { recordRefusal, refusal } from './joins/refusal';
 import type { AuthenticatedAgent } from './pki/authenticate-agent';
 import { bmcCredentialsSchema, type BmcAccess, type BmcAccessRequest } from '../core/schemas/agent-bmc-access';
@@ -97,7 +98,7 @@ export const unknownWorkflowRefusal = (workflowId: string, nodeId: string) =>
 export async function machineOfRunningStep(deps: BmcAccessDeps, agent: AuthenticatedAgent, input: BmcAccessRequest) {
   if (agent.role !== 'site' || !agent.siteId)
     throw refusal('PERMISSION_DENIED', 'not-a-site-agent', `only site agents act for machines' steps; ${agent.nodeId} is a ${agent.role} agent`);
-  const node = await deps.db.node.findUnique({ where: { id: input.nodeId } });
+  const node = await findNodeById(deps.db, input.nodeId);
   // Another site's machine is NOT_FOUND: an agent learns nothing about other sites.
   if (!node || node.deletedAt || node.siteId !== agent.siteId)
     throw refusal('NOT_FOUND', 'node-not-at-site', `node ${input.nodeId} not found at site ${agent.siteId}`);

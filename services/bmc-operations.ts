@@ -7,7 +7,7 @@
 // both record that they are about to send the same command.
 import { machineOfRunningStep, refusalTenant, type BmcAccessDeps } from './bmc-access';
 import { operationIdBelongsTo } from '../core/bmc-operation-id';
-import { isUniqueViolation, type Prisma } from './db';
+import { isUniqueViolation, type DbOrTx, type Prisma } from './db';
 import { IronflowError } from '../core/errors';
 import { recordRefusal, refusal } from './joins/refusal';
 import type { AuthenticatedAgent } from './pki/authenticate-agent';
@@ -87,7 +87,7 @@ async function authorize(deps: BmcAccessDeps, agent: AuthenticatedAgent, input: 
 
 export async function getBmcOperation(deps: BmcAccessDeps, agent: AuthenticatedAgent, input: BmcOperationGet): Promise<BmcOperationAnswer> {
   const node = await authorize(deps, agent, input);
-  const row = await deps.db.bmcOperation.findUnique({ where: { id: input.operationId } });
+  const row = await findOperation(deps.db, input.operationId);
   // A record of another machine under this id is no business of this step.
   return answerOf(row && row.nodeId === node.id ? row : null);
 }
@@ -106,7 +106,7 @@ export async function putBmcOperation(deps: BmcAccessDeps, agent: AuthenticatedA
     startedAt: new Date(record.startedAt),
     finishedAt: record.finishedAt ? new Date(record.finishedAt) : null,
   };
-  const row = await deps.db.bmcOperation.findUnique({ where: { id: record.operationId } });
+  const row = await findOperation(deps.db, record.operationId);
   if (!row) {
     if (input.expected !== 'none') throw moved(record.operationId, 'none', input.expected, null);
     try {
@@ -130,7 +130,14 @@ export async function putBmcOperation(deps: BmcAccessDeps, agent: AuthenticatedA
   if (ledgerStateOf(row.state) !== input.expected && !replay) throw moved(record.operationId, ledgerStateOf(row.state), input.expected, row.agentNodeId);
   const updated = await deps.db.bmcOperation.updateMany({ where: { id: row.id, state: row.state, updatedAt: row.updatedAt }, data: fields });
   if (updated.count !== 1) throw moved(record.operationId, 'changed meanwhile', input.expected, null);
-  return answerOf(await deps.db.bmcOperation.findUniqueOrThrow({ where: { id: row.id } }));
+  return answerOf(await findOperation(deps.db, row.id));
+}
+
+/** The ledger's record under this id, read raw: three of every BMC command's requests read it. */
+async function findOperation(db: DbOrTx, operationId: string): Promise<(Row & { nodeId: string }) | null> {
+  const [row] = await db.$queryRaw<Array<Row & { nodeId: string }>>`
+    SELECT "id", "nodeId", "agentNodeId", "command", "bmc", "state", "result", "error", "startedAt", "finishedAt", "updatedAt" FROM "BmcOperation" WHERE "id" = ${operationId}`;
+  return row ?? null;
 }
 
 function moved(operationId: string, now: string, expected: string, by: string | null): IronflowError {

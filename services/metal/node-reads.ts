@@ -30,6 +30,12 @@ export async function listMetalNodes(db: DbOrTx, q: MetalListQuery): Promise<{ n
   return { nodes, nextCursor: rows.length > q.limit ? (nodes[nodes.length - 1]?.id ?? null) : null };
 }
 
+/** A node's row by id, deleted or not, or null: each BMC request of a site agent reads it (services/bmc-access.ts). */
+export async function findNodeById(db: DbOrTx, nodeId: string): Promise<Node | null> {
+  const [row] = await db.$queryRaw<Node[]>`SELECT * FROM "Node" WHERE "id" = ${nodeId}`;
+  return row ?? null;
+}
+
 /** A node's desired host state (Node.hostSpec), or null: every node agent's heartbeat reads it. */
 export async function nodeHostSpec(db: DbOrTx, nodeId: string): Promise<Record<string, unknown> | null> {
   const [row] = await db.$queryRaw<Array<Pick<Node, 'hostSpec'>>>`SELECT "hostSpec" FROM "Node" WHERE "id" = ${nodeId}`;
