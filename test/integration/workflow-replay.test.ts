@@ -1,7 +1,8 @@
 // Workflow code must replay the histories it already wrote: a running workflow resumes on a new
 // worker by replaying its history, and a change to the commands the code sends (their kind or
 // order) fails that replay with a nondeterminism error. These are provision runs of several
-// shapes recorded with the code of their day (test/fixtures/record-workflow-histories.ts), replayed on
+// shapes and node lifecycles (a node's lifecycle runs for as long as the node: every release of
+// the code meets running ones), recorded with the code of their day (test/fixtures/record-workflow-histories.ts), replayed on
 // the workflow bundle as it is now.
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -28,7 +29,15 @@ async function replay(history: RecordedHistory): Promise<void> {
 describe('recorded workflow histories', () => {
   it('are there to replay', () => {
     expect(files).toEqual(
-      expect.arrayContaining(['provision-aborted.json', 'provision-boot-slot.json', 'provision-failing.json', 'provision-mixed.json', 'provision-plain.json']),
+      expect.arrayContaining([
+        'lifecycle-aborted.json',
+        'lifecycle-enroll-failed.json',
+        'provision-aborted.json',
+        'provision-boot-slot.json',
+        'provision-failing.json',
+        'provision-mixed.json',
+        'provision-plain.json',
+      ]),
     );
   });
 
