@@ -118,8 +118,8 @@ export const fleetFigure: Figure = {
       table: [
         'Wall time from the requests sent at once until every node rests in the state (or has failed); the bound is',
         'the engine alone running, per node and phase, the same chain of provision workflows with no-op steps',
-        "(`event.append`), all nodes at once; the BMC commands' `agentCommand` workflows and the lifecycle's runs are",
-        'not in it (a stricter bound). CPU is the control-plane process and the Temporal server over the three',
+        "(`event.append`), all nodes at once; the BMC commands the steps send the site agent, the machines' own work",
+        "and the lifecycle's runs are not in it (a stricter bound). CPU is the control-plane process and the Temporal server over the three",
         'phases, RSS their peak sum (the emulated site, in a process of its own, in brackets); processes read from',
         '/proc (the Temporal server, worker processes, PostgreSQL) count their proportional set size (Pss), so memory',
         'they share counts once.',
