@@ -5,8 +5,8 @@
 // public `metal-power-on` ran in every tenant's power verb), so a lookup of a shipped id
 // reads the shipped profile alone, and rows stored before these rules are never served to
 // other tenants or in a shipped profile's place.
-import type { Db, DbOrTx } from '../services/db';
-import { isUniqueViolation } from '../services/db';
+import { isUniqueViolation, Prisma, type Db, type DbOrTx } from '../services/db';
+import { queryRows } from '../services/raw-statements';
 import { IronflowError } from '../core/errors';
 import { appendEvent } from '../services/events';
 import { BUILTIN_TENANT, ROOT_TENANT } from '../core/permissions';
@@ -57,15 +57,16 @@ const isShippedId = (id: string): boolean => shippedProfiles().some((p) => p.id 
 
 /** The profile `id` as `tenantId` sees it: its own, else root's public one, else a shipped one (a shipped id: only that). */
 export async function resolveProfile(db: DbOrTx, tenantId: string, id: string, version?: number): Promise<ProfileView> {
-  const versionWhere = version === undefined ? {} : { version };
   if (!isShippedId(id)) {
-    const own = await db.profile.findFirst({ where: { tenantId, profileId: id, ...versionWhere }, orderBy: { version: 'desc' } });
-    if (own) return rowView(own);
-    const shared = await db.profile.findFirst({
-      where: { tenantId: ROOT_TENANT, profileId: id, visibility: 'public', ...versionWhere },
-      orderBy: { version: 'desc' },
-    });
-    if (shared) return rowView(shared);
+    // The tenant's own latest version, else root's public one: one raw read, as every provision start makes it.
+    const [row] = await queryRows<ProfileRow>(
+      db,
+      Prisma.sql`SELECT * FROM "Profile"
+        WHERE "profileId" = ${id} AND ("tenantId" = ${tenantId} OR ("tenantId" = ${ROOT_TENANT} AND "visibility" = 'public'))
+        ${version === undefined ? Prisma.empty : Prisma.sql`AND "version" = ${version}`}
+        ORDER BY CASE WHEN "tenantId" = ${tenantId} THEN 0 ELSE 1 END, "version" DESC LIMIT 1`,
+    );
+    if (row) return rowView(row);
   }
   const shipped = latest(shippedViews(id).filter((p) => version === undefined || p.version === version));
   if (shipped) return shipped;

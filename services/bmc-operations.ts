@@ -7,11 +7,12 @@
 // both record that they are about to send the same command.
 import { machineOfRunningStep, refusalTenant, type BmcAccessDeps } from './bmc-access';
 import { operationIdBelongsTo } from '../core/bmc-operation-id';
-import { isUniqueViolation, type DbOrTx, type Prisma } from './db';
+import { isUniqueViolation, Prisma, type DbOrTx } from './db';
 import { IronflowError } from '../core/errors';
 import { recordRefusal, refusal } from './joins/refusal';
 import type { AuthenticatedAgent } from './pki/authenticate-agent';
 import type { BmcOperationAnswer, BmcOperationGet, BmcOperationPut, LedgerState, OperationRecordInput } from '../core/schemas/agent-bmc-operations';
+import { queryRows } from './raw-statements';
 
 /** The table's states: sent (outcome not recorded), succeeded, refused (the BMC said no), unknown (may have reached the BMC). */
 export type BmcOperationState = 'sent' | 'succeeded' | 'refused' | 'unknown';
@@ -135,8 +136,10 @@ export async function putBmcOperation(deps: BmcAccessDeps, agent: AuthenticatedA
 
 /** The ledger's record under this id, read raw: three of every BMC command's requests read it. */
 async function findOperation(db: DbOrTx, operationId: string): Promise<(Row & { nodeId: string }) | null> {
-  const [row] = await db.$queryRaw<Array<Row & { nodeId: string }>>`
-    SELECT "id", "nodeId", "agentNodeId", "command", "bmc", "state", "result", "error", "startedAt", "finishedAt", "updatedAt" FROM "BmcOperation" WHERE "id" = ${operationId}`;
+  const [row] = await queryRows<Row & { nodeId: string }>(
+    db,
+    Prisma.sql`SELECT "id", "nodeId", "agentNodeId", "command", "bmc", "state", "result", "error", "startedAt", "finishedAt", "updatedAt" FROM "BmcOperation" WHERE "id" = ${operationId}`,
+  );
   return row ?? null;
 }
 

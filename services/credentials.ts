@@ -10,8 +10,9 @@ import { IronflowError, notFound } from '../core/errors';
 import { newId } from './ids';
 import { ALL_PERMISSIONS, grants, ROOT_TENANT, type Permission } from '../core/permissions';
 import type { CredentialCreateInput, CredentialView } from '../core/schemas/credentials';
-import type { Db, DbOrTx } from './db';
+import { Prisma, type Db, type DbOrTx } from './db';
 import { requireTenant } from './tenants';
+import { queryRows } from './raw-statements';
 
 export const CREDENTIAL_SCHEME = 'ifk';
 
@@ -66,8 +67,10 @@ export async function authenticate(db: Db, authorization: string | undefined, no
   const parsed = match?.[1] ? parseBearer(CREDENTIAL_SCHEME, match[1]) : undefined;
   if (!parsed) throw new IronflowError('UNAUTHENTICATED', `malformed credential: ${fix}`);
   // Raw SQL: Prisma compiling a model query costs more than the rest of an API read (services/metal/node-reads.ts).
-  const [row] = await db.$queryRaw<CredentialCheck[]>`
-    SELECT "id", "tenantId", "permissions", "secretHash", "revokedAt", "expiresAt" FROM "ApiCredential" WHERE "id" = ${parsed.id}`;
+  const [row] = await queryRows<CredentialCheck>(
+    db,
+    Prisma.sql`SELECT "id", "tenantId", "permissions", "secretHash", "revokedAt", "expiresAt" FROM "ApiCredential" WHERE "id" = ${parsed.id}`,
+  );
   // An unknown id and a wrong secret read alike. Only the secret's holder learns more.
   if (!row || !secretMatches(parsed.secret, row.secretHash)) {
     throw new IronflowError('UNAUTHENTICATED', 'unknown or revoked credential');

@@ -4,6 +4,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { PrismaBetterSQLite3 } from '@prisma/adapter-better-sqlite3';
 import { PrismaPg } from '@prisma/adapter-pg';
+import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import pg from 'pg';
 import type { DatabaseTarget } from '../core/database-target';
 import { oneStatementAtATime } from './sqlite-one-connection';
@@ -53,8 +54,25 @@ function postgresPool(url: string): pg.Pool {
   return pool;
 }
 
-export function createAdapter(target: DatabaseTarget): ReturnType<typeof oneStatementAtATime> | PrismaPg {
-  if (target.provider === 'postgresql') return new PrismaPg(postgresPool(target.url));
+type Factory = SqlMigrationAwareDriverAdapterFactory;
+type Connection = SqlDriverAdapter;
+
+/** The factory, telling `opened` of each connection Prisma opens through it (services/raw-statements.ts uses it). */
+function reportingConnections(factory: Factory, opened: (connection: Connection) => void): Factory {
+  return {
+    provider: factory.provider,
+    adapterName: factory.adapterName,
+    connect: async () => {
+      const connection = await factory.connect();
+      opened(connection);
+      return connection;
+    },
+    connectToShadowDb: () => factory.connectToShadowDb(),
+  };
+}
+
+export function createAdapter(target: DatabaseTarget, opened: (connection: Connection) => void = () => undefined): Factory {
+  if (target.provider === 'postgresql') return reportingConnections(new PrismaPg(postgresPool(target.url)), opened);
   mkdirSync(path.dirname(target.file), { recursive: true });
-  return oneStatementAtATime(new PrismaBetterSQLite3({ url: `file:${target.file}` }));
+  return reportingConnections(oneStatementAtATime(new PrismaBetterSQLite3({ url: `file:${target.file}` })), opened);
 }

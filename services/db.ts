@@ -2,6 +2,7 @@
 // same schema (scripts/prisma.sh), so they share one type: the SQLite client's.
 import { PrismaClient, Prisma } from '../generated/prisma-sqlite/client';
 import { createAdapter } from './db-adapter';
+import { bindConnection } from './raw-statements';
 import type { DatabaseTarget } from '../core/database-target';
 
 export type Db = PrismaClient;
@@ -18,13 +19,16 @@ export { Prisma };
 const transactionOptions = { maxWait: 10_000, timeout: 15_000 };
 
 export async function createDb(target: DatabaseTarget): Promise<Db> {
-  const adapter = createAdapter(target);
+  let db: Db | undefined;
+  const adapter = createAdapter(target, (connection) => db && bindConnection(db, connection));
   if (target.provider === 'postgresql') {
     const pgClient = await import('../generated/prisma-postgres/client');
     // Same models, same queries: only the SQL dialect of the generated runtime differs.
-    return new pgClient.PrismaClient({ adapter, transactionOptions }) as unknown as Db;
+    db = new pgClient.PrismaClient({ adapter, transactionOptions }) as unknown as Db;
+    await db.$connect();
+    return db;
   }
-  const db = new PrismaClient({ adapter, transactionOptions });
+  db = new PrismaClient({ adapter, transactionOptions });
   // Concurrent writers wait for the lock instead of failing at once with SQLITE_BUSY.
   await db.$executeRawUnsafe('PRAGMA busy_timeout = 10000');
   // Write-ahead logging: a commit appends to the log instead of rewriting a rollback journal,

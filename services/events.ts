@@ -2,7 +2,8 @@
 // event exists exactly when its change does. Reading pages by a cursor (the seq).
 import { boundValue, clipString } from '../core/event-bounds';
 import { newId } from './ids';
-import type { DbOrTx } from './db';
+import { Prisma, type DbOrTx } from './db';
+import { executeStatement } from './raw-statements';
 
 export interface EventInput {
   tenantId: string;
@@ -23,16 +24,17 @@ export interface EventView {
 }
 
 export async function appendEvent(tx: DbOrTx, event: EventInput): Promise<void> {
-  await tx.event.create({
-    data: {
-      id: newId('event'),
-      tenantId: event.tenantId,
-      // Bounded: events record what anyone may send (core/event-bounds.ts).
-      type: clipString(event.type, 128),
-      subjectId: event.subjectId === undefined ? null : clipString(event.subjectId, 256),
-      data: boundValue(event.data ?? {}) as object,
-    },
-  });
+  // Raw: every change appends one, and Prisma compiling the model create cost more than the
+  // insert. createdAt is bound, not the column's default: SQLite's CURRENT_TIMESTAMP has
+  // another text form than the dates written as parameters, and the two would not compare.
+  // Bounded: events record what anyone may send (core/event-bounds.ts).
+  const data = JSON.stringify(boundValue(event.data ?? {}));
+  const subjectId = event.subjectId === undefined ? null : clipString(event.subjectId, 256);
+  await executeStatement(
+    tx,
+    Prisma.sql`INSERT INTO "Event" ("id", "tenantId", "type", "subjectId", "data", "createdAt")
+      VALUES (${newId('event')}, ${event.tenantId}, ${clipString(event.type, 128)}, ${subjectId}, ${data}, ${new Date()})`,
+  );
 }
 
 /**

@@ -8,7 +8,44 @@ const stringArray = (value: unknown): string[] => (Array.isArray(value) ? value.
 const stringRecord = (value: unknown): Record<string, string> =>
   value && typeof value === 'object' ? Object.fromEntries(Object.entries(value).filter((e): e is [string, string] => typeof e[1] === 'string')) : {};
 
-export function metalView(node: Node): MetalNodeView {
+/** The columns the view reads: a page of nodes selects only these, never a node's inventory or host spec. */
+export const metalViewColumns = [
+  'id',
+  'tenantId',
+  'siteId',
+  'poolId',
+  'role',
+  'provisionState',
+  'provisionPhase',
+  'version',
+  'maintenance',
+  'maintenanceReason',
+  'maintenanceSource',
+  'power',
+  'bmcDriver',
+  'bmcAddress',
+  'bmcCredentialsRef',
+  'macs',
+  'macSource',
+  'discoveredMac',
+  'productUuid',
+  'arch',
+  'uefi',
+  'hardwareProfile',
+  'driverBindings',
+  'labels',
+  'deployProfile',
+  'releaseWipe',
+  'workflowId',
+  'failedFrom',
+  'lastError',
+  'createdAt',
+  'updatedAt',
+] as const satisfies ReadonlyArray<keyof Node>;
+
+export type MetalViewRow = Pick<Node, (typeof metalViewColumns)[number]>;
+
+export function metalView(node: MetalViewRow): MetalNodeView {
   const deploy = node.deployProfile as { id?: unknown; version?: unknown } | null;
   const lastError = node.lastError as { code?: unknown; message?: unknown } | null;
   return {

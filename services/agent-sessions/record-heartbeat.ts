@@ -5,6 +5,7 @@
 // site status (a JSON column), takes the model's upsert.
 import { isConnected } from '../../core/agent-queues';
 import { Prisma, type Db } from '../db';
+import { executeStatement, queryRows } from '../raw-statements';
 
 export interface Heartbeat {
   nodeId: string;
@@ -22,12 +23,15 @@ export interface PreviousSession {
 
 /** Records the beat at `now`; answers the session as it was before (null on the agent's first beat). */
 export async function recordHeartbeat(db: Db, beat: Heartbeat, now: Date): Promise<PreviousSession | null> {
-  const [previous] = await db.$queryRaw<PreviousSession[]>`SELECT "lastSeenAt", "role" FROM "AgentSession" WHERE "nodeId" = ${beat.nodeId}`;
+  const [previous] = await queryRows<PreviousSession>(db, Prisma.sql`SELECT "lastSeenAt", "role" FROM "AgentSession" WHERE "nodeId" = ${beat.nodeId}`);
   // A beat after the session lapsed starts a new connection.
   const reconnected = previous !== undefined && !isConnected(previous.lastSeenAt, now.getTime(), previous.role);
   if (previous && beat.siteStatus === undefined) {
     const connectedAt = reconnected ? Prisma.sql`, "connectedAt" = ${now}` : Prisma.empty;
-    await db.$executeRaw`UPDATE "AgentSession" SET "lastSeenAt" = ${now}, "taskQueue" = ${beat.taskQueue}, "role" = ${beat.role}${connectedAt} WHERE "nodeId" = ${beat.nodeId}`;
+    await executeStatement(
+      db,
+      Prisma.sql`UPDATE "AgentSession" SET "lastSeenAt" = ${now}, "taskQueue" = ${beat.taskQueue}, "role" = ${beat.role}${connectedAt} WHERE "nodeId" = ${beat.nodeId}`,
+    );
     return previous;
   }
   const siteStatus = beat.siteStatus === undefined ? {} : { siteStatus: beat.siteStatus };

@@ -1,30 +1,36 @@
-// Metal node rows read with raw SQL. Prisma's client engine compiles every model query into a
-// plan, afresh each time: for the Node model's columns that cost ~0.7 ms a node and ~4 ms a
-// page of 50, most of an API read's CPU (bench/figures/api.ts). Prisma maps a raw row's
-// columns by their declared types (dates, JSON, booleans) as it maps a model's, so the rows
-// are the model's rows, on SQLite and on PostgreSQL alike.
+// Metal node rows read with raw SQL (services/raw-statements.ts). Prisma's client engine compiles
+// every model query into a plan, afresh each time: for the Node model's columns that cost ~0.7 ms
+// a node and ~4 ms a page of 50, most of an API read's CPU (bench/figures/api.ts). Raw rows are
+// mapped by their columns' types (dates, JSON, booleans) as a model's are, so they are the
+// model's rows, on SQLite and on PostgreSQL alike.
 import type { Node } from '../../generated/prisma-sqlite/client';
 import { Prisma, type DbOrTx } from '../db';
 import type { MetalListQuery } from '../../core/schemas/metal';
+import { metalViewColumns, type MetalViewRow } from '../../core/metal/view';
+import { queryRows } from '../raw-statements';
 
-/** The live (not deleted) metal nodes, those with a provision state, that also meet `conditions`. */
-export function selectMetalNodes(db: DbOrTx, conditions: Prisma.Sql[], tail: Prisma.Sql = Prisma.empty): Promise<Node[]> {
-  const where = Prisma.join([...conditions, Prisma.sql`"deletedAt" IS NULL`, Prisma.sql`"provisionState" IS NOT NULL`], ' AND ');
-  return db.$queryRaw<Node[]>`SELECT * FROM "Node" WHERE ${where} ${tail}`;
+/** Only the live (not deleted) metal nodes, those with a provision state, that also meet `conditions`. */
+const liveMetalNodes = (conditions: Prisma.Sql[]) =>
+  Prisma.join([...conditions, Prisma.sql`"deletedAt" IS NULL`, Prisma.sql`"provisionState" IS NOT NULL`], ' AND ');
+
+/** The live metal nodes that meet `conditions`, whole rows. */
+export function selectMetalNodes(db: DbOrTx, conditions: Prisma.Sql[]): Promise<Node[]> {
+  return queryRows<Node>(db, Prisma.sql`SELECT * FROM "Node" WHERE ${liveMetalNodes(conditions)}`);
 }
 
-/** One page of the tenant's metal nodes by id, and the cursor of the next when there is one. */
-export async function listMetalNodes(db: DbOrTx, q: MetalListQuery): Promise<{ nodes: Node[]; nextCursor: string | null }> {
-  const rows = await selectMetalNodes(
+const viewColumns = Prisma.raw(metalViewColumns.map((column) => `"${column}"`).join(', '));
+
+/** One page of the tenant's metal nodes by id, with the columns their view reads, and the cursor of the next page when there is one. */
+export async function listMetalNodes(db: DbOrTx, q: MetalListQuery): Promise<{ nodes: MetalViewRow[]; nextCursor: string | null }> {
+  const rows = await queryRows<MetalViewRow>(
     db,
-    [
+    Prisma.sql`SELECT ${viewColumns} FROM "Node" WHERE ${liveMetalNodes([
       Prisma.sql`"tenantId" = ${q.tenantId}`,
       ...(q.state ? [Prisma.sql`"provisionState" = ${q.state}`] : []),
       ...(q.poolId ? [Prisma.sql`"poolId" = ${q.poolId}`] : []),
       ...(q.siteId ? [Prisma.sql`"siteId" = ${q.siteId}`] : []),
       ...(q.cursor ? [Prisma.sql`"id" > ${q.cursor}`] : []),
-    ],
-    Prisma.sql`ORDER BY "id" ASC LIMIT ${q.limit + 1}`,
+    ])} ORDER BY "id" ASC LIMIT ${q.limit + 1}`,
   );
   const nodes = rows.slice(0, q.limit);
   return { nodes, nextCursor: rows.length > q.limit ? (nodes[nodes.length - 1]?.id ?? null) : null };
@@ -32,12 +38,12 @@ export async function listMetalNodes(db: DbOrTx, q: MetalListQuery): Promise<{ n
 
 /** A node's row by id, deleted or not, or null: each BMC request of a site agent reads it (services/bmc-access.ts). */
 export async function findNodeById(db: DbOrTx, nodeId: string): Promise<Node | null> {
-  const [row] = await db.$queryRaw<Node[]>`SELECT * FROM "Node" WHERE "id" = ${nodeId}`;
+  const [row] = await queryRows<Node>(db, Prisma.sql`SELECT * FROM "Node" WHERE "id" = ${nodeId}`);
   return row ?? null;
 }
 
 /** A node's desired host state (Node.hostSpec), or null: every node agent's heartbeat reads it. */
 export async function nodeHostSpec(db: DbOrTx, nodeId: string): Promise<Record<string, unknown> | null> {
-  const [row] = await db.$queryRaw<Array<Pick<Node, 'hostSpec'>>>`SELECT "hostSpec" FROM "Node" WHERE "id" = ${nodeId}`;
+  const [row] = await queryRows<Pick<Node, 'hostSpec'>>(db, Prisma.sql`SELECT "hostSpec" FROM "Node" WHERE "id" = ${nodeId}`);
   return (row?.hostSpec ?? null) as Record<string, unknown> | null;
 }

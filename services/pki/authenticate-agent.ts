@@ -3,10 +3,11 @@
 // Every agent endpoint uses this, so a revoked or expired certificate is refused
 // everywhere (UNAUTHENTICATED), and each refusal is a security event.
 import type { NodeCertificate } from '../../generated/prisma-sqlite/client';
-import type { Db } from '../db';
+import { Prisma, type Db } from '../db';
 import { IronflowError } from '../../core/errors';
 import { recordRefusal, refusal } from '../joins/refusal';
 import type { NodeCa } from './node-ca';
+import { queryRows } from '../raw-statements';
 
 export interface AuthenticatedAgent {
   nodeId: string;
@@ -32,8 +33,10 @@ async function check(db: Db, ca: NodeCa, certificatePem: string, now: Date): Pro
   if (!verified) throw refusal('UNAUTHENTICATED', 'unknown-issuer', "the certificate was not issued by this control plane's node CA; join again with a token");
   // Raw SQL, as for API credentials (services/credentials.ts): every agent request reads both
   // rows, and Prisma compiling each model query cost more than the rest of the check.
-  const [row] = await db.$queryRaw<CertificateRecord[]>`
-    SELECT "serial", "nodeId", "role", "siteId", "notAfter", "revokedAt" FROM "NodeCertificate" WHERE "fingerprint" = ${verified.fingerprint}`;
+  const [row] = await queryRows<CertificateRecord>(
+    db,
+    Prisma.sql`SELECT "serial", "nodeId", "role", "siteId", "notAfter", "revokedAt" FROM "NodeCertificate" WHERE "fingerprint" = ${verified.fingerprint}`,
+  );
   if (!row) throw refusal('UNAUTHENTICATED', 'unknown-certificate', 'the certificate is not on record; join again with a token');
   const subject = { nodeId: row.nodeId, serial: row.serial };
   if (row.revokedAt)
@@ -58,7 +61,10 @@ async function check(db: Db, ca: NodeCa, certificatePem: string, now: Date): Pro
       `certificate ${row.serial} is not valid before ${verified.notBefore.toISOString()}; check the agent's clock`,
       subject,
     );
-  const [node] = await db.$queryRaw<Array<{ tenantId: string; deletedAt: Date | null }>>`SELECT "tenantId", "deletedAt" FROM "Node" WHERE "id" = ${row.nodeId}`;
+  const [node] = await queryRows<{ tenantId: string; deletedAt: Date | null }>(
+    db,
+    Prisma.sql`SELECT "tenantId", "deletedAt" FROM "Node" WHERE "id" = ${row.nodeId}`,
+  );
   if (!node || node.deletedAt) throw refusal('UNAUTHENTICATED', 'node-deleted', `node ${row.nodeId} no longer exists`, subject);
   return {
     nodeId: row.nodeId,

@@ -1,0 +1,113 @@
+// Raw statements sent straight to the driver adapter (services/raw-statements.ts) answer what
+// Prisma's own $queryRaw and $executeRaw answer, on either database: the same rows with the
+// same types (dates, JSON, booleans, nulls, 64-bit counts), and the same counts of changed rows.
+// Inside a transaction they run on the transaction's connection.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { databaseTarget } from '../../core/database-target';
+import { createDb, Prisma, type Db } from '../../services/db';
+import { newId } from '../../services/ids';
+import { appendEvent, listEvents } from '../../services/events';
+import { executeStatement, queryRows } from '../../services/raw-statements';
+import { testConfig } from '../helpers/control-plane';
+
+let db: Db;
+beforeAll(async () => {
+  db = await createDb(databaseTarget(await testConfig()));
+});
+afterAll(async () => db?.$disconnect());
+
+async function nodeWithEveryColumnType(): Promise<string> {
+  const id = newId('node');
+  await db.node.create({
+    data: {
+      id,
+      tenantId: 'root',
+      siteId: newId('site'),
+      role: 'machine',
+      provisionState: 'ready',
+      maintenance: true,
+      uefi: false,
+      deletedAt: new Date('2026-01-02T03:04:05.678Z'),
+      lastError: { code: 'BMC_UNREACHABLE', message: 'no answer', detail: { tries: 3, last: null } },
+      macs: ['52:54:00:00:00:01', '52:54:00:00:00:02'],
+      labels: { rack: 'r1', 'zone/α': 'ünïcode' },
+      hostSpec: { hostname: 'h1', files: [] },
+      inventory: { cpus: 64, memoryMiB: 262_144, nested: [{ a: true }, 1.5] },
+    },
+  });
+  return id;
+}
+
+describe('raw statements straight to the driver adapter', () => {
+  it('read a row as Prisma maps it: dates, JSON, booleans, integers and nulls', async () => {
+    const id = await nodeWithEveryColumnType();
+    const statement = Prisma.sql`SELECT * FROM "Node" WHERE "id" = ${id}`;
+    const direct = await queryRows<Record<string, unknown>>(db, statement);
+    const throughPrisma = await db.$queryRaw<Array<Record<string, unknown>>>(statement);
+    expect(direct).toEqual(throughPrisma);
+    const [row] = direct;
+    expect(row?.deletedAt).toEqual(new Date('2026-01-02T03:04:05.678Z'));
+    expect(row?.createdAt).toBeInstanceOf(Date);
+    expect(row?.maintenance).toBe(true);
+    expect(row?.uefi).toBe(false);
+    expect(row?.version).toBe(1);
+    expect(row?.labels).toEqual({ rack: 'r1', 'zone/α': 'ünïcode' });
+    expect(row?.inventory).toEqual({ cpus: 64, memoryMiB: 262_144, nested: [{ a: true }, 1.5] });
+    expect(row?.poolId).toBeNull();
+    // The model's own read agrees on every column.
+    expect(row).toEqual(await db.node.findUnique({ where: { id } }));
+  });
+
+  it('bind dates, numbers, booleans and nulls as parameters, and count as Prisma counts', async () => {
+    const id = await nodeWithEveryColumnType();
+    const since = new Date('2026-01-01T00:00:00.000Z');
+    const statement = Prisma.sql`
+      SELECT COUNT(*) AS "n" FROM "Node"
+      WHERE "id" = ${id} AND "deletedAt" > ${since} AND "maintenance" = ${true} AND "version" < ${2} AND "poolId" IS NOT DISTINCT FROM ${null}`;
+    const [direct] = await queryRows<{ n: bigint | number }>(db, statement);
+    const [throughPrisma] = await db.$queryRaw<Array<{ n: bigint | number }>>(statement);
+    expect(direct).toEqual(throughPrisma);
+    expect(Number(direct?.n)).toBe(1);
+  });
+
+  it('answer how many rows a write changed', async () => {
+    const id = await nodeWithEveryColumnType();
+    const rename = (value: string) => Prisma.sql`UPDATE "Node" SET "hardwareProfile" = ${value} WHERE "id" = ${id} OR "id" = ${'node_absent'}`;
+    expect(await executeStatement(db, rename('direct'))).toBe(1);
+    expect(await db.$executeRaw(rename('prisma'))).toBe(1);
+    expect(await executeStatement(db, Prisma.sql`UPDATE "Node" SET "hardwareProfile" = 'x' WHERE "id" = ${'node_absent'}`)).toBe(0);
+    expect((await db.node.findUnique({ where: { id } }))?.hardwareProfile).toBe('prisma');
+  });
+
+  it("run inside a transaction on the transaction's connection: its rows are seen, and undone with it", async () => {
+    const id = newId('node');
+    const seen = await db
+      .$transaction(async (tx) => {
+        await executeStatement(tx, Prisma.sql`INSERT INTO "ProfileRunSeq" ("nodeId", "provisionState", "last") VALUES (${id}, 'ready', 1)`);
+        const [inside] = await queryRows<{ last: number }>(tx, Prisma.sql`SELECT "last" FROM "ProfileRunSeq" WHERE "nodeId" = ${id}`);
+        throw new Error(`rolled back after seeing ${inside?.last}`);
+      })
+      .catch((error: Error) => error.message);
+    expect(seen).toBe('rolled back after seeing 1');
+    expect(await queryRows(db, Prisma.sql`SELECT "last" FROM "ProfileRunSeq" WHERE "nodeId" = ${id}`)).toEqual([]);
+  });
+
+  it("fail with the database's own message", async () => {
+    await expect(queryRows(db, Prisma.sql`SELECT "noSuchColumn" FROM "Node"`)).rejects.toThrow(/^the database refused the statement: \w+ .*noSuchColumn/);
+  });
+
+  it('append an event raw, in a transaction or not, that the model reads back whole and finds by date', async () => {
+    const tenantId = newId('tenant');
+    const before = new Date(Date.now() - 1_000);
+    const data = { nested: { list: [1, 'two', null, { deep: true }] }, text: 'ünïcode "quoted" \\ back' };
+    await appendEvent(db, { tenantId, type: 'test.raw', subjectId: 'node_a', data });
+    await db.$transaction((tx) => appendEvent(tx, { tenantId, type: 'test.raw.tx', data: { n: 2 } }));
+    const { events } = await listEvents(db, { tenantId, limit: 10 });
+    expect(events.map((e) => [e.type, e.subjectId, e.data])).toEqual([
+      ['test.raw', 'node_a', data],
+      ['test.raw.tx', null, { n: 2 }],
+    ]);
+    const since = await db.event.findMany({ where: { tenantId, createdAt: { gte: before, lte: new Date() } } });
+    expect(since).toHaveLength(2);
+  });
+});
