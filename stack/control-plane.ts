@@ -17,6 +17,7 @@ import { startAgentGateway, type AgentGateway } from '../gateway/gateway-server'
 import { startControlPlaneWorker, type ControlPlaneWorker } from '../worker/control-plane';
 import { bootstrapRoot } from './bootstrap';
 import { migrateDatabase } from './migrate';
+import { tuneGarbageCollector } from './garbage-collector';
 
 export interface ControlPlane {
   config: IronflowConfig;
@@ -52,6 +53,7 @@ export interface ControlPlaneOptions {
 const API_LISTEN_BACKLOG = 4096;
 
 export async function startControlPlane(config: IronflowConfig, options: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  tuneGarbageCollector();
   const https = apiTlsMaterial(config); // checked before anything starts: a bad file is INVALID_CONFIG
   const temporalConnection = temporalConnectionOptions(config.temporal); // likewise temporal.tls's files
   if (options.migrate !== false) await migrateDatabase(config);
