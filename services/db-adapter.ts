@@ -57,22 +57,30 @@ function postgresPool(url: string): pg.Pool {
 type Factory = SqlMigrationAwareDriverAdapterFactory;
 type Connection = SqlDriverAdapter;
 
-/** The factory, telling `opened` of each connection Prisma opens through it (services/raw-statements.ts uses it). */
-function reportingConnections(factory: Factory, opened: (connection: Connection) => void): Factory {
+/**
+ * The factory, telling `connected` of each connection Prisma opens through it, and of its end
+ * (null) when Prisma disposes of it (services/raw-statements.ts runs statements on it).
+ */
+function reportingConnections(factory: Factory, connected: (connection: Connection | null) => void): Factory {
   return {
     provider: factory.provider,
     adapterName: factory.adapterName,
     connect: async () => {
       const connection = await factory.connect();
-      opened(connection);
+      const dispose = connection.dispose.bind(connection);
+      connection.dispose = async () => {
+        connected(null);
+        await dispose();
+      };
+      connected(connection);
       return connection;
     },
     connectToShadowDb: () => factory.connectToShadowDb(),
   };
 }
 
-export function createAdapter(target: DatabaseTarget, opened: (connection: Connection) => void = () => undefined): Factory {
-  if (target.provider === 'postgresql') return reportingConnections(new PrismaPg(postgresPool(target.url)), opened);
+export function createAdapter(target: DatabaseTarget, connected: (connection: Connection | null) => void = () => undefined): Factory {
+  if (target.provider === 'postgresql') return reportingConnections(new PrismaPg(postgresPool(target.url)), connected);
   mkdirSync(path.dirname(target.file), { recursive: true });
-  return reportingConnections(oneStatementAtATime(new PrismaBetterSQLite3({ url: `file:${target.file}` })), opened);
+  return reportingConnections(oneStatementAtATime(new PrismaBetterSQLite3({ url: `file:${target.file}` })), connected);
 }

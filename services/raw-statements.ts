@@ -14,9 +14,10 @@ type Connection = Pick<SqlDriverAdapter, 'provider' | 'queryRaw' | 'executeRaw'>
 /** The connection Prisma opened for each client, set when it opens one (services/db-adapter.ts). */
 const connections = new WeakMap<object, Connection>();
 
-/** Binds a client to the adapter connection its queries run on. */
-export function bindConnection(db: Db, connection: Connection): void {
-  connections.set(db, connection);
+/** Binds a client to the adapter connection its queries run on; null when Prisma closed it (the client's statements go through Prisma, which opens another). */
+export function bindConnection(db: Db, connection: Connection | null): void {
+  if (connection) connections.set(db, connection);
+  else connections.delete(db);
 }
 
 // Column type ids of @prisma/driver-adapter-utils' ColumnTypeEnum that need mapping.

@@ -11,6 +11,7 @@ import type { AgentIdentity } from '../common/identity';
 import { AgentLog } from '../common/log';
 import { CertificateRenewer } from '../common/renew';
 import { reportingFailures } from '../common/step-failure';
+import { heartbeating } from '../common/heartbeating';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { HostConverger } from './host-converger';
@@ -71,7 +72,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     ...(options.dcgmiBinary ? { dcgmiBinary: options.dcgmiBinary } : {}),
   });
   const activities: Record<string, AgentActivity> = {};
-  for (const kind of NODE_STEP_KINDS) activities[kind] = reportingFailures(steps[kind]);
+  for (const kind of NODE_STEP_KINDS) activities[kind] = heartbeating(reportingFailures(steps[kind]));
   const { temporal } = identity.current;
   let worker: RestrictedWorker;
   try {

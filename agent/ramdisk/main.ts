@@ -4,7 +4,7 @@
 // kinds only: inventory.refresh, disk.wipe, deploy.image, boot.kexec, diag.dcgm. Anything
 // else sent to its queue is refused. Many ramdisks may share one Temporal connection (the
 // machine emulator runs hundreds in one process).
-import { Context } from '@temporalio/activity';
+import { heartbeating, reportProgress } from '../common/heartbeating';
 import { startRestrictedWorker, type AgentActivity, type RestrictedWorker } from '../common/restricted-worker';
 import { ControlPlaneClient } from '../common/control-plane-client';
 import { AgentLog } from '../common/log';
@@ -40,14 +40,6 @@ export interface RamdiskAgentOptions {
   trustedCaPems?: string[];
 }
 
-function heartbeat(details: Record<string, unknown>): void {
-  try {
-    Context.current().heartbeat(details);
-  } catch {
-    // not inside an activity
-  }
-}
-
 export async function startRamdiskAgent(options: RamdiskAgentOptions): Promise<RamdiskAgent> {
   const log = options.log ?? new AgentLog();
   const client = new ControlPlaneClient(options.params.gateway, undefined, { caPin: options.params.tls });
@@ -62,7 +54,7 @@ export async function startRamdiskAgent(options: RamdiskAgentOptions): Promise<R
     hardware: options.hardware,
     client,
     log,
-    heartbeat,
+    heartbeat: reportProgress,
     ...(options.trustedCaPems ? { trustedCaPems: options.trustedCaPems } : {}),
     ...(options.params.cache ? { cacheUrl: options.params.cache } : {}),
   };
@@ -76,7 +68,7 @@ export async function startRamdiskAgent(options: RamdiskAgentOptions): Promise<R
     'diag.dcgm': dcgmStep(deps),
   };
   const activities: Record<string, AgentActivity> = {};
-  for (const kind of RAMDISK_STEP_KINDS) activities[kind] = reportingFailures(steps[kind]);
+  for (const kind of RAMDISK_STEP_KINDS) activities[kind] = heartbeating(reportingFailures(steps[kind]));
   const { temporal } = identity.answer;
   let worker: RestrictedWorker;
   try {

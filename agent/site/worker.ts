@@ -4,7 +4,7 @@
 import type { AgentTemporal } from '../../core/schemas/join';
 import type { AgentCredentials } from '../common/gateway-connection';
 import { startRestrictedWorker, type AgentActivity, type RestrictedWorker } from '../common/restricted-worker';
-import { heartbeating } from './heartbeating';
+import { heartbeating } from '../common/heartbeating';
 import { reportingFailures } from '../common/step-failure';
 import { SITE_STEP_KINDS, type SiteStepKind } from './step-kinds';
 import type { SiteStep } from './steps/deps';

@@ -99,6 +99,10 @@ export const builtinSteps = [
     retry: 'idempotent',
     defaultTimeout: '5m',
     defaultRetries: 2,
+    // The agents heartbeat while a step runs (agent/common/heartbeating.ts): a task an agent
+    // took and never finished is retried after this, not after the 5 minutes (in the fleet
+    // bench's releases a fifth of the machines waited them out).
+    heartbeat: '30s',
   }),
   defineStep({
     use: 'disk.wipe',

@@ -110,4 +110,16 @@ describe('raw statements straight to the driver adapter', () => {
     const since = await db.event.findMany({ where: { tenantId, createdAt: { gte: before, lte: new Date() } } });
     expect(since).toHaveLength(2);
   });
+
+  it('still run after the client disconnected: Prisma opens a connection again, and they run on it', async () => {
+    const own = await createDb(databaseTarget(await testConfig()));
+    try {
+      await own.$disconnect();
+      const one = Prisma.sql`SELECT COUNT(*) AS "n" FROM "Node" WHERE "id" = ${'node_absent'}`;
+      expect(await queryRows<{ n: unknown }>(own, one)).toHaveLength(1);
+      expect(await queryRows<{ n: unknown }>(own, one)).toHaveLength(1);
+    } finally {
+      await own.$disconnect();
+    }
+  });
 });
