@@ -1,12 +1,12 @@
 // Raw SQL handed straight to the driver adapter Prisma itself runs on, for the statements every
 // API read and every agent request makes. Through Prisma's client a raw statement still goes
 // through its request pipeline and query compiler: about 0.3 ms of CPU a statement more than
-// the adapter alone, and 1.2 against 0.55 ms for a page of 50 nodes on PostgreSQL
+// the adapter alone, and 1.37 against 0.60 ms for a page of 50 nodes on PostgreSQL
 // (bench/README.md, "The API"). Rows come back mapped as Prisma maps a raw result (its
 // serializeRawSql and deserializeRawResult): dates as Date, JSON parsed, booleans as booleans,
 // 64-bit integers as bigint, so callers get the same rows either way. Inside a transaction the
 // statement goes through the transaction's client: only it holds the transaction's connection.
-import { isDriverAdapterError, type SqlDriverAdapter, type SqlQuery, type SqlResultSet } from '@prisma/driver-adapter-utils';
+import { ColumnTypeEnum, isDriverAdapterError, type ColumnType, type SqlDriverAdapter, type SqlQuery, type SqlResultSet } from '@prisma/driver-adapter-utils';
 import type { Db, DbOrTx, Prisma } from './db';
 
 type Connection = Pick<SqlDriverAdapter, 'provider' | 'queryRaw' | 'executeRaw'>;
@@ -20,27 +20,19 @@ export function bindConnection(db: Db, connection: Connection | null): void {
   else connections.delete(db);
 }
 
-// Column type ids of @prisma/driver-adapter-utils' ColumnTypeEnum that need mapping.
-const INT32 = 0;
-const INT64 = 1;
-const BOOLEAN = 5;
-const DATE = 8;
-const DATETIME = 10;
-const JSON_COLUMN = 11;
-
-function mapValue(value: unknown, type: number): unknown {
+function mapValue(value: unknown, type: ColumnType): unknown {
   if (value === null) return null;
   switch (type) {
-    case INT32:
+    case ColumnTypeEnum.Int32:
       return Math.trunc(Number(value));
-    case INT64:
+    case ColumnTypeEnum.Int64:
       return BigInt(typeof value === 'number' ? Math.trunc(value) : (value as string));
-    case BOOLEAN:
+    case ColumnTypeEnum.Boolean:
       return typeof value === 'boolean' ? value : value === 1 || value === '1' || value === 'true';
-    case DATE:
-    case DATETIME:
+    case ColumnTypeEnum.Date:
+    case ColumnTypeEnum.DateTime:
       return new Date(value as string);
-    case JSON_COLUMN:
+    case ColumnTypeEnum.Json:
       return JSON.parse(value as string);
     default:
       return value;
@@ -51,7 +43,7 @@ function mapRows<T>(result: SqlResultSet): T[] {
   const { columnNames, columnTypes } = result;
   return result.rows.map((row) => {
     const out: Record<string, unknown> = {};
-    for (let i = 0; i < columnNames.length; i++) out[columnNames[i] as string] = mapValue(row[i], columnTypes[i] as number);
+    for (let i = 0; i < columnNames.length; i++) out[columnNames[i] as string] = mapValue(row[i], columnTypes[i] as ColumnType);
     return out as T;
   });
 }
