@@ -69,11 +69,16 @@ function toQuery(connection: Connection, sql: Prisma.Sql): SqlQuery {
   return { sql: connection.provider === 'postgres' ? sql.text : sql.sql, args: sql.values, argTypes: sql.values.map(argType) };
 }
 
-/** The adapter's error with what the database said in its message (the adapter's own message is only its kind). */
+/**
+ * The adapter's error with what the database said in its message (the adapter's own message is
+ * only its kind). Never PostgreSQL's `detail`: it can quote the failing row's values ("Failing
+ * row contains (…)"), and a message reaches logs and answers.
+ */
 function statementError(error: unknown): unknown {
   if (!(error instanceof Error) || !isDriverAdapterError(error)) return error;
-  const { kind, ...detail } = error.cause;
-  return new Error(`the database refused the statement: ${kind} ${JSON.stringify(detail)}`, { cause: error });
+  const { kind, ...said } = error.cause as { kind: string } & Record<string, unknown>;
+  delete said.detail;
+  return new Error(`the database refused the statement: ${kind} ${JSON.stringify(said)}`);
 }
 
 /** The rows `sql` selects, mapped as Prisma's $queryRaw maps them. */

@@ -96,6 +96,20 @@ describe('raw statements straight to the driver adapter', () => {
     await expect(queryRows(db, Prisma.sql`SELECT "noSuchColumn" FROM "Node"`)).rejects.toThrow(/^the database refused the statement: \w+ .*noSuchColumn/);
   });
 
+  it("fail without quoting the failing row's values (PostgreSQL's detail)", async () => {
+    const table = Prisma.raw(`"RawStatementsCheck_${process.pid}_${Date.now()}"`);
+    await db.$executeRaw`CREATE TABLE ${table} ("v" TEXT CHECK (length("v") < 3))`;
+    try {
+      const error = await executeStatement(db, Prisma.sql`INSERT INTO ${table} ("v") VALUES (${'row-secret-value'})`).catch((e: Error) => e);
+      expect(error).toBeInstanceOf(Error);
+      expect((error as Error).message).toMatch(/check/i);
+      expect((error as Error).message).not.toContain('row-secret-value');
+      expect((error as Error).cause).toBeUndefined();
+    } finally {
+      await db.$executeRaw`DROP TABLE ${table}`;
+    }
+  });
+
   it('append an event raw, in a transaction or not, that the model reads back whole and finds by date', async () => {
     const tenantId = newId('tenant');
     const before = new Date(Date.now() - 1_000);
