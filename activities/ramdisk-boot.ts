@@ -2,7 +2,9 @@
 // workflows/provision/ensure-ramdisk.ts). Each activity is one short read or write, so no
 // worker slot is held while a machine boots: read the node, forget a ramdisk session before
 // a power cycle, record the cycle's power and the boot, mint the discovery tokens and build
-// the boot entries, and one look at the PXE discovery of a machine with no known MAC.
+// the boot entries, one look at the PXE discovery of a machine with no known MAC, and the
+// queue of the ramdisk a machine runs (each boot's ramdisk serves a queue of its own).
+import type { AgentSession, Node } from '../generated/prisma-sqlite/client';
 import { isConnected } from '../core/agent-queues';
 import { BOOT_ENTRY_TTL_MS, bootArchitectureFor, type BootEntry } from '../core/boot/boot-entry';
 import { IronflowError } from '../core/errors';
@@ -27,12 +29,20 @@ export interface RamdiskBootNode {
 
 export interface RamdiskBootState {
   node: RamdiskBootNode;
-  /**
-   * A fresh ramdisk session, while the machine is not recorded powered off: a power-off
-   * (commissioning's last step, a release) ends the ramdisk without a goodbye, and its
-   * session still looks fresh for a few seconds after.
-   */
+  /** A fresh ramdisk session (runningRamdiskQueue). */
   ramdiskSession: boolean;
+  /** The queue that ramdisk serves (null when none runs). */
+  ramdiskQueue: string | null;
+}
+
+/**
+ * The queue of the ramdisk a fresh ramdisk session says the machine runs, while the machine is
+ * not recorded powered off: a power-off (commissioning's last step, a release) ends the
+ * ramdisk without a goodbye, and its session still looks fresh for a few seconds after.
+ */
+function runningRamdiskQueue(session: AgentSession | null, node: Pick<Node, 'power'>): string | null {
+  if (!session || session.role !== 'ramdisk' || node.power === 'off') return null;
+  return isConnected(session.lastSeenAt, Date.now(), 'ramdisk') ? session.taskQueue : null;
 }
 
 /** One look at the discovery of a machine's PXE MAC. */
@@ -52,6 +62,7 @@ export function createRamdiskBootActivities(deps: ActivityDeps) {
         ]);
         if (!node || node.deletedAt) throw new IronflowError('NOT_FOUND', `node ${input.nodeId} not found`, { nodeId: input.nodeId });
         const pool = node.poolId ? await deps.db.pool.findUnique({ where: { id: node.poolId } }) : null;
+        const ramdiskQueue = runningRamdiskQueue(session, node);
         return {
           node: {
             tenantId: node.tenantId,
@@ -61,9 +72,19 @@ export function createRamdiskBootActivities(deps: ActivityDeps) {
             macs: macsOf(node),
             trustProvisioningNetwork: pool ? poolPolicySchema.parse(pool.policy).trustProvisioningNetwork : false,
           },
-          ramdiskSession: session !== null && session.role === 'ramdisk' && isConnected(session.lastSeenAt, Date.now(), 'ramdisk') && node.power !== 'off',
+          ramdiskSession: ramdiskQueue !== null,
+          ramdiskQueue,
         };
       });
+    },
+
+    /** The queue of the ramdisk the machine runs now, for a run that did not boot it (a rescue's ramdisk, say); null when none runs. */
+    async 'metal.ramdiskQueue'(input: { nodeId: string }): Promise<string | null> {
+      const [node, session] = await Promise.all([
+        deps.db.node.findUnique({ where: { id: input.nodeId }, select: { power: true } }),
+        deps.db.agentSession.findUnique({ where: { nodeId: input.nodeId } }),
+      ]);
+      return node ? runningRamdiskQueue(session, node) : null;
     },
 
     /** Before a power cycle: whatever ramdisk the machine ran is gone after it. */

@@ -23,7 +23,19 @@ export type QueueKind = 'control' | 'site' | 'ramdisk' | 'node';
 export const queueKinds = ['control', 'site', 'ramdisk', 'node'] as const satisfies readonly QueueKind[];
 
 export const siteAgentQueue = (siteId: string, agentNodeId: string): string => `site.${siteId}.${agentNodeId}`;
-export const ramdiskQueue = (nodeId: string): string => `ramdisk.${nodeId}`;
+/**
+ * A ramdisk's queue is its boot's own, named by the tag of its key (made afresh at each boot,
+ * kept by a renewal): a ramdisk the BMC powered off cannot close its long polls, and one still
+ * open at the server would otherwise take the next boot's first task and never answer it.
+ */
+export const ramdiskQueue = (nodeId: string, keyTag: string): string => `ramdisk.${nodeId}.${keyTag}`;
+/** An agent key's tag: 16 hex digits (the first 8 bytes of the SHA-256 of its SubjectPublicKeyInfo). */
+export const AGENT_KEY_TAG = /^[0-9a-f]{16}$/;
+/** Whether `queue` is a ramdisk queue of `nodeId` (a queue a signal names is checked before any step is sent to it). */
+export function isRamdiskQueueOf(queue: unknown, nodeId: string): queue is string {
+  const prefix = `ramdisk.${nodeId}.`;
+  return typeof queue === 'string' && queue.startsWith(prefix) && AGENT_KEY_TAG.test(queue.slice(prefix.length));
+}
 export const nodeAgentQueue = (nodeId: string): string => `node.${nodeId}`;
 
 /** Whether a session of `role` heartbeat within three of its intervals. */

@@ -88,7 +88,7 @@ export class AgentIdentities {
   private async verify(certificateDer: Uint8Array): Promise<Verdict> {
     try {
       const agent = await authenticateAgentCertificate(this.db, this.ca, toPem('CERTIFICATE', certificateDer), { purpose: 'gateway' });
-      const taskQueue = agentTaskQueue(agent.role, agent.siteId, agent.nodeId);
+      const taskQueue = agentTaskQueue(agent);
       return { agent: { ...agent, taskQueue, label: `${agent.role}:${agent.nodeId}` }, until: this.now() + ACCEPTED_FOR_MS };
     } catch (error) {
       if (error instanceof IronflowError) return { error, until: this.now() + REFUSED_FOR_MS };

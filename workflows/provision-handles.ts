@@ -7,6 +7,8 @@ import type { ProvisionStatus } from '../core/plan';
 export interface AgentJoined {
   role: 'ramdisk' | 'node';
   agentNodeId?: string;
+  /** The queue the agent that joined serves (a ramdisk's is its boot's own): checked before any step goes there. */
+  taskQueue?: string;
 }
 
 /** Stops the run: the running step is cancelled, cleanup runs, the workflow fails ABORTED. */

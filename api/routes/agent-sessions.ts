@@ -33,7 +33,7 @@ export const agentSessionRoutes: FastifyPluginAsyncZod<ApiContext> = async (app,
     async (request) => {
       const { agent } = request;
       const now = new Date();
-      const taskQueue = agentTaskQueue(agent.role, agent.siteId, agent.nodeId);
+      const taskQueue = agentTaskQueue(agent);
       const previous = await recordHeartbeat(
         ctx.db,
         {

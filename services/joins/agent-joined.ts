@@ -14,6 +14,8 @@ import { notifyAgentJoined } from '../temporal/senders';
 export interface AgentJoinedSignal {
   role: 'ramdisk' | 'node';
   agentNodeId: string;
+  /** The queue the agent that joined serves: a ramdisk's is its boot's own. */
+  taskQueue?: string;
 }
 
 export type AgentJoinedNotifier = (workflowId: string, signal: AgentJoinedSignal) => Promise<void>;
@@ -39,8 +41,13 @@ export async function signalNodeAgentBack(
   return running;
 }
 
-export async function signalAgentJoined(notify: AgentJoinedNotifier | undefined, token: JoinTokenRecord, admission: Admission): Promise<void> {
+export async function signalAgentJoined(
+  notify: AgentJoinedNotifier | undefined,
+  token: JoinTokenRecord,
+  admission: Admission,
+  taskQueue: string,
+): Promise<void> {
   if (!notify || !token.workflowId) return;
   if (admission.role !== 'ramdisk' && admission.role !== 'node') return;
-  await notify(token.workflowId, { role: admission.role, agentNodeId: admission.nodeId }).catch(() => undefined);
+  await notify(token.workflowId, { role: admission.role, agentNodeId: admission.nodeId, taskQueue }).catch(() => undefined);
 }

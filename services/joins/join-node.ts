@@ -16,6 +16,7 @@ import { signalAgentJoined, type AgentJoinedNotifier } from './agent-joined';
 import { DeferredJoin } from './join-requests';
 import { recordRefusal, refusal } from './refusal';
 import { recordCertificate } from '../../core/joins/record-certificate';
+import { agentKeyTag } from '../pki/key-tag';
 
 export interface JoinDeps {
   db: Db;
@@ -122,7 +123,8 @@ export async function joinNode(deps: JoinDeps, input: JoinInput): Promise<JoinAn
       return { admission, certificate };
     });
     const { admission, certificate } = issued;
-    await signalAgentJoined(deps.notifyJoined, found, admission);
+    const taskQueue = agentTaskQueue({ ...admission, keyTag: agentKeyTag(csr.spkiDer) });
+    await signalAgentJoined(deps.notifyJoined, found, admission, taskQueue);
     if (admission.provision?.workflowId) await wakeNewNode(deps, admission);
     return {
       nodeId: admission.nodeId,
@@ -134,7 +136,7 @@ export async function joinNode(deps: JoinDeps, input: JoinInput): Promise<JoinAn
         address: deps.gateway.address,
         namespace: deps.gateway.namespace,
         serverName: deps.gateway.serverName,
-        taskQueue: agentTaskQueue(admission.role, admission.siteId, admission.nodeId),
+        taskQueue,
       },
     };
   } catch (error) {

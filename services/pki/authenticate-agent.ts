@@ -8,6 +8,7 @@ import { IronflowError } from '../../core/errors';
 import { recordRefusal, refusal } from '../joins/refusal';
 import type { NodeCa } from './node-ca';
 import { queryRows } from '../raw-statements';
+import { agentKeyTag } from './key-tag';
 
 export interface AuthenticatedAgent {
   nodeId: string;
@@ -18,6 +19,8 @@ export interface AuthenticatedAgent {
   notAfter: Date;
   /** The certificate's key (DER SubjectPublicKeyInfo): what a proof of possession is checked against. */
   spkiDer: Uint8Array;
+  /** The key's tag (key-tag.ts): a ramdisk's queue names it. */
+  keyTag: string;
 }
 
 type CertificateRecord = Pick<NodeCertificate, 'serial' | 'nodeId' | 'role' | 'siteId' | 'notAfter' | 'revokedAt'>;
@@ -74,6 +77,7 @@ async function check(db: Db, ca: NodeCa, certificatePem: string, now: Date): Pro
     serial: row.serial,
     notAfter: new Date(notAfter),
     spkiDer: verified.spkiDer,
+    keyTag: agentKeyTag(verified.spkiDer),
   };
 }
 

@@ -13,7 +13,6 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Machine } from '../../agent/emulator/machine';
 import type { SiteAgent } from '../../agent/site/main';
-import { ramdiskQueue } from '../../core/agent-queues';
 import { newId } from '../../services/ids';
 import type { StepInput } from '../../core/plan';
 import { batchBundle } from '../../services/quorum/batch-store';
@@ -32,6 +31,7 @@ import type { ProvisionStatus } from '../../core/plan';
 import { activeAgent, until } from '../helpers/boot-site';
 import { startE2eSite, type E2eSite } from '../helpers/e2e-site';
 import { siteAgentFixture } from '../helpers/site-agent';
+import { sessionQueue } from '../helpers/provision';
 
 const approverKeys = ['alice', 'bob', 'carol'].map((id) => ({ id, ...generateKeyPairSync('ed25519') }));
 const pem = (key: KeyObject) => key.export({ type: 'spki', format: 'pem' }).toString();
@@ -238,8 +238,10 @@ describe('the destructive-batch quorum on the real agents', () => {
 
     const approved = await batchBundle(site.t.cp.db, await site.t.cp.db.quorumBatch.findUniqueOrThrow({ where: { id: deploying.id } }), nodeId);
     expect(approved.document.commands).not.toContain('disk.wipe');
-    expect(await refusal(send(ramdiskQueue(nodeId), 'disk.wipe', { mode: 'quick' }, approved))).toBe('quorum-out-of-scope');
-    expect(await refusal(send(ramdiskQueue(nodeId), 'disk.wipe', { mode: 'quick' }, undefined))).toBe('quorum-missing');
+    // The control plane sends it where the workflow would: the queue of the machine's running ramdisk, as its session names it.
+    const ramdiskQueue = await sessionQueue(site.t.cp.db, nodeId);
+    expect(await refusal(send(ramdiskQueue, 'disk.wipe', { mode: 'quick' }, approved))).toBe('quorum-out-of-scope');
+    expect(await refusal(send(ramdiskQueue, 'disk.wipe', { mode: 'quick' }, undefined))).toBe('quorum-missing');
     expect(readFileSync(machine.diskPath).subarray(1024 * 1024, 1024 * 1024 + 4096)).toEqual(head);
     await until('the ramdisk refusal events', async () =>
       (await events('quorum.refused')).filter((e) => e.data.source === 'ramdisk').length >= 2 ? true : undefined,

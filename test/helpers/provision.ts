@@ -3,6 +3,7 @@
 // sessions kept fresh in the database, and a ledger of side effects in a file.
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { NativeConnection, Worker } from '@temporalio/worker';
+import { ramdiskQueue } from '../../core/agent-queues';
 import type { IronflowConfig } from '../../services/config';
 import type { Db } from '../../services/db';
 import type { StepInput } from '../../core/plan';
@@ -70,6 +71,39 @@ export class Ledger {
   count(step: string, event: LedgerEntry['event']): number {
     return this.entries().filter((e) => e.step === step && e.event === event).length;
   }
+}
+
+/**
+ * The queue of a machine's emulated ramdisk. A real ramdisk's queue is named by the tag of the
+ * key it made at boot; an emulated one has no key, so it takes a fixed tag.
+ */
+export const emulatedRamdiskQueue = (nodeId: string): string => ramdiskQueue(nodeId, '00000000000000ed');
+
+/**
+ * A machine's ramdisk, emulated: a worker on its queue, and its session kept fresh as its
+ * heartbeats would (a run that did not boot it finds its queue there).
+ */
+export async function startEmulatedRamdisk(
+  config: IronflowConfig,
+  db: Db,
+  machine: { nodeId: string; siteId: string },
+  activities: Record<string, MachineActivity>,
+): Promise<EmulatedAgent> {
+  const taskQueue = emulatedRamdiskQueue(machine.nodeId);
+  const agent = await startEmulatedAgent(config, taskQueue, activities);
+  const session = keepSessions(db, [{ ...machine, role: 'ramdisk', taskQueue }]);
+  return {
+    taskQueue,
+    async stop() {
+      await session.stop();
+      await agent.stop();
+    },
+  };
+}
+
+/** The queue of the agent a machine runs, as its session names it (each boot's ramdisk serves one of its own). */
+export async function sessionQueue(db: Db, nodeId: string): Promise<string> {
+  return (await db.agentSession.findUniqueOrThrow({ where: { nodeId } })).taskQueue;
 }
 
 export async function createNode(db: Db, input: { nodeId: string; siteId: string; tenantId?: string }): Promise<void> {

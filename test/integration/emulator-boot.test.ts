@@ -21,6 +21,7 @@ import { DISCOVERY_SECRET_PURPOSE } from '../../services/boot/discovery-tokens';
 import type { ProvisionResult } from '../../core/plan';
 import type { AgentCommandInput } from '../../workflows/agent-command';
 import { activeAgent, enrollMachine, startBootSite, until, type BootSite } from '../helpers/boot-site';
+import { sessionQueue } from '../helpers/provision';
 
 let site: BootSite;
 let agent: SiteAgent;
@@ -69,7 +70,7 @@ afterAll(async () => {
 
 async function runOnRamdisk(nodeId: string, activity: string, withInput: Record<string, unknown>): Promise<unknown> {
   const command: AgentCommandInput = {
-    taskQueue: `ramdisk.${nodeId}`,
+    taskQueue: await sessionQueue(site.t.cp.db, nodeId),
     activity,
     input: {
       workflowId: `test:${nodeId}`,
@@ -178,6 +179,36 @@ describe('an emulated machine boots into a real ramdisk', () => {
     expect(result.outputs['steps[0]']).toMatchObject({ booted: false, alreadyConnected: true });
     expect(machine.bootCount).toBe(before);
   }, 60_000);
+
+  it('each boot’s ramdisk serves a queue of its own, named by its key: the run’s ramdisk steps go to the one it booted', async () => {
+    const queueOfBoot = new RegExp(`^ramdisk\\.${nodeId}\\.[0-9a-f]{16}$`);
+    const first = machine.ramdisk?.taskQueue;
+    expect(first).toMatch(queueOfBoot);
+    expect(await sessionQueue(site.t.cp.db, nodeId)).toBe(first);
+    // Powered off behind the control plane's back: its session still looks fresh, so the run asks it first, then boots.
+    await machine.powerOff();
+    const started = await site.t.root.call<{ workflowId: string }>('POST', '/v1/profiles/boot-e2e/runs', {
+      tenantId: 'root',
+      nodeId,
+      provisionState: 'commissioning',
+    });
+    const handle = site.t.cp.temporal.workflow.getHandle(started.workflowId);
+    const result = (await handle.result()) as ProvisionResult;
+    expect(result.outputs['steps[0]']).toMatchObject({ booted: true });
+    const second = machine.ramdisk?.taskQueue;
+    expect(second).toMatch(queueOfBoot);
+    expect(second).not.toBe(first);
+    expect(await sessionQueue(site.t.cp.db, nodeId)).toBe(second);
+    const { events } = await handle.fetchHistory();
+    const scheduled = (events ?? []).flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes] : []));
+    const onRamdisk = scheduled.filter((a) => a.activityType?.name === 'inventory.refresh' || a.activityType?.name === 'disk.wipe');
+    // The probe of the powered-off ramdisk went to its queue; the steps after the boot, to the new one's.
+    expect(onRamdisk.map((a) => `${a.activityType?.name}@${a.taskQueue?.name}`)).toEqual([
+      `inventory.refresh@${first}`,
+      `inventory.refresh@${second}`,
+      `disk.wipe@${second}`,
+    ]);
+  }, 120_000);
 
   it('deploy.image streams a gzip image onto the disk file with the digest checked on the stream', async () => {
     const answer = (await runOnRamdisk(nodeId, 'deploy.image', {

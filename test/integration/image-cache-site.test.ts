@@ -30,6 +30,7 @@ import { activeAgent, enrollMachine, startBootSite, until, type BootSite } from 
 import { startIpmiSim, type RunningIpmiSim } from '../helpers/ipmi-sim';
 import { siteAgentFixture } from '../helpers/site-agent';
 import { makeServerCertificate } from '../helpers/tls';
+import { sessionQueue } from '../helpers/provision';
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const signer = generateKeyPairSync('ed25519');
@@ -180,7 +181,7 @@ describe('the site image cache', () => {
 
     const deploy = async (source: string, sha256: string) => {
       const command: AgentCommandInput = {
-        taskQueue: `ramdisk.${nodeId}`,
+        taskQueue: await sessionQueue(site.t.cp.db, nodeId),
         activity: 'deploy.image',
         input: {
           workflowId: `test:${nodeId}`,

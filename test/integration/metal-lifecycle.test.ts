@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { attestStepResult } from '../../agent/common/attest';
 import { dcgmStepResult } from '../../agent/common/dcgm';
 import type { Signer } from '../../agent/common/control-plane-client';
-import { ramdiskQueue, siteAgentQueue } from '../../core/agent-queues';
+import { siteAgentQueue } from '../../core/agent-queues';
 import { recordCertificate } from '../../core/joins/record-certificate';
 import { loadOrCreateNodeCa } from '../../services/pki/node-ca';
 import { addImageSigner } from '../../services/images/signers';
@@ -22,7 +22,7 @@ import type { MetalBulkPage, MetalBulkRunView, MetalNodeView } from '../../core/
 import { agentJoinedSignal } from '../../workflows/provision-handles';
 import { HISTORY_LIMIT } from '../../workflows/node-lifecycle';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
-import { keepSessions, Ledger, startEmulatedAgent, until, type EmulatedAgent, type MachineActivity } from '../helpers/provision';
+import { emulatedRamdiskQueue, keepSessions, Ledger, startEmulatedAgent, until, type EmulatedAgent, type MachineActivity } from '../helpers/provision';
 
 type ErrorBody = { error: { code: string; message: string } };
 
@@ -140,10 +140,11 @@ function ramdiskSigner(nodeId: string): Promise<Signer> {
  */
 const joinedRamdisks = new Set<string>();
 async function ramdiskJoined(nodeId: string, workflowId: string): Promise<void> {
-  await t.cp.temporal.workflow.getHandle(workflowId).signal(agentJoinedSignal, { role: 'ramdisk', agentNodeId: nodeId });
+  const taskQueue = emulatedRamdiskQueue(nodeId);
+  await t.cp.temporal.workflow.getHandle(workflowId).signal(agentJoinedSignal, { role: 'ramdisk', agentNodeId: nodeId, taskQueue });
   if (joinedRamdisks.has(nodeId)) return;
   joinedRamdisks.add(nodeId);
-  sessions.push(keepSessions(t.cp.db, [{ nodeId, siteId, role: 'ramdisk', taskQueue: ramdiskQueue(nodeId) }]));
+  sessions.push(keepSessions(t.cp.db, [{ nodeId, siteId, role: 'ramdisk', taskQueue }]));
 }
 
 function newMachine(overrides: Partial<Machine> = {}): Machine {
@@ -161,7 +162,7 @@ async function enroll(machine: Machine, extra: Record<string, unknown> = {}): Pr
   });
   expect(res.status).toBe(201);
   machines.set(res.body.nodeId, machine);
-  agents.push(await startEmulatedAgent(t.config, ramdiskQueue(res.body.nodeId), ramdiskSteps));
+  agents.push(await startEmulatedAgent(t.config, emulatedRamdiskQueue(res.body.nodeId), ramdiskSteps));
   return res.body;
 }
 

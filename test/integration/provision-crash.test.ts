@@ -6,7 +6,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { ramdiskQueue, siteAgentQueue } from '../../core/agent-queues';
+import { siteAgentQueue } from '../../core/agent-queues';
 import { repoRoot, type IronflowConfig } from '../../services/config';
 import { newId } from '../../services/ids';
 import type { ProvisionResult } from '../../core/plan';
@@ -16,13 +16,13 @@ import { createProfile } from '../../profiles/store';
 import { serverSettings, startTemporalServer, type TemporalServer } from '../../stack/temporal-server';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
 import { freePort } from '../helpers/ports';
-import { createNode, keepSessions, Ledger, until } from '../helpers/provision';
+import { createNode, emulatedRamdiskQueue, keepSessions, Ledger, until } from '../helpers/provision';
 
 const SITE = 'site_crash';
 const AGENT = 'node_crash_agent';
 let t: TestControlPlane;
 let ledger: Ledger;
-let sessions: { stop(): Promise<void> };
+const sessions: Array<{ stop(): Promise<void> }> = [];
 const children = new Set<ChildProcess>();
 
 function startWorkerProcess(config: IronflowConfig, nodeId: string): Promise<ChildProcess> {
@@ -37,7 +37,7 @@ function startWorkerProcess(config: IronflowConfig, nodeId: string): Promise<Chi
       IRONFLOW_WORKFLOW_BUNDLE: inject('workflowBundle'),
       LEDGER_FILE: ledger.file,
       SITE_QUEUE: siteAgentQueue(SITE, AGENT),
-      RAMDISK_QUEUE: ramdiskQueue(nodeId),
+      RAMDISK_QUEUE: emulatedRamdiskQueue(nodeId),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -71,6 +71,14 @@ const profile = {
   cleanup: [{ use: 'boot.cleanUp', on: 'site', timeout: '5s' }],
 };
 
+/** A node whose ramdisk (in the worker process) is up: its session names its queue. */
+async function newMachine(): Promise<string> {
+  const nodeId = newId('node');
+  await createNode(t.cp.db, { nodeId, siteId: SITE });
+  sessions.push(keepSessions(t.cp.db, [{ nodeId, siteId: SITE, role: 'ramdisk', taskQueue: emulatedRamdiskQueue(nodeId) }]));
+  return nodeId;
+}
+
 /** Every step finished exactly once. */
 function expectNoStepRanTwice(nodeId: string) {
   const done = ledger.entries().filter((e) => e.step.startsWith(`${nodeId}/`) && e.event === 'done');
@@ -83,20 +91,19 @@ function expectNoStepRanTwice(nodeId: string) {
 beforeAll(async () => {
   t = await startTestControlPlane({ worker: false }); // the workers live in child processes
   ledger = new Ledger(path.join(t.config.dataDir, 'ledger.jsonl'));
-  sessions = keepSessions(t.cp.db, [{ nodeId: AGENT, siteId: SITE, role: 'site', taskQueue: siteAgentQueue(SITE, AGENT) }]);
+  sessions.push(keepSessions(t.cp.db, [{ nodeId: AGENT, siteId: SITE, role: 'site', taskQueue: siteAgentQueue(SITE, AGENT) }]));
   await createProfile(t.cp.db, { tenantId: 'root', document: profile, public: false });
 });
 
 afterAll(async () => {
   for (const child of children) child.kill('SIGKILL');
-  await sessions?.stop();
+  for (const session of sessions) await session.stop();
   await t?.close();
 });
 
 describe('crash resumption', () => {
   it('a worker SIGKILLed mid-step: a new one finishes the workflow, no finished step runs again', async () => {
-    const nodeId = newId('node');
-    await createNode(t.cp.db, { nodeId, siteId: SITE });
+    const nodeId = await newMachine();
     const first = await startWorkerProcess(t.config, nodeId);
     const started = await startProvision(t.cp, { tenantId: 'root', nodeId, profileId: 'crash-resume', provisionState: 'deploying' });
     await until(
@@ -136,8 +143,7 @@ describe('crash resumption', () => {
     };
     let server: TemporalServer = await startTemporalServer(serverOptions);
     const config = { ...t.config, temporal: { ...t.config.temporal, address } };
-    const nodeId = newId('node');
-    await createNode(t.cp.db, { nodeId, siteId: SITE });
+    const nodeId = await newMachine();
     let worker = await startWorkerProcess(config, nodeId);
     let connection = await Connection.connect({ address });
     try {

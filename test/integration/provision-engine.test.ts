@@ -13,7 +13,17 @@ import { newId } from '../../services/ids';
 import type { ProvisionStatus, StepInput } from '../../core/plan';
 import { toolPath } from '../../stack/tools';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
-import { createNode, keepSessions, Ledger, startEmulatedAgent, until, type EmulatedAgent, type MachineActivity } from '../helpers/provision';
+import {
+  createNode,
+  emulatedRamdiskQueue,
+  keepSessions,
+  Ledger,
+  startEmulatedAgent,
+  startEmulatedRamdisk,
+  until,
+  type EmulatedAgent,
+  type MachineActivity,
+} from '../helpers/provision';
 
 const run = promisify(execFile);
 let t: TestControlPlane;
@@ -52,7 +62,7 @@ const AGENT_B = 'node_agent_b';
 async function newMachine(): Promise<string> {
   const nodeId = newId('node');
   await createNode(t.cp.db, { nodeId, siteId: SITE });
-  agents.push(await startEmulatedAgent(t.config, ramdiskQueue(nodeId), machine));
+  agents.push(await startEmulatedRamdisk(t.config, t.cp.db, { nodeId, siteId: SITE }, machine));
   return nodeId;
 }
 
@@ -127,8 +137,8 @@ describe('provision workflows', () => {
     const seen = ledger.entries().filter((e) => e.step.startsWith(nodeId) && e.event === 'done');
     expect(seen.map((e) => `${e.use}@${e.queue}`)).toEqual([
       `management.setBootDevice@${siteAgentQueue(SITE, AGENT_A)}`,
-      `inventory.refresh@${ramdiskQueue(nodeId)}`,
-      `disk.wipe@${ramdiskQueue(nodeId)}`,
+      `inventory.refresh@${emulatedRamdiskQueue(nodeId)}`,
+      `disk.wipe@${emulatedRamdiskQueue(nodeId)}`,
       `boot.cleanUp@${siteAgentQueue(SITE, AGENT_A)}`,
     ]);
     // Control steps wrote their events; the history's input is the plan.
@@ -277,7 +287,7 @@ describe('provision workflows', () => {
       10_000,
       'heartbeat progress',
     );
-    expect(view.status.step).toMatchObject({ key: 'steps[1]', use: 'disk.wipe', queue: 'ramdisk', taskQueue: ramdiskQueue(nodeId) });
+    expect(view.status.step).toMatchObject({ key: 'steps[1]', use: 'disk.wipe', queue: 'ramdisk', taskQueue: emulatedRamdiskQueue(nodeId) });
     expect(view.pendingActivities[0]).toMatchObject({ activity: 'disk.wipe', attempt: 1 });
     const handle = t.cp.temporal.workflow.getHandle(workflowId);
     await handle.cancel();
@@ -322,6 +332,73 @@ describe('provision workflows', () => {
     const error = await handle.result().catch((e: unknown) => e);
     expect(String((error as WorkflowFailedError).cause?.message)).toContain('did not rejoin within 2000 ms');
     expect((await status(workflowId)).history.map((h) => `${h.key}:${h.outcome}`)).toEqual(['steps[0]:succeeded', 'steps[1]:failed']);
+  });
+
+  it('ramdisk steps go to the queue of the ramdisk that joined last: a powered-off one still polling its own never takes them', async () => {
+    const nodeId = newId('node');
+    await createNode(t.cp.db, { nodeId, siteId: SITE });
+    // An earlier boot's ramdisk, powered off: its poll still open at the server. Then the machine's next ramdisk.
+    const oldQueue = ramdiskQueue(nodeId, 'a'.repeat(16));
+    const newQueue = ramdiskQueue(nodeId, 'b'.repeat(16));
+    agents.push(await startEmulatedAgent(t.config, oldQueue, machine));
+    agents.push(await startEmulatedAgent(t.config, newQueue, machine));
+    let forged = () => {};
+    const forgedSent = new Promise<void>((resolve) => (forged = resolve));
+    behaviour.set(`${nodeId}/steps[1]`, async () => {
+      await forgedSent;
+      return { ok: true };
+    });
+    const workflowId = await storeAndRun(
+      {
+        id: 'engine-ramdisk-queue',
+        version: 1,
+        target: 'metal',
+        steps: [
+          { use: 'wait.agentJoined', with: { role: 'ramdisk' }, timeout: '30s' },
+          { use: 'inventory.refresh', on: 'ramdisk', timeout: '5s' },
+          { use: 'disk.wipe', on: 'ramdisk', timeout: '5s' },
+          { use: 'boot.kexec', on: 'ramdisk', timeout: '5s' },
+        ],
+      },
+      nodeId,
+    );
+    const handle = t.cp.temporal.workflow.getHandle(workflowId);
+    await until(
+      () => status(workflowId),
+      (s) => s.waitingFor?.startsWith('agentJoined') === true,
+      10_000,
+      'the join wait',
+    );
+    await handle.signal('agentJoined', { role: 'ramdisk', agentNodeId: nodeId, taskQueue: newQueue });
+    await until(
+      () => ledger.count(`${nodeId}/steps[1]`, 'start'),
+      (n) => n === 1,
+      10_000,
+      'the inventory to start',
+    );
+    // A signal naming another node's ramdisk queue, or no ramdisk queue at all, is not followed.
+    await handle.signal('agentJoined', { role: 'ramdisk', agentNodeId: nodeId, taskQueue: ramdiskQueue(newId('node'), 'c'.repeat(16)) });
+    await handle.signal('agentJoined', { role: 'ramdisk', agentNodeId: nodeId, taskQueue: `site.${SITE}.${AGENT_A}` });
+    forged();
+    await handle.result();
+    const ran = ledger.entries().filter((e) => e.step.startsWith(`${nodeId}/`) && e.event === 'done');
+    expect(ran.map((e) => `${e.use}@${e.queue}`)).toEqual([`inventory.refresh@${newQueue}`, `disk.wipe@${newQueue}`, `boot.kexec@${newQueue}`]);
+  });
+
+  it('a ramdisk step in a run that booted no ramdisk goes to the one the session names, and fails INVALID_STATE when none runs', async () => {
+    const withRamdisk = await newMachine();
+    const document = { id: 'engine-ramdisk-session', version: 1, target: 'metal', steps: [{ use: 'inventory.refresh', on: 'ramdisk', timeout: '5s' }] };
+    await t.cp.temporal.workflow.getHandle(await storeAndRun(document, withRamdisk)).result();
+    const done = ledger.entries().filter((e) => e.step === `${withRamdisk}/steps[0]` && e.event === 'done');
+    expect(done.map((e) => e.queue)).toEqual([emulatedRamdiskQueue(withRamdisk)]);
+
+    const without = newId('node');
+    await createNode(t.cp.db, { nodeId: without, siteId: SITE });
+    const error = await t.cp.temporal.workflow
+      .getHandle(await storeAndRun({ ...document, version: 2 }, without))
+      .result()
+      .catch((e: unknown) => e);
+    expect(String((error as WorkflowFailedError).cause?.message)).toContain(`no ramdisk of node ${without} is running`);
   });
 
   it('temporal workflow signal: confirmMac reaches the waiting step; abort cancels the step, runs cleanup and fails the run', async () => {

@@ -11,7 +11,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startNodeAgent, type NodeAgent } from '../../agent/node/main';
 import { joinTokenFromUserData, writeJoinTokenFile } from '../../agent/node/user-data';
 import { withDeployHostSpec } from '../../activities/deploy-host-spec';
-import { ramdiskQueue } from '../../core/agent-queues';
 import { verifyAttestation } from '../../services/attestations/verify';
 import { loadConfig } from '../../services/config';
 import { isIronflowError } from '../../core/errors';
@@ -21,7 +20,7 @@ import { applyStateOutcome } from '../../services/metal/lifecycle-moves';
 import { buildCsr } from '../../services/pki/csr-builder';
 import { sealingCodecFor } from '../../services/sealing';
 import { startTestControlPlane, testConfig, type TestControlPlane } from '../helpers/control-plane';
-import { startEmulatedAgent, until, type EmulatedAgent } from '../helpers/provision';
+import { startEmulatedRamdisk, until, type EmulatedAgent } from '../helpers/provision';
 
 let t: TestControlPlane;
 let siteId: string;
@@ -37,12 +36,17 @@ async function newNode(): Promise<string> {
   await t.cp.db.node.create({ data: { id: nodeId, tenantId: 'root', siteId, poolId, role: 'machine', provisionState: 'deploying' } });
   // The ramdisk side of this machine: boot.kexec "boots the installed OS".
   agents.push(
-    await startEmulatedAgent(t.config, ramdiskQueue(nodeId), {
-      'boot.kexec': async () => {
-        setTimeout(() => void installedOs.get(nodeId)?.(), 50);
-        return { kexec: true };
+    await startEmulatedRamdisk(
+      t.config,
+      t.cp.db,
+      { nodeId, siteId },
+      {
+        'boot.kexec': async () => {
+          setTimeout(() => void installedOs.get(nodeId)?.(), 50);
+          return { kexec: true };
+        },
       },
-    }),
+    ),
   );
   return nodeId;
 }

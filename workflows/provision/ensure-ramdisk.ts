@@ -14,13 +14,13 @@
 // provisioning network, then checks the identity of the ramdisk that joined.
 import { ApplicationFailure, condition, proxyActivities } from '@temporalio/workflow';
 import type { RamdiskBootActivities, RamdiskBootNode } from '../../activities/ramdisk-boot';
-import { ramdiskQueue } from '../../core/agent-queues';
 import type { BootEntry } from '../../core/boot/boot-entry';
 import { waitedFor } from '../../core/deadlines';
 import { nonRetryableCodes } from '../../core/errors';
 import type { JsonObject, PlanStep } from '../../core/plan';
 import { sameProductUuid } from '../../core/product-uuid';
 import { activitySummary } from '../../core/workflow-summaries';
+import { ramdiskTaskQueue, sharedRamdiskQueue } from './ramdisk-queue';
 import { activityOn, commandRetry, siteCommand } from './routing';
 import { stepInput, type RunContext } from './run-context';
 import type { WorkflowStepAttempt } from './workflow-steps';
@@ -61,9 +61,8 @@ export async function ensureRamdisk(
   const { status } = run;
   const { nodeId } = target;
 
-  /** inventory.refresh on the machine's ramdisk queue (read-only: a probe, or the identity check). */
-  const askRamdisk = (pickupMs: number, maximumAttempts: number) => {
-    const queue = ramdiskQueue(nodeId);
+  /** inventory.refresh on the ramdisk serving `queue` (read-only: a probe, or the identity check). */
+  const askRamdisk = (queue: string, pickupMs: number, maximumAttempts: number) => {
     if (status.step) status.step.taskQueue = queue;
     run.showDetails();
     return activityOn(
@@ -78,8 +77,11 @@ export async function ensureRamdisk(
   // crash end it without a goodbye): ask it.
   const state = await leaves['metal.ensureRamdisk.read']({ nodeId });
   if (state.ramdiskSession) {
+    // A read recorded before queues per boot names no queue.
+    const queue = state.ramdiskQueue ?? sharedRamdiskQueue(nodeId);
     try {
-      await askRamdisk(PROBE_PICKUP_MS, 1);
+      await askRamdisk(queue, PROBE_PICKUP_MS, 1);
+      run.useRamdiskQueue(queue);
       return { booted: false, alreadyConnected: true, macs: [], agentNodeId: null };
     } catch {
       // not there: boot it
@@ -152,7 +154,7 @@ export async function ensureRamdisk(
   run.takeJoins('ramdisk');
   run.waitFor(null);
   status.progress = null;
-  if (discovered) await checkDiscoveredIdentity(node, macs[0] as string, await askRamdisk(PROBE_TIMEOUT_MS, 2));
+  if (discovered) await checkDiscoveredIdentity(node, macs[0] as string, await askRamdisk(await ramdiskTaskQueue(ctx), PROBE_TIMEOUT_MS, 2));
   return { booted: true, alreadyConnected: false, macs, agentNodeId };
 }
 

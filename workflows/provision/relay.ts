@@ -9,12 +9,10 @@ import { stepInput, type RunContext } from './run-context';
 export async function relay(ctx: RunContext, step: PlanStep, request: StepRelay, deadline: number): Promise<unknown> {
   const { status } = ctx.run;
   const { queue, activity, with: withInput, then } = request.relayTo;
-  const taskQueue = machineQueue(queue, ctx.target.nodeId);
+  const taskQueue = await machineQueue(queue, ctx);
   const left = Math.max(1000, deadline - Date.now());
   // The machine's answer, any error code included, is final (the control step decides what
-  // follows). An attempt that timed out is tried once more: the queue is per node, not per
-  // boot, so a powered-off ramdisk's long poll, still open at the server for up to a minute,
-  // can take the next ramdisk's first task and never answer it.
+  // follows). An attempt that timed out is tried once more.
   const machineStep = { ...step, activity, timeoutMs: left, retry: { ...step.retry, maximumAttempts: 2 } };
   if (status.step) status.step.taskQueue = taskQueue;
   ctx.run.showDetails();

@@ -1,14 +1,15 @@
-// Where a step's work goes: the control-plane queue, the machine's own queues (ramdisk.<node>,
-// node.<node>), or a connected site agent of the machine's site, picked by siteAgentFor and
-// re-picked when the one chosen never picks the task up.
+// Where a step's work goes: the control-plane queue, the machine's own queues (its ramdisk's,
+// ramdisk-queue.ts, or node.<node>), or a connected site agent of the machine's site, picked by
+// siteAgentFor and re-picked when the one chosen never picks the task up.
 import { ActivityFailure, ApplicationFailure, proxyActivities, sleep, TimeoutFailure, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
 import type { SiteRoutingActivities } from '../../activities/site-routing';
-import { nodeAgentQueue, ramdiskQueue } from '../../core/agent-queues';
+import { nodeAgentQueue } from '../../core/agent-queues';
 import { waitedFor } from '../../core/deadlines';
 import { nonRetryableCodes } from '../../core/errors';
 import type { JsonObject, PlanRetry, PlanStep, ProvisionTarget, SiteAgentChoice, StepInput } from '../../core/plan';
 import { activitySummary } from '../../core/workflow-summaries';
+import { ramdiskTaskQueue } from './ramdisk-queue';
 import { stepInput, type RunContext } from './run-context';
 import type { RunStatus } from './status';
 
@@ -50,10 +51,14 @@ export function activityOn(
 export const isScheduleToStartTimeout = (err: unknown): boolean =>
   err instanceof ActivityFailure && err.cause instanceof TimeoutFailure && err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START;
 
-/** The queue of a machine's own route (undefined: the control-plane queue). */
-export function machineQueue(route: PlanStep['route'], nodeId: string): string | undefined {
-  if (route === 'ramdisk') return ramdiskQueue(nodeId);
-  if (route === 'node') return nodeAgentQueue(nodeId);
+/**
+ * The queue of a step's route on the machine, undefined for the control-plane queue. A promise
+ * only while the run has yet to learn its ramdisk's queue: most steps make no promise more
+ * (the SDK's stack-trace hook pays for each, sdk-typescript#1587).
+ */
+export function machineQueue(route: PlanStep['route'], ctx: RunContext): string | undefined | Promise<string> {
+  if (route === 'ramdisk') return ctx.run.ramdiskQueue() ?? ramdiskTaskQueue(ctx);
+  if (route === 'node') return nodeAgentQueue(ctx.target.nodeId);
   return undefined;
 }
 

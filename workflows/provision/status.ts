@@ -1,6 +1,7 @@
 // The provision run's status (the `status` query), the Web UI's current details that follow
 // it, and the handlers that change it: abort (signal and Update), confirmMac, agentJoined.
 import { ApplicationFailure, CancellationScope, setCurrentDetails, setHandler } from '@temporalio/workflow';
+import { isRamdiskQueueOf } from '../../core/agent-queues';
 import type { ProvisionStatus, ProvisionTarget } from '../../core/plan';
 import { provisionDetails } from '../../core/workflow-summaries';
 import { installConfirmMacHandlers, noteRejectedSignal } from '../confirm-mac-handlers';
@@ -27,6 +28,10 @@ export interface RunStatus {
   untakenJoins(role: JoinRole): number;
   /** A wait took every join of `role` so far: a later wait waits for the next. */
   takeJoins(role: JoinRole): void;
+  /** The queue of the machine's ramdisk as this run knows it: the last ramdisk that joined, or one found answering (null: neither yet). */
+  ramdiskQueue(): string | null;
+  /** The ramdisk serving `queue` answered: later steps on the ramdisk go there. */
+  useRamdiskQueue(queue: string): void;
 }
 
 /** The status and its handlers; call once, before the first step. */
@@ -47,6 +52,7 @@ export function startRunStatus(target: ProvisionTarget): RunStatus {
   const joined: Record<JoinRole, number> = { ramdisk: 0, node: 0 };
   const lastAgent: Record<JoinRole, string | null> = { ramdisk: null, node: null };
   const taken: Record<JoinRole, number> = { ramdisk: 0, node: 0 };
+  let ramdiskQueue: string | null = null;
   let waitingSince: string | null = null;
 
   const showDetails = () => setCurrentDetails(provisionDetails(status, waitingSince));
@@ -88,6 +94,8 @@ export function startRunStatus(target: ProvisionTarget): RunStatus {
     if (join?.role !== 'ramdisk' && join?.role !== 'node') return;
     joined[join.role] += 1;
     lastAgent[join.role] = typeof join.agentNodeId === 'string' ? join.agentNodeId : null;
+    // Only a ramdisk queue of this node: a signal naming another would send the machine's steps elsewhere.
+    if (join.role === 'ramdisk' && isRamdiskQueueOf(join.taskQueue, target.nodeId)) ramdiskQueue = join.taskQueue;
   });
 
   return {
@@ -100,5 +108,7 @@ export function startRunStatus(target: ProvisionTarget): RunStatus {
     lastJoined: (role) => lastAgent[role],
     untakenJoins: (role) => joined[role] - taken[role],
     takeJoins: (role) => void (taken[role] = joined[role]),
+    ramdiskQueue: () => ramdiskQueue,
+    useRamdiskQueue: (queue) => void (ramdiskQueue = queue),
   };
 }

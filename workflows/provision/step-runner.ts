@@ -72,7 +72,14 @@ function dispatch(ctx: RunContext, step: PlanStep, deadline: number): Promise<un
       deadline,
     );
   }
-  const queue = machineQueue(step.route, ctx.target.nodeId);
+  const queue = machineQueue(step.route, ctx);
+  if (queue instanceof Promise) return queue.then((learned) => send(ctx, step, learned, deadline));
+  return send(ctx, step, queue, deadline);
+}
+
+/** A step's activity on `queue` (undefined: the control-plane queue), and a control step's relay. */
+function send(ctx: RunContext, step: PlanStep, queue: string | undefined, deadline: number): Promise<unknown> {
+  const { status } = ctx.run;
   if (status.step) {
     status.step.taskQueue = queue ?? controlQueue();
     status.step.attempt = 1;
