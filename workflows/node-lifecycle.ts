@@ -159,7 +159,7 @@ async function runStateWorkflow(
         { key: searchAttributeKeys.ProvisionState, value: target.provisionState },
         { key: searchAttributeKeys.ProfileRef, value: plan.profile.ref },
       ],
-      memo: { profile: plan.profile.ref, profileTenant: plan.profile.tenantId, step: null },
+      memo: { profile: plan.profile.ref, profileTenant: plan.profile.tenantId },
       staticSummary: provisionSummary({ nodeId, state: target.provisionState, profileRef: plan.profile.ref, siteId: target.siteId }),
       staticDetails: planDetails(plan),
     });

@@ -26,7 +26,7 @@ export async function startProvisionRun(
       args: [plan, target],
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       typedSearchAttributes: provisionRunAttributes({ ...target, profileRef: plan.profile.ref }),
-      memo: { profile: plan.profile.ref, profileTenant: plan.profile.tenantId, step: null },
+      memo: { profile: plan.profile.ref, profileTenant: plan.profile.tenantId },
       staticSummary: provisionSummary({ nodeId: target.nodeId, state: target.provisionState, profileRef: plan.profile.ref, siteId: target.siteId }),
       staticDetails: planDetails(plan),
     });

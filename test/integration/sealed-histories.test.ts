@@ -116,9 +116,14 @@ describe('a sealed history', () => {
         String(where),
       ).toBe(true);
     }
-    // Only search attributes stay readable: ids the Web UI lists by, no secret.
-    const unsealed = payloads.filter(({ payload }) => payload.metadata?.encoding !== SEALED_B64).map((p) => p.at);
-    expect(unsealed.filter((at) => !/\.searchAttributes\./.test(at))).toEqual([]);
+    // Only search attributes stay readable (ids the Web UI lists by, no secret), and the SDK's own
+    // patch markers (which versions of the workflow code the run took: a patch id).
+    const unsealed = payloads.filter(({ payload }) => payload.metadata?.encoding !== SEALED_B64);
+    const patchData = unsealed.filter((p) => /markerRecordedEventAttributes\.details\.patch-data\./.test(p.at));
+    expect(patchData.map((p) => JSON.parse(Buffer.from(p.payload.data ?? '', 'base64').toString('utf8')) as unknown)).toEqual([
+      { id: 'memo-without-step', deprecated: false },
+    ]);
+    expect(unsealed.map((p) => p.at).filter((at) => !/\.searchAttributes\./.test(at) && !/\.patch-data\./.test(at))).toEqual([]);
     expect(unsealed.length).toBeGreaterThan(0);
     // The step's message is nowhere; the node id only in the workflow id.
     expect(raw).not.toContain(marker);

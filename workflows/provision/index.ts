@@ -2,12 +2,13 @@
 // walks the plan (steps, then acceptance, then cleanup, which always runs) with the step
 // runner; retries, timeouts, rejoin waits, cancellation and crash resumption come from
 // Temporal. Deterministic: no I/O, no clocks but the workflow's own.
-import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, workflowInfo } from '@temporalio/workflow';
 import type { JsonValue, Plan, ProvisionResult, ProvisionTarget } from '../../core/plan';
 import { notifyParentEnded } from '../lifecycle-handles';
 import { quorumGate } from '../quorum-gate';
 import { startBootSlot } from './boot-slot';
 import { startRunStatus } from './status';
+import { showStepInMemo } from './step-memo';
 import type { RunContext } from './run-context';
 import { failureMessage, runStep } from './step-runner';
 
@@ -76,7 +77,7 @@ async function walk(plan: Plan, target: ProvisionTarget): Promise<ProvisionResul
     });
   }
   status.step = null;
-  upsertMemo({ step: null, use: null });
+  showStepInMemo(null);
 
   if (failure !== undefined) {
     status.error = status.abortReason ?? failureMessage(failure);

@@ -2,7 +2,7 @@
 // before it, where it runs (an activity on its queue, routing.ts, or the workflow itself,
 // workflow-steps.ts), the rejoin wait after it, its fallback and onFailure, and a timeout
 // explained in words (what it waited for, for how long).
-import { ActivityFailure, ApplicationFailure, condition, isCancellation, TimeoutFailure, upsertMemo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, condition, isCancellation, TimeoutFailure } from '@temporalio/workflow';
 import { formatDuration, waitedFor, waitingUntil } from '../../core/deadlines';
 import { labelsMatch } from '../../core/label-expr';
 import { isStepRelay, type PlanStep, type StepRecord } from '../../core/plan';
@@ -10,6 +10,7 @@ import { activitySummary } from '../../core/workflow-summaries';
 import { relay } from './relay';
 import { activityOn, controlQueue, machineQueue, viaSiteAgent } from './routing';
 import { stepInput, type RunContext } from './run-context';
+import { showStepInMemo } from './step-memo';
 import { runWorkflowStep, workflowSteps } from './workflow-steps';
 
 const timeoutTexts: Record<string, string> = {
@@ -90,7 +91,7 @@ function send(ctx: RunContext, step: PlanStep, queue: string | undefined, deadli
   return work.then((result) => (isStepRelay(result) ? relay(ctx, step, result, deadline) : result));
 }
 
-/** A step's status and memo, then its work with the waits around it; answers its output. */
+/** A step's status, then its work with the waits around it; answers its output. */
 function execute(ctx: RunContext, step: PlanStep): Promise<unknown> {
   const { run } = ctx;
   const { status } = run;
@@ -98,7 +99,7 @@ function execute(ctx: RunContext, step: PlanStep): Promise<unknown> {
   const deadline = started + step.timeoutMs;
   status.step = { key: step.key, use: step.use, queue: step.queue, attempt: 0, startedAt: new Date(started).toISOString() };
   status.progress = null;
-  upsertMemo({ step: step.key, use: step.use });
+  showStepInMemo(step);
   run.showDetails();
   const awaitsMac = step.await === 'confirmMac' && status.confirmedMac === null;
   // Most steps wait for nothing before or after their work: the work's promise is the step's,
