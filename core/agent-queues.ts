@@ -30,7 +30,7 @@ export const siteAgentQueue = (siteId: string, agentNodeId: string): string => `
  */
 export const ramdiskQueue = (nodeId: string, keyTag: string): string => `ramdisk.${nodeId}.${keyTag}`;
 /** An agent key's tag: 16 hex digits (the first 8 bytes of the SHA-256 of its SubjectPublicKeyInfo). */
-export const AGENT_KEY_TAG = /^[0-9a-f]{16}$/;
+const AGENT_KEY_TAG = /^[0-9a-f]{16}$/;
 /** Whether `queue` is a ramdisk queue of `nodeId` (a queue a signal names is checked before any step is sent to it). */
 export function isRamdiskQueueOf(queue: unknown, nodeId: string): queue is string {
   const prefix = `ramdisk.${nodeId}.`;
