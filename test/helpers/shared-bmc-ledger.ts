@@ -1,6 +1,6 @@
 // The BMC operation ledger the site agent really uses (agent/site/remote-operation-ledger.ts),
 // for tests that run BMC commands: a control plane, a site agent joined with its own key and
-// certificate, and one machine whose state workflow runs (one step on a queue nobody serves),
+// certificate, and one machine whose state workflow runs (waiting for a ramdisk that never joins),
 // so the control plane keeps that workflow's operations for the agent.
 import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -8,6 +8,7 @@ import path from 'node:path';
 import { ControlPlaneClient, type Signer } from '../../agent/common/control-plane-client';
 import { RemoteOperationLedger } from '../../agent/site/remote-operation-ledger';
 import type { Plan } from '../../core/plan';
+import { compileProfile } from '../../profiles/compiler';
 import { newId } from '../../services/ids';
 import { startTestControlPlane, type TestControlPlane } from './control-plane';
 import { newKeyAndCsr, workDir } from './openssl';
@@ -22,31 +23,15 @@ export interface SharedLedgerFixture {
   close(): Promise<void>;
 }
 
-const holdingPlan: Plan = {
-  profile: { tenantId: 'root', id: 'ledger-hold', version: 1, ref: 'ledger-hold@1' },
-  target: 'metal',
-  role: 'host',
-  steps: [
-    {
-      key: 'steps[0]',
-      use: 'inventory.refresh',
-      activity: 'inventory.refresh',
-      queue: 'ramdisk',
-      route: 'ramdisk',
-      with: {},
-      timeoutMs: 600_000,
-      scheduleToStartMs: 600_000,
-      retry: { maximumAttempts: 1, initialIntervalMs: 1000, backoffCoefficient: 1, maximumIntervalMs: 1000 },
-      onFailure: 'fail',
-    },
-  ],
-  acceptance: [],
-  cleanup: [],
-};
+/** One step that waits for a ramdisk that never joins. */
+const holdingPlan: Plan = compileProfile(
+  { id: 'ledger-hold', version: 1, target: 'metal', steps: [{ use: 'wait.agentJoined', with: { role: 'ramdisk' }, timeout: '10m', retries: 0 }] },
+  'root',
+);
 
 /**
- * A machine of the site whose state workflow runs and stays running (one step on a queue
- * nobody serves); its row names that workflow, the control plane's own record of it (a
+ * A machine of the site whose state workflow runs and stays running (a wait for a ramdisk
+ * that never joins); its row names that workflow, the control plane's own record of it (a
  * workflow it did not start gets no step secrets, test/integration/bmc-access-forged.test.ts).
  */
 export async function startHoldingRun(t: TestControlPlane, siteId: string) {
