@@ -12,7 +12,8 @@ export async function relay(ctx: RunContext, step: PlanStep, request: StepRelay,
   const taskQueue = await machineQueue(queue, ctx);
   const left = Math.max(1000, deadline - Date.now());
   // The machine's answer, any error code included, is final (the control step decides what
-  // follows). An attempt that timed out is tried once more.
+  // follows). An attempt that timed out (its ramdisk stalled past its heartbeat) is tried once
+  // more on the same ramdisk's queue, within the step's time.
   const machineStep = { ...step, activity, timeoutMs: left, retry: { ...step.retry, maximumAttempts: 2 } };
   if (status.step) status.step.taskQueue = taskQueue;
   ctx.run.showDetails();
