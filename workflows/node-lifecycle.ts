@@ -12,7 +12,9 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   ParentClosePolicy,
+  patched,
   proxyActivities,
+  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   startChild,
@@ -20,7 +22,7 @@ import {
   workflowInfo,
   WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { WorkflowExecutionAlreadyStartedError, type LocalActivityOptions } from '@temporalio/common';
 import type { NodeLifecycleActivities } from '../activities/node-lifecycle';
 import { nonRetryableCodes } from '../core/errors';
 import { searchAttributeKeys } from '../core/search-attributes';
@@ -41,10 +43,22 @@ import { abortSignal } from './provision-handles';
 // The lifecycle's handles live with the state workflow's end signal; importers read them here too.
 export { lifecycleAbortSignal, lifecycleStatusQuery, wakeSignal, type LifecycleStatus } from './lifecycle-handles';
 
-const acts = proxyActivities<NodeLifecycleActivities>({
+const lifecycleActivityOptions: LocalActivityOptions = {
   startToCloseTimeout: '30 seconds',
   retry: { maximumAttempts: 20, maximumInterval: '10 seconds', nonRetryableErrorTypes: [...nonRetryableCodes] },
-});
+};
+const LOCAL_BOOKKEEPING_PATCH = 'lifecycle-local-activities';
+/** Runs begun before 2026-12-02 sent each read and write of the node's row as a task on the control queue. */
+const queuedActs = proxyActivities<NodeLifecycleActivities>(lifecycleActivityOptions);
+/**
+ * The lifecycle's own reads and writes of the node's row, run by the worker that runs this
+ * workflow, as local activities: each is one marker in the history instead of a task handed
+ * through the Temporal server and a workflow task more, and the server is a fleet's busiest
+ * process (bench/README.md, "The fleet"). The worker runs every workflow and the control
+ * queue's activities, so they run where they ran before.
+ */
+const localActs = proxyLocalActivities<NodeLifecycleActivities>(lifecycleActivityOptions);
+const lifecycleActs = (): NodeLifecycleActivities => (patched(LOCAL_BOOKKEEPING_PATCH) ? localActs : queuedActs);
 
 export const MAX_TRANSITIONS_PER_RUN = 8;
 /** The history length (events) past which a run continues as new, waiting or not. */
@@ -91,7 +105,7 @@ export async function nodeLifecycle(input: NodeLifecycleInput): Promise<{ state:
   // The abort's transition is an activity; the state workflow it leaves is stopped from here.
   const handleAborts = async () => {
     while (aborts.length > 0) {
-      const done = await acts.lifecycleAbort({ nodeId, reason: aborts.shift() as string });
+      const done = await lifecycleActs().lifecycleAbort({ nodeId, reason: aborts.shift() as string });
       if (done.aborted && done.stop) await stopStateWorkflow(done.stop, done.reason);
     }
   };
@@ -102,7 +116,7 @@ export async function nodeLifecycle(input: NodeLifecycleInput): Promise<{ state:
   for (;;) {
     await handleAborts();
     const seen = wakes;
-    const next = await acts.lifecycleNext(nodeId);
+    const next = await lifecycleActs().lifecycleNext(nodeId);
     state = next.state;
     upsertSearchAttributes([{ key: searchAttributeKeys.ProvisionState, value: state ?? '' }]);
     // The Web UI's current details: the state driven now and its child, or where the node rests.
@@ -116,7 +130,7 @@ export async function nodeLifecycle(input: NodeLifecycleInput): Promise<{ state:
       // A long wait grew the history: the child runs on (ABANDON) and tells the next run when it ends.
       if (end === null) await continueAsNew<typeof nodeLifecycle>(input);
       else {
-        const applied = await acts.lifecycleApply({
+        const applied = await lifecycleActs().lifecycleApply({
           nodeId,
           workflowId: next.workflowId,
           ...(end.outcome === 'succeeded' ? { outcome: 'succeeded', outputs: end.outputs, role: next.plan.role } : { outcome: 'failed', error: end.error }),
@@ -168,7 +182,7 @@ async function runStateWorkflow(
     // Started by an earlier run of this lifecycle: its end signal comes to this run (looked for below).
   }
   // An abort or a superseding verb may have landed between our read and the start.
-  if (child && !(await acts.lifecycleStarted({ nodeId, workflowId, profileRef: plan.profile.ref }))) {
+  if (child && !(await lifecycleActs().lifecycleStarted({ nodeId, workflowId, profileRef: plan.profile.ref }))) {
     await stopStateWorkflow(workflowId, 'the node left this state before its workflow started');
   }
   // Temporal tells only the run that started a child of an end the child could not signal (terminated, timed out).
@@ -190,7 +204,7 @@ async function runStateWorkflow(
       }
       if (run.wakes() !== looked) {
         looked = run.wakes();
-        const closed = await acts.lifecycleWorkflowEnd(workflowId);
+        const closed = await lifecycleActs().lifecycleWorkflowEnd(workflowId);
         if (closed) return closed;
         continue;
       }

@@ -15,6 +15,8 @@ import { CREDENTIAL_SCHEME } from '../../services/credentials';
 import type { ProvisionStatus } from '../../core/plan';
 import { CODEC_PATH, KEY_ID_METADATA, SEALED_ENCODING } from '../../services/sealing';
 import { temporalWebUiBase } from '../../core/temporal-links';
+import { lifecycleWorkflowId } from '../../services/temporal/workflow-ids';
+import { wakeLifecycle } from '../../services/temporal/starters';
 import { requireTool } from '../../stack/tools';
 import { startTestControlPlane, testConfig, type TestControlPlane } from '../helpers/control-plane';
 import { createNode } from '../helpers/provision';
@@ -56,12 +58,12 @@ afterAll(async () => {
 });
 
 /** `temporal workflow show` as JSON, against the test's server: raw, or through a codec endpoint. */
-async function showHistory(codec?: { endpoint: string; auth: string }): Promise<string> {
+async function showHistory(codec?: { endpoint: string; auth: string }, id = workflowId): Promise<string> {
   const args = [
     'workflow',
     'show',
     '--workflow-id',
-    workflowId,
+    id,
     '--address',
     t.config.temporal.address,
     '--namespace',
@@ -128,6 +130,38 @@ describe('a sealed history', () => {
     // The step's message is nowhere; the node id only in the workflow id.
     expect(raw).not.toContain(marker);
     expect(raw.replace(new RegExp(`"workflowId": "node:${nodeId}:inspecting:1"`, 'g'), '')).not.toContain(nodeId);
+  });
+
+  it("a node lifecycle's reads and writes of the node run as local activities, their markers sealed", async () => {
+    const restingNodeId = `node_resting${randomBytes(5).toString('hex')}`;
+    await t.cp.db.node.create({ data: { id: restingNodeId, tenantId: 'root', siteId: 'site_sealed', role: 'machine', provisionState: 'ready' } });
+    await wakeLifecycle(t.cp.temporal, t.config.controlQueue, { id: restingNodeId, tenantId: 'root', siteId: 'site_sealed', provisionState: 'ready' });
+    const lifecycleId = lifecycleWorkflowId(restingNodeId);
+    expect(await t.cp.temporal.workflow.getHandle(lifecycleId).result()).toEqual({ state: 'ready', transitions: 0 });
+    const history = JSON.parse(await showHistory(undefined, lifecycleId)) as { events: Array<{ eventType: string }> };
+    // Its look at the node (lifecycleNext) is a marker in the history, with no activity task on the server.
+    expect(history.events.map((e) => e.eventType).filter((type) => /ACTIVITY_TASK|MARKER_RECORDED/.test(type))).toEqual([
+      'EVENT_TYPE_MARKER_RECORDED',
+      'EVENT_TYPE_MARKER_RECORDED',
+    ]);
+    const payloads = payloadsIn(history);
+    const unsealed = payloads.filter(({ payload }) => payload.metadata?.encoding !== SEALED_B64);
+    const plainJson = (at: RegExp) =>
+      unsealed.filter((p) => at.test(p.at)).map((p) => JSON.parse(Buffer.from(p.payload.data ?? '', 'base64').toString('utf8')) as Record<string, unknown>);
+    expect(plainJson(/\.patch-data\./)).toEqual([{ id: 'lifecycle-local-activities', deprecated: false }]);
+    // The SDK's own record of the local activity stays readable: which one, its attempt and times.
+    expect(plainJson(/markerRecordedEventAttributes\.details\.data\./).map((d) => Object.keys(d).sort())).toEqual([
+      ['activity_id', 'activity_type', 'attempt', 'backoff', 'complete_time', 'original_schedule_time', 'seq'],
+    ]);
+    expect(
+      unsealed
+        .map((p) => p.at)
+        .filter((at) => !/\.searchAttributes\./.test(at) && !/\.patch-data\./.test(at) && !/markerRecordedEventAttributes\.details\.data\./.test(at)),
+    ).toEqual([]);
+    // Its result (the node's state) is sealed.
+    expect(payloads.filter((p) => /markerRecordedEventAttributes\.details\.result\./.test(p.at)).map((p) => p.payload.metadata?.encoding)).toEqual([
+      SEALED_B64,
+    ]);
   });
 
   it("reads decoded through the control plane's client", async () => {

@@ -31,7 +31,9 @@ describe('recorded workflow histories', () => {
     expect(files).toEqual(
       expect.arrayContaining([
         'lifecycle-aborted.json',
+        'lifecycle-aborted-2026-12-02.json',
         'lifecycle-enroll-failed.json',
+        'lifecycle-enroll-failed-2026-12-02.json',
         'provision-aborted.json',
         'provision-boot-slot.json',
         'provision-failing.json',
