@@ -12,9 +12,6 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   ParentClosePolicy,
-  patched,
-  proxyActivities,
-  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   startChild,
@@ -22,7 +19,7 @@ import {
   workflowInfo,
   WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
-import { WorkflowExecutionAlreadyStartedError, type LocalActivityOptions } from '@temporalio/common';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { NodeLifecycleActivities } from '../activities/node-lifecycle';
 import { nonRetryableCodes } from '../core/errors';
 import { searchAttributeKeys } from '../core/search-attributes';
@@ -38,27 +35,17 @@ import {
   type StateWorkflowEnded,
 } from './lifecycle-handles';
 import { provision } from './provision';
+import { localBookkeeping } from './local-bookkeeping';
 import { abortSignal } from './provision-handles';
 
 // The lifecycle's handles live with the state workflow's end signal; importers read them here too.
 export { lifecycleAbortSignal, lifecycleStatusQuery, wakeSignal, type LifecycleStatus } from './lifecycle-handles';
 
-const lifecycleActivityOptions: LocalActivityOptions = {
+/** The lifecycle's reads and writes of the node's row: local activities since 2026-12-02 (local-bookkeeping.ts). */
+const lifecycleActs = localBookkeeping<NodeLifecycleActivities>('lifecycle-local-activities', {
   startToCloseTimeout: '30 seconds',
   retry: { maximumAttempts: 20, maximumInterval: '10 seconds', nonRetryableErrorTypes: [...nonRetryableCodes] },
-};
-const LOCAL_BOOKKEEPING_PATCH = 'lifecycle-local-activities';
-/** Runs begun before 2026-12-02 sent each read and write of the node's row as a task on the control queue. */
-const queuedActs = proxyActivities<NodeLifecycleActivities>(lifecycleActivityOptions);
-/**
- * The lifecycle's own reads and writes of the node's row, run by the worker that runs this
- * workflow, as local activities: each is one marker in the history instead of a task handed
- * through the Temporal server and a workflow task more, and the server is a fleet's busiest
- * process (bench/README.md, "The fleet"). The worker runs every workflow and the control
- * queue's activities, so they run where they ran before.
- */
-const localActs = proxyLocalActivities<NodeLifecycleActivities>(lifecycleActivityOptions);
-const lifecycleActs = (): NodeLifecycleActivities => (patched(LOCAL_BOOKKEEPING_PATCH) ? localActs : queuedActs);
+});
 
 export const MAX_TRANSITIONS_PER_RUN = 8;
 /** The history length (events) past which a run continues as new, waiting or not. */

@@ -26,7 +26,7 @@ const settle = (nodeId: string, state: string, timeoutMs?: number) => site.settl
 const diskHead = (machine: Machine, bytes = 4096) => readFileSync(machine.diskPath).subarray(0, bytes);
 const registerImage = (ref: string, content: Buffer) => site.registerImage(ref, content);
 const deployProfile = (id: string, imageRef: string) => site.deployProfile(id, imageRef);
-const scheduledActivities = (workflowId: string) => site.scheduledActivities(workflowId);
+const activitiesRun = (workflowId: string) => site.activitiesRun(workflowId);
 const stateWorkflows = (nodeId: string) => site.stateWorkflows(nodeId);
 const bootEntries = () => site.bootEntries();
 const liveTokens = (nodeId: string) => site.liveTokens(nodeId);
@@ -112,7 +112,7 @@ describe('the metal lifecycle on emulated machines', () => {
     );
     expect(bootEntries().filter((e) => e.nodeId === nodeId)).toEqual([]);
     expect(await liveTokens(nodeId)).toBe(0);
-    expect(await scheduledActivities(workflowId)).toContain('boot.cleanUp');
+    expect(await activitiesRun(workflowId)).toContain('boot.cleanUp');
     expect((await settle(nodeId, 'failed')).failedFrom).toBe('deploying');
 
     // failedFrom deploying → releasing (a wipe) → ready.
@@ -135,7 +135,7 @@ describe('the metal lifecycle on emulated machines', () => {
     expect(failed).toMatchObject({ failedFrom: 'deploying', lastError: { code: 'INVALID_STATE' } });
     expect(failed.lastError?.message).toMatch(/signature/);
     const workflowId = (await stateWorkflows(nodeId)).find((id) => id.includes(':deploying:')) as string;
-    const activities = await scheduledActivities(workflowId);
+    const activities = await activitiesRun(workflowId);
     expect(activities).toContain('deploy.deploy');
     expect(activities).not.toContain('deploy.image');
     expect(activities).toContain('boot.cleanUp');

@@ -186,7 +186,7 @@ describe('PXE discovery and metal.confirmMac', () => {
     // ensureRamdisk: no machine step of the plan ran (only cleanup), nothing of the host was stored, its disk is untouched.
     expect((await site.t.cp.db.nodeCertificate.findMany({ where: { nodeId: node.nodeId } })).map((c) => c.role)).toContain('ramdisk');
     // (ensureRamdisk is workflow code: its one inventory.refresh is the backstop's, the plan's own inventory.refresh step never ran.)
-    const activities = await site.scheduledActivities(`node:${node.nodeId}:inspecting:2`);
+    const activities = await site.activitiesRun(`node:${node.nodeId}:inspecting:2`);
     expect(activities).toContain('metal.ensureRamdisk.bootEntries');
     expect(activities.filter((name) => name === 'inventory.refresh')).toHaveLength(1);
     expect((await site.t.cp.db.node.findUniqueOrThrow({ where: { id: node.nodeId } })).inventory).toBeNull();

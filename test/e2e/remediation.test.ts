@@ -148,7 +148,7 @@ describe('remediation profiles against the real agents', () => {
     );
     expect(reconnected.data).toMatchObject({ role: 'node', bootId: bootId(machine) });
     expect(await site.t.cp.db.nodeCertificate.count({ where: { nodeId, role: 'node' } })).toBe(certificatesBefore);
-    expect((await site.scheduledActivities(run.workflowId)).filter((a) => a === 'power.setPower')).toHaveLength(1);
+    expect((await site.activitiesRun(run.workflowId)).filter((a) => a === 'power.setPower')).toHaveLength(1);
 
     const node = await site.settle(nodeId, 'deployed');
     expect(node).toMatchObject({ power: 'on', maintenance: false, lastError: null });
@@ -162,7 +162,7 @@ describe('remediation profiles against the real agents', () => {
     expect(run).toMatchObject({ status: 'COMPLETED' });
     const uuids = machine.hardware().gpus.map((g) => g.uuid);
     expect(readFileSync(gpuResetLog(machine), 'utf8')).toBe(uuids.map((uuid, i) => `reset ${i} ${uuid}\n`).join(''));
-    expect((await site.scheduledActivities(run.workflowId)).filter((a) => a === 'gpu.reset' || a === 'diag.dcgm')).toEqual(['gpu.reset', 'diag.dcgm']);
+    expect((await site.activitiesRun(run.workflowId)).filter((a) => a === 'gpu.reset' || a === 'diag.dcgm')).toEqual(['gpu.reset', 'diag.dcgm']);
     expect(await site.settle(nodeId, 'deployed')).toMatchObject({ maintenance: false, lastError: null });
   }, 120_000);
 
@@ -173,7 +173,7 @@ describe('remediation profiles against the real agents', () => {
     expect(run.failure).toMatch(/gpu\.reset: .* has no nvidia-smi on its PATH/);
     expect(run.failure).toContain(nodeId.replace(/_/g, '-'));
     expect(existsSync(gpuResetLog(machine))).toBe(false);
-    expect((await site.scheduledActivities(run.workflowId)).filter((a) => a === 'gpu.reset')).toHaveLength(1); // UNSUPPORTED is not retried
+    expect((await site.activitiesRun(run.workflowId)).filter((a) => a === 'gpu.reset')).toHaveLength(1); // UNSUPPORTED is not retried
     expect(await site.settle(nodeId, 'deployed')).toMatchObject({ maintenance: false });
   }, 120_000);
 });

@@ -24,6 +24,7 @@ import { imageSigningInput } from '../../core/images/signing-input';
 import type { MetalNodeView } from '../../core/schemas/metal';
 import { activeAgent, startBootSite, until, type BootSite } from './boot-site';
 import { testConfig } from './control-plane';
+import { activitiesRun } from './history-activities';
 import { freePort } from './ports';
 import { siteAgentFixture } from './site-agent';
 import { spawnSiteAgent, type SiteAgentProcess } from './site-agent-process';
@@ -105,7 +106,8 @@ export interface E2eSite extends BootSite {
   settle(nodeId: string, state: string, timeoutMs?: number): Promise<MetalNodeView>;
   /** Enrolls `count` machines by their BMC alone and waits until all are ready. */
   enrollToReady(count: number, timeoutMs?: number): Promise<Array<{ nodeId: string; machine: Machine; ready: MetalNodeView }>>;
-  scheduledActivities(workflowId: string): Promise<string[]>;
+  /** The activities the workflow ran, tasks and local ones, by type in order (history-activities.ts). */
+  activitiesRun(workflowId: string): Promise<string[]>;
   stateWorkflows(nodeId: string): Promise<string[]>;
   bootEntries(): Array<{ nodeId: string }>;
   liveTokens(nodeId: string): Promise<number>;
@@ -344,11 +346,8 @@ export async function startE2eSite(key: string, options: E2eSiteOptions = {}): P
       const ready = await Promise.all(enrolled.map((n) => settle(n.nodeId, 'ready', timeoutMs)));
       return enrolled.map((n, i) => ({ ...n, ready: ready[i] as MetalNodeView }));
     },
-    async scheduledActivities(workflowId) {
-      const history = await site.t.cp.temporal.workflow.getHandle(workflowId).fetchHistory();
-      return (history.events ?? []).flatMap((e) =>
-        e.activityTaskScheduledEventAttributes?.activityType?.name ? [e.activityTaskScheduledEventAttributes.activityType.name] : [],
-      );
+    async activitiesRun(workflowId) {
+      return activitiesRun(await site.t.cp.temporal.workflow.getHandle(workflowId).fetchHistory());
     },
     async stateWorkflows(nodeId) {
       const ids: string[] = [];

@@ -17,6 +17,7 @@ import type { AdoptTokenView } from '../../core/schemas/adopt';
 import type { MetalNodeView } from '../../core/schemas/metal';
 import { startBootSite, until, type BootSite } from '../helpers/boot-site';
 import { runCli } from '../helpers/cli';
+import { activitiesRun } from '../helpers/history-activities';
 
 type ErrorBody = { error: { code: string; message: string } };
 
@@ -50,10 +51,7 @@ const settle = (nodeId: string, state: string) =>
     60_000,
   );
 const eventTypes = async (nodeId: string) => (await site.t.cp.db.event.findMany({ where: { subjectId: nodeId }, orderBy: { seq: 'asc' } })).map((e) => e.type);
-const scheduledActivities = async (workflowId: string) =>
-  ((await site.t.cp.temporal.workflow.getHandle(workflowId).fetchHistory()).events ?? []).flatMap((e) =>
-    e.activityTaskScheduledEventAttributes?.activityType?.name ? [e.activityTaskScheduledEventAttributes.activityType.name] : [],
-  );
+const ranActivities = async (workflowId: string) => activitiesRun(await site.t.cp.temporal.workflow.getHandle(workflowId).fetchHistory());
 
 /** An emulated machine running its own OS (no BMC), adopted with `token`: the real node agent joins. */
 async function adopt(token: string, gpus: number): Promise<{ nodeId: string; machine: Machine }> {
@@ -101,7 +99,7 @@ describe('adopting a machine that already runs its OS', () => {
     // Its certificate is the node agent's (role node); the token is used up; nobody else joined.
     expect((await site.t.cp.db.nodeCertificate.findMany({ where: { nodeId } })).map((c) => c.role)).toEqual(['node']);
     expect((await site.t.cp.db.joinToken.findUniqueOrThrow({ where: { id: token.id } })).usesLeft).toBe(0);
-    expect(await scheduledActivities(`node:${nodeId}:adopting:1`)).toEqual(['acceptance.check', 'acceptance.check']);
+    expect(await ranActivities(`node:${nodeId}:adopting:1`)).toEqual(['acceptance.check', 'acceptance.check']);
     expect(await eventTypes(nodeId)).toEqual(
       expect.arrayContaining(['node.joined', 'node.provision.adopting', 'node.provision.workflow', 'node.provision.adopted']),
     );
@@ -110,7 +108,7 @@ describe('adopting a machine that already runs its OS', () => {
     // Retiring an adopted machine revokes its identity; there is no BMC to power off and nothing of ours to erase.
     expect((await api().call<MetalNodeView>('POST', `/v1/metal/nodes/${nodeId}/retire`, { tenantId: 'root' })).provisionState).toBe('retiring');
     await settle(nodeId, 'retired');
-    expect(await scheduledActivities(`node:${nodeId}:retiring:2`)).toEqual(['metal.revokeIdentity']);
+    expect(await ranActivities(`node:${nodeId}:retiring:2`)).toEqual(['metal.revokeIdentity']);
     expect(await site.t.cp.db.nodeCertificate.count({ where: { nodeId, revokedAt: null } })).toBe(0);
     const revoked = await until(
       'node.identity.revoked',

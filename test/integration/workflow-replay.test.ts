@@ -36,6 +36,7 @@ describe('recorded workflow histories', () => {
         'lifecycle-enroll-failed-2026-12-02.json',
         'provision-aborted.json',
         'provision-boot-slot.json',
+        'provision-boot-slot-2026-12-02.json',
         'provision-failing.json',
         'provision-mixed.json',
         'provision-plain.json',

@@ -3,16 +3,13 @@
 // back when it ends, cleanup done (index.ts). A queued run waits for its wake-up signal, and
 // looks again now and then without one. Versioned with patched(): a run started before boot
 // slots existed replays as it ran, with none.
-import { condition, patched, proxyActivities, setHandler } from '@temporalio/workflow';
+import { condition, patched, setHandler } from '@temporalio/workflow';
 import type { BootSlotActivities } from '../../activities/boot-slots';
-import { nonRetryableCodes } from '../../core/errors';
 import { bootSlotGrantedSignal } from '../provision-handles';
 import type { RunStatus } from './status';
+import { controlLeaves } from './control-leaves';
 
-const slots = proxyActivities<BootSlotActivities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { maximumAttempts: 10, maximumInterval: '5 seconds', nonRetryableErrorTypes: [...nonRetryableCodes] },
-});
+const slots = controlLeaves<BootSlotActivities>();
 
 const BOOT_SLOTS_PATCH = 'boot-slots';
 /**
@@ -46,7 +43,7 @@ export function startBootSlot(workflowId: string, nodeId: string, run: RunStatus
       let since: string | undefined;
       for (;;) {
         const seen = wakeUps;
-        const answer = await slots['metal.bootSlot.take']({ workflowId, siteId, nodeId });
+        const answer = await slots()['metal.bootSlot.take']({ workflowId, siteId, nodeId });
         if (answer.granted) break;
         run.waitFor(`a boot slot at site ${siteId} (${answer.limit} of its machines boot at a time; ${answer.ahead} runs queued ahead of this one)`, since);
         since = run.waitingSince() ?? undefined;
@@ -62,7 +59,7 @@ export function startBootSlot(workflowId: string, nodeId: string, run: RunStatus
       const siteId = site;
       site = null;
       held = false;
-      await slots['metal.bootSlot.give']({ workflowId, siteId });
+      await slots()['metal.bootSlot.give']({ workflowId, siteId });
     },
   };
 }

@@ -12,11 +12,10 @@
 // PXE-booted with no entry, so the site agent sees it: the step matches the sighting to the
 // machine and waits for metal.confirmMac, or binds it at once on a pool that trusts its
 // provisioning network, then checks the identity of the ramdisk that joined.
-import { ApplicationFailure, condition, proxyActivities } from '@temporalio/workflow';
+import { ApplicationFailure, condition } from '@temporalio/workflow';
 import type { RamdiskBootActivities, RamdiskBootNode } from '../../activities/ramdisk-boot';
 import type { BootEntry } from '../../core/boot/boot-entry';
 import { waitedFor } from '../../core/deadlines';
-import { nonRetryableCodes } from '../../core/errors';
 import type { JsonObject, PlanStep } from '../../core/plan';
 import { sameProductUuid } from '../../core/product-uuid';
 import { activitySummary } from '../../core/workflow-summaries';
@@ -24,11 +23,9 @@ import { ramdiskTaskQueue, sharedRamdiskQueue } from './ramdisk-queue';
 import { activityOn, commandRetry, siteCommand } from './routing';
 import { stepInput, type RunContext } from './run-context';
 import type { WorkflowStepAttempt } from './workflow-steps';
+import { controlLeaves } from './control-leaves';
 
-const leaves = proxyActivities<RamdiskBootActivities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { maximumAttempts: 10, maximumInterval: '5 seconds', nonRetryableErrorTypes: [...nonRetryableCodes] },
-});
+const leaves = controlLeaves<RamdiskBootActivities>();
 
 /** How often PXE discovery looks for the machine's sighting (an operator's confirmMac wakes it at once). */
 const DISCOVERY_POLL_MS = 2000;
@@ -75,7 +72,7 @@ export async function ensureRamdisk(
 
   // A session says a ramdisk ran a moment ago, not that it runs now (a kexec, an abort or a
   // crash end it without a goodbye): ask it.
-  const state = await leaves['metal.ensureRamdisk.read']({ nodeId });
+  const state = await leaves()['metal.ensureRamdisk.read']({ nodeId });
   if (state.ramdiskSession) {
     // A read recorded before queues per boot names no queue.
     const queue = state.ramdiskQueue ?? sharedRamdiskQueue(nodeId);
@@ -108,11 +105,11 @@ export async function ensureRamdisk(
   const pxeBoot = async (round?: string): Promise<number> => {
     await command('power.setPower', { action: 'off' }, round);
     // Whatever ramdisk the machine ran is gone now: forget its session.
-    await leaves['metal.ensureRamdisk.forgetSession']({ nodeId });
+    await leaves()['metal.ensureRamdisk.forgetSession']({ nodeId });
     await command('management.setBootDevice', { device: 'pxe', persistent: false }, round);
     const sentAt = Date.now();
     await command('power.setPower', { action: 'on' }, round);
-    await leaves['metal.ensureRamdisk.poweredOn']({ nodeId });
+    await leaves()['metal.ensureRamdisk.poweredOn']({ nodeId });
     return sentAt;
   };
 
@@ -132,12 +129,12 @@ export async function ensureRamdisk(
     discovered = learned.discovered;
   }
 
-  const entries: BootEntry[] = await leaves['metal.ensureRamdisk.bootEntries']({ nodeId, workflowId: ctx.workflowId, macs });
+  const entries: BootEntry[] = await leaves()['metal.ensureRamdisk.bootEntries']({ nodeId, workflowId: ctx.workflowId, macs });
   await command('boot.prepareRamdisk', { entries: entries as unknown as JsonObject[] });
   // Joins count from before the boot: the ramdisk it starts may join before the power-on's answer arrives.
   run.takeJoins('ramdisk');
   const poweredOnAt = await pxeBoot();
-  await leaves['metal.ensureRamdisk.recordBoot']({ tenantId: node.tenantId, nodeId, workflowId: ctx.workflowId, agentNodeId: agentNodeId ?? '', macs });
+  await leaves()['metal.ensureRamdisk.recordBoot']({ tenantId: node.tenantId, nodeId, workflowId: ctx.workflowId, agentNodeId: agentNodeId ?? '', macs });
 
   const joinWait = `the ramdisk of node ${nodeId} to join after PXE boot ${attempt} (PXE MACs ${macs.join(', ')})`;
   run.waitFor(joinWait);
@@ -168,7 +165,7 @@ async function learnPxeMac(ctx: RunContext, node: RamdiskBootNode, powerCommandA
   let waiting = 'not-seen';
   for (;;) {
     const confirmedBefore = run.status.confirmedMac; // read before the look: a confirmation during it ends the wait below
-    const seen = await leaves['metal.ensureRamdisk.discoverMac']({
+    const seen = await leaves()['metal.ensureRamdisk.discoverMac']({
       nodeId: target.nodeId,
       powerCommandAt: new Date(powerCommandAt).toISOString(),
       trusted: node.trustProvisioningNetwork,

@@ -6,19 +6,16 @@
 // boot entry per PXE MAC and a one-time PXE boot, so the next power cycle boots the ISO from
 // the cache. media.eject (a site step) undoes both. The database work is leaf activities
 // (activities/metal-media.ts).
-import { ActivityFailure, ApplicationFailure, proxyActivities, sleep } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, sleep } from '@temporalio/workflow';
 import type { MediaInsertResult, MetalMediaActivities } from '../../activities/metal-media';
 import { waitedFor } from '../../core/deadlines';
-import { nonRetryableCodes } from '../../core/errors';
 import type { JsonObject, PlanStep } from '../../core/plan';
 import { siteCommand } from './routing';
 import type { RunContext } from './run-context';
 import type { WorkflowStepAttempt } from './workflow-steps';
+import { controlLeaves } from './control-leaves';
 
-const leaves = proxyActivities<MetalMediaActivities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { maximumAttempts: 10, maximumInterval: '5 seconds', nonRetryableErrorTypes: [...nonRetryableCodes] },
-});
+const leaves = controlLeaves<MetalMediaActivities>();
 
 /** How often the sanboot path looks at the site cache's copy. */
 const CACHE_POLL_MS = 1000;
@@ -39,9 +36,9 @@ export async function mediaInsert(ctx: RunContext, step: PlanStep, { deadline }:
       details: [{ path: `${step.key}.with` }],
     });
   }
-  const image = await leaves['media.insert.resolve']({ tenantId: target.tenantId, siteId: target.siteId, stepKey: step.key, ref });
+  const image = await leaves()['media.insert.resolve']({ tenantId: target.tenantId, siteId: target.siteId, stepKey: step.key, ref });
   const record = (via: MediaInsertResult['via'], macs: string[]) =>
-    leaves['media.insert.record']({ tenantId: target.tenantId, nodeId: target.nodeId, workflowId, imageId: image.imageId, via, macs });
+    leaves()['media.insert.record']({ tenantId: target.tenantId, nodeId: target.nodeId, workflowId, imageId: image.imageId, via, macs });
 
   try {
     await siteCommand(ctx, step, deadline, { use: 'media.insert', with: { url: image.source, sha256: image.sha256 } });
@@ -52,10 +49,10 @@ export async function mediaInsert(ctx: RunContext, step: PlanStep, { deadline }:
   }
 
   // No virtual media: sanboot the ISO from the site's cache once it holds it verified.
-  const { entries, macs } = await leaves['media.insert.sanbootEntries']({ nodeId: target.nodeId, workflowId, sha256: image.sha256 });
+  const { entries, macs } = await leaves()['media.insert.sanbootEntries']({ nodeId: target.nodeId, workflowId, sha256: image.sha256 });
   const waiting = `site ${target.siteId}'s cache to hold ${ref} verified (sanboot of node ${target.nodeId})`;
   for (;;) {
-    const cache = await leaves['media.insert.siteCache']({ imageId: image.imageId, siteId: target.siteId, ref });
+    const cache = await leaves()['media.insert.siteCache']({ imageId: image.imageId, siteId: target.siteId, ref });
     if (cache.ready) break;
     if (Date.now() >= deadline)
       throw ApplicationFailure.create({

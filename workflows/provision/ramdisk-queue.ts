@@ -3,15 +3,12 @@
 // or from a probe that it answered; a run that did neither (the ramdisk an earlier run
 // booted, a rescue's say) reads it from the machine's ramdisk session. Versioned with
 // patched(): a run begun when a node's ramdisks shared one queue replays as it ran.
-import { ApplicationFailure, patched, proxyActivities } from '@temporalio/workflow';
+import { ApplicationFailure, patched } from '@temporalio/workflow';
 import type { RamdiskBootActivities } from '../../activities/ramdisk-boot';
-import { nonRetryableCodes } from '../../core/errors';
 import type { RunContext } from './run-context';
+import { controlLeaves } from './control-leaves';
 
-const leaves = proxyActivities<RamdiskBootActivities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { maximumAttempts: 10, maximumInterval: '5 seconds', nonRetryableErrorTypes: [...nonRetryableCodes] },
-});
+const leaves = controlLeaves<RamdiskBootActivities>();
 
 const RAMDISK_QUEUE_PER_BOOT_PATCH = 'ramdisk-queue-per-boot';
 
@@ -24,7 +21,7 @@ export async function ramdiskTaskQueue(ctx: RunContext): Promise<string> {
   if (known) return known;
   const { nodeId } = ctx.target;
   if (!patched(RAMDISK_QUEUE_PER_BOOT_PATCH)) return sharedRamdiskQueue(nodeId);
-  const running = await leaves['metal.ramdiskQueue']({ nodeId });
+  const running = await leaves()['metal.ramdiskQueue']({ nodeId });
   if (!running) {
     throw ApplicationFailure.create({
       message: `no ramdisk of node ${nodeId} is running to take a step on the ramdisk: boot it first (a metal.ensureRamdisk step before this one)`,
