@@ -109,8 +109,9 @@ function imageStreaming() {
 describe('a deploy survives a crash of any one piece', () => {
   it('the control-plane worker SIGKILLed while deploy.image streams: a new worker finishes the deploy', async () => {
     const node = nodes[0] as { nodeId: string; machine: Machine };
+    // Armed before the deploy is asked for, so no download can start ahead of it.
+    const { hold, streaming } = imageStreaming();
     await deployThrough(node, async () => {
-      const { hold, streaming } = imageStreaming();
       await streaming;
       await worker.kill();
       hold.release(); // the ramdisk finishes writing while no worker runs
