@@ -8,6 +8,7 @@ import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory } from '@p
 import pg from 'pg';
 import type { DatabaseTarget } from '../core/database-target';
 import { oneStatementAtATime } from './sqlite-one-connection';
+import { keepingPreparedStatements } from './sqlite-statement-cache';
 
 const PG_NAME_OID = 19;
 const PG_TEXT_OID = 25;
@@ -82,5 +83,5 @@ function reportingConnections(factory: Factory, connected: (connection: Connecti
 export function createAdapter(target: DatabaseTarget, connected: (connection: Connection | null) => void = () => undefined): Factory {
   if (target.provider === 'postgresql') return reportingConnections(new PrismaPg(postgresPool(target.url)), connected);
   mkdirSync(path.dirname(target.file), { recursive: true });
-  return reportingConnections(oneStatementAtATime(new PrismaBetterSQLite3({ url: `file:${target.file}` })), connected);
+  return reportingConnections(oneStatementAtATime(keepingPreparedStatements(new PrismaBetterSQLite3({ url: `file:${target.file}` }))), connected);
 }

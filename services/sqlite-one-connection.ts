@@ -76,7 +76,7 @@ function serialized(adapter: Adapter): Adapter {
 }
 
 /** The factory Prisma is given: every connection it makes runs one statement or transaction at a time. */
-export function oneStatementAtATime(factory: PrismaBetterSQLite3): Factory {
+export function oneStatementAtATime(factory: Factory): Factory {
   return {
     provider: factory.provider,
     adapterName: factory.adapterName,

@@ -9,8 +9,7 @@ import { confirmMacAndWake } from '../../services/metal/confirm-mac';
 import { enrollNode } from '../../services/metal/enroll';
 import { wakeLifecycle } from '../../services/temporal/starters';
 import { recordPowerRequest } from '../../services/metal/power';
-import { listMetalNodes } from '../../services/metal/node-reads';
-import { findMetalNode } from '../../services/metal/transition';
+import { findMetalNodeView, listMetalNodes } from '../../services/metal/node-reads';
 import { applyVerb, type MetalDeps, type VerbArgs } from '../../services/metal/verbs';
 import { metalView } from '../../core/metal/view';
 import { provisionVerbNamed } from '../../core/provision-states';
@@ -68,7 +67,7 @@ export const metalRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) =
     { schema: { tags, params: metalNodeParamsSchema, querystring: tenantQuerySchema, response: { 200: metalNodeSchema } } },
     async (request) => {
       authorize(request, 'compute:nodes:read', request.query.tenantId);
-      return metalView(await findMetalNode(ctx.db, request.query.tenantId, request.params.nodeId));
+      return metalView(await findMetalNodeView(ctx.db, request.query.tenantId, request.params.nodeId));
     },
   );
 

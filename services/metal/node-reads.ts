@@ -8,6 +8,7 @@ import { Prisma, type DbOrTx } from '../db';
 import type { MetalListQuery } from '../../core/schemas/metal';
 import { metalViewColumns, type MetalViewRow } from '../../core/metal/view';
 import { queryRows } from '../raw-statements';
+import { notFound } from '../../core/errors';
 
 /** Only the live (not deleted) metal nodes, those with a provision state, that also meet `conditions`. */
 const liveMetalNodes = (conditions: Prisma.Sql[]) =>
@@ -18,7 +19,20 @@ export function selectMetalNodes(db: DbOrTx, conditions: Prisma.Sql[]): Promise<
   return queryRows<Node>(db, Prisma.sql`SELECT * FROM "Node" WHERE ${liveMetalNodes(conditions)}`);
 }
 
+/** The conditions that pick one node by id, within the tenant when one is given. */
+export const oneNode = (nodeId: string, tenantId: string | undefined): Prisma.Sql[] => [
+  Prisma.sql`"id" = ${nodeId}`,
+  ...(tenantId ? [Prisma.sql`"tenantId" = ${tenantId}`] : []),
+];
+
 const viewColumns = Prisma.raw(metalViewColumns.map((column) => `"${column}"`).join(', '));
+
+/** A live metal node of the tenant (any tenant when undefined) with only the columns its view reads: never its inventory or host spec, which can be large. */
+export async function findMetalNodeView(db: DbOrTx, tenantId: string | undefined, nodeId: string): Promise<MetalViewRow> {
+  const [row] = await queryRows<MetalViewRow>(db, Prisma.sql`SELECT ${viewColumns} FROM "Node" WHERE ${liveMetalNodes(oneNode(nodeId, tenantId))}`);
+  if (!row) throw notFound('metal node', nodeId);
+  return row;
+}
 
 /** One page of the tenant's metal nodes by id, with the columns their view reads, and the cursor of the next page when there is one. */
 export async function listMetalNodes(db: DbOrTx, q: MetalListQuery): Promise<{ nodes: MetalViewRow[]; nextCursor: string | null }> {

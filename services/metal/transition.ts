@@ -6,7 +6,7 @@ import type { Node } from '../../generated/prisma-sqlite/client';
 import { Prisma, type DbOrTx, type Tx } from '../db';
 import { IronflowError, notFound } from '../../core/errors';
 import { appendEvent } from '../events';
-import { selectMetalNodes } from './node-reads';
+import { oneNode, selectMetalNodes } from './node-reads';
 import { workflowFor, type Move, type NodeStateView } from '../../core/provision-states';
 import { poolPolicySchema } from '../../core/schemas/pools';
 import { stateWorkflowId } from '../temporal/workflow-ids';
@@ -16,7 +16,7 @@ export const stateOf = (node: Node): NodeStateView => ({ state: node.provisionSt
 
 /** A metal node of the tenant (a node without a provision state is not one). */
 export async function findMetalNode(db: DbOrTx, tenantId: string | undefined, nodeId: string): Promise<Node> {
-  const [node] = await selectMetalNodes(db, [Prisma.sql`"id" = ${nodeId}`, ...(tenantId ? [Prisma.sql`"tenantId" = ${tenantId}`] : [])]);
+  const [node] = await selectMetalNodes(db, oneNode(nodeId, tenantId));
   if (!node) throw notFound('metal node', nodeId);
   return node;
 }
