@@ -10,11 +10,10 @@
 // that read first and then writes gets SQLITE_BUSY at once, with no busy wait, when another
 // process (a second worker on the same file) wrote meanwhile. An immediate one takes the write
 // lock up front, and waits for it within the busy timeout.
-import type { PrismaBetterSQLite3 } from '@prisma/adapter-better-sqlite3';
+import { wrapConnections, type SqliteConnection, type SqliteFactory } from './sqlite-connections';
 
-type Adapter = Awaited<ReturnType<PrismaBetterSQLite3['connect']>>;
+type Adapter = SqliteConnection;
 type Transaction = Awaited<ReturnType<Adapter['startTransaction']>>;
-type Factory = Pick<PrismaBetterSQLite3, 'provider' | 'adapterName' | 'connect' | 'connectToShadowDb'>;
 
 /** A first-come-first-served lock: acquire() resolves with the function that releases it. */
 class Queue {
@@ -76,11 +75,6 @@ function serialized(adapter: Adapter): Adapter {
 }
 
 /** The factory Prisma is given: every connection it makes runs one statement or transaction at a time. */
-export function oneStatementAtATime(factory: Factory): Factory {
-  return {
-    provider: factory.provider,
-    adapterName: factory.adapterName,
-    connect: async () => serialized(await factory.connect()),
-    connectToShadowDb: async () => serialized(await factory.connectToShadowDb()),
-  };
+export function oneStatementAtATime(factory: SqliteFactory): SqliteFactory {
+  return wrapConnections(factory, serialized);
 }

@@ -5,8 +5,8 @@
 // a statement bound to that call's arguments over one prepared statement per SQL text, which
 // passes the arguments at each run instead. It offers exactly what the adapter calls on a
 // bound statement; anything else is a TypeError, which the tests would meet at once.
-import type { PrismaBetterSQLite3 } from '@prisma/adapter-better-sqlite3';
 import type { Database, Statement } from 'better-sqlite3';
+import { wrapConnections, type SqliteFactory } from './sqlite-connections';
 
 /** Distinct SQL texts kept: Prisma's own queries vary with their IN lists, so the cache is bounded. */
 export const CACHED_STATEMENTS = 500;
@@ -61,14 +61,7 @@ export function cacheStatements<A extends object>(adapter: A): A {
   return adapter;
 }
 
-type Factory = Pick<PrismaBetterSQLite3, 'provider' | 'adapterName' | 'connect' | 'connectToShadowDb'>;
-
 /** The factory, each connection it makes keeping its prepared statements. */
-export function keepingPreparedStatements(factory: Factory): Factory {
-  return {
-    provider: factory.provider,
-    adapterName: factory.adapterName,
-    connect: async () => cacheStatements(await factory.connect()),
-    connectToShadowDb: async () => cacheStatements(await factory.connectToShadowDb()),
-  };
+export function keepingPreparedStatements(factory: SqliteFactory): SqliteFactory {
+  return wrapConnections(factory, cacheStatements);
 }
