@@ -1,9 +1,13 @@
 // The SQLite connection keeps its prepared statements (services/sqlite-statement-cache.ts): the
 // same SQL is prepared once and run with each call's own arguments, the least recently used
 // text is dropped past the bound, and a connection without the client it expects is refused.
-// On a real better-sqlite3 database in memory.
+// On a real better-sqlite3 database in memory, and through the adapter Prisma is given.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createAdapter } from '../../services/db-adapter';
 import { CACHED_STATEMENTS, cacheStatements } from '../../services/sqlite-statement-cache';
 
 type Prepare = (sql: string) => { bind(args: unknown[]): { reader: boolean; columns(): unknown[]; raw(): { all(): unknown[] }; run(): { changes: number } } };
@@ -74,5 +78,20 @@ describe('the SQLite statement cache', () => {
     const { prepare } = adapterOnDatabase();
     expect(() => prepare('SELECT x FROM nowhere')).toThrow(/no such table: nowhere/);
     expect(() => prepare('INSERT INTO t VALUES (?, ?)').bind([1, 'again']).run()).toThrow(/UNIQUE constraint failed/);
+  });
+
+  it('is on for the connections the SQLite adapter Prisma is given opens', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'ironflow-statement-cache-'));
+    const prepared = vi.spyOn(Database.prototype, 'prepare');
+    try {
+      const connection = await createAdapter({ provider: 'sqlite', file: path.join(dir, 'cache.db') }).connect();
+      const select = { sql: 'SELECT ? AS n', args: [1], argTypes: [{ scalarType: 'int' as const, arity: 'scalar' as const }] };
+      for (const n of [1, 2, 3]) expect((await connection.queryRaw({ ...select, args: [n] })).rows).toEqual([[n]]);
+      expect(prepared.mock.calls.filter(([sql]) => sql === select.sql)).toHaveLength(1);
+      await connection.dispose();
+    } finally {
+      prepared.mockRestore();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
