@@ -17,7 +17,8 @@ export default defineConfig({
     pool: 'forks',
     // Test files run side by side, and so do the worker processes some spawn: a fixed SDK
     // metrics port would be taken (test/integration/metrics.test.ts picks a free one).
-    env: { IRONFLOW_METRICS_SDK_ADDRESS: 'off' },
+    // Every answer is checked by its zod schema as well as serialized (api/response-serializer.ts).
+    env: { IRONFLOW_METRICS_SDK_ADDRESS: 'off', IRONFLOW_API_CHECK_RESPONSES: 'true' },
     projects: [
       // Two cores: two files at a time.
       { extends: true, test: { name: 'suite', include: ['test/**/*.test.ts'], exclude: vmTests, maxWorkers: 2, sequence: { groupOrder: 0 } } },

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { jsonSchemaTransformObject, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { jsonSchemaTransformObject, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { ApiTlsMaterial } from '../services/api-tls';
 import { DEFAULT_BODY_LIMIT, registerBodyLimits } from './body-limits';
 import type { ApiContext } from './context';
@@ -16,6 +16,7 @@ import { AnsweredRequestLog } from './access-log';
 import { openLogFile } from './log-file';
 import { registerRefusalRateLimit } from './rate-limit';
 import { registerRoutes } from './routes';
+import { responseSerializerCompiler } from './response-serializer';
 
 export interface ServerOptions {
   /**
@@ -59,7 +60,7 @@ export async function buildServer(ctx: ApiContext, options: ServerOptions = {}):
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
+  app.setSerializerCompiler(responseSerializerCompiler(ctx.config.api.checkResponses));
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });

@@ -84,6 +84,8 @@ export interface IronflowConfig {
     port: number;
     /** https://… when tls is set. */
     publicUrl: string;
+    /** IRONFLOW_API_CHECK_RESPONSES: every answer is checked by its zod schema too (api/response-serializer.ts); on in the test suite. */
+    checkResponses: boolean;
     /** api.tls or IRONFLOW_API_TLS_CERT / IRONFLOW_API_TLS_KEY: the API serves HTTPS with these (absolute paths). */
     tls?: { certFile: string; keyFile: string };
   };
@@ -241,7 +243,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): IronflowConfig
       sealHistories: envBoolean(env, 'IRONFLOW_SEAL_HISTORIES', doc.temporal.sealHistories),
       ...(temporalTls ? { tls: temporalTls } : {}),
     },
-    api: { host, port, publicUrl, ...(tls ? { tls } : {}) },
+    api: { host, port, publicUrl, checkResponses: envBoolean(env, 'IRONFLOW_API_CHECK_RESPONSES', false), ...(tls ? { tls } : {}) },
     gateway: {
       host: env.IRONFLOW_GATEWAY_HOST || doc.gateway.host,
       port: envInt(env, 'IRONFLOW_GATEWAY_PORT', doc.gateway.port),
