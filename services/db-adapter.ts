@@ -7,6 +7,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import pg from 'pg';
 import type { DatabaseTarget } from '../core/database-target';
+import { statementName } from './postgres-statement-names';
 import { oneStatementAtATime } from './sqlite-one-connection';
 import { keepingPreparedStatements } from './sqlite-statement-cache';
 
@@ -27,10 +28,19 @@ function reportNameColumnsAsText(result: QueryResultLike): QueryResultLike {
 
 type Queryable = { query: (...args: unknown[]) => unknown };
 
+/** A query config (the adapter's form) whose text is one of the named statements gets its name (services/postgres-statement-names.ts). */
+function withStatementName(args: unknown[]): void {
+  const config = args[0] as { text?: unknown; name?: unknown } | undefined;
+  if (typeof config !== 'object' || config === null || typeof config.text !== 'string' || config.name !== undefined) return;
+  const name = statementName(config.text);
+  if (name) config.name = name;
+}
+
 function patchQuery(target: pg.Pool | pg.PoolClient): void {
   const queryable = target as unknown as Queryable;
   const original = queryable.query.bind(target);
   queryable.query = (...args: unknown[]) => {
+    withStatementName(args);
     const last = args[args.length - 1];
     if (typeof last === 'function') {
       const callback = last as (err: unknown, res?: QueryResultLike) => void;

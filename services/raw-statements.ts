@@ -8,6 +8,7 @@
 // statement goes through the transaction's client: only it holds the transaction's connection.
 import { ColumnTypeEnum, isDriverAdapterError, type ColumnType, type SqlDriverAdapter, type SqlQuery, type SqlResultSet } from '@prisma/driver-adapter-utils';
 import type { Db, DbOrTx, Prisma } from './db';
+import { nameStatement } from './postgres-statement-names';
 
 type Connection = Pick<SqlDriverAdapter, 'provider' | 'queryRaw' | 'executeRaw'>;
 
@@ -79,7 +80,8 @@ function argType(value: unknown): SqlQuery['argTypes'][number] {
 }
 
 function toQuery(connection: Connection, sql: Prisma.Sql): SqlQuery {
-  // PostgreSQL numbers its placeholders ($1); SQLite takes them in order (?).
+  // PostgreSQL numbers its placeholders ($1) and prepares the text once per connection; SQLite takes them in order (?).
+  if (connection.provider === 'postgres') nameStatement(sql.text);
   return { sql: connection.provider === 'postgres' ? sql.text : sql.sql, args: sql.values, argTypes: sql.values.map(argType) };
 }
 

@@ -9,8 +9,11 @@ import { newId } from '../../services/ids';
 import { appendEvent, listEvents } from '../../services/events';
 import { executeStatement, queryRows } from '../../services/raw-statements';
 import { testConfig } from '../helpers/control-plane';
+import { statementName } from '../../services/postgres-statement-names';
 
 let db: Db;
+// The PostgreSQL pass (scripts/test-postgres.sh) names its database here.
+const isPostgres = process.env.IRONFLOW_TEST_DATABASE_URL !== undefined;
 beforeAll(async () => {
   db = await createDb(databaseTarget(await testConfig()));
 });
@@ -132,6 +135,23 @@ describe('raw statements straight to the driver adapter', () => {
       const one = Prisma.sql`SELECT COUNT(*) AS "n" FROM "Node" WHERE "id" = ${'node_absent'}`;
       expect(await queryRows<{ n: unknown }>(own, one)).toHaveLength(1);
       expect(await queryRows<{ n: unknown }>(own, one)).toHaveLength(1);
+    } finally {
+      await own.$disconnect();
+    }
+  });
+
+  // PostgreSQL only (the SQLite pass keeps its statements in services/sqlite-statement-cache.ts,
+  // tested in test/unit/sqlite-statement-cache.test.ts).
+  it.runIf(isPostgres)("are prepared once per connection on PostgreSQL, under their name, and answer with each run's arguments", async () => {
+    const next = (n: number) => Prisma.sql`SELECT CAST(${n} AS integer) + 1 AS "next"`;
+    // A client of its own, its statements one after another: its pool holds one connection, whose prepared statements pg_prepared_statements lists.
+    const own = await createDb(databaseTarget(await testConfig()));
+    try {
+      expect(await queryRows(own, next(1))).toEqual([{ next: 2 }]);
+      expect(await queryRows(own, next(41))).toEqual([{ next: 42 }]);
+      const prepared = await queryRows<{ name: string }>(own, Prisma.sql`SELECT "name" FROM pg_prepared_statements WHERE "statement" = ${next(1).text}`);
+      expect(prepared).toEqual([{ name: statementName(next(1).text) }]);
+      expect(prepared[0]?.name).toMatch(/^ironflow_[0-9a-f]{20}$/);
     } finally {
       await own.$disconnect();
     }
