@@ -80,7 +80,7 @@ export function differenceAt(written: unknown, expected: unknown, path = ''): st
   return undefined;
 }
 
-/** Fastify's serializer compiler for zod response schemas; `checkResponses` also checks each answer with zod and compares the two texts. */
+/** Fastify's serializer compiler for zod response schemas; `checkResponses` also checks each answer with zod and compares the two answers. */
 export function responseSerializerCompiler(checkResponses: boolean) {
   return ({ schema, method, url }: SerializerRoute): Serialize => {
     if (!(schema instanceof z.ZodType)) throw new Error(`${method} ${url}: a response schema must be a zod schema (core/schemas/)`);
