@@ -175,7 +175,9 @@ describe('flaky BMCs', () => {
   it('gives up on a BMC that keeps failing at the deadline, with its last error and the tries', async () => {
     const { id, driver } = machine();
     host.setFaults(id, { errorRate: 1, errorKinds: ['503'] });
-    const bmc = driver({ deadline: Date.now() + 800 });
+    // Pauses of 300 ms: the last 503 is in well before the deadline even on a loaded machine (with
+    // pauses of 20-60 ms, a 503 answered late once met the deadline in flight, the other message).
+    const bmc = driver({ deadline: Date.now() + 1_500, initialBackoffMs: 300, maxBackoffMs: 300, random: () => 0.5 });
     const error = (await bmc.power.get().catch((e: unknown) => e)) as IronflowError;
     expect(error.message).toMatch(/HTTP 503.*gave up after \d+ tries in .*the step's deadline/);
     expect(error.details.attempts).toBeGreaterThan(1);
