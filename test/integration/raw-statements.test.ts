@@ -2,7 +2,7 @@
 // Prisma's own $queryRaw and $executeRaw answer, on either database: the same rows with the
 // same types (dates, JSON, booleans, nulls, 64-bit counts), and the same counts of changed rows.
 // Inside a transaction they run on the transaction's connection.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { databaseTarget } from '../../core/database-target';
 import { createDb, Prisma, type Db } from '../../services/db';
 import { newId } from '../../services/ids';
@@ -12,8 +12,8 @@ import { testConfig } from '../helpers/control-plane';
 import { statementName } from '../../services/postgres-statement-names';
 
 let db: Db;
-// The PostgreSQL pass (scripts/test-postgres.sh) names its database here.
-const isPostgres = process.env.IRONFLOW_TEST_DATABASE_URL !== undefined;
+// The suite's database (test/global-setup.ts): PostgreSQL in scripts/test-postgres.sh's pass.
+const isPostgres = !inject('templateDatabase').startsWith('file:');
 beforeAll(async () => {
   db = await createDb(databaseTarget(await testConfig()));
 });
