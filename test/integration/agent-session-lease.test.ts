@@ -1,5 +1,5 @@
 // Site agents' sessions and the boot lease, through the real API, database and Temporal:
-// two agents join, heartbeat with signed requests, the first by node id holds the lease;
+// two agents join, heartbeat with signed requests, one holds the lease;
 // when it goes silent the standby is promoted only once the lease has expired; a holder's own
 // heartbeats keep its lease live while the controller runs late.
 import { createPrivateKey, type KeyObject } from 'node:crypto';
@@ -87,20 +87,23 @@ describe('agent sessions', () => {
   });
 
   it('give the lease to one agent and move it only after it expired', async () => {
-    const [first, second] = [await joinAgent('a1'), await joinAgent('a2')].sort((x, y) => (x.nodeId < y.nodeId ? -1 : 1)) as [Agent, Agent];
-    expect((await heartbeat(second)).status).toBe(200);
+    const [a1, a2] = [await joinAgent('a1'), await joinAgent('a2')];
+    // Which agent the controller's tick finds connected first is a race the test does not
+    // control (the pick by node id among agents connected together is a unit test's matter):
+    // the holder is whichever one the lease names.
     const active = await until(
-      async () => {
-        await heartbeat(second);
-        return heartbeat(first);
-      },
-      (r) => r.body.site?.bootLease.active === true,
+      async () => (await Promise.all([heartbeat(a1), heartbeat(a2)])).find((r) => r.body.site?.bootLease.active === true),
+      (r) => r !== undefined,
       20_000,
     );
-    expect(active.body.role).toBe('site');
-    expect(active.body.taskQueue).toBe(`site.${siteId}.${first.nodeId}`);
-    expect(active.body.site?.bootLease.epoch).toBeGreaterThanOrEqual(1);
-    const epoch = active.body.site?.bootLease.epoch as number;
+    expect(active?.body.site?.bootLease.active).toBe(true);
+    const holderNodeId = active?.body.site?.bootLease.holderNodeId;
+    const [first, second] = (holderNodeId === a1.nodeId ? [a1, a2] : [a2, a1]) as [Agent, Agent];
+    expect(first.nodeId).toBe(holderNodeId);
+    expect(active?.body.role).toBe('site');
+    expect(active?.body.taskQueue).toBe(`site.${siteId}.${first.nodeId}`);
+    expect(active?.body.site?.bootLease.epoch).toBeGreaterThanOrEqual(1);
+    const epoch = active?.body.site?.bootLease.epoch as number;
     expect((await heartbeat(second)).body.site?.bootLease).toMatchObject({ active: false, holderNodeId: first.nodeId, epoch });
 
     // The holder goes silent; the standby keeps its session.
