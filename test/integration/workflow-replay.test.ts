@@ -40,6 +40,8 @@ describe('recorded workflow histories', () => {
         'provision-failing.json',
         'provision-mixed.json',
         'provision-plain.json',
+        'provision-site-step.json',
+        'provision-site-step-2026-12-03.json',
       ]),
     );
   });

@@ -9,11 +9,16 @@ import { waitedFor } from '../../core/deadlines';
 import { nonRetryableCodes } from '../../core/errors';
 import type { JsonObject, PlanRetry, PlanStep, ProvisionTarget, SiteAgentChoice, StepInput } from '../../core/plan';
 import { activitySummary } from '../../core/workflow-summaries';
+import { localBookkeeping } from '../local-bookkeeping';
 import { ramdiskTaskQueue } from './ramdisk-queue';
 import { stepInput, type RunContext } from './run-context';
 import type { RunStatus } from './status';
 
-const routing = proxyActivities<SiteRoutingActivities>({ startToCloseTimeout: '20 seconds', retry: { maximumAttempts: 10, maximumInterval: '5 seconds' } });
+/** Picking an agent reads two rows: a local activity since 2026-12-03, a marker instead of a task and a workflow task more per site command (../local-bookkeeping.ts). */
+const routing = localBookkeeping<SiteRoutingActivities>('provision-local-site-routing', {
+  startToCloseTimeout: '20 seconds',
+  retry: { maximumAttempts: 10, maximumInterval: '5 seconds' },
+});
 
 /** How often a step with no connected site agent looks again. */
 const NO_AGENT_POLL_MS = 1000;
@@ -83,7 +88,7 @@ export interface SiteSend<T> {
 export async function viaSiteAgent<T>(target: ProvisionTarget, run: RunStatus, work: SiteSend<T>, deadline: number): Promise<T> {
   const avoid: string[] = [];
   for (;;) {
-    const agent = await routing.siteAgentFor({ nodeId: target.nodeId, avoid });
+    const agent = await routing().siteAgentFor({ nodeId: target.nodeId, avoid });
     const left = deadline - Date.now();
     if (!agent) {
       if (left <= 0) {
