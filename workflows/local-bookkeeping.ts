@@ -5,13 +5,15 @@
 // before, but each is one marker in the history instead of a task handed through the Temporal
 // server and a workflow task more, and the server is a fleet's busiest process (bench/README.md,
 // "The fleet"). Runs begun before sent each as a task on the control queue, and replay so
-// (patched()).
-import { patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+// (patches.ts).
+import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { LocalActivityOptions } from '@temporalio/common';
+import type { WorkflowPatch } from '../core/workflow-patches';
+import { takesPatch } from './patches';
 
-/** The activities of `A` as a workflow calls them: local ones, or control-queue tasks in a run begun before `patchId`. */
-export function localBookkeeping<A>(patchId: string, options: LocalActivityOptions): () => A {
+/** The activities of `A` as a workflow calls them: local ones, or control-queue tasks in a run begun before `patch`. */
+export function localBookkeeping<A>(patch: WorkflowPatch, options: LocalActivityOptions): () => A {
   const queued = proxyActivities<A>(options) as A;
   const local = proxyLocalActivities<A>(options) as A;
-  return () => (patched(patchId) ? local : queued);
+  return () => (takesPatch(patch) ? local : queued);
 }

@@ -22,6 +22,7 @@ import {
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { NodeLifecycleActivities } from '../activities/node-lifecycle';
 import { nonRetryableCodes } from '../core/errors';
+import { CURRENT_PATCH_LEVEL } from '../core/workflow-patches';
 import { searchAttributeKeys } from '../core/search-attributes';
 import { lifecycleDetails, planDetails, provisionSummary } from '../core/workflow-summaries';
 import { installConfirmMacHandlers, noteRejectedSignal } from './confirm-mac-handlers';
@@ -36,6 +37,7 @@ import {
 } from './lifecycle-handles';
 import { provision } from './provision';
 import { localBookkeeping } from './local-bookkeeping';
+import { enterPatchLevel } from './patches';
 import { abortSignal } from './provision-handles';
 
 // The lifecycle's handles live with the state workflow's end signal; importers read them here too.
@@ -54,6 +56,8 @@ const historyTooLong = (): boolean => workflowInfo().historyLength > HISTORY_LIM
 
 export interface NodeLifecycleInput {
   nodeId: string;
+  /** The changes its starter's code knew (patches.ts); none in runs begun before levels. */
+  patchLevel?: number;
 }
 
 /** Asks a state workflow to stop (its cleanup runs); one that has ended already is fine. */
@@ -78,6 +82,9 @@ interface LifecycleRun {
 
 export async function nodeLifecycle(input: NodeLifecycleInput): Promise<{ state: string | null; transitions: number }> {
   const { nodeId } = input;
+  enterPatchLevel(input.patchLevel);
+  // A continued run starts afresh on this code: it knows what this code knows.
+  const continued: NodeLifecycleInput = { nodeId, patchLevel: CURRENT_PATCH_LEVEL };
   let wakes = 0;
   const aborts: string[] = [];
   const ended = new Map<string, StateWorkflowEnded>();
@@ -115,7 +122,7 @@ export async function nodeLifecycle(input: NodeLifecycleInput): Promise<{ state:
     if (next.kind === 'run') {
       const end = await runStateWorkflow(run, next.workflowId, next.plan, next.target);
       // A long wait grew the history: the child runs on (ABANDON) and tells the next run when it ends.
-      if (end === null) await continueAsNew<typeof nodeLifecycle>(input);
+      if (end === null) await continueAsNew<typeof nodeLifecycle>(continued);
       else {
         const applied = await lifecycleActs().lifecycleApply({
           nodeId,
@@ -128,7 +135,7 @@ export async function nodeLifecycle(input: NodeLifecycleInput): Promise<{ state:
     transitions += 1;
     if (transitions >= MAX_TRANSITIONS_PER_RUN || historyTooLong()) {
       await handleAborts();
-      await continueAsNew<typeof nodeLifecycle>(input);
+      await continueAsNew<typeof nodeLifecycle>(continued);
     }
   }
 }
@@ -149,7 +156,7 @@ async function runStateWorkflow(
   try {
     child = await startChild(provision, {
       workflowId,
-      args: [plan, target],
+      args: [plan, target, CURRENT_PATCH_LEVEL],
       // The child outlives a continue-as-new of this run; an id is used once.
       parentClosePolicy: ParentClosePolicy.ABANDON,
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,

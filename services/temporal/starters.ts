@@ -3,6 +3,7 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
 import { WorkflowIdConflictPolicy } from '@temporalio/common';
 import type { Plan, ProvisionTarget } from '../../core/plan';
+import { CURRENT_PATCH_LEVEL } from '../../core/workflow-patches';
 import { lifecycleSummary, planDetails, provisionSummary } from '../../core/workflow-summaries';
 import { metalBulk, nodeLifecycle, provision, siteBoot, systemCheck } from '../../workflows';
 import { wakeSignal } from '../../workflows/node-lifecycle';
@@ -10,7 +11,7 @@ import { lifecycleAttributes, provisionRunAttributes, tenantAttributes } from '.
 import { lifecycleWorkflowId, siteBootWorkflowId, systemCheckWorkflowId } from './workflow-ids';
 
 /**
- * Starts `provision(plan, target)` under `workflowId`; answers its first run id, or null when
+ * Starts `provision(plan, target, patchLevel)` under `workflowId`; answers its first run id, or null when
  * the id is taken (by a run now or one that ended: an id names one run, ever).
  */
 export async function startProvisionRun(
@@ -23,7 +24,7 @@ export async function startProvisionRun(
     const handle = await client.workflow.start(provision, {
       workflowId,
       taskQueue,
-      args: [plan, target],
+      args: [plan, target, CURRENT_PATCH_LEVEL],
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       typedSearchAttributes: provisionRunAttributes({ ...target, profileRef: plan.profile.ref }),
       memo: { profile: plan.profile.ref, profileTenant: plan.profile.tenantId },
@@ -91,7 +92,7 @@ export async function wakeLifecycle(client: Client, taskQueue: string, node: Lif
   await client.workflow.signalWithStart(nodeLifecycle, {
     workflowId: lifecycleWorkflowId(node.id),
     taskQueue,
-    args: [{ nodeId: node.id }],
+    args: [{ nodeId: node.id, patchLevel: CURRENT_PATCH_LEVEL }],
     signal: wakeSignal,
     signalArgs: [],
     staticSummary: lifecycleSummary({ nodeId: node.id, siteId: node.siteId }),

@@ -42,6 +42,10 @@ describe('recorded workflow histories', () => {
         'provision-plain.json',
         'provision-site-step.json',
         'provision-site-step-2026-12-03.json',
+        // Runs with a patch level (workflows/patches.ts): no patch markers.
+        'lifecycle-aborted-2026-12-03.json',
+        'provision-plain-2026-12-03.json',
+        'provision-site-step-2026-12-03-2.json',
       ]),
     );
   });

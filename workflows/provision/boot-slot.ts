@@ -1,9 +1,10 @@
 // The run's boot slot at its site (services/boot-slots/): metal.ensureRamdisk takes one before
 // it PXE-boots the machine, queuing while the site's slots are all held, and the run gives it
 // back when it ends, cleanup done (index.ts). A queued run waits for its wake-up signal, and
-// looks again now and then without one. Versioned with patched(): a run started before boot
+// looks again now and then without one. Versioned with a patch (../patches.ts): a run started before boot
 // slots existed replays as it ran, with none.
-import { condition, patched, setHandler } from '@temporalio/workflow';
+import { condition, setHandler } from '@temporalio/workflow';
+import { takesPatch } from '../patches';
 import type { BootSlotActivities } from '../../activities/boot-slots';
 import { bootSlotGrantedSignal } from '../provision-handles';
 import type { RunStatus } from './status';
@@ -11,7 +12,6 @@ import { controlLeaves } from './control-leaves';
 
 const slots = controlLeaves<BootSlotActivities>();
 
-const BOOT_SLOTS_PATCH = 'boot-slots';
 /**
  * A queued run looks again this often with no wake-up (a signal lost while Temporal was
  * unreachable). Rarely: a thousand queued runs looking every minute cost the control plane
@@ -37,7 +37,7 @@ export function startBootSlot(workflowId: string, nodeId: string, run: RunStatus
 
   return {
     async take(siteId) {
-      if (held || !patched(BOOT_SLOTS_PATCH)) return 0;
+      if (held || !takesPatch('boot-slots')) return 0;
       site = siteId;
       const queuedAt = Date.now();
       let since: string | undefined;

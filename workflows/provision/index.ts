@@ -1,10 +1,11 @@
-// `provision(plan, target)`: the one generic workflow that runs any compiled profile. It
+// `provision(plan, target, patchLevel)`: the one generic workflow that runs any compiled profile. It
 // walks the plan (steps, then acceptance, then cleanup, which always runs) with the step
 // runner; retries, timeouts, rejoin waits, cancellation and crash resumption come from
 // Temporal. Deterministic: no I/O, no clocks but the workflow's own.
 import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, workflowInfo } from '@temporalio/workflow';
 import type { JsonValue, Plan, ProvisionResult, ProvisionTarget } from '../../core/plan';
 import { notifyParentEnded } from '../lifecycle-handles';
+import { enterPatchLevel } from '../patches';
 import { quorumGate } from '../quorum-gate';
 import { startBootSlot } from './boot-slot';
 import { startRunStatus } from './status';
@@ -12,7 +13,9 @@ import { showStepInMemo } from './step-memo';
 import type { RunContext } from './run-context';
 import { failureMessage, runStep } from './step-runner';
 
-export async function provision(plan: Plan, target: ProvisionTarget): Promise<ProvisionResult> {
+/** `patchLevel`: the changes its starter's code knew (../patches.ts); none in runs begun before levels. */
+export async function provision(plan: Plan, target: ProvisionTarget, patchLevel?: number): Promise<ProvisionResult> {
+  enterPatchLevel(patchLevel);
   try {
     const result = await walk(plan, target);
     await notifyParentEnded({ result });

@@ -2,15 +2,14 @@
 // (core/agent-queues.ts), which the run learns from the ramdisk's join (agentJoined names it)
 // or from a probe that it answered; a run that did neither (the ramdisk an earlier run
 // booted, a rescue's say) reads it from the machine's ramdisk session. Versioned with
-// patched(): a run begun when a node's ramdisks shared one queue replays as it ran.
-import { ApplicationFailure, patched } from '@temporalio/workflow';
+// a patch (../patches.ts): a run begun when a node's ramdisks shared one queue replays as it ran.
+import { ApplicationFailure } from '@temporalio/workflow';
+import { takesPatch } from '../patches';
 import type { RamdiskBootActivities } from '../../activities/ramdisk-boot';
 import type { RunContext } from './run-context';
 import { controlLeaves } from './control-leaves';
 
 const leaves = controlLeaves<RamdiskBootActivities>();
-
-const RAMDISK_QUEUE_PER_BOOT_PATCH = 'ramdisk-queue-per-boot';
 
 /** The one queue every ramdisk of a node served before queues per boot: what runs recorded then used. */
 export const sharedRamdiskQueue = (nodeId: string): string => `ramdisk.${nodeId}`;
@@ -20,7 +19,7 @@ export async function ramdiskTaskQueue(ctx: RunContext): Promise<string> {
   const known = ctx.run.ramdiskQueue();
   if (known) return known;
   const { nodeId } = ctx.target;
-  if (!patched(RAMDISK_QUEUE_PER_BOOT_PATCH)) return sharedRamdiskQueue(nodeId);
+  if (!takesPatch('ramdisk-queue-per-boot')) return sharedRamdiskQueue(nodeId);
   const running = await leaves()['metal.ramdiskQueue']({ nodeId });
   if (!running) {
     throw ApplicationFailure.create({

@@ -1,0 +1,22 @@
+// Whether a run takes a versioned change (../core/workflow-patches.ts). patched() records a
+// marker in every run that reaches the change, and the SDK upserts the TemporalChangeVersion
+// search attribute with it: an event and a visibility write each on the Temporal server, a
+// few per run, for a fleet thousands. A run whose input carries a patch level knows it was
+// started by code with the first `level` changes, and takes them without a marker; only a
+// change newer than its level, or any change in a run begun before levels (level 0), goes
+// through patched(), so every recorded history replays as it ran.
+import { patched } from '@temporalio/workflow';
+import { WORKFLOW_PATCHES, type WorkflowPatch } from '../core/workflow-patches';
+
+// Module state is the run's own: the workflow sandbox loads these modules afresh for each run.
+let runPatchLevel = 0;
+
+/** Called first thing in a run with its input's level (undefined in a run begun before levels). */
+export function enterPatchLevel(level: number | undefined): void {
+  runPatchLevel = level ?? 0;
+}
+
+/** Whether this run takes `patch`: always when its level includes it, else as patched() answers. */
+export function takesPatch(patch: WorkflowPatch): boolean {
+  return WORKFLOW_PATCHES.indexOf(patch) < runPatchLevel || patched(patch);
+}
