@@ -9,6 +9,7 @@ export const WORKFLOW_PATCHES = [
   'provision-local-leaves',
   'lifecycle-local-activities',
   'provision-local-site-routing',
+  'provision-local-quorum',
 ] as const;
 
 export type WorkflowPatch = (typeof WORKFLOW_PATCHES)[number];

@@ -4,14 +4,16 @@
 // status ("awaiting approval of batch bat_… (1/2)"), until the batch expires. From then on
 // every step's input carries the bundle the agents check. Cleanup never waits: a destructive
 // cleanup step of a run never approved did nothing destructive to undo, and is skipped.
-import { ApplicationFailure, condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, condition, defineSignal, setHandler } from '@temporalio/workflow';
 import type { QuorumActivities, QuorumBatchState } from '../activities/quorum';
 import type { Plan, PlanStep, ProvisionTarget } from '../core/plan';
 import { QUORUM_BATCH_SIGNAL } from '../core/quorum/batch-signal';
 import { destructiveKindsOf, destructiveKindsOfStep } from '../core/quorum/destructive';
 import type { QuorumBundle } from '../services/quorum/documents';
+import { localBookkeeping } from './local-bookkeeping';
 
-const acts = proxyActivities<QuorumActivities>({
+/** The batch's reads and writes: local activities since 2026-12-03 (local-bookkeeping.ts). */
+const acts = localBookkeeping<QuorumActivities>('provision-local-quorum', {
   startToCloseTimeout: '30 seconds',
   retry: { maximumAttempts: 10, maximumInterval: '5 seconds', nonRetryableErrorTypes: ['PERMISSION_DENIED', 'NOT_FOUND', 'INVALID_INPUT'] },
 });
@@ -49,7 +51,7 @@ export function quorumGate(plan: Plan, target: ProvisionTarget, workflowId: stri
   const describe = (s: QuorumBatchState) => `approval of batch ${s.batchId} (${s.approvals}/${s.required})`;
 
   const requestBatch = async () => {
-    state = await acts.quorumRequestBatch({
+    state = await acts().quorumRequestBatch({
       tenantId: target.tenantId,
       nodeId: target.nodeId,
       workflowId,
@@ -80,7 +82,7 @@ export function quorumGate(plan: Plan, target: ProvisionTarget, workflowId: stri
       const seen = signals;
       const left = Date.parse(batch.expiresAt) - Date.now();
       await condition(() => signals !== seen, Math.max(1000, Math.min(LOOK_AGAIN_MS, left)));
-      batch = await acts.quorumBatchState({ batchId: batch.batchId, tenantId: target.tenantId, nodeId: target.nodeId });
+      batch = await acts().quorumBatchState({ batchId: batch.batchId, tenantId: target.tenantId, nodeId: target.nodeId });
       state = batch;
     }
   };
