@@ -61,7 +61,7 @@ async function logLocations(db: Db, node: { id: string; tenantId: string; siteId
   const [own, siteSessions, chosen] = await Promise.all([
     db.agentSession.findUnique({ where: { nodeId: node.id } }),
     db.agentSession.findMany({ where: { siteId: node.siteId, role: 'site' }, orderBy: { lastSeenAt: 'desc' }, take: MAX_SITE_AGENTS }),
-    pickSiteAgent(db, { siteId: node.siteId }),
+    pickSiteAgent(db, { site: { siteId: node.siteId } }),
   ]);
   // The agent the node's site steps go to first, then the rest.
   const siteAgents = siteSessions.map(agentView).sort((a, b) => Number(b.agentNodeId === chosen?.agentNodeId) - Number(a.agentNodeId === chosen?.agentNodeId));
