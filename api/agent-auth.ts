@@ -54,7 +54,7 @@ export async function authenticateAgentRequest(db: Db, ca: NodeCa, request: Fast
   const signed = readAgentHeaders(request.headers);
   const agent = await authenticateAgentCertificate(db, ca, signed.certificatePem, { purpose });
   try {
-    verifyAgentRequest(agent.spkiDer, signed, { method: request.method, pathAndQuery: request.url, body: request.rawBody ?? '' });
+    verifyAgentRequest(agent.publicKey, signed, { method: request.method, pathAndQuery: request.url, body: request.rawBody ?? '' });
     // Only a request that verifies takes an id: nobody else can spend the agent's ids.
     await takeAgentRequestNonce(db, { nodeId: agent.nodeId, nonce: signed.nonce, timestampMs: signed.timestampMs });
   } catch (error) {

@@ -7,7 +7,7 @@
 // x-ironflow-agent-nonce (a random request id: the control plane takes each once only, see
 // services/pki/agent-request-nonces.ts), x-ironflow-agent-signature (base64). ECDSA P-256 signs over
 // SHA-256 (DER); Ed25519 plain.
-import { createHash, createPublicKey, randomBytes, sign, verify, type KeyObject } from 'node:crypto';
+import { createHash, randomBytes, sign, verify, type KeyObject } from 'node:crypto';
 import { IronflowError } from '../../core/errors';
 
 export const AGENT_HEADERS = {
@@ -72,9 +72,9 @@ export function readAgentHeaders(headers: Record<string, string | string[] | und
   return { certificatePem, timestampMs, nonce, signature: Buffer.from(get(AGENT_HEADERS.signature, 512), 'base64') };
 }
 
-/** Checks the signature by the certificate's key (DER SPKI) and the request's age. */
+/** Checks the signature by the certificate's key and the request's age. */
 export function verifyAgentRequest(
-  spkiDer: Uint8Array,
+  key: KeyObject,
   signed: SignedAgentRequest,
   request: { method: string; pathAndQuery: string; body: string; now?: number },
 ): void {
@@ -84,7 +84,6 @@ export function verifyAgentRequest(
       `the request's timestamp is more than ${AGENT_REQUEST_MAX_SKEW_MS / 1000} s from the control plane's clock; check the agent's clock (NTP)`,
     );
   }
-  const key = createPublicKey({ key: Buffer.from(spkiDer), format: 'der', type: 'spki' });
   const input = agentRequestSigningInput(request.method, request.pathAndQuery, signed.timestampMs, signed.nonce, request.body);
   let ok = false;
   try {

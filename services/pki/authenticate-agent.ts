@@ -2,6 +2,7 @@
 // that we recorded (NodeCertificate), unrevoked, within its validity, of a live node.
 // Every agent endpoint uses this, so a revoked or expired certificate is refused
 // everywhere (UNAUTHENTICATED), and each refusal is a security event.
+import type { KeyObject } from 'node:crypto';
 import type { NodeCertificate } from '../../generated/prisma-sqlite/client';
 import { Prisma, type Db } from '../db';
 import { IronflowError } from '../../core/errors';
@@ -19,6 +20,8 @@ export interface AuthenticatedAgent {
   notAfter: Date;
   /** The certificate's key (DER SubjectPublicKeyInfo): what a proof of possession is checked against. */
   spkiDer: Uint8Array;
+  /** The same key, parsed: what a request's signature is verified with. */
+  publicKey: KeyObject;
   /** The key's tag (key-tag.ts): a ramdisk's queue names it. */
   keyTag: string;
 }
@@ -77,6 +80,7 @@ async function check(db: Db, ca: NodeCa, certificatePem: string, now: Date): Pro
     serial: row.serial,
     notAfter: new Date(notAfter),
     spkiDer: verified.spkiDer,
+    publicKey: verified.publicKey,
     keyTag: agentKeyTag(verified.spkiDer),
   };
 }

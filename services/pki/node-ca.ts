@@ -46,6 +46,8 @@ export interface VerifiedCertificate {
   notAfter: Date;
   identity: NodeIdentity;
   spkiDer: Uint8Array;
+  /** The same key, parsed once with the certificate: every signed agent request is checked against it. */
+  publicKey: KeyObject;
 }
 
 interface StoredCa {
@@ -177,13 +179,15 @@ export class NodeCa {
       .map(parseIdentityUri)
       .find((i) => i !== undefined);
     if (!identity) return undefined;
+    const spkiDer = new Uint8Array(certificate.subjectPublicKeyInfo.toSchema().toBER(false));
     return {
       serial: Buffer.from(certificate.serialNumber.valueBlock.valueHexView).toString('hex'),
       fingerprint: fingerprintOf(der),
       notBefore: certificate.notBefore.value,
       notAfter: certificate.notAfter.value,
       identity,
-      spkiDer: new Uint8Array(certificate.subjectPublicKeyInfo.toSchema().toBER(false)),
+      spkiDer,
+      publicKey: publicKeyFromSpki(spkiDer),
     };
   }
 }
