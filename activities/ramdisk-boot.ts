@@ -8,13 +8,13 @@ import type { AgentSession, Node } from '../generated/prisma-sqlite/client';
 import { isConnected } from '../core/agent-queues';
 import { BOOT_ENTRY_TTL_MS, bootArchitectureFor, type BootEntry } from '../core/boot/boot-entry';
 import { IronflowError } from '../core/errors';
-import { poolPolicySchema } from '../core/schemas/pools';
 import { discoveryTokenRef } from '../services/boot/discovery-tokens';
 import { appendEvent } from '../services/events';
 import { macsOf } from '../services/metal/confirm-mac';
 import { findPxeCandidate, isUsableProductUuid, type NoCandidateReason } from '../services/metal/pxe-candidate';
 import type { ActivityDeps } from './deps';
 import { asStep } from './step-failure';
+import { poolPolicyOf } from '../services/pools/pool-policy';
 
 export interface RamdiskBootNode {
   tenantId: string;
@@ -61,7 +61,7 @@ export function createRamdiskBootActivities(deps: ActivityDeps) {
           deps.db.agentSession.findUnique({ where: { nodeId: input.nodeId } }),
         ]);
         if (!node || node.deletedAt) throw new IronflowError('NOT_FOUND', `node ${input.nodeId} not found`, { nodeId: input.nodeId });
-        const pool = node.poolId ? await deps.db.pool.findUnique({ where: { id: node.poolId } }) : null;
+        const policy = await poolPolicyOf(deps.db, node.poolId);
         const ramdiskQueue = runningRamdiskQueue(session, node);
         return {
           node: {
@@ -70,7 +70,7 @@ export function createRamdiskBootActivities(deps: ActivityDeps) {
             productUuid: node.productUuid,
             usableProductUuid: isUsableProductUuid(node.productUuid),
             macs: macsOf(node),
-            trustProvisioningNetwork: pool ? poolPolicySchema.parse(pool.policy).trustProvisioningNetwork : false,
+            trustProvisioningNetwork: policy?.trustProvisioningNetwork ?? false,
           },
           ramdiskSession: ramdiskQueue !== null,
           ramdiskQueue,

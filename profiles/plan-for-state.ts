@@ -9,7 +9,6 @@ import { isAgentless } from '../services/metal/transition';
 import { BUILTIN_TENANT } from '../core/permissions';
 import type { JsonObject, Plan, PlanStep, ProvisionTarget } from '../core/plan';
 import { workflowFor } from '../core/provision-states';
-import { poolPolicySchema } from '../core/schemas/pools';
 import { acceptancePlan } from './acceptance-plan';
 import { retireWipeWith } from './retire-wipe';
 import { adoptedRetirePlan } from './adopted-retire-plan';
@@ -17,6 +16,7 @@ import { compileProfile } from './compiler';
 import { poolStepTimeouts, withStepTimeouts } from './pool-step-timeouts';
 import { shippedProfiles } from './shipped';
 import { lockProfileVersion, resolveProfile } from './store';
+import { poolPolicyOf } from '../services/pools/pool-policy';
 
 export type StatePlan = { kind: 'rest' } | { kind: 'unsupported'; message: string } | { kind: 'run'; workflowId: string; plan: Plan; target: ProvisionTarget };
 
@@ -44,8 +44,7 @@ function fill(steps: PlanStep[], node: Node, plan: Plan, retireWipe?: JsonObject
 
 /** adopting: the pool's acceptance checks (no provision profile; spec 004). */
 async function adoptionPlan(db: Db, node: Node): Promise<Plan> {
-  const pool = node.poolId ? await db.pool.findUnique({ where: { id: node.poolId } }) : null;
-  return acceptancePlan(pool ? poolPolicySchema.parse(pool.policy).acceptanceChecks : []);
+  return acceptancePlan((await poolPolicyOf(db, node.poolId))?.acceptanceChecks ?? []);
 }
 
 export async function planForState(db: Db, node: Node): Promise<StatePlan> {

@@ -6,9 +6,9 @@
 // workflow's history) shows the timeout that applies. Deploy profiles carry their own.
 import type { Node } from '../generated/prisma-sqlite/client';
 import type { Db } from '../services/db';
-import { poolPolicySchema } from '../core/schemas/pools';
 import type { StepDocument } from '../core/schemas/profiles';
 import type { Profile } from './defineProfile';
+import { poolPolicyOf } from '../services/pools/pool-policy';
 
 export type StepTimeouts = Readonly<Record<string, string>>;
 
@@ -28,6 +28,5 @@ export function withStepTimeouts(profile: Profile, timeouts: StepTimeouts): Prof
 
 /** The node's pool's stepTimeouts (none without a pool). */
 export async function poolStepTimeouts(db: Db, node: Pick<Node, 'poolId'>): Promise<StepTimeouts> {
-  const pool = node.poolId ? await db.pool.findUnique({ where: { id: node.poolId } }) : null;
-  return pool ? poolPolicySchema.parse(pool.policy).stepTimeouts : {};
+  return (await poolPolicyOf(db, node.poolId))?.stepTimeouts ?? {};
 }

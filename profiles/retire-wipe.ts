@@ -5,10 +5,10 @@
 import type { Node } from '../generated/prisma-sqlite/client';
 import type { Db } from '../services/db';
 import type { JsonObject } from '../core/plan';
-import { poolPolicySchema, retireWipeSchema } from '../core/schemas/pools';
+import { retireWipeSchema } from '../core/schemas/pools';
+import { poolPolicyOf } from '../services/pools/pool-policy';
 
 export async function retireWipeWith(db: Db, node: Node): Promise<JsonObject> {
-  const pool = node.poolId ? await db.pool.findUnique({ where: { id: node.poolId } }) : null;
-  const { mode, fallback } = pool ? poolPolicySchema.parse(pool.policy).retireWipe : retireWipeSchema.parse({});
+  const { mode, fallback } = (await poolPolicyOf(db, node.poolId))?.retireWipe ?? retireWipeSchema.parse({});
   return { mode, ...(fallback === 'fail' ? {} : { fallback }) };
 }

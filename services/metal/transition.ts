@@ -8,8 +8,8 @@ import { IronflowError, notFound } from '../../core/errors';
 import { appendEvent } from '../events';
 import { oneNode, selectMetalNodes } from './node-reads';
 import { workflowFor, type Move, type NodeStateView } from '../../core/provision-states';
-import { poolPolicySchema } from '../../core/schemas/pools';
 import { stateWorkflowId } from '../temporal/workflow-ids';
+import { poolPolicyOf } from '../pools/pool-policy';
 
 /** The state-table view of a node row. */
 export const stateOf = (node: Node): NodeStateView => ({ state: node.provisionState, phase: node.provisionPhase, failedFrom: node.failedFrom });
@@ -23,9 +23,7 @@ export async function findMetalNode(db: DbOrTx, tenantId: string | undefined, no
 
 /** The pool's `agent: 'none'` (out-of-band profiles only). */
 export async function isAgentless(db: DbOrTx, poolId: string | null): Promise<boolean> {
-  if (!poolId) return false;
-  const pool = await db.pool.findUnique({ where: { id: poolId } });
-  return pool ? poolPolicySchema.parse(pool.policy).agent === 'none' : false;
+  return (await poolPolicyOf(db, poolId))?.agent === 'none';
 }
 
 export function checkVersion(node: Node, expected: number | undefined): void {
