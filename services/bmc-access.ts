@@ -47,18 +47,32 @@ const RUN_RECORDS_READ = 500;
 const RUN_RECORD_WAIT_MS = 2_000;
 const RUN_RECORD_POLL_MS = 100;
 
+/** Runs found recorded, per database: a record is never taken back (events are only appended), so each run is read once. */
+const recordedRuns = new WeakMap<Db, Set<string>>();
+/** Bounds the memory; a run forgotten is read again. */
+const RECORDED_RUNS_KEPT = 10_000;
+
 /** Whether startProvision (profiles/launch.ts) recorded this run of the workflow for the machine. */
 async function recordedRun(db: Db, node: Pick<Node, 'id' | 'tenantId'>, workflowId: string, runId: string): Promise<boolean> {
+  let known = recordedRuns.get(db);
+  if (!known) recordedRuns.set(db, (known = new Set()));
+  const key = `${node.tenantId}/${node.id}/${workflowId}/${runId}`;
+  if (known.has(key)) return true;
   const records = await db.event.findMany({
     where: { tenantId: node.tenantId, type: 'node.provision.workflow', subjectId: node.id },
     orderBy: { seq: 'desc' },
     take: RUN_RECORDS_READ,
     select: { data: true },
   });
-  return records.some(({ data }) => {
+  const recorded = records.some(({ data }) => {
     const record = data as { workflowId?: unknown; runId?: unknown } | null;
     return record?.workflowId === workflowId && record.runId === runId;
   });
+  if (recorded) {
+    if (known.size >= RECORDED_RUNS_KEPT) known.delete(known.values().next().value as string);
+    known.add(key);
+  }
+  return recorded;
 }
 
 /**

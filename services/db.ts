@@ -1,8 +1,9 @@
 // The Prisma client for the configured database. Both generated clients come from the
 // same schema (scripts/prisma.sh), so they share one type: the SQLite client's.
+import { isDriverAdapterError } from '@prisma/driver-adapter-utils';
 import { PrismaClient, Prisma } from '../generated/prisma-sqlite/client';
 import { createAdapter } from './db-adapter';
-import { bindConnection } from './raw-statements';
+import { bindConnection, StatementError } from './raw-statements';
 import type { DatabaseTarget } from '../core/database-target';
 
 export type Db = PrismaClient;
@@ -38,7 +39,12 @@ export async function createDb(target: DatabaseTarget): Promise<Db> {
   return db;
 }
 
-/** True for a unique-constraint violation (two racing creates: one wins, one sees this). */
+/** True for a unique-constraint violation (two racing creates: one wins, one sees this), from a model query or a raw statement. */
 export function isUniqueViolation(error: unknown): boolean {
-  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
+  if (error instanceof StatementError) return error.kind === 'UniqueConstraintViolation';
+  if (!(error instanceof Prisma.PrismaClientKnownRequestError)) return false;
+  if (error.code === 'P2002') return true;
+  // A raw statement through the client (in a transaction): "raw query failed", the adapter's error inside.
+  const adapterError = error.meta?.driverAdapterError;
+  return error.code === 'P2010' && isDriverAdapterError(adapterError) && adapterError.cause.kind === 'UniqueConstraintViolation';
 }

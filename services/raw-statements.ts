@@ -94,7 +94,18 @@ function statementError(error: unknown): unknown {
   if (!(error instanceof Error) || !isDriverAdapterError(error)) return error;
   const { kind, ...said } = error.cause as { kind: string } & Record<string, unknown>;
   delete said.detail;
-  return new Error(`the database refused the statement: ${kind} ${JSON.stringify(said)}`);
+  return new StatementError(kind, `the database refused the statement: ${kind} ${JSON.stringify(said)}`);
+}
+
+/** A statement the database refused; `kind` is the driver adapter's (UniqueConstraintViolation, …). */
+export class StatementError extends Error {
+  constructor(
+    readonly kind: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'StatementError';
+  }
 }
 
 /** The rows `sql` selects, mapped as Prisma's $queryRaw maps them. */

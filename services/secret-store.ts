@@ -6,7 +6,9 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { IronflowError } from '../core/errors';
 import { newId } from './ids';
-import type { DbOrTx } from './db';
+import { Prisma, type DbOrTx } from './db';
+import { queryRows } from './raw-statements';
+import type { Secret } from '../generated/prisma-sqlite/client';
 
 const KEY_BYTES = 32;
 
@@ -58,7 +60,11 @@ export class SecretStore {
   }
 
   async get(db: DbOrTx, ref: string): Promise<string> {
-    const row = await db.secret.findUnique({ where: { id: ref } });
+    // Raw: every BMC command's credentials and every boot's discovery token are read here.
+    const [row] = await queryRows<Pick<Secret, 'id' | 'expiresAt'> & { nonce: Uint8Array | number[]; ciphertext: Uint8Array | number[] }>(
+      db,
+      Prisma.sql`SELECT "id", "nonce", "ciphertext", "expiresAt" FROM "Secret" WHERE "id" = ${ref}`,
+    );
     if (!row || (row.expiresAt && row.expiresAt.getTime() <= Date.now())) {
       throw new IronflowError('NOT_FOUND', `secret ${ref} not found or expired`, { ref });
     }

@@ -4,7 +4,7 @@
 // Inside a transaction they run on the transaction's connection.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { databaseTarget } from '../../core/database-target';
-import { createDb, Prisma, type Db } from '../../services/db';
+import { createDb, isUniqueViolation, Prisma, type Db } from '../../services/db';
 import { newId } from '../../services/ids';
 import { appendEvent, listEvents } from '../../services/events';
 import { executeStatement, queryRows } from '../../services/raw-statements';
@@ -111,6 +111,17 @@ describe('raw statements straight to the driver adapter', () => {
     } finally {
       await db.$executeRaw`DROP TABLE ${table}`;
     }
+  });
+
+  it('fail a duplicate key as a unique violation, in a transaction or not, as a model create does', async () => {
+    const id = newId('event');
+    const insert = Prisma.sql`INSERT INTO "Event" ("id", "tenantId", "type", "data", "createdAt") VALUES (${id}, ${'root'}, ${'test.dup'}, ${'{}'}, ${new Date()})`;
+    await executeStatement(db, insert);
+    const outside = await executeStatement(db, insert).catch((e: unknown) => e);
+    const inside = await db.$transaction((tx) => executeStatement(tx, insert)).catch((e: unknown) => e);
+    const model = await db.event.create({ data: { id, tenantId: 'root', type: 'test.dup', data: {} } }).catch((e: unknown) => e);
+    expect([outside, inside, model].map(isUniqueViolation)).toEqual([true, true, true]);
+    expect(isUniqueViolation(await queryRows(db, Prisma.sql`SELECT "noSuchColumn" FROM "Event"`).catch((e: unknown) => e))).toBe(false);
   });
 
   it('append an event raw, in a transaction or not, that the model reads back whole and finds by date', async () => {
