@@ -6,7 +6,7 @@
 // refusal is a security event that names who, which machine and which workflow, never the
 // credential.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { Node } from '../generated/prisma-sqlite/client';
 import type { Db } from './db';
 import { IronflowError, parseWith } from '../core/errors';
@@ -17,7 +17,7 @@ import type { AuthenticatedAgent } from './pki/authenticate-agent';
 import { bmcCredentialsSchema, type BmcAccess, type BmcAccessRequest } from '../core/schemas/agent-bmc-access';
 import { bmcDriverNames } from '../core/schemas/bmc';
 import type { SecretStore } from './secret-store';
-import { describeRun } from './temporal/readers';
+import { recentlyRunning, runningNow, type RunningRun } from './temporal/recent-runs';
 import { nodeIdOf } from './temporal/search-attributes';
 import { isStateWorkflowOf } from './temporal/workflow-ids';
 
@@ -27,13 +27,17 @@ export interface BmcAccessDeps {
   secrets: SecretStore;
 }
 
-/** The workflow's description when it runs now and is about this machine (its NodeId search attribute, or its id), else null. */
-async function runningFor(temporal: Client, workflowId: string, nodeId: string): Promise<WorkflowExecutionDescription | null> {
-  const description = await describeRun(temporal, workflowId);
-  if (description?.status.name !== 'RUNNING') return null;
-  const attributeNode = nodeIdOf(description);
+/**
+ * The workflow's run when it runs now and is about this machine (its NodeId search attribute, or
+ * its id), else null. With `runId` (a site agent's step names its run), only that run, as
+ * Temporal said up to RECENTLY_RUNNING_MS before (temporal/recent-runs.ts); else Temporal is asked.
+ */
+async function runningFor(temporal: Client, workflowId: string, nodeId: string, runId?: string): Promise<RunningRun | null> {
+  const run = runId === undefined ? await runningNow(temporal, workflowId) : await recentlyRunning(temporal, workflowId, runId);
+  if (!run) return null;
+  const attributeNode = nodeIdOf(run);
   const about = attributeNode === nodeId || (attributeNode === undefined && isStateWorkflowOf(workflowId, nodeId));
-  return about ? description : null;
+  return about ? run : null;
 }
 
 /** Whether the workflow runs now and is about this machine (its NodeId search attribute, or its id). */
@@ -84,8 +88,9 @@ export async function workflowStanding(
   deps: Pick<BmcAccessDeps, 'db' | 'temporal'>,
   node: Pick<Node, 'id' | 'tenantId' | 'workflowId'>,
   workflowId: string,
+  runId?: string,
 ): Promise<'known' | 'unknown' | 'not-running'> {
-  const description = await runningFor(deps.temporal, workflowId, node.id);
+  const description = await runningFor(deps.temporal, workflowId, node.id, runId);
   if (!description) return 'not-running';
   if (node.workflowId === workflowId) return 'known';
   const deadline = Date.now() + RUN_RECORD_WAIT_MS;
@@ -116,7 +121,7 @@ export async function machineOfRunningStep(deps: BmcAccessDeps, agent: Authentic
   // Another site's machine is NOT_FOUND: an agent learns nothing about other sites.
   if (!node || node.deletedAt || node.siteId !== agent.siteId)
     throw refusal('NOT_FOUND', 'node-not-at-site', `node ${input.nodeId} not found at site ${agent.siteId}`);
-  const standing = await workflowStanding(deps, node, input.workflowId);
+  const standing = await workflowStanding(deps, node, input.workflowId, input.runId);
   if (standing === 'not-running') {
     throw refusal(
       'PERMISSION_DENIED',

@@ -6,6 +6,7 @@
 // ids. Writes are compare-and-set on the state the agent last saw, so two agents can never
 // both record that they are about to send the same command.
 import { machineOfRunningStep, refusalTenant, type BmcAccessDeps } from './bmc-access';
+import type { BmcAccessRequest } from '../core/schemas/agent-bmc-access';
 import { operationIdBelongsTo } from '../core/bmc-operation-id';
 import { isUniqueViolation, Prisma, type DbOrTx } from './db';
 import { IronflowError } from '../core/errors';
@@ -67,7 +68,7 @@ function answerOf(row: Row | null): BmcOperationAnswer {
 }
 
 /** The machine of the step, or a refusal (recorded as a security event). */
-async function authorize(deps: BmcAccessDeps, agent: AuthenticatedAgent, input: { nodeId: string; workflowId: string; operationId: string }) {
+async function authorize(deps: BmcAccessDeps, agent: AuthenticatedAgent, input: BmcAccessRequest & { operationId: string }) {
   try {
     if (!operationIdBelongsTo(input.operationId, input.workflowId)) {
       throw refusal(

@@ -11,6 +11,7 @@ import type { ControlPlaneClient, Signer } from '../common/control-plane-client'
 import type { AgentLog } from '../common/log';
 import { untilAnswered } from '../common/until-answered';
 import { stepDeadline } from '../../services/step-deadline';
+import { stepScope } from '../common/step-scope';
 
 export interface BmcAccessDeps {
   client: ControlPlaneClient;
@@ -40,20 +41,17 @@ export function bmcTargetOf(access: Pick<BmcAccess, 'driver' | 'address' | 'caPe
 
 export async function withBmc<T>(deps: BmcAccessDeps, input: StepInput, run: (driver: BmcDriver) => Promise<T>): Promise<T> {
   const deadline = stepDeadline();
-  const access = await untilAnswered(
-    (timeoutMs) =>
-      deps.client.signedPost<BmcAccess>(deps.signer, '/v1/agents/bmc-access', { nodeId: input.target.nodeId, workflowId: input.workflowId }, timeoutMs),
-    {
-      deadline,
-      firstTimeoutMs: deps.client.timeoutMs,
-      onRetry: (retry) =>
-        deps.log?.warn('the control plane did not answer for the BMC access; asking again', {
-          nodeId: input.target.nodeId,
-          workflowId: input.workflowId,
-          ...retry,
-        }),
-    },
-  );
+  const scope = stepScope(input);
+  const access = await untilAnswered((timeoutMs) => deps.client.signedPost<BmcAccess>(deps.signer, '/v1/agents/bmc-access', scope, timeoutMs), {
+    deadline,
+    firstTimeoutMs: deps.client.timeoutMs,
+    onRetry: (retry) =>
+      deps.log?.warn('the control plane did not answer for the BMC access; asking again', {
+        nodeId: input.target.nodeId,
+        workflowId: input.workflowId,
+        ...retry,
+      }),
+  });
   const target = bmcTargetOf(access);
   deps.drivenBmcHosts.add(hostOf(target));
   // Flaky BMCs are the norm: retried with backoff and read back (agent/bmc/reliable.ts) until the step's deadline.

@@ -15,6 +15,7 @@ import type { OperationLedger, OperationRecord } from '../bmc/operations';
 import type { ControlPlaneClient, Signer } from '../common/control-plane-client';
 import { untilAnswered } from '../common/until-answered';
 import { stepDeadline } from '../../services/step-deadline';
+import { stepScope } from '../common/step-scope';
 
 export class RemoteOperationLedger implements OperationLedger {
   /** The state this attempt last read or wrote, per operation id ('none': no record). */
@@ -50,7 +51,7 @@ export class RemoteOperationLedger implements OperationLedger {
   }
 
   private scope() {
-    return { nodeId: this.step.target.nodeId, workflowId: this.step.workflowId };
+    return stepScope(this.step);
   }
 }
 

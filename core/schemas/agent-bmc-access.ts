@@ -5,13 +5,20 @@ import { z } from 'zod';
 import { bmcDriverNames } from './bmc';
 import { idOf } from './common';
 
-export const bmcAccessRequestSchema = z
-  .object({
-    nodeId: idOf('node'),
-    /** The running workflow whose step needs the BMC; it must be this machine's. */
-    workflowId: z.string().min(1).max(512),
-  })
-  .strict();
+/** What a site agent's step request names: the machine, and the running workflow (and run) whose step it is. */
+export const stepScope = {
+  nodeId: idOf('node'),
+  /** The running workflow whose step needs the BMC; it must be this machine's. */
+  workflowId: z.string().min(1).max(512),
+  /**
+   * The step's run of that workflow (its activity's workflowExecution.runId). With it, an
+   * answer that this run runs, given up to 2 s before, will do (services/temporal/recent-runs.ts);
+   * without it (agents before it) Temporal is asked every time.
+   */
+  runId: z.string().min(1).max(64).optional(),
+};
+
+export const bmcAccessRequestSchema = z.object(stepScope).strict();
 export type BmcAccessRequest = z.infer<typeof bmcAccessRequestSchema>;
 
 export const bmcAccessAnswerSchema = z.object({

@@ -3,7 +3,7 @@
 // keeps: what was sent to which BMC, and its outcome; never a credential.
 import { z } from 'zod';
 import { MAX_OPERATION_ID } from '../bmc-operation-id';
-import { idOf } from './common';
+import { stepScope } from './agent-bmc-access';
 
 export const operationIdSchema = z
   .string()
@@ -37,12 +37,7 @@ export const operationRecordSchema = z
   .strict();
 export type OperationRecordInput = z.infer<typeof operationRecordSchema>;
 
-const stepScope = {
-  nodeId: idOf('node'),
-  /** The running workflow whose step sends the command; the operation id must be one of its. */
-  workflowId: z.string().min(1).max(512),
-};
-
+/** The step's scope (the operation id must be one of its workflow's) and the operation. */
 export const bmcOperationGetSchema = z.object({ ...stepScope, operationId: operationIdSchema }).strict();
 export type BmcOperationGet = z.infer<typeof bmcOperationGetSchema>;
 

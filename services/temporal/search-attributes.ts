@@ -28,7 +28,8 @@ export const lifecycleAttributes = (node: { id: string; siteId: string; tenantId
 export const tenantAttributes = (tenantId: string) => new TypedSearchAttributes([{ key: searchAttributeKeys.TenantId, value: tenantId }]);
 
 /** The node a described workflow is about (its NodeId), if it carries one. */
-export const nodeIdOf = (description: WorkflowExecutionDescription): string | undefined => description.typedSearchAttributes.get(searchAttributeKeys.NodeId);
+export const nodeIdOf = (description: Pick<WorkflowExecutionDescription, 'typedSearchAttributes'>): string | undefined =>
+  description.typedSearchAttributes.get(searchAttributeKeys.NodeId);
 
 /** The tenant a described workflow belongs to (its TenantId), if it carries one. */
 export const tenantIdOf = (description: WorkflowExecutionDescription): string | undefined =>

@@ -18,6 +18,7 @@ import { recordCertificate } from '../../core/joins/record-certificate';
 import { loadOrCreateNodeCa } from '../../services/pki/node-ca';
 import { searchAttributeKeys } from '../../core/search-attributes';
 import { userDataSecretPurpose } from '../../services/userdata/grant';
+import { RECENTLY_RUNNING_MS } from '../../services/temporal/recent-runs';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
 import { newKeyAndCsr, workDir } from '../helpers/openssl';
 
@@ -88,9 +89,10 @@ async function forge(nodeId: string, workflowId: string): Promise<void> {
   });
 }
 
-const ask = (route: string, nodeId: string, workflowId: string) =>
+/** `runId`: the step's run, as a site agent's activity names it (agent/common/step-scope.ts). */
+const ask = (route: string, nodeId: string, workflowId: string, runId?: string) =>
   client()
-    .signedPost<{ password?: string }>(signer, route, { nodeId, workflowId })
+    .signedPost<{ password?: string }>(signer, route, { nodeId, workflowId, ...(runId ? { runId } : {}) })
     .then(
       (answer) => ({ granted: true as const, answer }),
       (error: IronflowError) => ({ granted: false as const, code: error.code, reason: error.details.reason }),
@@ -139,6 +141,37 @@ describe('a step secret for a forged workflow', () => {
     await attacker.workflow.getHandle(started.workflowId).terminate('forged test');
     await forge(nodeId, started.workflowId);
     expect(await ask('/v1/agents/bmc-access', nodeId, started.workflowId)).toEqual({ granted: false, code: 'PERMISSION_DENIED', reason: 'workflow-unknown' });
+  }, 30_000);
+
+  it('with the step naming its run: grants that run, and refuses the run forged under its id, named or not', async () => {
+    const nodeId = await machine();
+    const started = await t.root.call<{ workflowId: string }>('POST', '/v1/profiles/forged-test-power/runs', {
+      tenantId: 'root',
+      nodeId,
+      provisionState: 'inspecting',
+    });
+    const genuine = await t.cp.temporal.workflow.getHandle(started.workflowId).describe();
+    // Asked twice within a second, as a BMC command's requests do: the second reuses Temporal's answer for this run.
+    expect(await ask('/v1/agents/bmc-access', nodeId, started.workflowId, genuine.runId)).toMatchObject({ granted: true });
+    expect(await ask('/v1/agents/bmc-access', nodeId, started.workflowId, genuine.runId)).toMatchObject({ granted: true });
+
+    await attacker.workflow.getHandle(started.workflowId).terminate('forged test');
+    await forge(nodeId, started.workflowId);
+    const forged = (await t.cp.temporal.workflow.getHandle(started.workflowId).describe()).runId;
+    expect(await ask('/v1/agents/bmc-access', nodeId, started.workflowId, forged)).toEqual({
+      granted: false,
+      code: 'PERMISSION_DENIED',
+      reason: 'workflow-unknown',
+    });
+    expect(await ask('/v1/agents/bmc-access', nodeId, started.workflowId)).toEqual({ granted: false, code: 'PERMISSION_DENIED', reason: 'workflow-unknown' });
+    // The ended genuine run is refused once Temporal's last answer about it is older than RECENTLY_RUNNING_MS.
+    await new Promise((resolve) => setTimeout(resolve, RECENTLY_RUNNING_MS + 100));
+    expect(await ask('/v1/agents/bmc-access', nodeId, started.workflowId, genuine.runId)).toEqual({
+      granted: false,
+      code: 'PERMISSION_DENIED',
+      reason: 'workflow-not-running',
+    });
+    await attacker.workflow.getHandle(started.workflowId).terminate('test done');
   }, 30_000);
 
   it('grants the running state workflow the node row names', async () => {

@@ -5,6 +5,7 @@
 import { IronflowError, parseWith } from '../../../core/errors';
 import { HTTP_PROXY_MAX_ANSWER_BYTES, httpProxyWithSchema } from '../../../core/steps/site-commands';
 import type { ProxyTargets } from '../../../core/schemas/agent-proxy-targets';
+import { stepScope } from '../../common/step-scope';
 import { checkProxyUrl } from '../proxy-guard';
 import type { SiteStep, SiteStepDeps } from './deps';
 
@@ -29,10 +30,7 @@ async function readCapped(response: Response, max: number): Promise<Buffer> {
 export function httpProxyStep(deps: SiteStepDeps): SiteStep {
   return async (input) => {
     const request = parseWith(httpProxyWithSchema, input.with);
-    const targets = await deps.client.signedPost<ProxyTargets>(deps.signer, '/v1/agents/proxy-targets', {
-      nodeId: input.target.nodeId,
-      workflowId: input.workflowId,
-    });
+    const targets = await deps.client.signedPost<ProxyTargets>(deps.signer, '/v1/agents/proxy-targets', stepScope(input));
     const bmcHosts = new Set([...deps.drivenBmcHosts, ...(targets.bmcHost ? [targets.bmcHost.toLowerCase()] : [])]);
     const url = checkProxyUrl(request.url, { machineAddresses: targets.addresses, bmcHosts, bmcNetworks: deps.bmcNetworks });
     let response: Response;
