@@ -1,8 +1,7 @@
 // Once per test run: a real Temporal dev server on free ports, the workflow bundle, and a
 // migrated template database (SQLite file, or a PostgreSQL template database when
-// IRONFLOW_TEST_DATABASE_URL is set) that each test file copies. Every scratch file a test
-// makes under os.tmpdir() lands in the run's directory, which the run removes at its end.
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// IRONFLOW_TEST_DATABASE_URL is set) that each test file copies.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -26,12 +25,6 @@ let runDir: string | undefined;
 
 export async function setup(project: TestProject): Promise<void> {
   runDir = mkdtempSync(path.join(tmpdir(), 'ironflow-test-'));
-  // The test files' processes are forked after this, so they inherit it (os.tmpdir() reads TMPDIR).
-  // Open to every user as /tmp is (sticky): some tests run a child as nobody.
-  process.env.TMPDIR = path.join(runDir, 'tmp');
-  chmodSync(runDir, 0o711);
-  mkdirSync(process.env.TMPDIR);
-  chmodSync(process.env.TMPDIR, 0o1777);
   const [started, bundle] = await Promise.all([startTestTemporalServer(runDir), buildWorkflowBundle()]);
   server = started.server;
   const address = started.address;
