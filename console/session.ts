@@ -3,6 +3,7 @@
 // without a request, whichever comes first; a restart of the API signs everyone out.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Principal } from '../services/credentials';
+import { RecentCache } from '../core/recent-cache';
 
 const SESSION_IDLE_MS = 30 * 60 * 1000;
 const SESSION_LIFETIME_MS = 8 * 60 * 60 * 1000;
@@ -38,18 +39,13 @@ export function tokensMatch(expected: string, given: string | undefined): boolea
 }
 
 export class ConsoleSessions {
-  /** Map order is least recently used first (a used session is moved to the end). */
-  private readonly sessions = new Map<string, ConsoleSession>();
+  /** Beyond MAX_SESSIONS the least recently used session is signed out. */
+  private readonly sessions = new RecentCache<string, ConsoleSession>(MAX_SESSIONS);
 
   constructor(private readonly now: () => number = Date.now) {}
 
   create(credential: string, principal: Principal): ConsoleSession {
     this.sweep();
-    while (this.sessions.size >= MAX_SESSIONS) {
-      const oldest = this.sessions.keys().next().value;
-      if (oldest === undefined) break;
-      this.sessions.delete(oldest);
-    }
     const at = this.now();
     const session: ConsoleSession = { id: randomToken(), credential, principal, csrfToken: randomToken(), createdAt: at, lastUsedAt: at };
     this.sessions.set(session.id, session);
@@ -66,8 +62,6 @@ export class ConsoleSessions {
       return undefined;
     }
     session.lastUsedAt = this.now();
-    this.sessions.delete(id);
-    this.sessions.set(id, session);
     return session;
   }
 
@@ -85,6 +79,6 @@ export class ConsoleSessions {
   }
 
   private sweep(): void {
-    for (const session of this.sessions.values()) if (this.expired(session)) this.sessions.delete(session.id);
+    for (const [id, session] of this.sessions) if (this.expired(session)) this.sessions.delete(id);
   }
 }

@@ -9,6 +9,7 @@ import { IronflowError } from '../core/errors';
 import { agentTaskQueue } from '../core/joins/certificate-policy';
 import { fingerprintOf, type NodeCa } from '../services/pki/node-ca';
 import { toPem } from '../core/pki/pem';
+import { RecentCache } from '../core/recent-cache';
 
 export const ACCEPTED_FOR_MS = 2_000;
 const REFUSED_FOR_MS = 10_000;
@@ -24,7 +25,7 @@ export interface GatewayAgent extends AuthenticatedAgent {
 type Verdict = { agent: GatewayAgent; until: number } | { error: IronflowError; until: number };
 
 export class AgentIdentities {
-  private readonly verdicts = new Map<string, Verdict>();
+  private readonly verdicts = new RecentCache<string, Verdict>(MAX_CACHED);
 
   constructor(
     private readonly db: Db,
@@ -41,9 +42,7 @@ export class AgentIdentities {
       if (cached.agent.notAfter.getTime() > this.now()) return cached.agent;
     }
     const verdict = await this.verify(certificateDer);
-    this.verdicts.delete(fingerprint);
     this.verdicts.set(fingerprint, verdict);
-    while (this.verdicts.size > MAX_CACHED) this.verdicts.delete(this.verdicts.keys().next().value as string);
     if ('error' in verdict) throw verdict.error;
     return verdict.agent;
   }
@@ -59,7 +58,7 @@ export class AgentIdentities {
     const now = this.now();
     const known: Array<{ fingerprint: string; agent: GatewayAgent }> = [];
     for (const fingerprint of fingerprints) {
-      const verdict = this.verdicts.get(fingerprint);
+      const verdict = this.verdicts.peek(fingerprint);
       if (!verdict) continue; // evicted: its next call is checked afresh
       if ('error' in verdict) invalid.set(fingerprint, verdict.error.message);
       else if (verdict.agent.notAfter.getTime() <= now)

@@ -3,6 +3,7 @@
 import type { Db } from '../services/db';
 import { recordRefusal, refusal } from '../services/joins/refusal';
 import { ROOT_TENANT } from '../core/permissions';
+import { RecentCache } from '../core/recent-cache';
 
 const QUIET_MS = 10_000;
 const MAX_TRACKED = 10_000;
@@ -16,7 +17,7 @@ interface GatewayRefusal {
 }
 
 export class RefusalEvents {
-  private readonly lastRecorded = new Map<string, number>();
+  private readonly lastRecorded = new RecentCache<string, number>(MAX_TRACKED);
 
   constructor(
     private readonly db: Db,
@@ -27,9 +28,7 @@ export class RefusalEvents {
     const key = `${event.nodeId ?? '-'}\u0000${event.method}\u0000${event.reason}`;
     const last = this.lastRecorded.get(key);
     if (last !== undefined && this.now() - last < QUIET_MS) return;
-    this.lastRecorded.delete(key);
     this.lastRecorded.set(key, this.now());
-    while (this.lastRecorded.size > MAX_TRACKED) this.lastRecorded.delete(this.lastRecorded.keys().next().value as string);
     const error = refusal('PERMISSION_DENIED', event.reason, event.message);
     void recordRefusal(this.db, 'security.gateway.refused', error, {
       tenantId: event.tenantId ?? ROOT_TENANT,

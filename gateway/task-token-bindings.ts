@@ -3,6 +3,8 @@
 // another's step. Held in memory and bounded: after a gateway restart the tokens of steps
 // in flight are unknown, their completions are refused, and Temporal retries the steps
 // (their heartbeat or start-to-close timeout notices).
+import { RecentCache } from '../core/recent-cache';
+
 const MAX_BOUND_TASKS = 100_000;
 /** Longer than any step's start-to-close timeout. */
 const BINDING_TTL_MS = 48 * 3600_000;
@@ -16,25 +18,25 @@ interface TaskBinding {
 }
 
 export class TaskTokenBindings {
-  private readonly owners = new Map<string, TaskBinding>();
+  // Age order: lookups only peek, so past capacity the oldest binding goes first.
+  private readonly owners: RecentCache<string, TaskBinding>;
 
   constructor(
     private readonly now: () => number = Date.now,
-    private readonly capacity = MAX_BOUND_TASKS,
-  ) {}
+    capacity = MAX_BOUND_TASKS,
+  ) {
+    this.owners = new RecentCache(capacity);
+  }
 
   bind(taskToken: Uint8Array, identity: string, step: string): void {
     const key = Buffer.from(taskToken).toString('base64');
-    this.owners.delete(key);
     const now = this.now();
     this.owners.set(key, { identity, step, boundAt: now, expiresAt: now + BINDING_TTL_MS });
-    // Insertion order is age order: the oldest binding goes first.
-    while (this.owners.size > this.capacity) this.owners.delete(this.owners.keys().next().value as string);
   }
 
   ownerOf(taskToken: Uint8Array): string | undefined {
     const key = Buffer.from(taskToken).toString('base64');
-    const owner = this.owners.get(key);
+    const owner = this.owners.peek(key);
     if (!owner) return undefined;
     if (owner.expiresAt <= this.now()) {
       this.owners.delete(key);
@@ -46,7 +48,7 @@ export class TaskTokenBindings {
   /** Forgets a finished task, returning what was bound to it. */
   release(taskToken: Uint8Array): TaskBinding | undefined {
     const key = Buffer.from(taskToken).toString('base64');
-    const binding = this.owners.get(key);
+    const binding = this.owners.peek(key);
     this.owners.delete(key);
     return binding;
   }

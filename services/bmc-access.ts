@@ -16,6 +16,7 @@ import { recordRefusal, refusal } from './joins/refusal';
 import type { AuthenticatedAgent } from './pki/authenticate-agent';
 import { bmcCredentialsSchema, type BmcAccess, type BmcAccessRequest } from '../core/schemas/agent-bmc-access';
 import { bmcDriverNames } from '../core/schemas/bmc';
+import { RecentCache } from '../core/recent-cache';
 import type { SecretStore } from './secret-store';
 import { recentlyRunning, runningNow, type RunningRun } from './temporal/recent-runs';
 import { nodeIdOf } from './temporal/search-attributes';
@@ -52,14 +53,14 @@ const RUN_RECORD_WAIT_MS = 2_000;
 const RUN_RECORD_POLL_MS = 100;
 
 /** Runs found recorded, per database: a record is never taken back (events are only appended), so each run is read once. */
-const recordedRuns = new WeakMap<Db, Set<string>>();
+const recordedRuns = new WeakMap<Db, RecentCache<string, true>>();
 /** Bounds the memory; a run forgotten is read again. */
 const RECORDED_RUNS_KEPT = 10_000;
 
 /** Whether startProvision (profiles/launch.ts) recorded this run of the workflow for the machine. */
 async function recordedRun(db: Db, node: Pick<Node, 'id' | 'tenantId'>, workflowId: string, runId: string): Promise<boolean> {
   let known = recordedRuns.get(db);
-  if (!known) recordedRuns.set(db, (known = new Set()));
+  if (!known) recordedRuns.set(db, (known = new RecentCache(RECORDED_RUNS_KEPT)));
   const key = `${node.tenantId}/${node.id}/${workflowId}/${runId}`;
   if (known.has(key)) return true;
   const records = await db.event.findMany({
@@ -72,10 +73,7 @@ async function recordedRun(db: Db, node: Pick<Node, 'id' | 'tenantId'>, workflow
     const record = data as { workflowId?: unknown; runId?: unknown } | null;
     return record?.workflowId === workflowId && record.runId === runId;
   });
-  if (recorded) {
-    if (known.size >= RECORDED_RUNS_KEPT) known.delete(known.values().next().value as string);
-    known.add(key);
-  }
+  if (recorded) known.set(key, true);
   return recorded;
 }
 

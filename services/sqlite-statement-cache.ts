@@ -6,6 +6,7 @@
 // passes the arguments at each run instead. It offers exactly what the adapter calls on a
 // bound statement; anything else is a TypeError, which the tests would meet at once.
 import type { Database, Statement } from 'better-sqlite3';
+import { RecentCache } from '../core/recent-cache';
 import { wrapConnections, type SqliteFactory } from './sqlite-connections';
 
 /** Distinct SQL texts kept: Prisma's own queries vary with their IN lists, so the cache is bounded. */
@@ -33,14 +34,10 @@ function bound(statement: Statement<Args>, args: Args): BoundStatement {
 /** The prepare the adapter finds on `client`: the last CACHED_STATEMENTS SQL texts stay prepared. */
 function cachingPrepare(database: Database): (sql: string) => { bind(args: Args): BoundStatement } {
   const prepare = database.prepare.bind(database);
-  const statements = new Map<string, Statement<Args>>();
+  const statements = new RecentCache<string, Statement<Args>>(CACHED_STATEMENTS);
   return (sql) => {
     let statement = statements.get(sql);
-    if (statement)
-      statements.delete(sql); // re-inserted below: the Map's order is least recently used first
-    else statement = prepare<Args>(sql);
-    statements.set(sql, statement);
-    if (statements.size > CACHED_STATEMENTS) statements.delete(statements.keys().next().value as string);
+    if (!statement) statements.set(sql, (statement = prepare<Args>(sql)));
     const prepared = statement;
     return { bind: (args) => bound(prepared, args) };
   };

@@ -7,6 +7,7 @@
 import { EventEmitter } from 'node:events';
 import { isIPv4 } from 'node:net';
 import { normalizeMac } from '../../core/mac';
+import { RecentCache } from '../../core/recent-cache';
 import { MAX_DISCOVERED_COUNT, type DiscoveryEntry } from '../../core/schemas/discovery';
 
 export const MAX_DISCOVERED_CLIENTS = 256;
@@ -41,16 +42,17 @@ interface DiscoveredEvents {
 }
 
 export class DiscoveredPxeClients extends EventEmitter<DiscoveredEvents> {
-  // Insertion order is last-seen order (a sighting moves its MAC to the end): the first is the oldest.
-  private readonly clients = new Map<string, Tracked>();
+  // Last-seen order (a sighting sets its MAC again; lookups only peek): the first is the oldest.
+  private readonly clients: RecentCache<string, Tracked>;
 
   constructor(
     /** Whether a MAC has a live boot entry now (BootEntryStore.get). */
     private readonly hasEntry: (mac: string) => boolean,
-    private readonly max = MAX_DISCOVERED_CLIENTS,
+    max = MAX_DISCOVERED_CLIENTS,
     private readonly ttlMs = DISCOVERED_TTL_MS,
   ) {
     super();
+    this.clients = new RecentCache(max);
   }
 
   /** Records a sighting; answers whether the MAC is new to the list (worth a log line). */
@@ -64,13 +66,8 @@ export class DiscoveredPxeClients extends EventEmitter<DiscoveredEvents> {
       giaddr: sighting.giaddr !== null && isIPv4(sighting.giaddr) ? sighting.giaddr : null,
     };
     const known = this.live(mac, now);
-    this.clients.delete(mac);
     const count = Math.min((known?.count ?? 0) + 1, MAX_DISCOVERED_COUNT);
     this.clients.set(mac, { sighting: clean, firstSeen: known?.firstSeen ?? now, lastSeen: now, count });
-    while (this.clients.size > this.max) {
-      const oldest = this.clients.keys().next().value as string;
-      this.clients.delete(oldest);
-    }
     if (!known) this.emit('added', mac);
     return !known;
   }
@@ -128,7 +125,7 @@ export class DiscoveredPxeClients extends EventEmitter<DiscoveredEvents> {
 
   /** A listed MAC still within its day (a lapsed one starts over as new). */
   private live(mac: string, now: number): Tracked | undefined {
-    const tracked = this.clients.get(mac);
+    const tracked = this.clients.peek(mac);
     return tracked && now - tracked.lastSeen < this.ttlMs ? tracked : undefined;
   }
 }

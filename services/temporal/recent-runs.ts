@@ -8,6 +8,7 @@
 // refused, while an agent granted that run's BMC credentials holds them for its step anyway.
 // The gateway reuses an accepted certificate's verdict as long (gateway/agent-identities.ts).
 import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
+import { RecentCache } from '../../core/recent-cache';
 import { describeRun } from './readers';
 
 export const RECENTLY_RUNNING_MS = 2_000;
@@ -17,8 +18,8 @@ const REMEMBERED_MAX = 10_000;
 /** What is kept of a running run's description: its run id and search attributes. */
 export type RunningRun = Pick<WorkflowExecutionDescription, 'runId' | 'typedSearchAttributes'>;
 
-/** Per Temporal client, by `workflowId/runId`, when each answer expires; oldest first (every answer lives as long). */
-const rememberedByClient = new WeakMap<Client, Map<string, { run: RunningRun; until: number }>>();
+/** Per Temporal client, by `workflowId/runId`, each answer and when it expires. */
+const rememberedByClient = new WeakMap<Client, RecentCache<string, { run: RunningRun; until: number }>>();
 
 /** The workflow's current run when Temporal, asked now, says it runs, else null. */
 export async function runningNow(client: Client, workflowId: string): Promise<RunningRun | null> {
@@ -29,22 +30,13 @@ export async function runningNow(client: Client, workflowId: string): Promise<Ru
 /** The run when it is the workflow's current run and runs now (as Temporal said at most RECENTLY_RUNNING_MS ago), else null. */
 export async function recentlyRunning(client: Client, workflowId: string, runId: string): Promise<RunningRun | null> {
   let remembered = rememberedByClient.get(client);
-  if (!remembered) rememberedByClient.set(client, (remembered = new Map()));
+  if (!remembered) rememberedByClient.set(client, (remembered = new RecentCache(REMEMBERED_MAX)));
   const key = `${workflowId}/${runId}`;
-  const now = Date.now();
   const known = remembered.get(key);
-  if (known && known.until > now) return known.run;
-  forgetExpired(remembered, now);
+  if (known && known.until > Date.now()) return known.run;
+  remembered.delete(key);
   const run = await runningNow(client, workflowId);
   if (run?.runId !== runId) return null;
-  if (remembered.size >= REMEMBERED_MAX) remembered.delete(remembered.keys().next().value as string);
   remembered.set(key, { run, until: Date.now() + RECENTLY_RUNNING_MS });
   return run;
-}
-
-function forgetExpired(remembered: Map<string, { until: number }>, now: number): void {
-  for (const [key, { until }] of remembered) {
-    if (until > now) return;
-    remembered.delete(key);
-  }
 }

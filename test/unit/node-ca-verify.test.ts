@@ -3,7 +3,6 @@
 // verify, nor any other bytes, ever is.
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { RecentCache } from '../../core/recent-cache';
 import { fromPem, toPem } from '../../core/pki/pem';
 import { NodeCa } from '../../services/pki/node-ca';
 
@@ -27,19 +26,5 @@ describe('the node CA verifying a certificate', () => {
     expect(ca.verifyIssued(toPem('CERTIFICATE', tampered))).toBeUndefined();
     expect(ca.verifyIssued((await other.issue(spki(), identity, 600)).pem)).toBeUndefined();
     expect(ca.verifyIssued(issued.pem)?.identity).toEqual(identity);
-  });
-});
-
-describe('a RecentCache', () => {
-  it('keeps at most its size, forgetting the least recently used first', () => {
-    const cache = new RecentCache<string, number>(2);
-    cache.set('a', 1);
-    cache.set('b', 2);
-    expect(cache.get('a')).toBe(1); // a is now the most recent
-    cache.set('c', 3);
-    expect(cache.size).toBe(2);
-    expect(cache.get('b')).toBeUndefined();
-    expect(cache.get('a')).toBe(1);
-    expect(cache.get('c')).toBe(3);
   });
 });
