@@ -20,13 +20,15 @@ declare module 'vitest' {
   }
 }
 
-let server: TemporalServer | undefined;
-let runDir: string | undefined;
-
-export async function setup(project: TestProject): Promise<void> {
-  runDir = mkdtempSync(path.join(tmpdir(), 'ironflow-test-'));
+/**
+ * Runs once per project (vitest calls it for each, in one process), so each project's server
+ * and directory are its own and its teardown, returned, removes exactly those. Every scratch
+ * file a test makes goes under `runDir` (`inject('runDir')`), so a run leaves nothing in /tmp.
+ */
+export async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const runDir = mkdtempSync(path.join(tmpdir(), 'ironflow-test-'));
   const [started, bundle] = await Promise.all([startTestTemporalServer(runDir), buildWorkflowBundle()]);
-  server = started.server;
+  const server: TemporalServer = started.server;
   const address = started.address;
   const bundleFile = path.join(runDir, 'workflow-bundle.js');
   writeFileSync(bundleFile, bundle.code);
@@ -51,9 +53,8 @@ export async function setup(project: TestProject): Promise<void> {
   project.provide('workflowBundle', bundleFile);
   project.provide('templateDatabase', templateDatabase);
   project.provide('runDir', runDir);
-}
-
-export async function teardown(): Promise<void> {
-  await server?.stop();
-  if (runDir && !process.env.IRONFLOW_KEEP_TEST_DIR) rmSync(runDir, { recursive: true, force: true });
+  return async () => {
+    await server.stop();
+    if (!process.env.IRONFLOW_KEEP_TEST_DIR) rmSync(runDir, { recursive: true, force: true });
+  };
 }

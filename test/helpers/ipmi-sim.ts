@@ -3,8 +3,8 @@
 // keeps the machine's state in files, so a test can see what the BMC was told.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import { inject } from 'vitest';
 import { stopChild } from './child-process';
 import { freePort } from './ports';
 
@@ -49,7 +49,7 @@ exit 0
 `;
 
 export async function startIpmiSim(options: { username?: string; password?: string; guidHex?: string } = {}): Promise<RunningIpmiSim> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'ironflow-ipmisim-'));
+  const dir = mkdtempSync(path.join(inject('runDir'), 'ironflow-ipmisim-'));
   const username = options.username ?? 'admin';
   const password = options.password ?? 'ipmi-pw-1';
   const guidHex = options.guidHex ?? '0123456789abcdef0011223344556677';

@@ -1,8 +1,8 @@
 // The real `openssl` as an agent would use it: keys, CSRs, verify, and reading certificates.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { inject } from 'vitest';
 
 export type KeyKind = 'ec' | 'ed25519' | 'rsa';
 
@@ -11,7 +11,7 @@ export function openssl(args: string[], cwd: string): string {
 }
 
 export function workDir(): string {
-  return mkdtempSync(path.join(tmpdir(), 'ironflow-openssl-'));
+  return mkdtempSync(path.join(inject('runDir'), 'ironflow-openssl-'));
 }
 
 /** A new key in `dir/<name>.key` and a CSR for it; answers the CSR's PEM. */

@@ -2,8 +2,8 @@
 // port, with basic auth (bcrypt htpasswd) and optionally TLS with a throwaway CA.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import { inject } from 'vitest';
 import { JsonClient } from '../../agent/bmc/http-json';
 import { stopChild } from './child-process';
 import { freePort } from './ports';
@@ -35,7 +35,7 @@ function requireSushy(): void {
 
 export async function startSushy(options: { systems: SushySystem[]; tls?: boolean; username?: string; password?: string }): Promise<RunningSushy> {
   requireSushy();
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'ironflow-sushy-'));
+  const dir = mkdtempSync(path.join(inject('runDir'), 'ironflow-sushy-'));
   const username = options.username ?? 'admin';
   const password = options.password ?? 'sushy-pw-1';
   let htpasswd: string;
@@ -75,7 +75,11 @@ export async function startSushy(options: { systems: SushySystem[]; tls?: boolea
       : []),
   ].join('\n');
   writeFileSync(path.join(dir, 'emulator.conf'), config);
-  const child = spawn('sushy-emulator', ['--config', path.join(dir, 'emulator.conf')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // Its scratch files (Python's tempfile) go with the rest of the run's.
+  const child = spawn('sushy-emulator', ['--config', path.join(dir, 'emulator.conf')], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, TMPDIR: dir },
+  });
   let output = '';
   child.stdout?.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
   child.stderr?.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-4000)));

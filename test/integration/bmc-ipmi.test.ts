@@ -1,9 +1,8 @@
 // The IPMI driver (ipmitool, lanplus) against OpenIPMI's ipmi_sim. Needs `ipmitool` and
 // `ipmi_sim` on PATH: scripts/test-deps.sh.
 import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { createBmcDriver, type BmcDriver } from '../../agent/bmc';
 import { virtualMediaOf } from '../../agent/bmc/driver';
 import { IronflowError } from '../../core/errors';
@@ -16,7 +15,7 @@ let ipmitoolSpy: string;
 beforeAll(async () => {
   sim = await startIpmiSim();
   // A wrapper that records ipmitool's argv and whether the password came by environment.
-  spyDir = mkdtempSync(path.join(os.tmpdir(), 'ironflow-ipmitool-'));
+  spyDir = mkdtempSync(path.join(inject('runDir'), 'ironflow-ipmitool-'));
   ipmitoolSpy = path.join(spyDir, 'ipmitool');
   writeFileSync(
     ipmitoolSpy,

@@ -1,13 +1,12 @@
 // The Redfish driver against sushy-tools' emulator (PyPI, fake driver), over plain HTTP and
 // over TLS with a pinned CA. Needs `sushy-emulator` on PATH: scripts/test-deps.sh.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { createBmcDriver } from '../../agent/bmc';
 import { IronflowError } from '../../core/errors';
 import { redfishDriverContract, startImageServer, type RedfishContractEnv } from '../helpers/redfish-contract';
 import { startSushy, type RunningSushy } from '../helpers/sushy';
 import { makeServerCertificate } from '../helpers/tls';
 import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 
 const system = {
@@ -95,7 +94,7 @@ describe('Redfish driver against sushy-tools (TLS, pinned CA)', () => {
   });
 
   it('refuses a BMC whose certificate another pinned CA did not sign', async () => {
-    const other = makeServerCertificate(mkdtempSync(path.join(os.tmpdir(), 'ironflow-otherca-')));
+    const other = makeServerCertificate(mkdtempSync(path.join(inject('runDir'), 'ironflow-otherca-')));
     const driver = createBmcDriver(
       { driver: 'redfish', address: sushy.url, systemId: system.uuid, caPem: other.caPem },
       { username: sushy.username, password: sushy.password },

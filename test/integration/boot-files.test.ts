@@ -5,9 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { filesRoute } from '../../agent/boot/http/files-route';
 import { startBootHttpServer, type BootHttpServer } from '../../agent/boot/http/server';
 import { AgentLog } from '../../agent/common/log';
@@ -20,7 +19,7 @@ const kernel = randomBytes(9 * 1024 * 1024 + 123);
 
 beforeAll(async () => {
   if (!readdirSync(TFTP_ROOT).includes('snponly.efi')) throw new Error('the iPXE builds are missing: apt-get install -y ipxe (or bash scripts/test-deps.sh)');
-  filesDir = mkdtempSync(path.join(os.tmpdir(), 'boot-files-'));
+  filesDir = mkdtempSync(path.join(inject('runDir'), 'boot-files-'));
   writeFileSync(path.join(filesDir, 'vmlinuz'), kernel);
   writeFileSync(path.join(filesDir, 'undionly.kpxe'), 'files_dir wins\n');
   writeFileSync(path.join(filesDir, 'empty'), '');
@@ -191,7 +190,7 @@ describe('streaming', () => {
 
 describe('download cap', () => {
   it('answers 503 with Retry-After beyond the cap, and serves again once a download ends', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'boot-files-cap-'));
+    const dir = mkdtempSync(path.join(inject('runDir'), 'boot-files-cap-'));
     writeFileSync(path.join(dir, 'big.img'), '');
     truncateSync(path.join(dir, 'big.img'), 256 * 1024 * 1024); // more than the sockets buffer
     const capped = await startBootHttpServer({ address: '127.0.0.1', port: 0, routes: [filesRoute({ filesDir: dir, tftpRoot: dir }, 2)], log });

@@ -5,9 +5,8 @@
 // [metrics] temporal_sdk_address, the agent (its own process, as operators run it) serves
 // its Temporal worker's SDK metrics too.
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { BootEntryStore } from '../../agent/boot/entries';
 import type { SiteAgent } from '../../agent/site/main';
 import { activeAgent, startBootSite, until, type BootSite } from '../helpers/boot-site';
@@ -28,7 +27,7 @@ let ports: { dhcp: number; pxe: number; tftp: number };
 beforeAll(async () => {
   site = await startBootSite('boot-metrics-site');
   ports = { dhcp: await freePort(), pxe: await freePort(), tftp: await freePort() };
-  const tftpRoot = mkdtempSync(path.join(os.tmpdir(), 'boot-metrics-tftp-'));
+  const tftpRoot = mkdtempSync(path.join(inject('runDir'), 'boot-metrics-tftp-'));
   writeFileSync(path.join(tftpRoot, BOOT_FILE), Buffer.alloc(300, 7));
   const fixture = siteAgentFixture(site.t.cp.url, {
     proxyDhcp: true,

@@ -4,9 +4,8 @@
 // well-formed query fields. Boot entries survive a restart of the store and lapse on their own.
 import http from 'node:http';
 import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { BootEntryStore } from '../../agent/boot/entries';
 import { machineQuery } from '../../agent/boot/http/ipxe-routes';
 import type { SiteAgent } from '../../agent/site/main';
@@ -97,7 +96,7 @@ describe('boot entry store', () => {
   });
 
   it("keeps entries by MAC across a restart, drops lapsed ones, and removes a workflow's entries", async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'boot-entries-'));
+    const dir = mkdtempSync(path.join(inject('runDir'), 'boot-entries-'));
     const store = new BootEntryStore(dir);
     const soon = new Date(Date.now() + 300).toISOString();
     const later = new Date(Date.now() + 3_600_000).toISOString();

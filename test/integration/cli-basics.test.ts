@@ -1,9 +1,8 @@
 // The `ironflow` command against a real server: status (with the wiring check), events,
 // output formats, and errors that name the fix.
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
 import { runCli } from '../helpers/cli';
 
@@ -54,7 +53,7 @@ describe('ironflow events', () => {
 });
 
 describe('where the credential comes from', () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'ironflow-cli-credential-'));
+  const dir = mkdtempSync(path.join(inject('runDir'), 'ironflow-cli-credential-'));
   const credentialFile = path.join(dir, 'credential');
 
   it('reads IRONFLOW_CREDENTIAL_FILE, and names the variable to use when IRONFLOW_CREDENTIAL holds a path', async () => {

@@ -4,13 +4,12 @@
 // (agent/common/config-drive.ts readConfigDrive) from the files mtools extracts.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, inject } from 'vitest';
 import { readConfigDrive } from '../../agent/common/config-drive';
 import { writeConfigDrive } from '../../agent/ramdisk/config-drive-writer';
 
-const dir = mkdtempSync(path.join(os.tmpdir(), 'config-drive-test-'));
+const dir = mkdtempSync(path.join(inject('runDir'), 'config-drive-test-'));
 
 for (const [tool, pkg] of [
   ['sfdisk', 'fdisk'],

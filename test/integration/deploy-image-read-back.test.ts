@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { deployImageStep } from '../../agent/ramdisk/steps/deploy-image';
 import { ControlPlaneClient } from '../../agent/common/control-plane-client';
 import { AgentLog } from '../../agent/common/log';
@@ -52,7 +52,7 @@ const input = {
 
 describe('deploy.image read-back', () => {
   it('reads back the written range and reports its digest', async () => {
-    const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'readback-')), 'disk');
+    const file = path.join(mkdtempSync(path.join(inject('runDir'), 'readback-')), 'disk');
     writeFileSync(file, Buffer.alloc(8 * 1024 * 1024));
     const out = (await stepFor({ name: 'vda', path: file, sizeBytes: 8 * 1024 * 1024 })({ ...input, with: { ...input.with, source } } as never)) as {
       readBackSha256: string;

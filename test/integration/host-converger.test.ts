@@ -6,9 +6,8 @@
 // converged). Node facts come from a sysfs tree and the host's nvidia-smi (the emulated
 // machine's OS root carries both), and gpu.reset runs that nvidia-smi or is UNSUPPORTED.
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, inject } from 'vitest';
 import { gpuResetLog, layOutEmulatedOsRoot } from '../../agent/emulator/installed-os';
 import { Machine, type MachineDescription } from '../../agent/emulator/machine';
 import { applyAction } from '../../agent/node/host-actions';
@@ -19,7 +18,7 @@ import { resetGpus } from '../../agent/node/nvidia-smi';
 import { AgentLog } from '../../agent/common/log';
 import { isIronflowError } from '../../core/errors';
 
-const temp = (prefix: string) => mkdtempSync(path.join(os.tmpdir(), prefix));
+const temp = (prefix: string) => mkdtempSync(path.join(inject('runDir'), prefix));
 const quiet = () => new AgentLog(() => undefined);
 
 const spec = {

@@ -8,9 +8,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { cacheRoute } from '../../agent/boot/http/cache-route';
 import { startBootHttpServer, type BootHttpServer } from '../../agent/boot/http/server';
 import { SiteImageCache } from '../../agent/cache';
@@ -46,7 +45,7 @@ beforeAll(async () => {
 });
 afterAll(() => origin?.close());
 
-const tempDir = () => mkdtempSync(path.join(os.tmpdir(), 'image-cache-'));
+const tempDir = () => mkdtempSync(path.join(inject('runDir'), 'image-cache-'));
 
 describe('puller and store', () => {
   it('caches a verified copy; a copy whose bytes do not match is never visible and the status names the image', async () => {

@@ -2,9 +2,8 @@
 // (image-signers, straight to the database), sign locally, register, list, promote, revoke.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { verifyImageForUse } from '../../services/images/catalog';
 import type { ImageView } from '../../core/schemas/images';
 import { runCli } from '../helpers/cli';
@@ -19,7 +18,7 @@ beforeAll(async () => {
   t = await startTestControlPlane();
   // The host commands read the same configuration as the server: its database and data dir.
   env = { apiUrl: t.cp.url, credential: t.cp.rootCredential.bearer, DATABASE_URL: t.config.databaseUrl, IRONFLOW_DATA_DIR: t.config.dataDir };
-  dir = mkdtempSync(path.join(tmpdir(), 'images-cli-'));
+  dir = mkdtempSync(path.join(inject('runDir'), 'images-cli-'));
   execFileSync('openssl', ['genpkey', '-algorithm', 'ed25519', '-out', path.join(dir, 'signer.pem')]);
   execFileSync('openssl', ['pkey', '-in', path.join(dir, 'signer.pem'), '-pubout', '-out', path.join(dir, 'signer.pub.pem')]);
 });

@@ -8,10 +8,9 @@
 // from its [boot] section serves while it holds the lease, a standby's stays silent.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, inject } from 'vitest';
 import { Opcode } from '../../agent/boot/tftp/packet';
 import { startTftpServer, type TftpServer, type TftpServerOptions } from '../../agent/boot/tftp/server';
 import { AgentLog } from '../../agent/common/log';
@@ -73,7 +72,7 @@ async function until(what: string, check: () => boolean, debug?: () => string): 
 describe('TFTP reads', () => {
   it('serves the iPXE builds byte-identical to curl, at blksize 1468 and at the default 512', async () => {
     const { port } = await server();
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'tftp-read-'));
+    const dir = mkdtempSync(path.join(inject('runDir'), 'tftp-read-'));
     for (const [name, blksize] of [
       ['undionly.kpxe', '1468'],
       ['snponly.efi', '512'],
@@ -249,7 +248,7 @@ describe('TFTP in the site agent', () => {
       const standby = await standbyFixture.start({ IRONFLOW_JOIN_TOKEN: site.siteToken });
       try {
         await untilAsync('the standby to see the lease held by the other agent', () => standby.session.state().holderNodeId === active.identity.current.nodeId);
-        const dir = mkdtempSync(path.join(os.tmpdir(), 'tftp-agent-'));
+        const dir = mkdtempSync(path.join(inject('runDir'), 'tftp-agent-'));
         await run('curl', ['-sS', '--tftp-blksize', '1468', '-o', path.join(dir, 'undionly.kpxe'), `tftp://127.0.0.1:${activePort}/undionly.kpxe`]);
         expect(readFileSync(path.join(dir, 'undionly.kpxe')).equals(readFileSync(`${ROOT}/undionly.kpxe`))).toBe(true);
         const c = await client();

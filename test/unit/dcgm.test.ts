@@ -2,13 +2,12 @@
 // with no tests, or no JSON, is DRIVER_ERROR rather than a pass; a failed test is reported;
 // the report says it came from dcgmi, with the version `dcgmi --version` printed.
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, inject } from 'vitest';
 import { runDcgmi } from '../../agent/common/dcgm';
 import { IronflowError } from '../../core/errors';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'dcgmi-'));
+const dir = mkdtempSync(path.join(inject('runDir'), 'dcgmi-'));
 
 function dcgmi(name: string, stdout: string): string {
   const file = path.join(dir, name);

@@ -6,9 +6,8 @@
 // before any disk is touched, unless a fallback was allowed.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, inject } from 'vitest';
 import { erasedSamples, eraseDisk, planErase, type FallbackMode, type WipeMode } from '../../agent/ramdisk/disk-erase';
 import { EmulatedDisk, type EmulatedDiskSpec } from '../../agent/emulator/emulated-disk';
 import type { DiskTools, RamdiskDisk } from '../../agent/ramdisk/hardware';
@@ -18,7 +17,7 @@ const zero = (bytes: Buffer) => bytes.every((b) => b === 0);
 
 /** A machine with these drives (each a file of random bytes), as its ramdisk sees it. */
 function machine(drives: Array<{ spec: EmulatedDiskSpec; sizeMib: number }>) {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'disk-erase-'));
+  const dir = mkdtempSync(path.join(inject('runDir'), 'disk-erase-'));
   const sysfsRoot = path.join(dir, 'sysfs');
   const emulated = drives.map(({ spec, sizeMib }, i) => {
     const file = path.join(dir, `disk${i}`);

@@ -3,9 +3,8 @@
 import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, inject } from 'vitest';
 import { imageSigningInput } from '../../core/images/signing-input';
 import { parseSignerPublicKey, signatureMatches } from '../../services/images/verify';
 
@@ -60,7 +59,7 @@ describe('signatureMatches', () => {
   });
 
   it('verifies what openssl signs from the documented text (Ed25519 with pkeyutl, ECDSA with dgst)', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'img-sign-'));
+    const dir = mkdtempSync(path.join(inject('runDir'), 'img-sign-'));
     // The signing input written by printf, as docs/images.md shows, not by our function.
     const input = path.join(dir, 'input');
     execFileSync('sh', ['-c', `printf 'bc-image-v1\\n%s\\n%s\\n%s\\n%s\\n%s' os '${image.ref}' raw zstd '${image.sha256}' > '${input}'`]);

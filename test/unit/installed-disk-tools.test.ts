@@ -3,12 +3,11 @@
 // on stderr, a missing one says the ramdisk lacks it. The "tools" here are scripts standing in
 // for a drive that hangs or refuses (emulated hardware); the runner is the real one.
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { installedDiskTools } from '../../agent/ramdisk/erase/installed-tools';
 
-const bin = mkdtempSync(path.join(os.tmpdir(), 'disk-tools-'));
+const bin = mkdtempSync(path.join(inject('runDir'), 'disk-tools-'));
 const savedPath = process.env.PATH;
 
 function tool(name: string, script: string): void {

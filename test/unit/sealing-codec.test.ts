@@ -3,16 +3,15 @@
 // still open), an unknown key id named with the fix, unsealed payloads passed through, and
 // the key ring file created once, 0600, and checked.
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, inject } from 'vitest';
 import { loadConfig } from '../../services/config';
 import { IronflowError } from '../../core/errors';
 import { historyKeysFile, KEY_ID_METADATA, loadHistoryKeyRing, SEALED_ENCODING, sealingCodecFor, SealingCodec } from '../../services/sealing';
 import { newHistoryKeyEntry, type HistoryKeyRingFile } from '../../services/sealing/key-ring';
 
-const dataDir = () => mkdtempSync(path.join(tmpdir(), 'ironflow-sealing-'));
+const dataDir = () => mkdtempSync(path.join(inject('runDir'), 'ironflow-sealing-'));
 const text = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? new Uint8Array()).toString('utf8');
 const toPayload = (value: unknown): Payload => defaultPayloadConverter.toPayload(value);
 const fromPayload = (payload: Payload): unknown => defaultPayloadConverter.fromPayload(payload);

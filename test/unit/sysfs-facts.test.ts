@@ -1,13 +1,12 @@
 // A real machine's hardware facts (the ramdisk's and the installed OS's), read from a sysfs/proc tree laid out as the
 // kernel lays it out (a directory the test makes: the hardware is emulated, the reader is real).
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, inject } from 'vitest';
 import { readSysfsFacts } from '../../agent/common/sysfs-facts';
 
 function tree(files: Record<string, string>, links: Record<string, string> = {}): string {
-  const root = mkdtempSync(path.join(os.tmpdir(), 'sysfs-'));
+  const root = mkdtempSync(path.join(inject('runDir'), 'sysfs-'));
   for (const [file, text] of Object.entries(files)) {
     mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
     writeFileSync(path.join(root, file), text);

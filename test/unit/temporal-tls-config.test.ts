@@ -2,9 +2,8 @@
 // start (services/config.ts, services/temporal/connection-options.ts), with real PEM files
 // from a throwaway CA.
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, inject } from 'vitest';
 import { IronflowError } from '../../core/errors';
 import { loadConfig, repoRoot, temporalTlsEnv } from '../../services/config';
 import { temporalConnectionOptions } from '../../services/temporal/connection-options';
@@ -15,7 +14,7 @@ let ca: TestCertificates;
 let client: { certFile: string; keyFile: string };
 
 beforeAll(() => {
-  dir = mkdtempSync(path.join(tmpdir(), 'ironflow-temporal-tls-'));
+  dir = mkdtempSync(path.join(inject('runDir'), 'ironflow-temporal-tls-'));
   ca = makeServerCertificate(dir, 'temporal.test');
   client = makeClientCertificate(dir, 'ironflow.test');
 });

@@ -3,9 +3,8 @@
 // and hostile values (quotes, newlines, {{, shell metacharacters) are refused.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, inject } from 'vitest';
 import { parse } from 'yaml';
 import { AGENT_BINARY, JOIN_TOKEN_FILE, agentJoinArgv, agentNodeArgv } from '../../core/userdata/agent-argv';
 import { checkUserDataConfig } from '../../core/userdata/config';
@@ -23,7 +22,7 @@ const base: RenderVariablesInput = {
   agentSha256: 'c0ffee'.padEnd(64, '0'),
   pins,
 };
-const dir = mkdtempSync(path.join(tmpdir(), 'userdata-'));
+const dir = mkdtempSync(path.join(inject('runDir'), 'userdata-'));
 
 function available(command: string): boolean {
   return spawnSync('sh', ['-c', `command -v ${command}`]).status === 0;
