@@ -1,12 +1,19 @@
-// A running step heartbeats to Temporal every second while its agent lives, so an agent that
-// dies mid-step, or a task taken by a poll that was still open when its ramdisk powered off, is
-// noticed within the step's heartbeat timeout (not its whole timeout) and the attempt is
-// retried, on a site step re-routed to another agent of the site. The SDK throttles what it
-// actually sends. A step that reports progress (bytes written, the disk being wiped) does so
-// with reportProgress: every beat after that carries its latest details.
+// A running step heartbeats to Temporal while its agent lives, so an agent that dies mid-step,
+// or a task taken by a poll that was still open when its ramdisk powered off, is noticed within
+// the step's heartbeat timeout (not its whole timeout) and the attempt is retried, on a site
+// step re-routed to another agent of the site. Temporal counts that timeout from the step's
+// start, so a step shorter than half its timeout sends no beat at all: every beat is a call
+// through the gateway and a write to the workflow's state on the Temporal server, and an
+// immediate one per step was about one per step a machine's cycle makes (bench/README.md).
+// The SDK throttles what it actually sends to one per 0.8 × the timeout. A step that reports
+// progress (bytes written, the disk being wiped) does so with reportProgress: sent at once,
+// and every beat after that carries its latest details.
 import { Context } from '@temporalio/activity';
 
-const HEARTBEAT_EVERY_MS = 1_000;
+/** Never beat more often than this, whatever the step's heartbeat timeout. */
+const MIN_BEAT_MS = 1_000;
+/** A step without a heartbeat timeout still beats, so a cancel reaches it (Temporal delivers it in a beat's answer). */
+const UNTIMED_BEAT_MS = 10_000;
 
 const latestDetails = new WeakMap<Context, Record<string, unknown>>();
 
@@ -22,11 +29,15 @@ export function reportProgress(details: Record<string, unknown>): void {
   context.heartbeat(details);
 }
 
+/** How often a step beats: half its heartbeat timeout, so a beat always lands within it. */
+export function beatEveryMs(heartbeatTimeoutMs: number | undefined): number {
+  return heartbeatTimeoutMs ? Math.max(MIN_BEAT_MS, heartbeatTimeoutMs / 2) : UNTIMED_BEAT_MS;
+}
+
 export function heartbeating<A extends unknown[], R>(fn: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
   return async (...args) => {
     const context = Context.current();
-    context.heartbeat();
-    const timer = setInterval(() => context.heartbeat(latestDetails.get(context)), HEARTBEAT_EVERY_MS);
+    const timer = setInterval(() => context.heartbeat(latestDetails.get(context)), beatEveryMs(context.info.heartbeatTimeoutMs));
     try {
       return await fn(...args);
     } finally {

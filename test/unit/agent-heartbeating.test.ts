@@ -1,15 +1,17 @@
-// A running agent step heartbeats every second while it runs (agent/common/heartbeating.ts),
-// so Temporal retries a step whose agent died after its heartbeat timeout, not its whole
-// timeout; each beat carries the step's latest progress, and the beats stop when it ends.
+// A running agent step heartbeats at half its heartbeat timeout while it runs
+// (agent/common/heartbeating.ts), so Temporal retries a step whose agent died after that
+// timeout, not the step's whole timeout; a step shorter than that sends no beat (Temporal counts
+// the timeout from the step's start); each beat carries the step's latest progress, and the
+// beats stop when it ends.
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
-import { heartbeating, reportProgress } from '../../agent/common/heartbeating';
+import { beatEveryMs, heartbeating, reportProgress } from '../../agent/common/heartbeating';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('a running agent step', () => {
-  it('heartbeats every second with its latest progress, and stops when it ends', async () => {
-    const env = new MockActivityEnvironment();
+  it('beats at half its heartbeat timeout with its latest progress, and stops when it ends', async () => {
+    const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 2_000 });
     const beats: unknown[] = [];
     env.on('heartbeat', (details: unknown) => beats.push(details));
     const step = heartbeating(async (disk: string) => {
@@ -24,13 +26,29 @@ describe('a running agent step', () => {
     await sleep(1_300);
 
     expect(beats.length).toBe(ended);
-    // The first beat at once, one a second (two in 2.6 s), and the progress beat itself.
-    expect(beats.length).toBeGreaterThanOrEqual(4);
+    // A beat at 1 s with no progress yet, the progress beat itself at 1.3 s, one at 2 s with it.
+    expect(beats.length).toBeGreaterThanOrEqual(3);
     expect(beats[0]).toBeUndefined();
-    expect(beats.indexOf(undefined, 1)).toBe(1); // a beat before any progress carries none
-    const afterProgress = beats.slice(beats.findIndex((b) => b !== undefined));
+    const afterProgress = beats.slice(1);
     expect(afterProgress.length).toBeGreaterThanOrEqual(2);
     for (const details of afterProgress) expect(details).toEqual({ disk: 'vda', percent: 40 });
+  });
+
+  it('sends no beat when it ends within half its heartbeat timeout', async () => {
+    const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 5_000 });
+    const beats: unknown[] = [];
+    env.on('heartbeat', (details: unknown) => beats.push(details));
+    expect(await env.run(heartbeating(async () => sleep(1_200).then(() => 'set')))).toBe('set');
+    await sleep(1_500);
+    expect(beats).toEqual([]);
+  });
+
+  it('beats at half the timeout, at most once a second, and every 10 s without a timeout', () => {
+    expect(beatEveryMs(5_000)).toBe(2_500);
+    expect(beatEveryMs(60_000)).toBe(30_000);
+    expect(beatEveryMs(1_500)).toBe(1_000);
+    expect(beatEveryMs(undefined)).toBe(10_000);
+    expect(beatEveryMs(0)).toBe(10_000);
   });
 
   it('reports progress outside an activity as nothing, without throwing', () => {
