@@ -26,7 +26,7 @@ export async function startControlPlaneWorker(deps: ActivityDeps): Promise<Contr
     connection,
     namespace: deps.config.temporal.namespace,
     taskQueue: deps.config.controlQueue,
-    ...(await workflowSource()),
+    ...(await workflowSource(deps.config.dataDir)),
     activities: createActivities(deps),
     // Activities by type and outcome, workflow runs by type, state and outcome (GET /metrics).
     interceptors: { activity: [activityMetricsInterceptor] },
