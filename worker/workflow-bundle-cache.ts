@@ -3,11 +3,12 @@
 // stays resident after (bench/README.md). A kept bundle is used only when every file it was
 // built from (each module webpack put in it: Ironflow's own sources and the packages' files)
 // still holds what it held then and the key is the same (the SDK, webpack, swc and Node
-// versions, what the bundle is asked to hold); anything else builds it again and replaces it.
+// versions, what the bundle is asked to hold, the project's file names and lockfile: see
+// projectDigest); anything else builds it again and replaces it.
 // Files are compared by content, never by time: a checkout, a copy or a clock change cannot
 // make a stale bundle look fresh.
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 const BUNDLE_FILE = 'workflow-bundle.js';
@@ -42,6 +43,33 @@ export function bundleInputs(code: string, context: string): Record<string, stri
     }
   }
   return Object.keys(files).length ? files : null;
+}
+
+/**
+ * A digest of the project's file names (not node_modules, not dot-directories such as .git or
+ * the data dir) and of its lockfile. A file added where an import would now resolve to it, or a
+ * package that now resolves an import to another of its files, changes what webpack would build
+ * without changing any file the kept bundle holds: either changes this digest, which goes into
+ * the key.
+ */
+export function projectDigest(root: string): string {
+  const names: string[] = [];
+  const walk = (dir: string, relative: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (entry.name === 'node_modules' || entry.name.startsWith('.')) continue;
+      const name = path.join(relative, entry.name);
+      if (entry.isDirectory()) walk(path.join(dir, entry.name), name);
+      else names.push(name);
+    }
+  };
+  walk(root, '');
+  let lockfile = '';
+  try {
+    lockfile = sha256(readFileSync(path.join(root, 'package-lock.json')));
+  } catch {
+    // An install without a lockfile: the packages' versions in the key stand for it.
+  }
+  return sha256(JSON.stringify({ names: names.sort(), lockfile }));
 }
 
 function keptBundle(dir: string, key: string): string | null {

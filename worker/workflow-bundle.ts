@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { cachedWorkflowBundle } from './workflow-bundle-cache';
+import { cachedWorkflowBundle, projectDigest } from './workflow-bundle-cache';
 
 export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 /** Bundled with the workflows: each run's end reported to the worker's metrics sink. */
@@ -24,7 +24,8 @@ function bundleKey(): string {
   const versions = ['@temporalio/worker', 'webpack', '@swc/core', 'swc-loader'].map(
     (name) => `${name}@${(require(`${name}/package.json`) as { version: string }).version}`,
   );
-  return JSON.stringify({ workflowsPath, workflowInterceptorModules, node: process.version, versions });
+  const project = projectDigest(fileURLToPath(new URL('..', import.meta.url)));
+  return JSON.stringify({ workflowsPath, workflowInterceptorModules, node: process.version, versions, project });
 }
 
 /** The worker's workflow code: the prebuilt bundle when named, else the one kept under `dataDir` or built afresh. */

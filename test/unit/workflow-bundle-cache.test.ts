@@ -1,10 +1,10 @@
 // The workflow bundle kept between starts (worker/workflow-bundle-cache.ts): used only while
 // every module it was built from holds the same content and its key is the same; rebuilt and
 // replaced otherwise.
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, inject } from 'vitest';
-import { bundleInputs, cachedWorkflowBundle } from '../../worker/workflow-bundle-cache';
+import { bundleInputs, cachedWorkflowBundle, projectDigest } from '../../worker/workflow-bundle-cache';
 import { workflowsPath } from '../../worker/workflow-bundle';
 
 /** A bundle as webpack writes one in development mode: each module opens with its path. */
@@ -64,5 +64,27 @@ describe('the kept workflow bundle', () => {
     const cacheDir = path.join(dir, 'cache');
     expect(await cachedWorkflowBundle(cacheDir, 'k', async () => ({ code }))).toEqual({ code, kept: false });
     expect(await cachedWorkflowBundle(cacheDir, 'k', async () => ({ code: 'second' }))).toEqual({ code: 'second', kept: false });
+  });
+
+  it("changes its key's project digest when a file is added or the lockfile changes, not for the data dir or node_modules", () => {
+    const root = mkdtempSync(path.join(inject('runDir'), 'bundle-project-'));
+    mkdirSync(path.join(root, 'core/x'), { recursive: true });
+    writeFileSync(path.join(root, 'core/x/index.ts'), 'export const x = 1;');
+    writeFileSync(path.join(root, 'package-lock.json'), '{"lockfileVersion":3}');
+    const before = projectDigest(root);
+
+    mkdirSync(path.join(root, '.ironflow/cache'), { recursive: true });
+    writeFileSync(path.join(root, '.ironflow/cache/workflow-bundle.js'), 'kept');
+    mkdirSync(path.join(root, 'node_modules/p'), { recursive: true });
+    writeFileSync(path.join(root, 'node_modules/p/index.js'), '');
+    expect(projectDigest(root)).toBe(before);
+
+    // An import of './x' would now resolve to core/x.ts, whose content no kept bundle holds.
+    writeFileSync(path.join(root, 'core/x.ts'), 'export const x = 2;');
+    const added = projectDigest(root);
+    expect(added).not.toBe(before);
+
+    writeFileSync(path.join(root, 'package-lock.json'), '{"lockfileVersion":3,"packages":{}}');
+    expect(projectDigest(root)).not.toBe(added);
   });
 });
