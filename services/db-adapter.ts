@@ -10,6 +10,7 @@ import type { DatabaseTarget } from '../core/database-target';
 import { statementName } from './postgres-statement-names';
 import { oneStatementAtATime } from './sqlite-one-connection';
 import { keepingPreparedStatements } from './sqlite-statement-cache';
+import { reportTransaction } from './transaction-connections';
 
 const PG_NAME_OID = 19;
 const PG_TEXT_OID = 25;
@@ -70,7 +71,9 @@ type Connection = SqlDriverAdapter;
 
 /**
  * The factory, telling `connected` of each connection Prisma opens through it, and of its end
- * (null) when Prisma disposes of it (services/raw-statements.ts runs statements on it).
+ * (null) when Prisma disposes of it (services/raw-statements.ts runs statements on it), and
+ * each transaction it starts to the `$transaction` call that asked for it
+ * (services/transaction-connections.ts).
  */
 function reportingConnections(factory: Factory, connected: (connection: Connection | null) => void): Factory {
   return {
@@ -78,6 +81,8 @@ function reportingConnections(factory: Factory, connected: (connection: Connecti
     adapterName: factory.adapterName,
     connect: async () => {
       const connection = await factory.connect();
+      const startTransaction = connection.startTransaction.bind(connection);
+      connection.startTransaction = async (isolationLevel) => reportTransaction(await startTransaction(isolationLevel));
       const dispose = connection.dispose.bind(connection);
       connection.dispose = async () => {
         connected(null);

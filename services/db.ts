@@ -3,7 +3,8 @@
 import { isDriverAdapterError } from '@prisma/driver-adapter-utils';
 import { PrismaClient, Prisma } from '../generated/prisma-sqlite/client';
 import { createAdapter } from './db-adapter';
-import { bindConnection, StatementError } from './raw-statements';
+import { bindConnection, bindTransaction, StatementError } from './raw-statements';
+import { bindingTransactions } from './transaction-connections';
 import type { DatabaseTarget } from '../core/database-target';
 
 export type Db = PrismaClient;
@@ -26,10 +27,12 @@ export async function createDb(target: DatabaseTarget): Promise<Db> {
     const pgClient = await import('../generated/prisma-postgres/client');
     // Same models, same queries: only the SQL dialect of the generated runtime differs.
     db = new pgClient.PrismaClient({ adapter, transactionOptions }) as unknown as Db;
+    bindingTransactions(db, bindTransaction);
     await db.$connect();
     return db;
   }
   db = new PrismaClient({ adapter, transactionOptions });
+  bindingTransactions(db, bindTransaction);
   // Concurrent writers wait for the lock instead of failing at once with SQLITE_BUSY.
   await db.$executeRawUnsafe('PRAGMA busy_timeout = 10000');
   // Write-ahead logging: a commit appends to the log instead of rewriting a rollback journal,

@@ -5,20 +5,26 @@
 // (bench/README.md, "The API"). Rows come back mapped as Prisma maps a raw result (its
 // serializeRawSql and deserializeRawResult): dates as Date, JSON parsed, booleans as booleans,
 // 64-bit integers as bigint, so callers get the same rows either way. Inside a transaction the
-// statement goes through the transaction's client: only it holds the transaction's connection.
+// statement goes to that transaction's adapter transaction (services/transaction-connections.ts),
+// or through the transaction's client when it has none: only they hold its connection.
 import { ColumnTypeEnum, isDriverAdapterError, type ColumnType, type SqlDriverAdapter, type SqlQuery, type SqlResultSet } from '@prisma/driver-adapter-utils';
-import type { Db, DbOrTx, Prisma } from './db';
+import type { Db, DbOrTx, Prisma, Tx } from './db';
 import { nameStatement } from './postgres-statement-names';
 
 type Connection = Pick<SqlDriverAdapter, 'provider' | 'queryRaw' | 'executeRaw'>;
 
-/** The connection Prisma opened for each client, set when it opens one (services/db-adapter.ts). */
+/** The connection Prisma opened for each client (services/db-adapter.ts), and each interactive transaction's client's transaction. */
 const connections = new WeakMap<object, Connection>();
 
 /** Binds a client to the adapter connection its queries run on; null when Prisma closed it (the client's statements go through Prisma, which opens another). */
 export function bindConnection(db: Db, connection: Connection | null): void {
   if (connection) connections.set(db, connection);
   else connections.delete(db);
+}
+
+/** Binds a transaction's client to its adapter transaction (services/transaction-connections.ts). */
+export function bindTransaction(tx: Tx, transaction: Connection): void {
+  connections.set(tx, transaction);
 }
 
 type Convert = (value: unknown) => unknown;

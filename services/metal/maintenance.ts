@@ -6,6 +6,7 @@ import type { Node } from '../../generated/prisma-sqlite/client';
 import type { Db, Tx } from '../db';
 import { IronflowError } from '../../core/errors';
 import { appendEvent } from '../events';
+import { updateNodeAtVersion } from './node-writes';
 import { checkVersion, findMetalNode } from './transition';
 
 export type MaintenanceSource = 'operator' | 'failure';
@@ -71,8 +72,7 @@ export async function setMaintenance(db: Db, request: MaintenanceRequest): Promi
     const data: MaintenanceColumns = request.on
       ? { maintenance: true, maintenanceReason: reason, maintenanceSource: 'operator' }
       : { maintenance: false, maintenanceReason: null, maintenanceSource: null };
-    const updated = await tx.node.updateMany({ where: { id: node.id, version: node.version }, data: { ...data, version: node.version + 1 } });
-    if (updated.count !== 1) throw new IronflowError('CONFLICT', `node ${node.id} changed meanwhile; read it again and retry`, { path: 'version' });
+    const updated = await updateNodeAtVersion(tx, node, data);
     await appendEvent(tx, {
       tenantId: node.tenantId,
       type: request.on ? 'node.maintenance.on' : 'node.maintenance.off',
@@ -84,6 +84,6 @@ export async function setMaintenance(db: Db, request: MaintenanceRequest): Promi
         ...(node.maintenance ? { previousReason: node.maintenanceReason, previousSource: node.maintenanceSource } : {}),
       },
     });
-    return tx.node.findUniqueOrThrow({ where: { id: node.id } });
+    return updated;
   });
 }

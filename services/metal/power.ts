@@ -7,6 +7,7 @@ import type { Db } from '../db';
 import { IronflowError } from '../../core/errors';
 import { appendEvent } from '../events';
 import { checkPowerAllowed } from '../../core/provision-states';
+import { updateNodeAtVersion } from './node-writes';
 import { checkVersion, findMetalNode } from './transition';
 
 export async function recordPowerRequest(db: Db, input: { tenantId: string; nodeId: string; version?: number; action: 'on' | 'off' | 'cycle' }): Promise<Node> {
@@ -16,9 +17,8 @@ export async function recordPowerRequest(db: Db, input: { tenantId: string; node
     checkPowerAllowed(node.provisionState);
     if (!node.bmcCredentialsRef) throw new IronflowError('INVALID_STATE', `node ${node.id} has no BMC credentials`, { state: node.provisionState });
     const power = input.action === 'off' ? 'off' : 'on';
-    const updated = await tx.node.updateMany({ where: { id: node.id, version: node.version }, data: { power, version: node.version + 1 } });
-    if (updated.count !== 1) throw new IronflowError('CONFLICT', `node ${node.id} changed meanwhile; read it again and retry`, { path: 'version' });
+    const updated = await updateNodeAtVersion(tx, node, { power });
     await appendEvent(tx, { tenantId: node.tenantId, type: 'node.power.requested', subjectId: node.id, data: { action: input.action } });
-    return tx.node.findUniqueOrThrow({ where: { id: node.id } });
+    return updated;
   });
 }

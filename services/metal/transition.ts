@@ -7,6 +7,7 @@ import { Prisma, type DbOrTx, type Tx } from '../db';
 import { IronflowError, notFound } from '../../core/errors';
 import { appendEvent } from '../events';
 import { oneNode, selectMetalNodes } from './node-reads';
+import { updateNodeAtVersion, type NodeColumns } from './node-writes';
 import { workflowFor, type Move, type NodeStateView } from '../../core/provision-states';
 import { stateWorkflowId } from '../temporal/workflow-ids';
 import { poolPolicyOf } from '../pools/pool-policy';
@@ -37,7 +38,7 @@ export function checkVersion(node: Node, expected: number | undefined): void {
 
 export interface MoveOptions {
   /** Other columns the move sets (deployProfile, failedFrom, lastError, …). */
-  data?: Omit<Partial<Node>, 'id' | 'version' | 'provisionState' | 'provisionPhase' | 'workflowId' | 'workflowSeq'>;
+  data?: Omit<NodeColumns, 'provisionState' | 'provisionPhase' | 'workflowId' | 'workflowSeq'>;
   /** What the event says besides from/to. */
   event?: Record<string, unknown>;
   /** Keep the node's workflow id (a move within rescue whose workflow is the same). */
@@ -51,20 +52,15 @@ export async function commitMove(tx: Tx, node: Node, move: Move, options: MoveOp
   const runs = workflowFor(move.to, move.phase, agentless) !== null;
   const workflowSeq = runs && !options.keepWorkflow ? node.workflowSeq + 1 : node.workflowSeq;
   const workflowId = options.keepWorkflow ? node.workflowId : runs ? stateWorkflowId(node.id, move.to, workflowSeq) : null;
-  const updated = await tx.node.updateMany({
-    where: { id: node.id, version: node.version },
-    data: {
-      // A move that is not a failure is a success: the last failure's error no longer describes the node.
-      ...(move.to === 'failed' ? {} : { lastError: Prisma.DbNull }),
-      ...(options.data as object),
-      provisionState: move.to,
-      provisionPhase: move.phase,
-      workflowId,
-      workflowSeq,
-      version: node.version + 1,
-    },
+  const updated = await updateNodeAtVersion(tx, node, {
+    // A move that is not a failure is a success: the last failure's error no longer describes the node.
+    ...(move.to === 'failed' ? {} : { lastError: Prisma.DbNull }),
+    ...options.data,
+    provisionState: move.to,
+    provisionPhase: move.phase,
+    workflowId,
+    workflowSeq,
   });
-  if (updated.count !== 1) throw new IronflowError('CONFLICT', `node ${node.id} changed meanwhile; read it again and retry`, { path: 'version' });
   await appendEvent(tx, {
     tenantId: node.tenantId,
     type: options.eventType ?? `node.provision.${move.to}`,
@@ -77,5 +73,5 @@ export async function commitMove(tx: Tx, node: Node, move: Move, options: MoveOp
       ...(options.event ?? {}),
     },
   });
-  return tx.node.findUniqueOrThrow({ where: { id: node.id } });
+  return updated;
 }

@@ -4,7 +4,7 @@
 // Inside a transaction they run on the transaction's connection.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { databaseTarget } from '../../core/database-target';
-import { createDb, isUniqueViolation, Prisma, type Db } from '../../services/db';
+import { createDb, isUniqueViolation, Prisma, type Db, type Tx } from '../../services/db';
 import { newId } from '../../services/ids';
 import { appendEvent, listEvents } from '../../services/events';
 import { executeStatement, queryRows } from '../../services/raw-statements';
@@ -93,6 +93,20 @@ describe('raw statements straight to the driver adapter', () => {
       .catch((error: Error) => error.message);
     expect(seen).toBe('rolled back after seeing 1');
     expect(await queryRows(db, Prisma.sql`SELECT "last" FROM "ProfileRunSeq" WHERE "nodeId" = ${id}`)).toEqual([]);
+  });
+
+  it("run inside a transaction on the adapter's own transaction, and are refused once it has ended", async () => {
+    const id = newId('node');
+    let kept: Tx | undefined;
+    await db.$transaction(async (tx) => {
+      kept = tx;
+      await executeStatement(tx, Prisma.sql`INSERT INTO "ProfileRunSeq" ("nodeId", "provisionState", "last") VALUES (${id}, 'ready', 1)`);
+    });
+    if (!kept) throw new Error('the transaction never ran');
+    // Through the transaction's client Prisma would answer "Transaction already closed"; straight to the adapter's transaction, this guard answers.
+    await expect(queryRows(kept, Prisma.sql`SELECT "last" FROM "ProfileRunSeq" WHERE "nodeId" = ${id}`)).rejects.toThrow(/this transaction has ended/);
+    await expect(executeStatement(kept, Prisma.sql`DELETE FROM "ProfileRunSeq" WHERE "nodeId" = ${id}`)).rejects.toThrow(/this transaction has ended/);
+    expect(await queryRows(db, Prisma.sql`SELECT "last" FROM "ProfileRunSeq" WHERE "nodeId" = ${id}`)).toEqual([{ last: 1 }]);
   });
 
   it("fail with the database's own message", async () => {
