@@ -52,9 +52,10 @@ describe('a node guarded update in raw SQL', () => {
     const [raw, model] = [await readyNode(), await readyNode()];
     const before = await db.node.findUniqueOrThrow({ where: { id: raw } });
     const written = await updateNodeAtVersion(db, before, columns);
-    const { lastError, ...modelColumns } = columns;
-    await db.node.update({ where: { id: model }, data: { ...(modelColumns as object), lastError, hostSpec: Prisma.DbNull, version: 2 } });
-    const [rawRow, modelRow] = await Promise.all([raw, model].map((id) => db.node.findUniqueOrThrow({ where: { id } })));
+    // The same values through the model: JSON columns take Prisma.DbNull for SQL NULL there.
+    await db.node.update({ where: { id: model }, data: { ...(columns as object), lastError: Prisma.DbNull, hostSpec: Prisma.DbNull, version: 2 } });
+    const rawRow = await db.node.findUniqueOrThrow({ where: { id: raw } });
+    const modelRow = await db.node.findUniqueOrThrow({ where: { id: model } });
     const comparable = (row: Record<string, unknown>) => ({ ...row, id: undefined, createdAt: undefined, updatedAt: undefined, siteId: undefined });
     expect(comparable(rawRow as unknown as Record<string, unknown>)).toEqual(comparable(modelRow as unknown as Record<string, unknown>));
     expect(written).toEqual(rawRow);
