@@ -9,9 +9,27 @@
 // pool's). Prints one JSON line { p50, p99, rate, errors }. The bearer comes in BENCH_API_BEARER,
 // not the command line, which any local user can read.
 //
-//   BENCH_API_BEARER=ifk_… node --import tsx bench/api/load.ts <url> <rate> <seconds> <connections>
+// The target is a URL to GET, or `@plan.json`: a list of requests ({ method, url, body? }),
+// request i sending entry i modulo its length (a verb on each node in turn, say).
+//
+//   BENCH_API_BEARER=ifk_… node --import tsx bench/api/load.ts <url|@plan.json> <rate> <seconds> <connections>
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import { z } from 'zod';
 import { percentile } from '../lib/percentile';
+
+const planSchema = z
+  .array(z.object({ method: z.enum(['GET', 'POST']), url: z.url(), body: z.unknown().optional() }).strict())
+  .min(1, 'a plan lists at least one request');
+export type LoadPlan = z.infer<typeof planSchema>;
+
+/** The requests a target names: a URL alone is one GET. */
+function planOf(target: string): LoadPlan {
+  if (!target.startsWith('@')) return [{ method: 'GET', url: target }];
+  const parsed = planSchema.safeParse(JSON.parse(readFileSync(target.slice(1), 'utf8')));
+  if (!parsed.success) throw new Error(`${target.slice(1)}: not a load plan: ${z.prettifyError(parsed.error)}`);
+  return parsed.data;
+}
 
 interface LoadResult {
   /** Milliseconds, from each request's due instant to its answer's end. */
@@ -23,7 +41,7 @@ interface LoadResult {
   errors: number;
 }
 
-async function runLoad(url: string, bearer: string, rate: number, seconds: number, connections: number): Promise<LoadResult> {
+async function runLoad(plan: LoadPlan, bearer: string, rate: number, seconds: number, connections: number): Promise<LoadResult> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
   const warmUp = Math.round(rate);
   const total = warmUp + Math.round(rate * seconds);
@@ -32,9 +50,17 @@ async function runLoad(url: string, bearer: string, rate: number, seconds: numbe
   const start = performance.now() + 10;
   const dueAt = (i: number) => start + (i * 1000) / rate;
 
+  const requests = plan.map((entry) => {
+    const body = entry.body === undefined ? undefined : Buffer.from(JSON.stringify(entry.body));
+    const headers = { authorization: `Bearer ${bearer}`, ...(body ? { 'content-type': 'application/json', 'content-length': String(body.length) } : {}) };
+    return { url: entry.url, options: { agent, method: entry.method, headers }, body };
+  });
+
   const send = (i: number) =>
     new Promise<void>((resolve) => {
-      const request = http.get(url, { agent, headers: { authorization: `Bearer ${bearer}` } }, (response) => {
+      // The plan is never empty (planSchema), so every index names an entry.
+      const { url, options, body } = requests[i % requests.length] as (typeof requests)[number];
+      const request = http.request(url, options, (response) => {
         response.resume();
         response.once('end', () => {
           const failed = response.statusCode === undefined || response.statusCode >= 300;
@@ -49,6 +75,7 @@ async function runLoad(url: string, bearer: string, rate: number, seconds: numbe
         if (i >= warmUp) errors++;
         resolve();
       });
+      request.end(body);
     });
 
   const inFlight: Array<Promise<void>> = [];
@@ -70,10 +97,11 @@ async function runLoad(url: string, bearer: string, rate: number, seconds: numbe
 }
 
 async function main(): Promise<void> {
-  const [url, rate, seconds, connections] = process.argv.slice(2);
+  const [target, rate, seconds, connections] = process.argv.slice(2);
   const bearer = process.env.BENCH_API_BEARER;
-  if (!url || !bearer || !rate || !seconds || !connections) throw new Error('usage: BENCH_API_BEARER=ifk_… load.ts <url> <rate> <seconds> <connections>');
-  const result = await runLoad(url, bearer, Number(rate), Number(seconds), Number(connections));
+  if (!target || !bearer || !rate || !seconds || !connections)
+    throw new Error('usage: BENCH_API_BEARER=ifk_… load.ts <url|@plan.json> <rate> <seconds> <connections>');
+  const result = await runLoad(planOf(target), bearer, Number(rate), Number(seconds), Number(connections));
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
