@@ -1,7 +1,8 @@
 // Raw statements sent straight to the driver adapter (services/raw-statements.ts) answer what
 // Prisma's own $queryRaw and $executeRaw answer, on either database: the same rows with the
 // same types (dates, JSON, booleans, nulls, 64-bit counts), and the same counts of changed rows.
-// Inside a transaction they run on the transaction's connection.
+// Inside a transaction they run on the transaction's connection. A node's guarded update written
+// raw (services/metal/node-writes.ts) writes every column type as the model update does.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { databaseTarget } from '../../core/database-target';
 import { createDb, isUniqueViolation, Prisma, type Db, type Tx } from '../../services/db';
@@ -10,6 +11,8 @@ import { appendEvent, listEvents } from '../../services/events';
 import { executeStatement, queryRows } from '../../services/raw-statements';
 import { testConfig } from '../helpers/control-plane';
 import { statementName } from '../../services/postgres-statement-names';
+import { updateNodeAtVersion, type NodeColumns } from '../../services/metal/node-writes';
+import { IronflowError } from '../../core/errors';
 
 let db: Db;
 // The suite's database (test/global-setup.ts): PostgreSQL in scripts/test-postgres.sh's pass.
@@ -180,5 +183,65 @@ describe('raw statements straight to the driver adapter', () => {
     } finally {
       await own.$disconnect();
     }
+  });
+});
+
+const columns: NodeColumns = {
+  provisionState: 'deploying',
+  maintenance: true,
+  maintenanceReason: 'rack 7 "recabling" ünïcode',
+  uefi: false,
+  workflowSeq: 3,
+  deletedAt: new Date('2026-01-02T03:04:05.678Z'),
+  deployProfile: { id: 'ubuntu', version: 2 },
+  macs: ['52:54:00:00:00:01'],
+  inventory: { cpus: 64, nested: [{ a: true }, 1.5, null, 'text'] },
+  labels: { 'zone/α': 'ü' },
+  lastError: Prisma.DbNull,
+  hostSpec: null,
+  failedFrom: null,
+};
+
+// A node's guarded update (services/metal/node-writes.ts) writes what Prisma's model update writes.
+describe('a node guarded update in raw SQL', () => {
+  it('writes every column type as the model update writes it, bumps the version and sets updatedAt', async () => {
+    const [raw, model] = [await nodeWithEveryColumnType(), await nodeWithEveryColumnType()];
+    const before = await db.node.findUniqueOrThrow({ where: { id: raw } });
+    const written = await updateNodeAtVersion(db, before, columns);
+    // The same values through the model: JSON columns take Prisma.DbNull for SQL NULL there.
+    await db.node.update({ where: { id: model }, data: { ...(columns as object), lastError: Prisma.DbNull, hostSpec: Prisma.DbNull, version: 2 } });
+    const rawRow = await db.node.findUniqueOrThrow({ where: { id: raw } });
+    const modelRow = await db.node.findUniqueOrThrow({ where: { id: model } });
+    const comparable = (row: Record<string, unknown>) => ({ ...row, id: undefined, createdAt: undefined, updatedAt: undefined, siteId: undefined });
+    expect(comparable(rawRow as unknown as Record<string, unknown>)).toEqual(comparable(modelRow as unknown as Record<string, unknown>));
+    expect(written).toEqual(rawRow);
+    expect(rawRow.version).toBe(2);
+    expect(rawRow.lastError).toBeNull();
+    expect(rawRow.updatedAt.getTime()).toBeGreaterThan(before.updatedAt.getTime() - 1);
+    expect(rawRow.inventory).toEqual({ cpus: 64, nested: [{ a: true }, 1.5, null, 'text'] });
+  });
+
+  it('refuses a node changed since it was read, as CONFLICT on its version, and changes nothing', async () => {
+    const id = await nodeWithEveryColumnType();
+    const read = await db.node.findUniqueOrThrow({ where: { id } });
+    await updateNodeAtVersion(db, read, { maintenance: true });
+    const error = await updateNodeAtVersion(db, read, { provisionState: 'deploying' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(IronflowError);
+    expect(error).toMatchObject({ code: 'CONFLICT', details: { path: 'version' } });
+    const now = await db.node.findUniqueOrThrow({ where: { id } });
+    expect([now.provisionState, now.version, now.maintenance]).toEqual(['ready', 2, true]);
+  });
+
+  it('runs inside a transaction and is undone with it', async () => {
+    const id = await nodeWithEveryColumnType();
+    const read = await db.node.findUniqueOrThrow({ where: { id } });
+    const seen = await db
+      .$transaction(async (tx) => {
+        const inside = await updateNodeAtVersion(tx, read, { provisionState: 'deploying' });
+        throw new Error(`rolled back after writing ${inside.provisionState}`);
+      })
+      .catch((e: Error) => e.message);
+    expect(seen).toBe('rolled back after writing deploying');
+    expect((await db.node.findUniqueOrThrow({ where: { id } })).provisionState).toBe('ready');
   });
 });
