@@ -1,12 +1,11 @@
 // The API under load, in a process of its own (the load generator runs in another): a
 // control plane on a fresh Temporal dev server and on the database DATABASE_URL names (SQLite
-// when unset), with a site, a pool and 500 metal nodes to read and to act on (each with BMC
-// credentials, for `power`). Prints one JSON line { url, bearer, poolId, nodeIds } when ready,
-// and runs until killed.
+// when unset), with a site, a pool and 500 metal nodes to read and to act on (metal
+// maintenance). Prints one JSON line { url, bearer, poolId, nodeIds } when ready, and runs until
+// killed.
 //
 //   npx tsx bench/api/serve.ts
 import { newId } from '../../services/ids';
-import { bmcSecretPurpose } from '../../services/metal/enroll';
 import { startControlPlane } from '../../stack/control-plane';
 import { startBenchStack } from '../lib/bench-stack';
 
@@ -23,12 +22,6 @@ async function main(): Promise<void> {
   });
   await cp.db.pool.create({ data: { id: poolId, tenantId: 'root', siteId, class: 'bench', policy: {} } });
   const ids = Array.from({ length: NODES }, () => newId('node'));
-  const credentialsRefs = await cp.db.$transaction(async (tx) => {
-    const refs: string[] = [];
-    for (const id of ids)
-      refs.push(await cp.secrets.put(tx, { tenantId: 'root', purpose: bmcSecretPurpose(id), value: JSON.stringify({ username: 'bench', password: 'bench' }) }));
-    return refs;
-  });
   await cp.db.node.createMany({
     data: ids.map((id, i) => ({
       id,
@@ -38,9 +31,6 @@ async function main(): Promise<void> {
       role: 'machine',
       provisionState: 'ready',
       power: 'off',
-      bmcDriver: 'redfish',
-      bmcAddress: `https://192.0.2.1/redfish/v1/Systems/${i}`,
-      bmcCredentialsRef: credentialsRefs[i] ?? null,
       macs: [
         `52:54:00:00:${Math.floor(i / 256)
           .toString(16)
