@@ -2,10 +2,14 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * Tests that boot QEMU machines (TCG: a core each), and the flaky-BMC run (minutes of 5 s
- * BMC answers). They run after the rest of the suite, one file at a time, so they never starve
- * the timing-sensitive tests (crash resumption, leases) of the machine's two cores.
+ * BMC answers). They run after the rest of the suite, so they never starve the
+ * timing-sensitive tests (crash resumption, leases) of the machine's two cores. The one-machine
+ * QEMU lifecycle and the flaky-BMC run go side by side: the first keeps a core busy, the second
+ * mostly waits on its BMCs. The real-firmware boots (two machines at once, their boot times
+ * printed) go last, alone.
  */
-const vmTests = ['test/e2e/boot-real-firmware.test.ts', 'test/e2e/qemu-*.test.ts', 'test/e2e/flaky-bmcs.test.ts'];
+const vmSideBySide = ['test/e2e/qemu-lifecycle.test.ts', 'test/e2e/flaky-bmcs.test.ts'];
+const vmAlone = ['test/e2e/boot-real-firmware.test.ts'];
 
 export default defineConfig({
   test: {
@@ -21,8 +25,12 @@ export default defineConfig({
     env: { IRONFLOW_METRICS_SDK_ADDRESS: 'off', IRONFLOW_API_CHECK_RESPONSES: 'true' },
     projects: [
       // Two cores: two files at a time.
-      { extends: true, test: { name: 'suite', include: ['test/**/*.test.ts'], exclude: vmTests, maxWorkers: 2, sequence: { groupOrder: 0 } } },
-      { extends: true, test: { name: 'vm', include: vmTests, maxWorkers: 1, sequence: { groupOrder: 1 } } },
+      {
+        extends: true,
+        test: { name: 'suite', include: ['test/**/*.test.ts'], exclude: [...vmSideBySide, ...vmAlone], maxWorkers: 2, sequence: { groupOrder: 0 } },
+      },
+      { extends: true, test: { name: 'vm', include: vmSideBySide, maxWorkers: 2, sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: 'vm-alone', include: vmAlone, maxWorkers: 1, sequence: { groupOrder: 2 } } },
     ],
   },
 });
