@@ -8,6 +8,7 @@ import type { DestructiveKind } from '../core/quorum/destructive';
 import type { BatchDocument, QuorumBundle } from '../services/quorum/documents';
 import { findQuorumPolicy, policyOf } from '../services/quorum/policy-store';
 import { QuorumRefusal } from '../services/quorum/verify';
+import { POWER_RUN_STATE } from '../services/metal/power';
 import type { ActivityDeps } from './deps';
 
 export interface QuorumBatchRequest {
@@ -76,7 +77,7 @@ export function createQuorumActivities(deps: ActivityDeps) {
       if (!(await findQuorumPolicy(deps.db, input.tenantId))) return null;
       const bulk = await bulkBatchFor(input);
       if (bulk) return stateOf(bulk, input.tenantId, input.nodeId);
-      const power = input.provisionState === 'power';
+      const power = input.provisionState === POWER_RUN_STATE;
       const row = await requestBatch(deps.db, {
         tenantId: input.tenantId,
         kind: power ? 'power' : 'workflow',

@@ -15,6 +15,7 @@ import { stateWorkflowId } from '../services/temporal/workflow-ids';
 import { compileProfile } from './compiler';
 import { lockProfileVersion, resolveProfile } from './store';
 import { queryRows } from '../services/raw-statements';
+import { nextRunNumber } from '../services/run-numbers';
 
 export interface ProvisionStart {
   tenantId: string;
@@ -23,6 +24,8 @@ export interface ProvisionStart {
   version?: number;
   provisionState: string;
   labels?: Record<string, string>;
+  /** The run's id when its caller numbered it already (metal.power records it on the node first); else numbered here. */
+  workflowId?: string;
 }
 
 export interface StartedProvision {
@@ -34,23 +37,6 @@ export interface StartedProvision {
 
 /** Ids a start tries before it gives up: each taken one (a run of the node's lifecycle under the same id) moves n on. */
 const MAX_ID_TRIES = 20;
-
-/**
- * The next <n> of the node's profile runs in this state: one statement, so concurrent starts
- * never share one (an insert that meets the row increments it). Raw SQL: Prisma compiling the
- * model upsert cost more than the rest of the statement, on every start.
- */
-async function nextRunNumber(db: Db, nodeId: string, provisionState: string): Promise<number> {
-  const [row] = await queryRows<{ last: number | bigint }>(
-    db,
-    Prisma.sql`
-    INSERT INTO "ProfileRunSeq" ("nodeId", "provisionState", "last") VALUES (${nodeId}, ${provisionState}, 1)
-    ON CONFLICT ("nodeId", "provisionState") DO UPDATE SET "last" = "ProfileRunSeq"."last" + 1
-    RETURNING "last"`,
-  );
-  if (!row) throw new IronflowError('INTERNAL', `no run number was returned for node ${nodeId} in ${provisionState}`);
-  return Number(row.last);
-}
 
 export async function startProvision(deps: { db: Db; temporal: Client; config: IronflowConfig }, input: ProvisionStart): Promise<StartedProvision> {
   // Raw, and only the columns a start uses: every start reads it.
@@ -69,8 +55,8 @@ export async function startProvision(deps: { db: Db; temporal: Client; config: I
     provisionState: input.provisionState,
     labels: input.labels ?? {},
   };
-  for (let tries = 0; tries < MAX_ID_TRIES; tries++) {
-    const workflowId = stateWorkflowId(node.id, input.provisionState, await nextRunNumber(deps.db, node.id, input.provisionState));
+  for (let tries = 0; tries < (input.workflowId ? 1 : MAX_ID_TRIES); tries++) {
+    const workflowId = input.workflowId ?? stateWorkflowId(node.id, input.provisionState, await nextRunNumber(deps.db, node.id, input.provisionState));
     const runId = await startProvisionRun(deps.temporal, deps.config.controlQueue, { workflowId, plan, target });
     if (runId === null) continue;
     // The record services/bmc-access.ts trusts: this run, not any later one under the same id.
@@ -84,7 +70,9 @@ export async function startProvision(deps: { db: Db; temporal: Client; config: I
   }
   throw new IronflowError(
     'CONFLICT',
-    `could not find a free workflow id for ${node.id} in ${input.provisionState} after ${MAX_ID_TRIES} tries; start it again`,
+    input.workflowId
+      ? `workflow id ${input.workflowId} is taken already (the database's run numbers are behind Temporal's); ask again`
+      : `could not find a free workflow id for ${node.id} in ${input.provisionState} after ${MAX_ID_TRIES} tries; start it again`,
     {},
   );
 }

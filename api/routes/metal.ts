@@ -8,7 +8,7 @@ import { cancelBulk, readBulkPage, startBulk } from '../../services/metal/bulk';
 import { confirmMacAndWake } from '../../services/metal/confirm-mac';
 import { enrollNode } from '../../services/metal/enroll';
 import { wakeLifecycle } from '../../services/temporal/starters';
-import { recordPowerRequest } from '../../services/metal/power';
+import { POWER_RUN_STATE, recordPowerRequest } from '../../services/metal/power';
 import { findMetalNodeView, listMetalNodes } from '../../services/metal/node-reads';
 import { applyVerb, type MetalDeps, type VerbArgs } from '../../services/metal/verbs';
 import { metalView } from '../../core/metal/view';
@@ -123,13 +123,14 @@ export const metalRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) =
     async (request) => {
       const b = request.body;
       authorize(request, 'compute:nodes:power', b.tenantId);
-      const node = await recordPowerRequest(ctx.db, { tenantId: b.tenantId, nodeId: request.params.nodeId, version: b.version, action: b.action });
+      const { node, workflowId } = await recordPowerRequest(ctx, { tenantId: b.tenantId, nodeId: request.params.nodeId, version: b.version, action: b.action });
       const run = await startProvision(ctx, {
         tenantId: node.tenantId,
         nodeId: node.id,
         profileId: `metal-power-${b.action}`,
         version: 1,
-        provisionState: 'power',
+        provisionState: POWER_RUN_STATE,
+        workflowId,
       });
       return { ...metalView(node), powerWorkflowId: run.workflowId };
     },

@@ -10,6 +10,7 @@ import { apiVerbName, verbMove } from '../../core/provision-states';
 import { clearFailureMaintenance, holdOnFailure, refuseInMaintenance } from './maintenance';
 import { checkVersion, commitMove, findMetalNode, stateOf } from './transition';
 import { abortProvisionRun } from '../temporal/senders';
+import { refuseNewPowerRun, refuseWhilePowerRuns } from './power';
 import { wakeLifecycle } from '../temporal/starters';
 
 export interface MetalDeps {
@@ -29,6 +30,8 @@ export interface VerbRequest {
   poolId?: string;
   /** Who asked (credential:<id>), for the events that record it; undefined when the lifecycle acts. */
   actor?: string;
+  /** The node's power run as applyVerb read it before the transaction: a newer one found inside is CONFLICT. */
+  powerRunSeen?: string | null;
 }
 
 export type VerbArgs =
@@ -113,6 +116,7 @@ export async function commitVerb(
     const node = await findMetalNode(tx, request.tenantId, request.nodeId);
     if (request.poolId && node.poolId !== request.poolId) throw notFound('metal node', `${request.nodeId} in pool ${request.poolId}`);
     checkVersion(node, request.version);
+    if (request.powerRunSeen !== undefined) refuseNewPowerRun(node, request.powerRunSeen, apiVerbName(args.verb));
     before = node;
     const moved = await decide(deps, tx, node, args, request.actor);
     await recordInTransaction?.(tx, moved);
@@ -137,6 +141,12 @@ export async function applyVerb(
   args: VerbArgs,
   recordInTransaction?: (tx: Tx, moved: Node) => Promise<void>,
 ): Promise<Node> {
+  // Every move but abort starts or changes a workflow that drives the power: never beside a power run (services/metal/power.ts).
+  if (args.verb !== 'abort') {
+    const seen = await findMetalNode(deps.db, request.tenantId, request.nodeId);
+    await refuseWhilePowerRuns(deps.temporal, seen, apiVerbName(args.verb));
+    request = { ...request, powerRunSeen: seen.powerWorkflowId };
+  }
   const { after, changed, superseded } = await commitVerb(deps, request, args, recordInTransaction);
   if (!changed) return after;
   if (superseded) await abortProvisionRun(deps.temporal, superseded, stopReason(args));

@@ -80,6 +80,14 @@ async function enroll(options: { bmcPresent?: boolean } = {}): Promise<{ nodeId:
   return { nodeId: node.nodeId, machineId, add };
 }
 const commands = (machineId: string) => bmc.get(machineId)?.commands ?? [];
+/** The power resets the BMC carried out since `before` commands. */
+const resetsSince = (machineId: string, before: number) =>
+  commands(machineId)
+    .slice(before)
+    .filter((c) => c.startsWith('reset:'));
+type PowerAnswer = MetalNodeView & { powerWorkflowId: string };
+const power = (nodeId: string, action: string) => api().call<PowerAnswer>('POST', `/v1/metal/nodes/${nodeId}/power`, { tenantId: 'root', action });
+const powerRunEnded = (answer: { powerWorkflowId: string }) => site.t.cp.temporal.workflow.getHandle(answer.powerWorkflowId).result();
 
 /** Puts a node row in `state` (what the lifecycle would have left), without waking anything. */
 const putInState = (nodeId: string, state: string) =>
@@ -99,9 +107,9 @@ describe('metal power through the API', () => {
     await settle(nodeId, 'ready');
     const before = commands(machineId).length;
     const run = async (action: string) => {
-      const answer = await api().call<MetalNodeView & { powerWorkflowId: string }>('POST', `/v1/metal/nodes/${nodeId}/power`, { tenantId: 'root', action });
+      const answer = await power(nodeId, action);
       expect(answer.provisionState).toBe('ready'); // the power axis only
-      await site.t.cp.temporal.workflow.getHandle(answer.powerWorkflowId).result();
+      await powerRunEnded(answer);
       return answer;
     };
     expect((await run('on')).power).toBe('on');
@@ -110,13 +118,44 @@ describe('metal power through the API', () => {
     expect(bmc.get(machineId)?.powerState).toBe('Off');
     expect((await run('cycle')).power).toBe('on');
     expect(bmc.get(machineId)?.powerState).toBe('On');
-    expect(
-      commands(machineId)
-        .slice(before)
-        .filter((c) => c.startsWith('reset:')),
-    ).toEqual(['reset:On', 'reset:ForceOff', 'reset:PowerCycle']);
+    expect(resetsSince(machineId, before)).toEqual(['reset:On', 'reset:ForceOff', 'reset:PowerCycle']);
     await until('the power events', async () => (await events(nodeId, 'node.power.requested')).length === 3 || undefined);
     expect((await events(nodeId, 'node.power.requested')).map((e) => e.action)).toEqual(['on', 'off', 'cycle']);
+  }, 90_000);
+
+  it('runs one power action at a time: another power action or a state verb while it runs is CONFLICT naming it and changes nothing; accepted once it ended', async () => {
+    const { nodeId, machineId } = await enroll();
+    await settle(nodeId, 'ready');
+    const before = commands(machineId).length;
+    // A slow BMC keeps the first run going while the second is asked for.
+    bmc.setFaults(machineId, { latencyMs: 1_500 });
+    const first = await power(nodeId, 'on');
+    const busy = await refused(nodeId, 'power', { action: 'off' });
+    expect(busy.code).toBe('CONFLICT');
+    expect(busy.message).toContain(`still carrying out a power action (workflow ${first.powerWorkflowId})`);
+    expect(busy.details).toMatchObject({ workflowId: first.powerWorkflowId });
+    // Nor does a state verb start a workflow that drives the power beside it.
+    const provide = await refused(nodeId, 'provide');
+    expect(provide.code).toBe('CONFLICT');
+    expect(provide.message).toContain(`(workflow ${first.powerWorkflowId}); provide again once it has ended`);
+    // The refused requests recorded nothing: the node still asks for on, and rests ready.
+    expect(await get(nodeId)).toMatchObject({ power: 'on', provisionState: 'ready' });
+    expect((await events(nodeId, 'node.power.requested')).map((e) => e.action)).toEqual(['on']);
+
+    // Of requests made at once, one is accepted, and the others are refused.
+    await powerRunEnded(first);
+    const together = await Promise.all(
+      [1, 2, 3].map(() => api().request<PowerAnswer & ErrorBody>('POST', `/v1/metal/nodes/${nodeId}/power`, { tenantId: 'root', action: 'off' })),
+    );
+    const accepted = together.filter((r) => r.status === 200);
+    expect(accepted).toHaveLength(1);
+    expect(together.filter((r) => r.status === 409).map((r) => r.body.error.code)).toEqual(['CONFLICT', 'CONFLICT']);
+    await powerRunEnded(accepted[0]!.body);
+    bmc.setFaults(machineId, null);
+
+    await powerRunEnded(await power(nodeId, 'on'));
+    expect(bmc.get(machineId)?.powerState).toBe('On');
+    expect(resetsSince(machineId, before)).toEqual(['reset:On', 'reset:ForceOff', 'reset:On']);
   }, 90_000);
 
   it('is refused while a workflow drives the power (inspecting, commissioning, deploying, releasing) and on a retired node, with no BMC command', async () => {
@@ -172,9 +211,7 @@ describe('metal retire through the API', () => {
         expiresAt: new Date(now + 3_600_000),
       },
     });
-    await api()
-      .call('POST', `/v1/metal/nodes/${nodeId}/power`, { tenantId: 'root', action: 'on' })
-      .then((a) => site.t.cp.temporal.workflow.getHandle((a as { powerWorkflowId: string }).powerWorkflowId).result());
+    await powerRunEnded(await power(nodeId, 'on'));
 
     expect((await verb(nodeId, 'retire')).provisionState).toBe('retiring');
     const retired = await settle(nodeId, 'retired');
