@@ -6,7 +6,7 @@
 // request waits behind the others of the burst; its correction then weighs slow answers by
 // their length (an expected interval of 1 ms). A first second at the rate is not counted: it
 // warms what a running API has warm (this process's code, the connections, the database
-// pool's). Prints one JSON line { p50, p99, rate, errors }. The bearer comes in BENCH_API_BEARER,
+// pool's). Prints one JSON line { p50, p99, rate, errors, errorsBy }. The bearer comes in BENCH_API_BEARER,
 // not the command line, which any local user can read.
 //
 // The target is a URL to GET, or `@plan.json`: a list of requests ({ method, url, body? }),
@@ -39,6 +39,8 @@ interface LoadResult {
   rate: number;
   /** Non-2xx answers and failed requests. */
   errors: number;
+  /** The errors by HTTP status, or `network` for a request that got no answer. */
+  errorsBy: Record<string, number>;
 }
 
 async function runLoad(plan: LoadPlan, bearer: string, rate: number, seconds: number, connections: number): Promise<LoadResult> {
@@ -47,6 +49,11 @@ async function runLoad(plan: LoadPlan, bearer: string, rate: number, seconds: nu
   const total = warmUp + Math.round(rate * seconds);
   const latencies: number[] = [];
   let errors = 0;
+  const errorsBy: Record<string, number> = {};
+  const countError = (kind: string) => {
+    errors++;
+    errorsBy[kind] = (errorsBy[kind] ?? 0) + 1;
+  };
   const start = performance.now() + 10;
   const dueAt = (i: number) => start + (i * 1000) / rate;
 
@@ -65,14 +72,14 @@ async function runLoad(plan: LoadPlan, bearer: string, rate: number, seconds: nu
         response.once('end', () => {
           const failed = response.statusCode === undefined || response.statusCode >= 300;
           if (i >= warmUp) {
-            if (failed) errors++;
+            if (failed) countError(String(response.statusCode ?? 'network'));
             else latencies.push(performance.now() - dueAt(i));
           }
           resolve();
         });
       });
       request.once('error', () => {
-        if (i >= warmUp) errors++;
+        if (i >= warmUp) countError('network');
         resolve();
       });
       request.end(body);
@@ -93,7 +100,7 @@ async function runLoad(plan: LoadPlan, bearer: string, rate: number, seconds: nu
   agent.destroy();
   latencies.sort((a, b) => a - b);
   const round = (ms: number) => Math.round(ms * 10) / 10;
-  return { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)), rate: latencies.length / elapsedSeconds, errors };
+  return { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)), rate: latencies.length / elapsedSeconds, errors, errorsBy };
 }
 
 async function main(): Promise<void> {

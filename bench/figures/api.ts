@@ -3,14 +3,15 @@
 // another (bench/api/load.ts: requests evenly spaced, latency from each one's due instant).
 // Goal (issue 16): p99 ≤ 20 ms at 500 reads/s. There is no peer on this machine to put beside it (Ironic's API needs its
 // conductor, Keystone and a message bus); the goal is the line to meet.
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import type { LoadPlan } from '../api/load';
+import { startReadyChild, type ReadyChild } from '../lib/ready-child';
 import { median } from '../peer-compare';
 import type { Figure } from './figure';
 
@@ -25,25 +26,8 @@ interface Served {
 }
 
 /** Starts bench/api/serve.ts on the database and resolves with what it printed once ready. */
-async function serve(databaseUrl: string | undefined): Promise<{ served: Served; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'bench/api/serve.ts')], {
-    cwd: repoRoot,
-    env: { ...process.env, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const line = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout }).once('line', resolve);
-    child.once('exit', (code) => reject(new Error(`bench/api/serve.ts exited with ${code} before it was ready`)));
-  });
-  return {
-    served: JSON.parse(line) as Served,
-    stop: async () => {
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
+const serve = (databaseUrl: string | undefined): Promise<ReadyChild<Served>> =>
+  startReadyChild<Served>('bench/api/serve.ts', [], databaseUrl ? { DATABASE_URL: databaseUrl } : {});
 
 const CONNECTIONS = 20;
 const WARM_UP = { rate: 100, seconds: 10 };
@@ -53,10 +37,28 @@ interface Load {
   p99: number;
   rate: number;
   errors: number;
+  errorsBy: Record<string, number>;
 }
 
-/** What one row measures: a GET of one path, or a plan of requests sent in turn. */
-type Target = { name: string; path: string } | { name: string; plan: LoadPlan };
+/** What one row measures: a GET of one path, or a plan of requests sent in turn; at the figure's rates unless it names its own. */
+type Target = ({ name: string; path: string } | { name: string; plan: LoadPlan }) & {
+  rates?: number[];
+  /** A pause after each run, for the work it started to drain before the next one. */
+  settleSeconds?: number;
+};
+
+/** Power runs a second the engine keeps up with on this machine, and past it. */
+const POWER_RATES = [10, 25, 50];
+/** Enough for the runs left over at 50/s to finish (measured: under 20 s). */
+const POWER_SETTLE_SECONDS = 30;
+
+/** The errors of a row's runs, with their HTTP statuses: `12 (409: 12)`. */
+function errorsCell(runs: Load[]): string {
+  const errors = runs.reduce((sum, r) => sum + r.errors, 0);
+  const by = new Map<string, number>();
+  for (const run of runs) for (const [status, count] of Object.entries(run.errorsBy)) by.set(status, (by.get(status) ?? 0) + count);
+  return errors === 0 ? '0' : `${errors} (${[...by].map(([status, count]) => `${status}: ${count}`).join(', ')})`;
+}
 
 /**
  * `metal maintenance` on each node in turn, then off on each: every request changes its node
@@ -69,6 +71,21 @@ function maintenancePlan(s: Served): LoadPlan {
     body: { tenantId: 'root', on, reason: 'bench: rack 7 recabling' },
   });
   return [...s.nodeIds.map((id) => entry(id, true)), ...s.nodeIds.map((id) => entry(id, false))];
+}
+
+/**
+ * `metal power` on each node in turn, then off on each: every request starts a power run (a
+ * workflow whose step the site agent carries out at the node's emulated BMC). The plan comes
+ * back to a node 500 requests later; a node whose previous run is still going is refused
+ * (CONFLICT: one power run at a time), which the errors column counts.
+ */
+function powerPlan(s: Served): LoadPlan {
+  const entry = (nodeId: string, action: 'on' | 'off') => ({
+    method: 'POST' as const,
+    url: `${s.url}/v1/metal/nodes/${nodeId}/power`,
+    body: { tenantId: 'root', action },
+  });
+  return [...s.nodeIds.map((id) => entry(id, 'on')), ...s.nodeIds.map((id) => entry(id, 'off'))];
 }
 
 async function load(served: Served, target: Target, planDir: string, rate: number, seconds: number): Promise<Load> {
@@ -125,9 +142,14 @@ export const apiFigure: Figure = {
       { name: 'one node', path: `/v1/metal/nodes/${s.nodeIds[0]}?tenantId=root` },
       { name: 'a page of 50 nodes', path: `/v1/metal/nodes?tenantId=root&poolId=${s.poolId}&limit=50` },
       { name: 'verb: maintenance on/off', plan: maintenancePlan(s) },
+      // Each starts a workflow: its rates are the engine's, not the reads'.
+      { name: 'verb: power on/off (starts a run)', plan: powerPlan(s), rates: quick ? [10] : POWER_RATES, settleSeconds: POWER_SETTLE_SECONDS },
     ];
+    const ratesOf = (target: Target) => target.rates ?? rates;
     const databases = ['SQLite', 'PostgreSQL'] as const;
-    const total = databases.length * 3 * rounds * rates.length;
+    // The targets of no server yet: only their count and rates matter here.
+    const unserved: Served = { url: '', bearer: '', poolId: '', nodeIds: [] };
+    const total = databases.length * rounds * targets(unserved).reduce((sum, target) => sum + ratesOf(target).length, 0);
     const planDir = mkdtempSync(path.join(tmpdir(), 'ironflow-bench-api-plan-'));
     let done = 0;
     const rows: string[] = [];
@@ -140,23 +162,25 @@ export const apiFigure: Figure = {
           // A fresh process collects its start's garbage (the workflow bundle's build above all)
           // in its first 15–30 s, in pauses of 100–300 ms: a running API is past that. Each
           // request is warmed at a modest rate first, uncounted.
-          for (const target of targets(api.served)) {
-            progress(done, total, `api: ${database}, warming ${target.name} (${WARM_UP.seconds} s at ${WARM_UP.rate}/s, not counted)`);
-            await load(api.served, target, planDir, WARM_UP.rate, WARM_UP.seconds);
+          for (const target of targets(api.ready)) {
+            const warmRate = Math.min(WARM_UP.rate, ...ratesOf(target));
+            progress(done, total, `api: ${database}, warming ${target.name} (${WARM_UP.seconds} s at ${warmRate}/s, not counted)`);
+            await load(api.ready, target, planDir, warmRate, WARM_UP.seconds);
           }
-          for (const target of targets(api.served)) {
-            const results = new Map<number, Load[]>(rates.map((rate) => [rate, []]));
+          for (const target of targets(api.ready)) {
+            const results = new Map<number, Load[]>(ratesOf(target).map((rate) => [rate, []]));
             for (let round = 1; round <= rounds; round++) {
-              for (const rate of rates) {
+              for (const rate of ratesOf(target)) {
                 progress(done++, total, `api: ${database}, ${target.name}, ${rate} requests/s, round ${round}/${rounds}`);
-                results.get(rate)?.push(await load(api.served, target, planDir, rate, seconds));
+                results.get(rate)?.push(await load(api.ready, target, planDir, rate, seconds));
+                if (target.settleSeconds) await sleep(target.settleSeconds * 1000);
               }
             }
             for (const [rate, runs] of results) {
               const p99s = runs.map((r) => r.p99).sort((a, b) => a - b);
               const p99 = median(p99s);
               const spread = rounds > 1 ? ` (${p99s[0]}–${p99s[p99s.length - 1]})` : '';
-              const errors = runs.reduce((sum, r) => sum + r.errors, 0);
+              const errors = errorsCell(runs);
               rows.push(
                 `| ${database} | ${target.name} | ${rate}/s | ${median(runs.map((r) => r.rate)).toFixed(0)}/s | ${median(runs.map((r) => r.p50))} ms | ${p99} ms${spread} | ${errors} |`,
               );
@@ -175,7 +199,7 @@ export const apiFigure: Figure = {
     progress(total, total, 'api: done');
     return {
       table: [
-        `A fresh API process per database, each request warmed ${WARM_UP.seconds} s at ${WARM_UP.rate}/s uncounted, then ${seconds} s at each rate${rounds > 1 ? `, ${rounds} rounds interleaved: medians, and the p99s' range` : ''}, requests evenly spaced over up to ${CONNECTIONS} connections, latency from each one's due instant; the goal is p99 ≤ 20 ms at 500 reads/s.`,
+        `A fresh API process per database, each request warmed ${WARM_UP.seconds} s at ${WARM_UP.rate}/s uncounted, then ${seconds} s at each rate${rounds > 1 ? `, ${rounds} rounds interleaved: medians, and the p99s' range` : ''}, requests evenly spaced over up to ${CONNECTIONS} connections, latency from each one's due instant; the goal is p99 ≤ 20 ms at 500 reads/s. Power requests each start a run that a real site agent carries out at an emulated Redfish BMC (both in processes of their own); they are warmed at their lowest rate, and each of their runs is followed by a ${POWER_SETTLE_SECONDS} s pause for the runs it started to finish. Errors are counted by HTTP status: a 409 is a node whose previous power run was still going when the plan came back to it.`,
         '',
         '| database | request | asked | served | p50 | p99 | errors |',
         '| --- | --- | --- | --- | --- | --- | --- |',
