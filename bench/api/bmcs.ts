@@ -6,8 +6,15 @@
 //   npx tsx bench/api/bmcs.ts 500
 import { randomBytes, randomUUID } from 'node:crypto';
 import { RedfishBmcHost } from '../../agent/emulator/redfish-bmc';
+import { serveUntilKilled } from '../lib/ready-child';
 
-async function main(): Promise<void> {
+/** What this process prints once ready. */
+export interface Bmcs {
+  url: string;
+  machines: Array<{ id: string; username: string; password: string }>;
+}
+
+async function main(): Promise<{ ready: Bmcs; stop(): Promise<void> }> {
   const count = Number(process.argv[2]);
   if (!Number.isInteger(count) || count < 1 || count > 10_000) throw new Error('usage: bench/api/bmcs.ts N (1 to 10,000 machines)');
   const host = await RedfishBmcHost.start();
@@ -27,16 +34,12 @@ async function main(): Promise<void> {
     host.add(spec);
     return { id: spec.id, username: spec.username, password: spec.password };
   });
-  process.stdout.write(`${JSON.stringify({ url: host.url, machines })}\n`);
-  const stop = async () => {
-    await host.close();
-    process.exit(0);
+  return {
+    ready: { url: host.url, machines },
+    stop: async () => {
+      await host.close();
+    },
   };
-  process.on('SIGTERM', () => void stop());
-  process.on('SIGINT', () => void stop());
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
-  process.exit(1);
-});
+serveUntilKilled(main);

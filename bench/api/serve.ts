@@ -19,16 +19,20 @@ import { bmcSecretPurpose } from '../../services/metal/enroll';
 import { startControlPlane } from '../../stack/control-plane';
 import { writeLocalSiteAgentConfig } from '../../stack/local-site-agent-config';
 import { startBenchStack } from '../lib/bench-stack';
-import { startReadyChild } from '../lib/ready-child';
+import { serveUntilKilled, startReadyChild } from '../lib/ready-child';
+import type { Bmcs } from './bmcs';
 
 const NODES = 500;
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 /** What the site agent logs once its session is up and it serves the site. */
 const AGENT_READY = 'holding the boot lease: active boot server';
 
-interface Bmcs {
+/** What this process prints once ready. */
+export interface Served {
   url: string;
-  machines: Array<{ id: string; username: string; password: string }>;
+  bearer: string;
+  poolId: string;
+  nodeIds: string[];
 }
 
 /** `ironflow agent site` joined with a fresh site token, its log in `dir`; resolves once it serves the site. */
@@ -62,7 +66,7 @@ async function startSiteAgent(api: ApiClient, siteId: string, controlPlaneUrl: s
   };
 }
 
-async function main(): Promise<void> {
+async function main(): Promise<{ ready: Served; stop(): Promise<void> }> {
   const stack = await startBenchStack('api', { IRONFLOW_LOG_LEVEL: 'warn' });
   const { config } = stack;
   const cp = await startControlPlane(config);
@@ -109,19 +113,15 @@ async function main(): Promise<void> {
       ],
     })),
   });
-  process.stdout.write(`${JSON.stringify({ url: cp.url, bearer: cp.rootCredential.bearer, poolId, nodeIds: ids })}\n`);
-  const stop = async () => {
-    await stopAgent();
-    await bmcs.stop();
-    await cp.close();
-    await stack.close();
-    process.exit(0);
+  return {
+    ready: { url: cp.url, bearer: cp.rootCredential.bearer, poolId, nodeIds: ids },
+    stop: async () => {
+      await stopAgent();
+      await bmcs.stop();
+      await cp.close();
+      await stack.close();
+    },
   };
-  process.on('SIGTERM', () => void stop());
-  process.on('SIGINT', () => void stop());
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
-  process.exit(1);
-});
+serveUntilKilled(main);

@@ -11,19 +11,13 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import type { LoadPlan } from '../api/load';
+import type { Served } from '../api/serve';
 import { startReadyChild, type ReadyChild } from '../lib/ready-child';
 import { median } from '../peer-compare';
 import type { Figure } from './figure';
 
 const run = promisify(execFile);
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
-
-interface Served {
-  url: string;
-  bearer: string;
-  poolId: string;
-  nodeIds: string[];
-}
 
 /** Starts bench/api/serve.ts on the database and resolves with what it printed once ready. */
 const serve = (databaseUrl: string | undefined): Promise<ReadyChild<Served>> =>

@@ -32,3 +32,22 @@ export async function startReadyChild<T>(script: string, args: string[] = [], en
     },
   };
 }
+
+/**
+ * The child's side: runs `start`, prints what it answers as the one JSON line, and runs until
+ * SIGTERM or SIGINT, when it stops what `start` started and exits. A failed start exits 1.
+ */
+export function serveUntilKilled<T>(start: () => Promise<{ ready: T; stop(): Promise<void> }>): void {
+  start().then(
+    ({ ready, stop }) => {
+      process.stdout.write(`${JSON.stringify(ready)}\n`);
+      const exit = () => void stop().then(() => process.exit(0));
+      process.on('SIGTERM', exit);
+      process.on('SIGINT', exit);
+    },
+    (err: unknown) => {
+      process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}
