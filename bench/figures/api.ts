@@ -12,6 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import type { LoadPlan } from '../api/load';
 import type { Served } from '../api/serve';
+import { freePort } from '../../test/helpers/ports';
 import { startReadyChild, type ReadyChild } from '../lib/ready-child';
 import { median } from '../peer-compare';
 import type { Figure } from './figure';
@@ -111,7 +112,8 @@ async function load(served: Served, target: Target, planDir: string, rate: numbe
 async function startPostgres(): Promise<{ url: string; stop(): Promise<void> }> {
   const dir = mkdtempSync(path.join(tmpdir(), 'ironflow-bench-pg-'));
   await run('chmod', ['755', dir]);
-  const port = '55434';
+  // A fixed port can be taken by then: the figure's own client sockets use the ephemeral range.
+  const port = String(await freePort());
   const { stdout } = await run('bash', [path.join(repoRoot, 'scripts/postgres.sh'), path.join(dir, 'data'), port]);
   const bin = (await run('bash', ['-c', 'ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1'])).stdout.trim();
   return {
