@@ -44,7 +44,11 @@ type Target = ({ name: string; path: string } | { name: string; plan: LoadPlan }
 
 /** Power runs a second the engine keeps up with on this machine, and past it. */
 const POWER_RATES = [10, 25, 50];
-/** Enough for the runs left over at 50/s to finish (measured: under 20 s). */
+/**
+ * Time for the runs a power row started to finish before the next row: 16 s at 50/s starts
+ * about 400 (the rest are refused), and the engine finished about 25 a second by hand, so ~16 s.
+ * Not checked by the figure: a row that starts with runs left over shows it as 409s.
+ */
 const POWER_SETTLE_SECONDS = 30;
 
 /** The errors of a row's runs, with their HTTP statuses: `12 (409: 12)`. */
