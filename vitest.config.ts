@@ -10,6 +10,13 @@ import { defineConfig } from 'vitest/config';
  */
 const vmSideBySide = ['test/e2e/qemu-lifecycle.test.ts', 'test/e2e/flaky-bmcs.test.ts'];
 const vmAlone = ['test/e2e/boot-real-firmware.test.ts'];
+/**
+ * The suite shares each worker process between its files (isolate: false): a file's imports
+ * (the Temporal SDK, Prisma, Fastify) are loaded once per worker, not once per file, which
+ * cost about 4 minutes a run. A file that needs a process of its own runs apart: the SDK's
+ * metrics exporter can only be installed with the process's Temporal runtime, before any other.
+ */
+const ownProcess = ['test/integration/metrics.test.ts'];
 
 export default defineConfig({
   test: {
@@ -27,8 +34,16 @@ export default defineConfig({
       // Two cores: two files at a time.
       {
         extends: true,
-        test: { name: 'suite', include: ['test/**/*.test.ts'], exclude: [...vmSideBySide, ...vmAlone], maxWorkers: 2, sequence: { groupOrder: 0 } },
+        test: {
+          name: 'suite',
+          include: ['test/**/*.test.ts'],
+          exclude: [...vmSideBySide, ...vmAlone, ...ownProcess],
+          isolate: false,
+          maxWorkers: 2,
+          sequence: { groupOrder: 0 },
+        },
       },
+      { extends: true, test: { name: 'own-process', include: ownProcess, maxWorkers: 2, sequence: { groupOrder: 0 } } },
       { extends: true, test: { name: 'vm', include: vmSideBySide, maxWorkers: 2, sequence: { groupOrder: 1 } } },
       { extends: true, test: { name: 'vm-alone', include: vmAlone, maxWorkers: 1, sequence: { groupOrder: 2 } } },
     ],

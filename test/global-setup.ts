@@ -20,18 +20,31 @@ declare module 'vitest' {
   }
 }
 
+interface RunResources {
+  temporalAddress: string;
+  workflowBundle: string;
+  templateDatabase: string;
+  runDir: string;
+  stop: () => Promise<void>;
+}
+
 /**
- * Runs once per project (vitest calls it for each, in one process), so each project's server
- * and directory are its own and its teardown, returned, removes exactly those. Every scratch
- * file a test makes goes under `runDir` (`inject('runDir')`), so a run leaves nothing in /tmp.
+ * Made by the first project's setup, shared by the others. Vitest evaluates this file afresh for
+ * each project, in one process: the share lives on globalThis, not in a module variable.
  */
-export async function setup(project: TestProject): Promise<() => Promise<void>> {
+const SHARED = Symbol.for('ironflow.test.runResources');
+interface Shared {
+  run: Promise<RunResources>;
+  users: number;
+}
+const registry = globalThis as { [SHARED]?: Shared };
+
+async function startRunResources(): Promise<RunResources> {
   const runDir = mkdtempSync(path.join(tmpdir(), 'ironflow-test-'));
   const [started, bundle] = await Promise.all([startTestTemporalServer(runDir), buildWorkflowBundle()]);
   const server: TemporalServer = started.server;
-  const address = started.address;
-  const bundleFile = path.join(runDir, 'workflow-bundle.js');
-  writeFileSync(bundleFile, bundle.code);
+  const workflowBundle = path.join(runDir, 'workflow-bundle.js');
+  writeFileSync(workflowBundle, bundle.code);
 
   let templateDatabase: string;
   const pgUrl = process.env.IRONFLOW_TEST_DATABASE_URL;
@@ -48,13 +61,37 @@ export async function setup(project: TestProject): Promise<() => Promise<void>> 
     templateDatabase = `file:${path.join(runDir, 'template.db')}`;
   }
   await migrateDatabase({ databaseUrl: templateDatabase, dataDir: runDir });
+  return {
+    temporalAddress: started.address,
+    workflowBundle,
+    templateDatabase,
+    runDir,
+    stop: async () => {
+      await server.stop();
+      if (!process.env.IRONFLOW_KEEP_TEST_DIR) rmSync(runDir, { recursive: true, force: true });
+    },
+  };
+}
 
-  project.provide('temporalAddress', address);
-  project.provide('workflowBundle', bundleFile);
-  project.provide('templateDatabase', templateDatabase);
-  project.provide('runDir', runDir);
+/**
+ * Vitest calls this once per project, in one process. The first call starts the run's server,
+ * bundle and template database, and every project is given the same ones; the last teardown
+ * stops them. Every scratch file a test makes goes under `runDir` (`inject('runDir')`), so a
+ * run leaves nothing in /tmp.
+ */
+export async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const shared = (registry[SHARED] ??= { run: startRunResources(), users: 0 });
+  shared.users += 1;
+  const run = await shared.run;
+  project.provide('temporalAddress', run.temporalAddress);
+  project.provide('workflowBundle', run.workflowBundle);
+  project.provide('templateDatabase', run.templateDatabase);
+  project.provide('runDir', run.runDir);
   return async () => {
-    await server.stop();
-    if (!process.env.IRONFLOW_KEEP_TEST_DIR) rmSync(runDir, { recursive: true, force: true });
+    shared.users -= 1;
+    if (shared.users === 0) {
+      delete registry[SHARED];
+      await run.stop();
+    }
   };
 }
