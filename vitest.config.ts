@@ -13,8 +13,9 @@ const vmAlone = ['test/e2e/boot-real-firmware.test.ts'];
 /**
  * The suite shares each worker process between its files (isolate: false): a file's imports
  * (the Temporal SDK, Prisma, Fastify) are loaded once per worker, not once per file: 46 s of
- * import in a pass instead of 243 s (a whole CI run: 39 minutes instead of 47). A file that needs a process of its own runs apart: the SDK's
- * metrics exporter can only be installed with the process's Temporal runtime, before any other.
+ * import in a pass instead of 243 s (a whole CI run: 39 minutes instead of 47). A file that
+ * needs a process of its own runs apart: the SDK's metrics exporter can only be installed with
+ * the process's Temporal runtime, before any other.
  */
 const ownProcess = ['test/integration/metrics.test.ts'];
 
