@@ -44,6 +44,7 @@ export default defineConfig({
           sequence: { groupOrder: 0 },
         },
       },
+      // Beside the suite, in its group: vitest wants one maxWorkers per group.
       { extends: true, test: { name: 'own-process', include: ownProcess, maxWorkers: 2, sequence: { groupOrder: 0 } } },
       { extends: true, test: { name: 'vm', include: vmSideBySide, maxWorkers: 2, sequence: { groupOrder: 1 } } },
       { extends: true, test: { name: 'vm-alone', include: vmAlone, maxWorkers: 1, sequence: { groupOrder: 2 } } },
