@@ -3,12 +3,15 @@
 // dev stack's settings) and SQLite database. Prints one JSON line:
 // { wallMs, cpuMs, runs, concurrency, latencyMs: { p50, p95 }, phases: [{ chain, wallMs }] }.
 //
+// --warmup W runs W workflows (of the first phase's chain, C at a time) before it starts counting:
+// a running control plane has its code compiled and its caches warm.
+//
 // --chains (the Ironflow side; the fleet figure's bound) replaces the one workflow per run by
 // phases run one after the other, each a chain of workflows per node in turn with those step
 // counts: "1,3,6;6;5" is a phase of three workflows (1, 3 and 6 steps) per node, then one of 6,
 // then one of 5, every node's chain C at a time, as a fleet's enroll, deploy and release run.
 //
-//   npx tsx bench/engine/side.ts --side ironflow|bare --runs 100 --concurrency 25 [--chains 1,3,6;6;5]
+//   npx tsx bench/engine/side.ts --side ironflow|bare --runs 100 --concurrency 25 [--warmup 50] [--chains 1,3,6;6;5]
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
@@ -32,9 +35,11 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '100' },
     concurrency: { type: 'string', default: '25' },
     chains: { type: 'string', default: '3' },
+    warmup: { type: 'string', default: '0' },
   },
 });
 const runs = Number(values.runs);
+const warmup = Number(values.warmup);
 const concurrency = Number(values.concurrency);
 const phases = parseChains(values.chains);
 const nodeId = (i: number) => `node_bench${String(i).padStart(5, '0')}`;
@@ -95,29 +100,37 @@ async function bareSide(config: IronflowConfig): Promise<{ runOne: RunOne; close
   };
 }
 
+/** Nodes 0…count-1 each run `chain` in turn, `concurrency` nodes at a time; answers each node's time through its chain. */
+async function runChains(runOne: RunOne, chain: number[], count: number, label: string): Promise<number[]> {
+  const latencies: number[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        const i = next++;
+        const t0 = performance.now();
+        for (const [position, steps] of chain.entries()) await runOne(i, steps, `${label}-w${position}`);
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
+  return latencies;
+}
+
 async function main(): Promise<void> {
   if (values.side !== 'ironflow' && values.side !== 'bare') throw new Error('--side ironflow|bare');
   const stack = await startBenchStack(values.side);
   const { config } = stack;
   const side = values.side === 'ironflow' ? await ironflowSide(config) : await bareSide(config);
   try {
+    await runChains(side.runOne, phases[0] ?? [], Math.min(warmup, runs), 'warmup');
     const latencies: number[] = [];
     const phaseWalls: Array<{ chain: number[]; wallMs: number }> = [];
     const cpuBefore = process.cpuUsage();
     const started = performance.now();
     for (const [phase, chain] of phases.entries()) {
       const phaseStarted = performance.now();
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: concurrency }, async () => {
-          while (next < runs) {
-            const i = next++;
-            const t0 = performance.now();
-            for (const [position, steps] of chain.entries()) await side.runOne(i, steps, `p${phase}-w${position}`);
-            latencies.push(performance.now() - t0);
-          }
-        }),
-      );
+      latencies.push(...(await runChains(side.runOne, chain, runs, `p${phase}`)));
       phaseWalls.push({ chain, wallMs: Math.round(performance.now() - phaseStarted) });
     }
     const wallMs = performance.now() - started;
