@@ -38,9 +38,15 @@ const { values } = parseArgs({
     warmup: { type: 'string', default: '0' },
   },
 });
-const runs = Number(values.runs);
-const warmup = Number(values.warmup);
-const concurrency = Number(values.concurrency);
+/** A whole number of at least `min`, or an error naming the flag. */
+function countFlag(flag: 'runs' | 'warmup' | 'concurrency', min: number): number {
+  const value = Number(values[flag]);
+  if (!Number.isInteger(value) || value < min) throw new Error(`--${flag} ${values[flag]}: give a whole number of at least ${min}`);
+  return value;
+}
+const runs = countFlag('runs', 1);
+const warmup = countFlag('warmup', 0);
+const concurrency = countFlag('concurrency', 1);
 const phases = parseChains(values.chains);
 const nodeId = (i: number) => `node_bench${String(i).padStart(5, '0')}`;
 
