@@ -7,6 +7,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import type { AgentTemporal } from '../../core/schemas/join';
 import { closeGatewayConnection, connectThroughGateway, type AgentCredentials } from './gateway-connection';
+import { MIN_BEAT_MS } from './heartbeating';
 
 export type AgentActivity = (...args: never[]) => Promise<unknown>;
 
@@ -51,6 +52,8 @@ export async function startRestrictedWorker(options: RestrictedWorkerOptions): P
       taskQueue: options.temporal.taskQueue,
       activities,
       shutdownGraceTime: options.shutdownGraceTime ?? '2s',
+      // Each beat goes out when the step makes it, every half heartbeat timeout (heartbeating.ts).
+      maxHeartbeatThrottleInterval: MIN_BEAT_MS,
       // A machine's agent (ramdisk, node) is given its steps one after another: one long poll
       // is enough, where the SDK keeps up to 10 open. Temporal caps a namespace's concurrent
       // polls (frontend.namespaceCount), so a fleet's agents must hold one each: at ten each,

@@ -1,8 +1,9 @@
 // A running agent step heartbeats at half its heartbeat timeout while it runs
 // (agent/common/heartbeating.ts), so Temporal retries a step whose agent died after that
 // timeout, not the step's whole timeout; a step shorter than that sends no beat (Temporal counts
-// the timeout from the step's start); each beat carries the step's latest progress, and the
-// beats stop when it ends.
+// the timeout from the step's start); each beat carries the step's latest progress (progress
+// alone sends nothing: a deploy reports every chunk), and the beats stop when it ends. That the
+// beats reach Temporal at that cadence is test/integration/agent-heartbeats.test.ts.
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
 import { beatEveryMs, heartbeating, reportProgress } from '../../agent/common/heartbeating';
@@ -26,12 +27,10 @@ describe('a running agent step', () => {
     await sleep(1_300);
 
     expect(beats.length).toBe(ended);
-    // A beat at 1 s with no progress yet, the progress beat itself at 1.3 s, one at 2 s with it.
-    expect(beats.length).toBeGreaterThanOrEqual(3);
+    // A beat at 1 s with no progress yet, then at 2 s (and later, on a slow machine) with the progress reported at 1.3 s.
+    expect(beats.length).toBeGreaterThanOrEqual(2);
     expect(beats[0]).toBeUndefined();
-    const afterProgress = beats.slice(1);
-    expect(afterProgress.length).toBeGreaterThanOrEqual(2);
-    for (const details of afterProgress) expect(details).toEqual({ disk: 'vda', percent: 40 });
+    for (const details of beats.slice(1)) expect(details).toEqual({ disk: 'vda', percent: 40 });
   });
 
   it('sends no beat when it ends within half its heartbeat timeout', async () => {

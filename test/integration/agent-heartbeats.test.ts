@@ -1,0 +1,100 @@
+// When an agent's step beats reach Temporal: its real worker (agent/common/restricted-worker.ts),
+// through the agent gateway, to a real Temporal server, which records each beat it receives.
+// The beats must land every half heartbeat timeout, as the step makes them, not on the SDK's
+// default throttle of 0.8 × the timeout: that left a beat 0.2 × the timeout to arrive, and on a
+// loaded control plane ramdisk steps missed it. Progress rides on the beats.
+import { createPrivateKey } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { tsToMs } from '@temporalio/common/lib/time';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { heartbeating, reportProgress } from '../../agent/common/heartbeating';
+import { startRestrictedWorker, type RestrictedWorker } from '../../agent/common/restricted-worker';
+import type { AgentTemporal } from '../../core/schemas/join';
+import { lastHeartbeat } from '../../services/temporal/readers';
+import type { AgentCommandInput } from '../../workflows/agent-command';
+import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
+import { newKeyAndCsr, workDir } from '../helpers/openssl';
+
+const HEARTBEAT_TIMEOUT_MS = 4_000;
+const STEP_MS = 9_000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+let t: TestControlPlane;
+let worker: RestrictedWorker | undefined;
+let taskQueue: string;
+let siteId: string;
+
+beforeAll(async () => {
+  t = await startTestControlPlane();
+  const site = await t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'lab-beats', idempotencyKey: 'beats-site' });
+  const minted = await t.root.call<{ token: string }>('POST', `/v1/sites/${site.id}/tokens`, { tenantId: 'root', ttlSeconds: 600 });
+  const dir = workDir();
+  const csr = newKeyAndCsr(dir, 'ramdisk-beats', 'ec');
+  const joined = await t.anonymous.call<{ certificateChain: string[]; temporal: AgentTemporal }>('POST', '/v1/join', { token: minted.token, csr });
+  taskQueue = joined.temporal.taskQueue;
+  siteId = site.id;
+  // A wipe-like step: it reports progress once, early, and runs for a while.
+  const wipe = heartbeating(async () => {
+    await sleep(500);
+    reportProgress({ disk: 'vda', percent: 10 });
+    await sleep(STEP_MS - 500);
+    return { wiped: true };
+  });
+  worker = await startRestrictedWorker({
+    mode: 'ramdisk',
+    kinds: ['disk.wipe'],
+    activities: { 'disk.wipe': wipe },
+    temporal: joined.temporal,
+    credentials: { chain: joined.certificateChain, key: createPrivateKey(readFileSync(path.join(dir, 'ramdisk-beats.key'))) },
+  });
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await t?.close();
+});
+
+describe("an agent's running step", () => {
+  it('has its beats recorded by Temporal every half heartbeat timeout, each with its latest progress', async () => {
+    const workflowId = `test:beats:${Date.now()}`;
+    const command: AgentCommandInput = {
+      taskQueue,
+      activity: 'disk.wipe',
+      input: {
+        workflowId,
+        stepKey: 'wipe',
+        use: 'disk.wipe',
+        with: {},
+        target: { tenantId: 'root', nodeId: 'node-beats', siteId, provisionState: 'cleaning', labels: {} },
+      },
+      timeoutMs: 60_000,
+      heartbeatTimeoutMs: HEARTBEAT_TIMEOUT_MS,
+      maximumAttempts: 1,
+    };
+    const handle = await t.cp.temporal.workflow.start('agentCommand', { taskQueue: t.config.controlQueue, workflowId, args: [command] });
+
+    // Temporal's record of the step's last beat, read every 100 ms while it runs.
+    const recorded = new Set<number>();
+    const progress: unknown[] = [];
+    for (;;) {
+      const description = await handle.describe();
+      if (description.status.name !== 'RUNNING') break;
+      const pending = description.raw.pendingActivities?.[0];
+      const at = pending?.lastHeartbeatTime ? tsToMs(pending.lastHeartbeatTime) : undefined;
+      if (pending && at !== undefined && !recorded.has(at)) {
+        recorded.add(at);
+        progress.push(await lastHeartbeat(t.cp.temporal, pending));
+      }
+      await sleep(100);
+    }
+    expect(await handle.result()).toEqual({ wiped: true });
+
+    // Beats at 2, 4, 6 and 8 s; on the SDK's default throttle they were 3.2 s apart.
+    const beats = [...recorded].sort((a, b) => a - b);
+    expect(beats.length).toBeGreaterThanOrEqual(3);
+    const gaps = beats.slice(1).map((at, i) => at - (beats[i] as number));
+    expect(Math.max(...gaps)).toBeLessThan(0.7 * HEARTBEAT_TIMEOUT_MS);
+    for (const details of progress) expect(details).toEqual({ disk: 'vda', percent: 10 });
+  }, 60_000);
+});
