@@ -7,7 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { PayloadCodec } from '@temporalio/common';
 import type { Db } from '../services/db';
 import { IronflowError } from '../core/errors';
-import { gatewayCallsRefused, gatewayOpenCalls } from '../services/metrics/registry';
+import { gatewayCalls, gatewayCallsRefused, gatewayOpenCalls } from '../services/metrics/registry';
 import { fingerprintOf, type NodeCa } from '../services/pki/node-ca';
 import { AGENT_CALLS, type Admission, type CallContext } from './agent-calls';
 import { AgentIdentities, ACCEPTED_FOR_MS, type GatewayAgent } from './agent-identities';
@@ -126,6 +126,7 @@ export async function startAgentGateway(options: AgentGatewayOptions): Promise<A
         return;
       }
       gatewayOpenCalls.inc({ role: agent.role });
+      gatewayCalls.inc({ role: agent.role, method });
       call.on('cancelled', () => {
         upstreamCall?.cancel();
         settle(status(grpc.status.CANCELLED, 'cancelled by the agent'));

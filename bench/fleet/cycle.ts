@@ -37,6 +37,7 @@ import { writeLocalSiteAgentConfig } from '../../stack/local-site-agent-config';
 import { makeServerCertificate } from '../../stack/throwaway-tls';
 import { freePort } from '../../test/helpers/ports';
 import { startBenchStack } from '../lib/bench-stack';
+import { callsPerMachine, readCallCounts, type CallCounts } from '../lib/call-counts';
 import { startClusterBenchStack } from '../lib/cluster-bench-stack';
 import type { ControlPlaneMessage } from './control-plane';
 import {
@@ -64,6 +65,8 @@ export interface CycleResult {
   /** controlPlane: its process and the worker processes; temporal: the Temporal server and, on the cluster, PostgreSQL's processes. */
   cpuMs: { controlPlane: number; temporal: number; site: number };
   peakRssBytes: { controlPlaneAndTemporal: number; site: number };
+  /** Requests per machine over the three phases: agents' calls through the gateway by call, API requests by route. */
+  callsPerMachine: CallCounts;
 }
 
 const { values } = parseArgs({
@@ -367,6 +370,7 @@ async function main(): Promise<void> {
     const phases: FleetPhase[] = [];
     const phaseStarts: number[] = [];
     const before = await usage();
+    const callsBefore = await readCallCounts(cp.url, cp.bearer);
     await sample();
 
     say(`enrolling ${machines} machines at once…`);
@@ -413,6 +417,7 @@ async function main(): Promise<void> {
 
     keepLogs = phases.some((p) => p.misses.length > 0);
     const after = await usage();
+    const callsAfter = await readCallCounts(cp.url, cp.bearer);
     await sample();
 
     // What the engine ran: every workflow by type, and each node's provision workflows per phase by step count.
@@ -453,6 +458,7 @@ async function main(): Promise<void> {
         site: Math.round(after.site.cpuMs - before.site.cpuMs),
       },
       peakRssBytes: peak,
+      callsPerMachine: callsPerMachine(callsBefore, callsAfter, machines),
     };
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } finally {

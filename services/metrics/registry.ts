@@ -37,6 +37,13 @@ export const gatewayCallsRefused = new Counter({
   registers,
 });
 
+export const gatewayCalls = new Counter({
+  name: 'ironflow_gateway_calls_total',
+  help: "Agents' calls the agent gateway forwarded to Temporal, by the agent's role and the call (PollActivityTaskQueue, RecordActivityTaskHeartbeat, RespondActivityTaskCompleted …)",
+  labelNames: ['role', 'method'] as const,
+  registers,
+});
+
 export const gatewayOpenCalls = new Gauge({
   name: 'ironflow_gateway_open_calls',
   help: "Agents' calls open through the agent gateway (each agent's long polls among them), by the agent's role",

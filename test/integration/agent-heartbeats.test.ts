@@ -2,7 +2,8 @@
 // through the agent gateway, to a real Temporal server, which records each beat it receives.
 // The beats must land every half heartbeat timeout, as the step makes them, not on the SDK's
 // default throttle of 0.8 × the timeout: that left a beat 0.2 × the timeout to arrive, and on a
-// loaded control plane ramdisk steps missed it. Progress rides on the beats.
+// loaded control plane ramdisk steps missed it. Progress rides on the beats, and the gateway
+// counts each call it forwards (ironflow_gateway_calls_total).
 import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -14,6 +15,7 @@ import type { AgentTemporal } from '../../core/schemas/join';
 import { lastHeartbeat } from '../../services/temporal/readers';
 import type { AgentCommandInput } from '../../workflows/agent-command';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
+import { metricsValue } from '../helpers/metrics';
 import { newKeyAndCsr, workDir } from '../helpers/openssl';
 
 const HEARTBEAT_TIMEOUT_MS = 4_000;
@@ -72,6 +74,9 @@ describe("an agent's running step", () => {
       heartbeatTimeoutMs: HEARTBEAT_TIMEOUT_MS,
       maximumAttempts: 1,
     };
+    // The identity's certificate is the site's (a site token), so the gateway counts its calls as a site's.
+    const forwarded = (method: string) => metricsValue(t, `ironflow_gateway_calls_total{role="site",method="${method}"}`);
+    const [beatsBefore, completionsBefore] = [await forwarded('RecordActivityTaskHeartbeat'), await forwarded('RespondActivityTaskCompleted')];
     const handle = await t.cp.temporal.workflow.start('agentCommand', { taskQueue: t.config.controlQueue, workflowId, args: [command] });
 
     // Temporal's record of the step's last beat, read every 100 ms while it runs.
@@ -96,5 +101,9 @@ describe("an agent's running step", () => {
     const gaps = beats.slice(1).map((at, i) => at - (beats[i] as number));
     expect(Math.max(...gaps)).toBeLessThan(0.7 * HEARTBEAT_TIMEOUT_MS);
     for (const details of progress) expect(details).toEqual({ disk: 'vda', percent: 10 });
+    // Every beat the server recorded went through the gateway, and no other (the last may land as the step ends, unread).
+    expect((await forwarded('RecordActivityTaskHeartbeat')) - beatsBefore).toBeGreaterThanOrEqual(beats.length);
+    expect((await forwarded('RecordActivityTaskHeartbeat')) - beatsBefore).toBeLessThanOrEqual(beats.length + 1);
+    expect((await forwarded('RespondActivityTaskCompleted')) - completionsBefore).toBe(1);
   }, 60_000);
 });
