@@ -103,10 +103,11 @@ export const fleetFigure: Figure = {
         boundSeconds,
       });
       const refused = result.phases.map((p) => `${p.name} ${refusedAnswers(p.answered)}`).join(', ');
+      const workflows = Object.entries(result.workflowsByType).map(([type, count]) => `${type} ${count}`);
+      const requests = Object.entries(result.callsPerMachine).map(([call, perMachine]) => `${call} ${perMachine}`);
       notes.push(
-        `- ${machines} machines (${temporalLabel(temporal)}): workflows ${Object.entries(result.workflowsByType)
-          .map(([type, count]) => `${type} ${count}`)
-          .join(', ')}; provision steps per node and phase ${formatChains(result.chains)}; answers other than 2xx: ${refused}.`,
+        `- ${machines} machines (${temporalLabel(temporal)}): workflows ${workflows.join(', ')}; provision steps per node and phase ${formatChains(result.chains)}; ` +
+          `answers other than 2xx: ${refused}; requests per machine: ${requests.join(', ')}.`,
       );
     }
     progress(total, total, 'fleet: done');
