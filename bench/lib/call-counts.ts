@@ -12,12 +12,10 @@ function labels(text: string): Record<string, string> {
   return Object.fromEntries([...text.matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]));
 }
 
-/** The counts on the control plane's /metrics now. */
-export async function readCallCounts(url: string, bearer: string): Promise<CallCounts> {
-  const response = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${bearer}` } });
-  if (!response.ok) throw new Error(`GET ${url}/metrics answered ${response.status}`);
+/** The counts in a Prometheus exposition of the control plane's metrics. */
+export function callCountsOf(metricsText: string): CallCounts {
   const counts: CallCounts = {};
-  for (const line of (await response.text()).split('\n')) {
+  for (const line of metricsText.split('\n')) {
     const match = SERIES.exec(line);
     if (!match) continue;
     const [, name, labelText, value] = match as unknown as [string, string, string, string];
@@ -26,6 +24,13 @@ export async function readCallCounts(url: string, bearer: string): Promise<CallC
     counts[key] = (counts[key] ?? 0) + Number(value);
   }
   return counts;
+}
+
+/** The counts on the control plane's /metrics now. */
+export async function readCallCounts(url: string, bearer: string): Promise<CallCounts> {
+  const response = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${bearer}` } });
+  if (!response.ok) throw new Error(`GET ${url}/metrics answered ${response.status}`);
+  return callCountsOf(await response.text());
 }
 
 /** Each count's growth from `before` to `after`, per machine, rounded to a tenth; counts that did not grow are left out. */
