@@ -42,6 +42,22 @@ describe('a running agent step', () => {
     expect(beats).toEqual([]);
   });
 
+  it('sends no beat for progress alone: a deploy reports every chunk', async () => {
+    const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 4_000 });
+    const beats: unknown[] = [];
+    env.on('heartbeat', (details: unknown) => beats.push(details));
+    const step = heartbeating(async () => {
+      for (let chunk = 1; chunk <= 20; chunk++) {
+        reportProgress({ bytesWritten: chunk * 8_388_608 });
+        await sleep(50);
+      }
+      return 'written';
+    });
+    expect(await env.run(step)).toBe('written');
+    // 20 reports within 1 s, under the 2 s a beat waits for: none of them went out.
+    expect(beats).toEqual([]);
+  });
+
   it('beats at half the timeout, at most once a second, and every 10 s without a timeout', () => {
     expect(beatEveryMs(5_000)).toBe(2_500);
     expect(beatEveryMs(60_000)).toBe(30_000);
