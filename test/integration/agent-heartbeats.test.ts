@@ -4,19 +4,15 @@
 // default throttle of 0.8 × the timeout: that left a beat 0.2 × the timeout to arrive, and on a
 // loaded control plane ramdisk steps missed it. Progress rides on the beats, and the gateway
 // counts each call it forwards (ironflow_gateway_calls_total).
-import { createPrivateKey } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { tsToMs } from '@temporalio/common/lib/time';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { heartbeating, reportProgress } from '../../agent/common/heartbeating';
-import { startRestrictedWorker, type RestrictedWorker } from '../../agent/common/restricted-worker';
-import type { AgentTemporal } from '../../core/schemas/join';
+import type { RestrictedWorker } from '../../agent/common/restricted-worker';
 import { lastHeartbeat } from '../../services/temporal/readers';
 import type { AgentCommandInput } from '../../workflows/agent-command';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
+import { startJoinedWorker } from '../helpers/joined-worker';
 import { metricsValue } from '../helpers/metrics';
-import { newKeyAndCsr, workDir } from '../helpers/openssl';
 
 const HEARTBEAT_TIMEOUT_MS = 4_000;
 const STEP_MS = 9_000;
@@ -30,11 +26,6 @@ let siteId: string;
 beforeAll(async () => {
   t = await startTestControlPlane();
   const site = await t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'lab-beats', idempotencyKey: 'beats-site' });
-  const minted = await t.root.call<{ token: string }>('POST', `/v1/sites/${site.id}/tokens`, { tenantId: 'root', ttlSeconds: 600 });
-  const dir = workDir();
-  const csr = newKeyAndCsr(dir, 'ramdisk-beats', 'ec');
-  const joined = await t.anonymous.call<{ certificateChain: string[]; temporal: AgentTemporal }>('POST', '/v1/join', { token: minted.token, csr });
-  taskQueue = joined.temporal.taskQueue;
   siteId = site.id;
   // A wipe-like step: it reports progress once, early, and runs for a while.
   const wipe = heartbeating(async () => {
@@ -43,13 +34,7 @@ beforeAll(async () => {
     await sleep(STEP_MS - 500);
     return { wiped: true };
   });
-  worker = await startRestrictedWorker({
-    mode: 'ramdisk',
-    kinds: ['disk.wipe'],
-    activities: { 'disk.wipe': wipe },
-    temporal: joined.temporal,
-    credentials: { chain: joined.certificateChain, key: createPrivateKey(readFileSync(path.join(dir, 'ramdisk-beats.key'))) },
-  });
+  ({ worker, taskQueue } = await startJoinedWorker(t, siteId, { name: 'ramdisk-beats', mode: 'ramdisk', activities: { 'disk.wipe': wipe } }));
 });
 
 afterAll(async () => {

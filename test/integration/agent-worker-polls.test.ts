@@ -3,14 +3,10 @@
 // machine agents (ramdisk, installed node) must hold one each; a site agent keeps several for
 // its commands. Read from the gateway's own gauge, on a real control plane and Temporal; and
 // when Temporal refuses polls past its cap, the gateway counts the refusals.
-import { createPrivateKey } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startRestrictedWorker, type RestrictedWorker } from '../../agent/common/restricted-worker';
-import type { AgentTemporal } from '../../core/schemas/join';
+import type { RestrictedWorker } from '../../agent/common/restricted-worker';
 import { startTestControlPlane, testConfig, type TestControlPlane } from '../helpers/control-plane';
-import { newKeyAndCsr, workDir } from '../helpers/openssl';
+import { startJoinedWorker } from '../helpers/joined-worker';
 import { metricsValue } from '../helpers/metrics';
 import { startTestTemporalServer } from '../helpers/temporal-server';
 import { until } from '../helpers/provision';
@@ -34,19 +30,7 @@ afterAll(async () => {
 
 /** A fresh identity's worker in `mode`, serving one no-op step kind. The certificate's role (site) only labels the gauge. */
 async function startWorker(name: string, mode: 'site' | 'ramdisk' | 'node', on = t, site = siteId): Promise<void> {
-  const minted = await on.root.call<{ token: string }>('POST', `/v1/sites/${site}/tokens`, { tenantId: 'root', ttlSeconds: 600 });
-  const dir = workDir();
-  const csr = newKeyAndCsr(dir, name, 'ec');
-  const joined = await on.anonymous.call<{ certificateChain: string[]; temporal: AgentTemporal }>('POST', '/v1/join', { token: minted.token, csr });
-  workers.push(
-    await startRestrictedWorker({
-      mode,
-      kinds: ['inventory.refresh'],
-      activities: { 'inventory.refresh': async () => ({}) },
-      temporal: joined.temporal,
-      credentials: { chain: joined.certificateChain, key: createPrivateKey(readFileSync(path.join(dir, `${name}.key`))) },
-    }),
-  );
+  workers.push((await startJoinedWorker(on, site, { name, mode, activities: { 'inventory.refresh': async () => ({}) } })).worker);
 }
 
 const openCalls = () => metricsValue(t, 'ironflow_gateway_open_calls{role="site"}');
