@@ -1,5 +1,5 @@
 // The control-plane worker: every workflow, and the activities on the control queue.
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import type { ActivityDeps } from '../activities/deps';
 import { sealedDataConverter } from '../services/sealing';
@@ -7,6 +7,7 @@ import { temporalConnectionOptions } from '../services/temporal/connection-optio
 import { activityMetricsInterceptor } from './activity-metrics';
 import { installWorkerRuntime } from './runtime';
 import { workflowSource } from './workflow-bundle';
+import { connectWorker } from './worker-connection';
 import { workflowMetricsSinks } from './workflow-metrics-sink';
 
 export interface ControlPlaneWorker {
@@ -21,7 +22,7 @@ export async function startControlPlaneWorker(deps: ActivityDeps): Promise<Contr
     metricsAddress: deps.config.metrics.temporalSdkAddress,
     metricsSetting: 'metrics.temporalSdkAddress in temporal-dev.yaml or IRONFLOW_METRICS_SDK_ADDRESS (or off)',
   });
-  const connection = await NativeConnection.connect(temporalConnectionOptions(deps.config.temporal));
+  const connection = await connectWorker(temporalConnectionOptions(deps.config.temporal));
   const worker = await Worker.create({
     connection,
     namespace: deps.config.temporal.namespace,

@@ -2,10 +2,11 @@
 // certificate Join issued. The gateway's certificate must chain to the node CA the agent
 // joined with (the last certificate of its chain), so no other server can pose as it.
 import type { KeyObject } from 'node:crypto';
-import { NativeConnection } from '@temporalio/worker';
+import type { NativeConnection } from '@temporalio/worker';
 import { IronflowError } from '../../core/errors';
 import type { AgentTemporal } from '../../core/schemas/join';
 import { installWorkerRuntime } from '../../worker/runtime';
+import { connectWorker } from '../../worker/worker-connection';
 
 export interface AgentCredentials {
   /** [leaf, …, node CA], PEM, as Join or renewal answered. */
@@ -17,7 +18,7 @@ export async function connectThroughGateway(temporal: AgentTemporal, credentials
   const ca = credentials.chain[credentials.chain.length - 1];
   if (!ca || credentials.chain.length < 2) throw new IronflowError('INVALID_CONFIG', "the agent's certificate chain lacks the node CA; join again");
   installWorkerRuntime();
-  return NativeConnection.connect({
+  return connectWorker({
     address: temporal.address,
     tls: {
       serverNameOverride: temporal.serverName,
