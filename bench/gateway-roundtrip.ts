@@ -7,8 +7,9 @@
 //   npx tsx bench/gateway-roundtrip.ts [--workflows 10] [--steps 20]
 import { generateKeyPairSync } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
 import { connectThroughGateway } from '../agent/common/gateway-connection';
+import { connectWorker } from '../worker/worker-connection';
 import { buildCsr } from '../services/pki/csr-builder';
 import { sealedDataConverter } from '../services/sealing';
 import type { JoinAnswer } from '../core/schemas/join';
@@ -84,7 +85,8 @@ async function main(): Promise<void> {
 
     const paths = {
       gateway: () => connectThroughGateway(joined.temporal, { chain: joined.certificateChain, key }),
-      direct: () => NativeConnection.connect({ address: config.temporal.address }),
+      // As agents connect (worker/worker-connection.ts): the two differ only by the gateway.
+      direct: () => connectWorker({ address: config.temporal.address }),
     };
     const trips: Record<keyof typeof paths, number[]> = { gateway: [], direct: [] };
     let n = 0;
