@@ -13,6 +13,7 @@ import { isIronflowError } from '../core/errors';
 import { appendEvent } from '../services/events';
 import { labelsMatch } from '../core/label-expr';
 import type { StateOutcome } from '../services/metal/lifecycle-moves';
+import { findNodeById } from '../services/metal/node-reads';
 import { runStartTime } from '../services/temporal/readers';
 import type { PlanStep } from '../core/plan';
 import { planForState } from '../profiles/plan-for-state';
@@ -27,7 +28,7 @@ export interface AttestedOutcomeDeps {
 export async function withVerifiedAttestations(deps: AttestedOutcomeDeps, outcome: StateOutcome): Promise<StateOutcome> {
   const { verifiedWipes: _fromCaller, stepUses: _claimedUses, ...claimed } = outcome;
   if (claimed.outcome !== 'succeeded') return claimed;
-  const node = await deps.db.node.findUnique({ where: { id: claimed.nodeId } });
+  const node = await findNodeById(deps.db, claimed.nodeId);
   if (!node || node.workflowId !== claimed.workflowId) return claimed; // applyStateOutcome ignores it
   let planned;
   try {

@@ -6,13 +6,14 @@ import { isIronflowError } from '../core/errors';
 import { resolveHostSpec } from '../core/host-config/host-spec';
 import type { JsonObject } from '../core/plan';
 import type { StateOutcome } from '../services/metal/lifecycle-moves';
+import { findNodeById } from '../services/metal/node-reads';
 import { resolveProfile } from '../profiles/store';
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export async function withDeployHostSpec(db: Db, outcome: StateOutcome): Promise<StateOutcome> {
   if (outcome.outcome !== 'succeeded') return outcome;
-  const node = await db.node.findUnique({ where: { id: outcome.nodeId } });
+  const node = await findNodeById(db, outcome.nodeId);
   if (!node || node.provisionState !== 'deploying' || node.workflowId !== outcome.workflowId) return outcome;
   const ref = node.deployProfile as { id?: string; version?: number } | null;
   if (!ref?.id || !ref.version) return outcome;

@@ -11,6 +11,7 @@ import { IronflowError } from '../core/errors';
 import { discoveryTokenRef } from '../services/boot/discovery-tokens';
 import { appendEvent } from '../services/events';
 import { macsOf } from '../services/metal/confirm-mac';
+import { findNodeById } from '../services/metal/node-reads';
 import { findPxeCandidate, isUsableProductUuid, type NoCandidateReason } from '../services/metal/pxe-candidate';
 import type { ActivityDeps } from './deps';
 import { asStep } from './step-failure';
@@ -56,10 +57,7 @@ export function createRamdiskBootActivities(deps: ActivityDeps) {
   return {
     async 'metal.ensureRamdisk.read'(input: { nodeId: string }): Promise<RamdiskBootState> {
       return asStep(async () => {
-        const [node, session] = await Promise.all([
-          deps.db.node.findUnique({ where: { id: input.nodeId } }),
-          deps.db.agentSession.findUnique({ where: { nodeId: input.nodeId } }),
-        ]);
+        const [node, session] = await Promise.all([findNodeById(deps.db, input.nodeId), deps.db.agentSession.findUnique({ where: { nodeId: input.nodeId } })]);
         if (!node || node.deletedAt) throw new IronflowError('NOT_FOUND', `node ${input.nodeId} not found`, { nodeId: input.nodeId });
         const policy = await poolPolicyOf(deps.db, node.poolId);
         const ramdiskQueue = runningRamdiskQueue(session, node);
@@ -100,7 +98,7 @@ export function createRamdiskBootActivities(deps: ActivityDeps) {
     /** One boot entry per PXE MAC, each with its discovery token (minted once per workflow and MAC, by reference). */
     async 'metal.ensureRamdisk.bootEntries'(input: { nodeId: string; workflowId: string; macs: string[] }): Promise<BootEntry[]> {
       return asStep(async () => {
-        const node = await deps.db.node.findUnique({ where: { id: input.nodeId } });
+        const node = await findNodeById(deps.db, input.nodeId);
         if (!node || node.deletedAt) throw new IronflowError('NOT_FOUND', `node ${input.nodeId} not found`, { nodeId: input.nodeId });
         const notAfter = new Date(Date.now() + BOOT_ENTRY_TTL_MS).toISOString();
         const entries: BootEntry[] = [];

@@ -19,6 +19,7 @@ import { refusal } from '../joins/refusal';
 import type { NodeCa } from '../pki/node-ca';
 import type { AttestationRequest, Attestor, JoinTokenRecord } from '../../core/attestors/attestor';
 import { consumeTokenUse } from './consume-token-use';
+import { findNodeById } from '../metal/node-reads';
 
 const CLOCK_SKEW_MS = 60_000;
 const ASSERTION_USED_EVENT = 'security.discovery-assertion.used';
@@ -124,7 +125,7 @@ export const discoveryAttestor: Attestor = {
         );
     }
 
-    const node = await tx.node.findUnique({ where: { id: token.nodeId } });
+    const node = await findNodeById(tx, token.nodeId);
     if (!node || node.deletedAt || node.siteId !== token.siteId)
       throw refusal('INVALID_STATE', 'node-gone', `node ${token.nodeId} of discovery token ${token.id} is gone`);
     await consumeTokenUse(tx, token, now);

@@ -12,6 +12,7 @@ import { executeStatement, queryRows } from '../../services/raw-statements';
 import { testConfig } from '../helpers/control-plane';
 import { statementName } from '../../services/postgres-statement-names';
 import { updateNodeAtVersion, type NodeColumns } from '../../services/metal/node-writes';
+import { findNodeById } from '../../services/metal/node-reads';
 import { IronflowError } from '../../core/errors';
 
 let db: Db;
@@ -62,6 +63,15 @@ describe('raw statements straight to the driver adapter', () => {
     expect(row?.poolId).toBeNull();
     // The model's own read agrees on every column.
     expect(row).toEqual(await db.node.findUnique({ where: { id } }));
+  });
+
+  it("read a node by id as the model's findUnique does, in a transaction or not (services/metal/node-reads.ts)", async () => {
+    const id = await nodeWithEveryColumnType();
+    const model = await db.node.findUnique({ where: { id } });
+    expect(model).not.toBeNull();
+    expect(await findNodeById(db, id)).toEqual(model);
+    expect(await db.$transaction((tx) => findNodeById(tx, id))).toEqual(model);
+    expect(await findNodeById(db, newId('node'))).toBeNull();
   });
 
   it('bind dates, numbers, booleans and nulls as parameters, and count as Prisma counts', async () => {
