@@ -3,8 +3,8 @@
 // database (BootSlot), so every control-plane worker sees one queue and a crash loses no
 // place in it. A grant is written here; the run hears of it by a wake-up signal (activities/
 // boot-slots.ts) and reads it back, so a lost signal delays a run, never loses its slot.
-import type { Db, Tx } from '../db';
-import { isUniqueViolation } from '../db';
+import { isUniqueViolation, Prisma, type Db, type Tx } from '../db';
+import { executeStatement, queryRows } from '../raw-statements';
 
 export interface BootQueuePlace {
   granted: boolean;
@@ -31,22 +31,25 @@ export async function grantBootSlots(db: Db, siteId: string, limit: number, now 
   }
 }
 
+// Raw statements (services/raw-statements.ts): every run's boot enters and leaves the queue, so a
+// fleet makes a grant pass about six times a machine, each compiled afresh by Prisma's client.
 async function grantPass(tx: Tx, siteId: string, limit: number, now: Date): Promise<string[]> {
-  const held = await tx.bootSlot.findMany({ where: { siteId, slot: { not: null } }, select: { slot: true } });
+  const held = await queryRows<{ slot: number }>(tx, Prisma.sql`SELECT "slot" FROM "BootSlot" WHERE "siteId" = ${siteId} AND "slot" IS NOT NULL`);
   const used = new Set(held.map((row) => row.slot));
   const free: number[] = [];
   for (let slot = 0; slot < limit && free.length < limit - held.length; slot++) if (!used.has(slot)) free.push(slot);
   if (free.length === 0) return [];
-  const next = await tx.bootSlot.findMany({
-    where: { siteId, slot: null },
-    orderBy: [{ queuedAt: 'asc' }, { workflowId: 'asc' }],
-    take: free.length,
-    select: { workflowId: true },
-  });
+  const next = await queryRows<{ workflowId: string }>(
+    tx,
+    Prisma.sql`SELECT "workflowId" FROM "BootSlot" WHERE "siteId" = ${siteId} AND "slot" IS NULL ORDER BY "queuedAt" ASC, "workflowId" ASC LIMIT ${free.length}`,
+  );
   const granted: string[] = [];
   for (const [i, run] of next.entries()) {
-    const updated = await tx.bootSlot.updateMany({ where: { workflowId: run.workflowId, slot: null }, data: { slot: free[i], grantedAt: now } });
-    if (updated.count === 1) granted.push(run.workflowId);
+    const updated = await executeStatement(
+      tx,
+      Prisma.sql`UPDATE "BootSlot" SET "slot" = ${free[i]}, "grantedAt" = ${now} WHERE "workflowId" = ${run.workflowId} AND "slot" IS NULL`,
+    );
+    if (updated === 1) granted.push(run.workflowId);
   }
   return granted;
 }
