@@ -4,7 +4,7 @@
 // (a poll, a task's commands, a step's result or heartbeat) and, with sealed histories, their
 // payloads are ciphertext, which does not compress; yet the receiving end inflates each one: the
 // agent gateway, inside the control-plane process that every machine of the fleet shares, and the
-// Temporal server (bench/README.md, "gzip on workers' requests").
+// Temporal server (bench/README.md, "gzip off on workers' requests").
 import { NativeConnection, type NativeConnectionOptions } from '@temporalio/worker';
 
 export function connectWorker(options: NativeConnectionOptions): Promise<NativeConnection> {
