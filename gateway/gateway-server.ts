@@ -82,8 +82,16 @@ export async function startAgentGateway(options: AgentGatewayOptions): Promise<A
       try {
         caller = await authenticate(call);
       } catch (error) {
-        const message = error instanceof IronflowError ? error.message : 'the client certificate could not be checked';
-        callback(status(grpc.status.UNAUTHENTICATED, message));
+        // A verdict refuses the identity; a check that could not be made (the database did not
+        // answer) says nothing of it: the agent is told to try again, not that it is unknown.
+        if (error instanceof IronflowError) callback(status(grpc.status.UNAUTHENTICATED, error.message));
+        else
+          callback(
+            status(
+              grpc.status.UNAVAILABLE,
+              "agent gateway: the client certificate could not be checked now (the control plane's database did not answer); try again",
+            ),
+          );
         return;
       }
       const { agent, der } = caller;

@@ -8,7 +8,9 @@ import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { Connection } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ACCEPTED_FOR_MS } from '../../gateway/agent-identities';
 import { siteAgentQueue } from '../../core/agent-queues';
 import { newId } from '../../services/ids';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
@@ -68,6 +70,7 @@ const grpcCode = async (call: Promise<unknown>): Promise<number | 'ok'> =>
 
 const RESOURCE_EXHAUSTED = 8;
 const PERMISSION_DENIED = 7;
+const UNAVAILABLE = 14;
 const UNAUTHENTICATED = 16;
 
 const refusals = async (nodeId: string) =>
@@ -234,6 +237,25 @@ describe('the agent gateway', () => {
     await expect(connectAs(impostor).then((c) => c.workflowService.getSystemInfo({}))).rejects.toThrow();
     // The same client with the real certificate is let in, so the refusals above are about the certificate.
     expect(await grpcCode((await connectAs(agentA)).workflowService.getSystemInfo({}))).toBe('ok');
+  });
+
+  it('answers UNAVAILABLE, never UNAUTHENTICATED, while the database cannot check a certificate, and lets the agent in once it can', async () => {
+    const agentC = await join('agent-c');
+    const connection = await connectAs(agentC);
+    // Connecting checked the certificate; that verdict is reused for a while, then read again.
+    await sleep(ACCEPTED_FOR_MS + 200);
+    // The check's table is gone for a moment: a database that does not answer the read.
+    await t.cp.db.$executeRawUnsafe('ALTER TABLE "NodeCertificate" RENAME TO "NodeCertificateAway"');
+    let during: number | 'ok';
+    try {
+      during = await grpcCode(connection.workflowService.getSystemInfo({}));
+    } finally {
+      await t.cp.db.$executeRawUnsafe('ALTER TABLE "NodeCertificateAway" RENAME TO "NodeCertificate"');
+    }
+    // Not a refusal of the identity (no security event): a condition to try again after.
+    expect(during).toBe(UNAVAILABLE);
+    expect(await grpcCode(connection.workflowService.getSystemInfo({}))).toBe('ok');
+    expect(await refusals(agentC.nodeId)).toEqual([]);
   });
 
   it('cuts off a revoked identity within seconds, its long poll in flight included', async () => {
