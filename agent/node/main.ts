@@ -20,6 +20,7 @@ import { DEFAULT_NODE_DATA_DIR, ensureNodeJoined } from './join';
 import { readHostMachine, type NodeMachine } from './machine';
 import { NodeSession } from './session';
 import { createNodeSteps, NODE_STEP_KINDS } from './steps';
+import { installWorkerRuntime } from '../../worker/runtime';
 
 interface NodeAgentOptions {
   /** The control plane (from the user data's join; stored at the join for later starts). */
@@ -38,6 +39,12 @@ interface NodeAgentOptions {
   hostRecheckMs?: number;
   log?: AgentLog;
   dcgmiBinary?: string;
+  /**
+   * host:port where the Temporal SDK exports the agent's worker metrics for Prometheus
+   * (GET /metrics). Only for an agent in a process of its own: the SDK installs one runtime a
+   * process, so the emulator's installed OSes, which share one, leave it unset.
+   */
+  metricsAddress?: string;
 }
 
 export interface NodeAgent {
@@ -50,6 +57,8 @@ export interface NodeAgent {
 
 export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAgent> {
   const log = options.log ?? new AgentLog();
+  // Before the join, so an address that cannot be listened on stops the agent before it does anything.
+  if (options.metricsAddress) installWorkerRuntime({ metricsAddress: options.metricsAddress, metricsSetting: '--metrics-address' });
   const dataDir = options.dataDir ?? DEFAULT_NODE_DATA_DIR;
   const { identity, settings } = await ensureNodeJoined(
     { dataDir, server: options.server, servingCaPin: options.servingCaPin, tokenFile: options.tokenFile, nodeId: options.nodeId },
@@ -88,7 +97,11 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     await session.stop();
     throw error;
   }
-  log.info('node agent running', { nodeId: identity.current.nodeId, taskQueue: temporal.taskQueue });
+  log.info('node agent running', {
+    nodeId: identity.current.nodeId,
+    taskQueue: temporal.taskQueue,
+    ...(options.metricsAddress ? { metrics: `http://${options.metricsAddress}/metrics` } : {}),
+  });
   return {
     identity,
     session,

@@ -7,12 +7,12 @@ import { z } from 'zod';
 import { readCaFile } from '../../services/ca-file';
 import { requireTlsOffLoopback } from '../../services/control-plane-url';
 import { durationMs, durationPattern } from '../../core/duration';
+import { listenAddressSchema } from '../../core/schemas/common';
 import { IronflowError, parseWith } from '../../core/errors';
 import { parseCidr, type Cidr } from './networks';
 
 const cidrSchema = z.string().refine((value) => parseCidr(value) !== undefined, 'a CIDR such as 10.10.0.0/16 or fd00::/64');
 const durationSchema = z.string().regex(durationPattern, 'a duration such as 30s, 15m or 8h');
-const listenAddressSchema = z.string().regex(/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'host:port such as 127.0.0.1:9466');
 
 const siteAgentConfigSchema = z
   .object({

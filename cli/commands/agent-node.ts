@@ -3,6 +3,7 @@
 // which the shipped cloud-init and Ignition templates run.
 import { z } from 'zod';
 import { joinNodeAgent, runNodeAgent } from '../../agent/node/main';
+import { listenAddressSchema } from '../../core/schemas/common';
 import { pinSchema } from '../../core/userdata/values';
 import { defineCommand } from '../command';
 
@@ -31,8 +32,12 @@ export const agentJoinCommand = defineCommand({
 export const agentNodeCommand = defineCommand({
   name: 'agent node',
   summary:
-    'Run the node agent in the foreground: ironflow agent node [--data-dir D] [--server URL --token-file FILE --node-id ID to join first; no --node-id with a pool adopt token]',
-  flags: z.object(joinFlags),
+    'Run the node agent in the foreground: ironflow agent node [--data-dir D] [--metrics-address HOST:PORT] [--server URL --token-file FILE --node-id ID to join first; no --node-id with a pool adopt token]',
+  flags: z.object({
+    ...joinFlags,
+    /** Where the Temporal SDK exports the agent's worker metrics (GET /metrics, docs/metrics.md); none when unset. */
+    metricsAddress: listenAddressSchema.optional(),
+  }),
   run: async (_ctx, input) => {
     await runNodeAgent(input);
     return undefined;

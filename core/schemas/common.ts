@@ -18,6 +18,9 @@ export const idempotencyKeySchema = z
   .max(128)
   .regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces');
 
+/** Where a listener binds: `host:port`, an IPv6 host in brackets (`[::1]:9466`). */
+export const listenAddressSchema = z.string().regex(/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'host:port such as 127.0.0.1:9466');
+
 /** A unicast MAC in any usual spelling (core/mac.ts), parsed into one: lower-case, colon-separated. */
 export const macSchema = z
   .string()

@@ -30,7 +30,7 @@ import { requireDnsmasq, startAddressOnlyDhcp, type AddressOnlyDhcp } from '../h
 import { createTestNetwork, type LoopbackForward, type NetworkHost, type TestNetwork } from '../helpers/netns';
 import { QemuBmc } from '../helpers/qemu-bmc';
 import { requireQemu, startQemuMachine, type Firmware } from '../helpers/qemu';
-import { spawnSiteAgent, type SiteAgentProcess } from '../helpers/site-agent-process';
+import { spawnSiteAgent, type AgentProcess } from '../helpers/agent-process';
 import { buildMarkerInitrd, debianKernel, INITRD_MARKER, printedCmdline } from '../helpers/test-initrd';
 
 const SUBNET = '10.77.60';
@@ -82,7 +82,7 @@ describe.skipIf(skipReason !== undefined)('real firmware boots from the site age
   let watch: DhcpWatch;
   let site: BootSite;
   let bmc: QemuBmc;
-  let agent: SiteAgentProcess;
+  let agent: AgentProcess;
   let relay: LoopbackForward;
   let dhcp: AddressOnlyDhcp;
   let dir: string;

@@ -34,7 +34,7 @@ import { startE2eSite, type E2eSite, type E2eSiteAgent } from '../helpers/e2e-si
 import { createTestNetwork, type LoopbackForward, type NetworkHost, type TestNetwork } from '../helpers/netns';
 import { QemuBmc } from '../helpers/qemu-bmc';
 import { requireQemu } from '../helpers/qemu';
-import { spawnSiteAgent, type SiteAgentProcess } from '../helpers/site-agent-process';
+import { spawnSiteAgent, type AgentProcess } from '../helpers/agent-process';
 
 const SUBNET = '10.77.61';
 const MAC = '52:54:00:77:61:01';
@@ -84,7 +84,7 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
   let dhcp: AddressOnlyDhcp;
   let bmc: QemuBmc;
   let site: E2eSite;
-  let agent: SiteAgentProcess | undefined;
+  let agent: AgentProcess | undefined;
   const relays: LoopbackForward[] = [];
   let dir: string;
   let agentDataDir: string;

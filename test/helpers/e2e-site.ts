@@ -27,7 +27,7 @@ import { testConfig } from './control-plane';
 import { activitiesRun } from './history-activities';
 import { freePort } from './ports';
 import { siteAgentFixture } from './site-agent';
-import { spawnSiteAgent, type SiteAgentProcess } from './site-agent-process';
+import { spawnSiteAgent, type AgentProcess } from './agent-process';
 import { makeServerCertificate } from './tls';
 
 export const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
@@ -388,7 +388,7 @@ async function inProcessAgent(site: BootSite): Promise<E2eSiteAgent> {
 async function processAgent(site: BootSite): Promise<E2eSiteAgent> {
   const bootPort = await freePort();
   const fixture = siteAgentFixture(site.t.cp.url, { bootPort });
-  let running: SiteAgentProcess = spawnSiteAgent(fixture.configFile, { IRONFLOW_JOIN_TOKEN: site.siteToken });
+  let running: AgentProcess = spawnSiteAgent(fixture.configFile, { IRONFLOW_JOIN_TOKEN: site.siteToken });
   const active = async () => {
     await running.waitForLog('holding the boot lease: active boot server', 60_000);
   };

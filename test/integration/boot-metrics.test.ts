@@ -13,7 +13,7 @@ import { activeAgent, startBootSite, until, type BootSite } from '../helpers/boo
 import { freePort } from '../helpers/ports';
 import { pxeRequest } from '../helpers/pxe-request';
 import { siteAgentFixture } from '../helpers/site-agent';
-import { spawnSiteAgent } from '../helpers/site-agent-process';
+import { spawnSiteAgent } from '../helpers/agent-process';
 import { ackPacket, requestPacket, tftpClient } from '../helpers/tftp';
 
 const KNOWN_MAC = '52:54:00:16:00:01';

@@ -24,13 +24,13 @@ import { startTestControlPlane, type TestControlPlane } from '../helpers/control
 import { until } from '../helpers/provision';
 import { startHoldingRun } from '../helpers/shared-bmc-ledger';
 import { siteAgentFixture, type SiteAgentFixture } from '../helpers/site-agent';
-import { nodeIdOf, spawnSiteAgent, type SiteAgentProcess } from '../helpers/site-agent-process';
+import { nodeIdOf, spawnSiteAgent, type AgentProcess } from '../helpers/agent-process';
 
 let t: TestControlPlane;
 let siteId: string;
 let siteToken: string;
 let bmcHost: RedfishBmcHost;
-const running = new Set<SiteAgentProcess>();
+const running = new Set<AgentProcess>();
 
 beforeAll(async () => {
   t = await startTestControlPlane();
@@ -47,7 +47,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-function start(fixture: SiteAgentFixture, env: Record<string, string> = {}): SiteAgentProcess {
+function start(fixture: SiteAgentFixture, env: Record<string, string> = {}): AgentProcess {
   const agent = spawnSiteAgent(fixture.configFile, env);
   running.add(agent);
   void agent.exited.then(() => running.delete(agent));
@@ -205,8 +205,8 @@ describe('failover between two site agents', () => {
     const activeIndex = ids.indexOf(holding.holderNodeId as string);
     const standbyIndex = 1 - activeIndex;
     const [activeId, standbyId] = [ids[activeIndex] as string, ids[standbyIndex] as string];
-    const active = processes[activeIndex] as SiteAgentProcess;
-    const standby = processes[standbyIndex] as SiteAgentProcess;
+    const active = processes[activeIndex] as AgentProcess;
+    const standby = processes[standbyIndex] as AgentProcess;
 
     // Kill the active agent abruptly the moment the BMC has carried out its power cycle.
     let killedAt = 0;

@@ -1,13 +1,13 @@
-// A real site agent as its own process: the `ironflow agent site --config FILE` command
-// (bin/ironflow.mjs), so a test can stop it cleanly (SIGTERM) or kill it outright
-// (SIGKILL: no session close, no worker shutdown), and start it again on the same data dir.
+// A real agent as its own process: the `ironflow agent <mode> …` command (bin/ironflow.mjs),
+// so a test can stop it cleanly (SIGTERM) or kill it outright (SIGKILL: no session close, no
+// worker shutdown), and start it again on the same data dir.
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { repoRoot } from '../../services/config';
 import { until } from './provision';
 
-export interface SiteAgentProcess {
+export interface AgentProcess {
   child: ChildProcess;
   /** The agent's log, one JSON line each (stderr). */
   lines: string[];
@@ -21,8 +21,13 @@ export interface SiteAgentProcess {
 /** How the agent's process is started: node:child_process spawn, or e.g. a test network's spawnIn(ns, …). */
 export type SpawnAgent = (command: string, args: string[], options: SpawnOptions) => ChildProcess;
 
-export function spawnSiteAgent(configFile: string, env: Record<string, string> = {}, spawnAgent: SpawnAgent = spawn): SiteAgentProcess {
-  const child = spawnAgent(process.execPath, [path.join(repoRoot, 'bin', 'ironflow.mjs'), 'agent', 'site', '--config', configFile], {
+/** `ironflow agent site --config FILE`. */
+export const spawnSiteAgent = (configFile: string, env: Record<string, string> = {}, spawnAgent: SpawnAgent = spawn): AgentProcess =>
+  spawnAgentProcess(['site', '--config', configFile], env, spawnAgent);
+
+/** `ironflow agent <args>`, e.g. `['node', '--data-dir', dir]`. */
+export function spawnAgentProcess(args: string[], env: Record<string, string> = {}, spawnAgent: SpawnAgent = spawn): AgentProcess {
+  const child = spawnAgent(process.execPath, [path.join(repoRoot, 'bin', 'ironflow.mjs'), 'agent', ...args], {
     cwd: repoRoot,
     env: { ...process.env, IRONFLOW_JOIN_TOKEN: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
