@@ -7,7 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { PayloadCodec } from '@temporalio/common';
 import type { Db } from '../services/db';
 import { IronflowError } from '../core/errors';
-import { gatewayCalls, gatewayCallsRefused, gatewayOpenCalls } from '../services/metrics/registry';
+import { gatewayCallErrors, gatewayCalls, gatewayCallsRefused, gatewayOpenCalls } from '../services/metrics/registry';
 import { fingerprintOf, type NodeCa } from '../services/pki/node-ca';
 import { AGENT_CALLS, type Admission, type CallContext } from './agent-calls';
 import { AgentIdentities, ACCEPTED_FOR_MS, type GatewayAgent } from './agent-identities';
@@ -76,7 +76,13 @@ export async function startAgentGateway(options: AgentGatewayOptions): Promise<A
     return { agent: await identities.check(der), der };
   }
 
-  function forward(path: string, method: string, call: UnaryCall, callback: Callback): void {
+  function forward(path: string, method: string, call: UnaryCall, answer: Callback): void {
+    let role = '';
+    // Every answer goes out here: an error is counted by the call and its gRPC status.
+    const callback: Callback = (error, response) => {
+      if (error) gatewayCallErrors.inc({ role, method, code: grpc.status[error.code ?? grpc.status.UNKNOWN] ?? String(error.code) });
+      answer(error, response);
+    };
     void (async () => {
       let caller: { agent: GatewayAgent; der: Uint8Array };
       try {
@@ -95,6 +101,7 @@ export async function startAgentGateway(options: AgentGatewayOptions): Promise<A
         return;
       }
       const { agent, der } = caller;
+      role = agent.role;
       const refuse = (reason: string, message: string) => {
         refusals.record({ tenantId: agent.tenantId, nodeId: agent.nodeId, method, reason, message });
         callback(status(grpc.status.PERMISSION_DENIED, `agent gateway: ${method} refused (${reason}): ${message}`));

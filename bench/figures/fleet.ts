@@ -105,9 +105,11 @@ export const fleetFigure: Figure = {
       const refused = result.phases.map((p) => `${p.name} ${refusedAnswers(p.answered)}`).join(', ');
       const workflows = Object.entries(result.workflowsByType).map(([type, count]) => `${type} ${count}`);
       const requests = Object.entries(result.callsPerMachine).map(([call, perMachine]) => `${call} ${perMachine}`);
+      const errors = Object.entries(result.callErrors).map(([call, count]) => `${call.replace(/^gateway error /, '')} ${count}`);
       notes.push(
         `- ${machines} machines (${temporalLabel(temporal)}): workflows ${workflows.join(', ')}; provision steps per node and phase ${formatChains(result.chains)}; ` +
-          `answers other than 2xx: ${refused}; requests per machine: ${requests.join(', ')}.`,
+          `answers other than 2xx: ${refused}; requests per machine: ${requests.join(', ')}; ` +
+          `the gateway's error answers in all: ${errors.length ? errors.join(', ') : 'none'}.`,
       );
     }
     progress(total, total, 'fleet: done');

@@ -37,7 +37,7 @@ import { writeLocalSiteAgentConfig } from '../../stack/local-site-agent-config';
 import { makeServerCertificate } from '../../stack/throwaway-tls';
 import { freePort } from '../../test/helpers/ports';
 import { startBenchStack } from '../lib/bench-stack';
-import { callsPerMachine, readCallCounts, type CallCounts } from '../lib/call-counts';
+import { callErrors, callsPerMachine, readCallCounts, type CallCounts } from '../lib/call-counts';
 import { startClusterBenchStack } from '../lib/cluster-bench-stack';
 import type { ControlPlaneMessage } from './control-plane';
 import {
@@ -67,6 +67,8 @@ export interface CycleResult {
   peakRssBytes: { controlPlaneAndTemporal: number; site: number };
   /** Requests per machine over the three phases: agents' calls through the gateway by call, API requests by route. */
   callsPerMachine: CallCounts;
+  /** The agent gateway's error answers over the three phases, in all, by role, call and gRPC status. */
+  callErrors: CallCounts;
 }
 
 const { values } = parseArgs({
@@ -459,6 +461,7 @@ async function main(): Promise<void> {
       },
       peakRssBytes: peak,
       callsPerMachine: callsPerMachine(callsBefore, callsAfter, machines),
+      callErrors: callErrors(callsBefore, callsAfter),
     };
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } finally {

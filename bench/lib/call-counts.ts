@@ -1,12 +1,20 @@
 // What the control plane's /metrics counts of its callers' requests, for a bench to say how many
 // of each a machine made: agents' calls through the gateway by call (polls, heartbeats,
 // completions; ironflow_gateway_calls_total) and API requests by method and route, agents'
-// signed requests among them (ironflow_api_request_duration_seconds_count, every status).
+// signed requests among them (ironflow_api_request_duration_seconds_count, every status); and
+// the gateway's error answers by call and status (ironflow_gateway_call_errors_total), in all.
 
-/** Counts by `gateway <role> <call>` and `api <METHOD> <route>`. */
+/** Counts by their keyOf. */
 export type CallCounts = Record<string, number>;
 
-const SERIES = /^(ironflow_gateway_calls_total|ironflow_api_request_duration_seconds_count)\{([^}]*)\} (\S+)$/;
+const SERIES = /^(ironflow_gateway_calls_total|ironflow_gateway_call_errors_total|ironflow_api_request_duration_seconds_count)\{([^}]*)\} (\S+)$/;
+
+/** A count's key: `gateway <role> <call>`, `gateway error <role> <call> <status>` or `api <METHOD> <route>`. */
+function keyOf(name: string, l: Record<string, string>): string {
+  if (name === 'ironflow_gateway_calls_total') return `gateway ${l.role} ${l.method}`;
+  if (name === 'ironflow_gateway_call_errors_total') return `gateway error ${l.role || '(unchecked)'} ${l.method} ${l.code}`;
+  return `api ${l.method} ${l.route}`;
+}
 
 function labels(text: string): Record<string, string> {
   return Object.fromEntries([...text.matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]));
@@ -19,8 +27,7 @@ export function callCountsOf(metricsText: string): CallCounts {
     const match = SERIES.exec(line);
     if (!match) continue;
     const [, name, labelText, value] = match as unknown as [string, string, string, string];
-    const l = labels(labelText);
-    const key = name === 'ironflow_gateway_calls_total' ? `gateway ${l.role} ${l.method}` : `api ${l.method} ${l.route}`;
+    const key = keyOf(name, labels(labelText));
     counts[key] = (counts[key] ?? 0) + Number(value);
   }
   return counts;
@@ -33,11 +40,20 @@ export async function readCallCounts(url: string, bearer: string): Promise<CallC
   return callCountsOf(await response.text());
 }
 
-/** Each count's growth from `before` to `after`, per machine, rounded to a tenth; counts that did not grow are left out. */
-export function callsPerMachine(before: CallCounts, after: CallCounts, machines: number): CallCounts {
-  const grown = Object.entries(after)
-    .map(([key, value]) => [key, Math.round(((value - (before[key] ?? 0)) / machines) * 10) / 10] as const)
-    .filter(([, perMachine]) => perMachine > 0)
+const isError = (key: string) => key.startsWith('gateway error ');
+
+/** The counts that grew from `before` to `after`, each growth divided by `per` and rounded to a tenth, largest first. */
+function grown(before: CallCounts, after: CallCounts, keep: (key: string) => boolean, per: number): CallCounts {
+  const growth = Object.entries(after)
+    .filter(([key]) => keep(key))
+    .map(([key, value]) => [key, Math.round(((value - (before[key] ?? 0)) / per) * 10) / 10] as const)
+    .filter(([, value]) => value > 0)
     .sort((a, b) => b[1] - a[1]);
-  return Object.fromEntries(grown);
+  return Object.fromEntries(growth);
 }
+
+/** Each call count's growth per machine; the gateway's errors are callErrors'. */
+export const callsPerMachine = (before: CallCounts, after: CallCounts, machines: number): CallCounts => grown(before, after, (key) => !isError(key), machines);
+
+/** The gateway's error answers between the readings, in all: a few among a fleet's calls would round to nothing a machine. */
+export const callErrors = (before: CallCounts, after: CallCounts): CallCounts => grown(before, after, isError, 1);

@@ -37,6 +37,13 @@ export const gatewayCallsRefused = new Counter({
   registers,
 });
 
+export const gatewayCallErrors = new Counter({
+  name: 'ironflow_gateway_call_errors_total',
+  help: "Agents' calls through the agent gateway answered with an error, by the agent's role (empty when its certificate could not be checked), the call and the gRPC status: the gateway's refusals (UNAUTHENTICATED, PERMISSION_DENIED, RESOURCE_EXHAUSTED, UNAVAILABLE), Temporal's errors (NOT_FOUND for a task no longer open, DEADLINE_EXCEEDED …) and calls the agent gave up (CANCELLED)",
+  labelNames: ['role', 'method', 'code'] as const,
+  registers,
+});
+
 export const gatewayCalls = new Counter({
   name: 'ironflow_gateway_calls_total',
   help: "Agents' calls the agent gateway forwarded to Temporal, by the agent's role and the call (PollActivityTaskQueue, RecordActivityTaskHeartbeat, RespondActivityTaskCompleted …)",

@@ -197,6 +197,8 @@ describe('the agent gateway', () => {
       'refusal events of agent A',
     );
     for (const method of Object.keys(probes)) expect(recorded.map((r) => r.method)).toContain(method);
+    // Counted for an operator's scrape too, by the call and the status answered.
+    expect(await metricsValue(t, 'ironflow_gateway_call_errors_total{role="site",method="TerminateWorkflowExecution",code="PERMISSION_DENIED"}')).toBe(1);
   });
 
   it('answers a malformed message INVALID_ARGUMENT and stays up', async () => {
@@ -242,6 +244,8 @@ describe('the agent gateway', () => {
   it('answers UNAVAILABLE, never UNAUTHENTICATED, while the database cannot check a certificate, and lets the agent in once it can', async () => {
     const agentC = await join('agent-c');
     const connection = await connectAs(agentC);
+    const unavailable = 'ironflow_gateway_call_errors_total{role="",method="GetSystemInfo",code="UNAVAILABLE"}';
+    const before = await metricsValue(t, unavailable);
     // Connecting checked the certificate; that verdict is reused for a while, then read again.
     await sleep(ACCEPTED_FOR_MS + 200);
     // The check's table is gone for a moment: a database that does not answer the read.
@@ -254,6 +258,8 @@ describe('the agent gateway', () => {
     }
     // Not a refusal of the identity (no security event): a condition to try again after.
     expect(during).toBe(UNAVAILABLE);
+    // Counted once a try: Temporal's client tries a call answered UNAVAILABLE again, a few times, before it gives up.
+    expect(await metricsValue(t, unavailable)).toBeGreaterThan(before);
     expect(await grpcCode(connection.workflowService.getSystemInfo({}))).toBe('ok');
     expect(await refusals(agentC.nodeId)).toEqual([]);
   });
