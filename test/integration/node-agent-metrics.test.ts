@@ -73,7 +73,7 @@ describe('ironflow agent node --metrics-address', () => {
     const slots = new RegExp(`^temporal_worker_task_slots_available\\{(?=[^}]*${queue})(?=[^}]*worker_type="ActivityWorker")`);
     // The node agent runs at most 4 steps at once (agent/node/main.ts), and none is running now.
     expect(valueOf(text, slots)).toBe(4);
-    const executed = new RegExp(`^temporal_activity_execution_latency(?:_seconds)?_count\\{(?=[^}]*activity_type="acceptance\\.check")(?=[^}]*${queue})`);
+    const executed = new RegExp(`^temporal_activity_execution_latency_count\\{(?=[^}]*activity_type="acceptance\\.check")(?=[^}]*${queue})`);
     expect(valueOf(text, executed)).toBe(1);
   }, 120_000);
 
