@@ -19,7 +19,10 @@ export const idempotencyKeySchema = z
   .regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces');
 
 /** Where a listener binds: `host:port`, an IPv6 host in brackets (`[::1]:9466`). */
-export const listenAddressSchema = z.string().regex(/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'host:port such as 127.0.0.1:9466');
+export const listenAddressSchema = z
+  .string()
+  .regex(/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'host:port such as 127.0.0.1:9466')
+  .refine((address) => Number(address.slice(address.lastIndexOf(':') + 1)) <= 65_535, 'the port must be 0 to 65535');
 
 /** A unicast MAC in any usual spelling (core/mac.ts), parsed into one: lower-case, colon-separated. */
 export const macSchema = z
