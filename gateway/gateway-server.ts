@@ -7,7 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { PayloadCodec } from '@temporalio/common';
 import type { Db } from '../services/db';
 import { IronflowError } from '../core/errors';
-import { gatewayCallErrors, gatewayCalls, gatewayCallsRefused, gatewayOpenCalls } from '../services/metrics/registry';
+import { gatewayCallErrors, gatewayCalls, gatewayCallsRefused, gatewayOpenCalls, gatewayTasksUndelivered } from '../services/metrics/registry';
 import { fingerprintOf, type NodeCa } from '../services/pki/node-ca';
 import { AGENT_CALLS, type Admission, type CallContext } from './agent-calls';
 import { AgentIdentities, ACCEPTED_FOR_MS, type GatewayAgent } from './agent-identities';
@@ -18,6 +18,7 @@ import { TaskTokenBindings } from './task-token-bindings';
 import { methodNamesOf } from '../services/temporal-proto';
 import type { TemporalConnectionOptions } from '../services/temporal/connection-options';
 import { MAX_MESSAGE_BYTES, TemporalUpstream } from './upstream';
+import { upstreamDeadline } from './upstream-deadline';
 
 /** Every method of these services answers (refused unless agent-calls.ts admits it), so each probe is recorded. */
 const SERVICES = ['temporal.api.workflowservice.v1.WorkflowService', 'temporal.api.operatorservice.v1.OperatorService'];
@@ -45,12 +46,8 @@ type Callback = grpc.sendUnaryData<Buffer>;
 
 const asBytes = (bytes: Buffer): Buffer => bytes;
 
-/** No call outlives this, whatever deadline the agent asked for (a long poll asks for about a minute). */
-const MAX_CALL_MS = 5 * 60_000;
-
 function boundedDeadline(asked: grpc.Deadline): Date {
-  const askedMs = asked instanceof Date ? asked.getTime() : asked;
-  return new Date(Math.min(askedMs, Date.now() + MAX_CALL_MS));
+  return new Date(upstreamDeadline(asked instanceof Date ? asked.getTime() : asked, Date.now()));
 }
 
 /** Our errors name their cause and fix and hold no secret; anything else is not quoted to an agent. */
@@ -142,12 +139,16 @@ export async function startAgentGateway(options: AgentGatewayOptions): Promise<A
       }
       gatewayOpenCalls.inc({ role: agent.role });
       gatewayCalls.inc({ role: agent.role, method });
+      // A poll's answer with a task (an empty answer is no task) is on its way to the agent.
+      let taskInHand = false;
       call.on('cancelled', () => {
+        if (!settled && taskInHand) gatewayTasksUndelivered.inc({ role: agent.role });
         upstreamCall?.cancel();
         settle(status(grpc.status.CANCELLED, 'cancelled by the agent'));
       });
       const upstreamCall = upstream.call(path, admission.forward, call.metadata, boundedDeadline(call.getDeadline()), (error, response) => {
         if (error || !response) return settle(error ?? status(grpc.status.INTERNAL, 'empty answer from Temporal'));
+        taskInHand = method.startsWith('Poll') && response.length > 0;
         const answer = admission.answer ?? (async (bytes: Uint8Array) => bytes);
         answer(response).then(
           (bytes) => settle(null, Buffer.from(bytes)),

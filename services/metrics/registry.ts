@@ -37,6 +37,13 @@ export const gatewayCallsRefused = new Counter({
   registers,
 });
 
+export const gatewayTasksUndelivered = new Counter({
+  name: 'ironflow_gateway_tasks_undelivered_total',
+  help: "Tasks Temporal handed to an agent's poll through the gateway that the agent had given up waiting for: Temporal counts each as started, and it runs again once its step's heartbeat (or start-to-close) timeout passes",
+  labelNames: ['role'] as const,
+  registers,
+});
+
 export const gatewayCallErrors = new Counter({
   name: 'ironflow_gateway_call_errors_total',
   help: "Agents' calls through the agent gateway answered with an error, by the agent's role (empty when its certificate could not be checked), the call and the gRPC status: the gateway's refusals (UNAUTHENTICATED, PERMISSION_DENIED, RESOURCE_EXHAUSTED, UNAVAILABLE), Temporal's errors (NOT_FOUND for a task no longer open, DEADLINE_EXCEEDED …) and calls the agent gave up (CANCELLED)",
