@@ -17,6 +17,16 @@ import { profileError } from './defineProfile';
 export const SITE_SCHEDULE_TO_START_CAP_MS = 30_000;
 const siteScheduleToStart = (timeoutMs: number) => Math.min(SITE_SCHEDULE_TO_START_CAP_MS, Math.max(1000, Math.floor(timeoutMs / 4)));
 
+/**
+ * The heartbeat timeout of a step on an agent (site, ramdisk, node) whose kind names none. The
+ * agent beats every half of it (agent/common/heartbeating.ts), and a step shorter than that
+ * sends no beat; a task lost on its way to the agent (the agent's poll gave up as Temporal
+ * handed it out, or Temporal's store timed out meanwhile) or an agent that died is noticed
+ * within it, not after the step's whole timeout.
+ */
+export const AGENT_STEP_HEARTBEAT_MS = 30_000;
+const agentRoutes: ReadonlySet<string> = new Set(['site', 'ramdisk', 'node']);
+
 const ms = (text: string | undefined, fallback: number): number => (text === undefined ? fallback : (durationMs(text) ?? fallback));
 
 /** The step's RetryPolicy: its retry class (a `once` step gets one attempt), the profile's retries or the default, and the one retry rule's codes. */
@@ -53,7 +63,8 @@ function compileStep(step: StepDocument, key: string, registry: StepRegistry, al
   };
   if (queue === 'site') compiled.scheduleToStartMs = siteScheduleToStart(timeoutMs);
   if (queue === 'ramdisk' || queue === 'node') compiled.scheduleToStartMs = timeoutMs;
-  if (definition.heartbeat) compiled.heartbeatMs = Math.min(ms(definition.heartbeat, timeoutMs), timeoutMs);
+  const heartbeatMs = definition.heartbeat ? ms(definition.heartbeat, timeoutMs) : agentRoutes.has(runs) ? AGENT_STEP_HEARTBEAT_MS : undefined;
+  if (heartbeatMs) compiled.heartbeatMs = Math.min(heartbeatMs, timeoutMs);
   if (step.await) compiled.await = step.await;
   if (step.when) compiled.when = step.when;
   if (allowFallback && 'fallback' in step && step.fallback) compiled.fallback = compileStep(step.fallback, `${key}.fallback`, registry, false);

@@ -5,7 +5,7 @@ import { isIronflowError } from '../../core/errors';
 import { labelsMatch } from '../../core/label-expr';
 import { stepRegistry } from '../../core/steps/builtin';
 import { checkProfile } from '../../profiles/check';
-import { compileProfile } from '../../profiles/compiler';
+import { AGENT_STEP_HEARTBEAT_MS, compileProfile } from '../../profiles/compiler';
 import { defineProfile } from '../../profiles/defineProfile';
 import { shippedProfiles } from '../../profiles/shipped';
 
@@ -140,6 +140,22 @@ describe('the compiler', () => {
     expect(plan.acceptance[0]).toMatchObject({ route: 'node', queue: 'node' });
     expect(plan.cleanup[0]?.key).toBe('cleanup[0]');
     expect(JSON.parse(JSON.stringify(plan))).toEqual(plan); // pure data
+  });
+
+  it('gives every step on an agent a heartbeat timeout, so a task lost on its way there is retried within it', () => {
+    const plan = compileProfile(base(), 'root');
+    const steps = [...plan.steps, ...plan.acceptance, ...plan.cleanup];
+    const onAgents = steps.filter((step) => step.route === 'site-agent' || step.route === 'ramdisk' || step.route === 'node');
+    // A kind that names its own keeps it; a kind that names none gets the default.
+    expect(Object.fromEntries(onAgents.map((step) => [step.use, step.heartbeatMs]))).toEqual({
+      'boot.prepareRamdisk': AGENT_STEP_HEARTBEAT_MS,
+      'management.setBootDevice': 5_000,
+      'power.setPower': 5_000,
+      'disk.wipe': 30_000,
+      'boot.kexec': AGENT_STEP_HEARTBEAT_MS,
+      'diag.dcgm': 60_000,
+      'boot.cleanUp': AGENT_STEP_HEARTBEAT_MS,
+    });
   });
 
   it('refuses a secret-bearing step input: histories hold references only', () => {
