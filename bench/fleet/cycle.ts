@@ -29,6 +29,7 @@ import { startSiteAgent } from '../../agent/site/main';
 import { ApiClient } from '../../cli/api-client';
 import { imageSigningInput } from '../../core/images/signing-input';
 import type { MetalNodeView } from '../../core/schemas/metal';
+import type { MetalStatusView } from '../../core/schemas/metal-status';
 import { searchAttributeKeys } from '../../core/search-attributes';
 import { sealedDataConverter } from '../../services/sealing';
 import { temporalConnectionOptions } from '../../services/temporal/connection-options';
@@ -86,6 +87,9 @@ const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const pollMs = Math.min(5000, Math.max(1000, machines * 5));
 /** A phase that has not ended by then is cut short: its unfinished nodes are reported with their state. */
 const phaseDeadlineMs = 10 * 60_000 + machines * 3_000;
+/** Pending nodes shown one by one once a phase has run this long and this few are left. */
+const STRAGGLER_AFTER_MS = 60_000;
+const STRAGGLERS_SHOWN = 5;
 const clockTicksPerSecond = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
 
 function fleetTemporalFrom(temporal: string | undefined, workers: string | undefined): FleetTemporal {
@@ -180,6 +184,18 @@ async function main(): Promise<void> {
     for (const file of readdirSync(stack.dir).filter((name) => name.endsWith('.log'))) copyFileSync(path.join(stack.dir, file), path.join(logDir, file));
     say(`machines did not finish or the run failed: its logs are in ${logDir}`);
   });
+  let stopping: Promise<void> | null = null;
+  const stopAll = () =>
+    (stopping ??= (async () => {
+      for (const stop of stoppers.reverse()) await stop().catch((err: unknown) => say(`stopping: ${String(err)}`));
+    })());
+  // Ctrl-C or a kill stops what the run started (worker processes, the cluster's PostgreSQL) and keeps its logs.
+  const interrupted = (signal: NodeJS.Signals) => {
+    say(`${signal}: stopping…`);
+    void stopAll().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
   try {
     say('starting the control plane…');
     const signer = generateKeyPairSync('ed25519');
@@ -331,6 +347,13 @@ async function main(): Promise<void> {
       return nodes;
     };
 
+    /** A pending node's step and wait, as `ironflow metal status` shows them. */
+    const straggler = async (nodeId: string): Promise<string> => {
+      const status = await api.call<MetalStatusView>('GET', `/v1/metal/nodes/${nodeId}/status?tenantId=root`);
+      const step = status.step ? `step ${status.step.key} (${status.step.use}, attempt ${status.step.attempt}, since ${status.step.startedAt})` : 'no step';
+      return `${status.state ?? 'no state'}, ${step}, waiting for ${status.waitingFor ?? 'nothing'}`;
+    };
+
     /** Waits until every node of `nodeIds` rests in `state` or has failed, or the deadline; what did not reach it is a miss. */
     const settle = async (nodeIds: Set<string>, state: string, started: number): Promise<{ seconds: number; reached: string[]; misses: NodeMiss[] }> => {
       let finishedAt = performance.now();
@@ -345,6 +368,10 @@ async function main(): Promise<void> {
         say(
           `${state}: ${reached.length} reached, ${failed.length} failed, ${pending.length} on their way (${((performance.now() - started) / 1000).toFixed(0)} s)`,
         );
+        // A few left long after the rest: say what each waits for (the stalls a run is read for).
+        if (pending.length > 0 && pending.length <= STRAGGLERS_SHOWN && performance.now() - started > STRAGGLER_AFTER_MS) {
+          for (const n of pending) say(`  ${n.nodeId}: ${await straggler(n.nodeId)}`);
+        }
         if (pending.length === 0 || overdue) {
           if (pending.length === 0) finishedAt = performance.now();
           const why = (n: MetalNodeView) => (n.lastError ? `${n.lastError.code}: ${n.lastError.message}` : 'no lastError');
@@ -465,7 +492,7 @@ async function main(): Promise<void> {
     };
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } finally {
-    for (const stop of stoppers.reverse()) await stop().catch((err: unknown) => say(`stopping: ${String(err)}`));
+    await stopAll();
   }
 }
 
