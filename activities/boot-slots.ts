@@ -1,6 +1,7 @@
 // metal.ensureRamdisk's place in its site's boot queue (services/boot-slots/): take a slot or
 // queue for one, give it back when the run ends. The limit is read here, from the worker's
 // settings, so a changed limit holds from the next grant and never enters a history.
+import { log } from '@temporalio/activity';
 import { enterBootQueue, leaveBootQueue } from '../services/boot-slots/queue';
 import { notifyBootSlotGranted } from '../services/temporal/senders';
 import type { ActivityDeps } from './deps';
@@ -29,7 +30,19 @@ export function createBootSlotActivities(deps: ActivityDeps) {
 }
 export type BootSlotActivities = ReturnType<typeof createBootSlotActivities>;
 
-/** Wakes runs granted a slot. A wake-up that fails (the run ended, Temporal is busy) only delays the run until its recheck. */
+/**
+ * Wakes runs granted a slot. A wake-up that fails (Temporal is busy) only delays the run until
+ * its recheck, so it is said in the worker's log: a run that waits with its slot granted has a cause.
+ */
 export async function wakeGranted(deps: Pick<ActivityDeps, 'temporal'>, workflowIds: string[]): Promise<void> {
-  await Promise.all(workflowIds.map((id) => notifyBootSlotGranted(deps.temporal, id).catch(() => false)));
+  await Promise.all(
+    workflowIds.map((workflowId) =>
+      notifyBootSlotGranted(deps.temporal, workflowId).catch((err: unknown) => {
+        log.warn('boot slot granted, but the wake-up signal failed: the run looks again at its recheck', {
+          workflowId,
+          error: err instanceof Error ? err.message : String(err),
+        });
+      }),
+    ),
+  );
 }

@@ -9,7 +9,7 @@ import { siteCacheImages, type CacheImage } from '../../services/images/prewarm'
 import { pinnedSiteImages, recordSiteCacheReport } from '../../core/images/site-cache-report';
 import { appendEvent } from '../../services/events';
 import { recordHeartbeat } from '../../services/agent-sessions/record-heartbeat';
-import { signalNodeAgentBack } from '../../services/joins/agent-joined';
+import { signalNodeAgentBack, temporalAgentJoinedNotifier } from '../../services/joins/agent-joined';
 import { agentTaskQueue } from '../../core/joins/certificate-policy';
 import { recordDiscoveryReport } from '../../services/metal/discovery-store';
 import { nodeHostSpec } from '../../services/metal/node-reads';
@@ -18,6 +18,7 @@ import type { ApiContext } from '../context';
 import { ensureSiteBootController } from '../../services/temporal/starters';
 
 export const agentSessionRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) => {
+  const notifyJoined = temporalAgentJoinedNotifier(ctx.temporal, app.log);
   /** The site's pre-warm images plus every image a deploy there pins (deduplicated by digest), and the pinned digests. */
   async function siteImages(siteId: string, now: Date): Promise<{ cacheImages: CacheImage[]; pinnedImages: string[] }> {
     const cacheImages = await siteCacheImages(ctx.db, siteId);
@@ -47,7 +48,7 @@ export const agentSessionRoutes: FastifyPluginAsyncZod<ApiContext> = async (app,
       );
       if (agent.role === 'node' && request.body.opened) {
         // A node agent back (after a reboot): the same agentJoined a join delivers, to the node's running workflows.
-        const workflowIds = await signalNodeAgentBack(ctx.temporal, agent.nodeId).catch(() => []);
+        const workflowIds = await signalNodeAgentBack(ctx.temporal, agent.nodeId, notifyJoined).catch(() => []);
         await appendEvent(ctx.db, {
           tenantId: agent.tenantId,
           type: 'node.agent.reconnected',

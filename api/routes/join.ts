@@ -17,7 +17,7 @@ import { toApiError } from '../error-handler';
 export const joinRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) => {
   const ca = await loadOrCreateNodeCa(ctx.db, ctx.secrets, ctx.config.dataDir);
   const gateway = { ...ctx.agentGateway, namespace: ctx.config.temporal.namespace };
-  const notifyJoined = temporalAgentJoinedNotifier(ctx.temporal);
+  const notifyJoined = temporalAgentJoinedNotifier(ctx.temporal, app.log);
   // Malformed bodies are refusals too: validated here (attachValidation) so they are recorded,
   // under the route's path: the caller's query string is its own text and never reaches an event.
   const refuseInvalid = async (request: FastifyRequest, type: string) => {

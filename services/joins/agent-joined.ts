@@ -20,10 +20,27 @@ export interface AgentJoinedSignal {
 
 export type AgentJoinedNotifier = (workflowId: string, signal: AgentJoinedSignal) => Promise<void>;
 
-/** The notifier the API wires: Temporal's signal `agentJoined` (workflows/provision-handles.ts). */
-export function temporalAgentJoinedNotifier(temporal: Client): AgentJoinedNotifier {
+/** Where a signal Temporal did not take is told (the API's pino logger). */
+export interface JoinSignalLog {
+  warn(fields: Record<string, unknown>, message: string): void;
+}
+
+/**
+ * The notifier the API wires: Temporal's signal `agentJoined` (workflows/provision-handles.ts).
+ * A signal Temporal did not take (unreachable, its store timed out) is said in `log`: the run
+ * it was for goes on waiting for the join.
+ */
+export function temporalAgentJoinedNotifier(temporal: Client, log?: JoinSignalLog): AgentJoinedNotifier {
   return async (workflowId, signal) => {
-    await notifyAgentJoined(temporal, workflowId, signal);
+    try {
+      await notifyAgentJoined(temporal, workflowId, signal);
+    } catch (error) {
+      log?.warn(
+        { workflowId, role: signal.role, error: error instanceof Error ? error.message : String(error) },
+        "agentJoined signal failed: the run waits on for its machine's agent",
+      );
+      throw error;
+    }
   };
 }
 
@@ -31,11 +48,7 @@ export function temporalAgentJoinedNotifier(temporal: Client): AgentJoinedNotifi
 const MAX_SIGNALLED_WORKFLOWS = 8;
 
 /** The node's running provision workflows, told that its node agent is back; answers their ids. */
-export async function signalNodeAgentBack(
-  temporal: Client,
-  nodeId: string,
-  notify: AgentJoinedNotifier = temporalAgentJoinedNotifier(temporal),
-): Promise<string[]> {
+export async function signalNodeAgentBack(temporal: Client, nodeId: string, notify: AgentJoinedNotifier): Promise<string[]> {
   const running = await runningProvisionRuns(temporal, nodeId, MAX_SIGNALLED_WORKFLOWS);
   await Promise.all(running.map((workflowId) => notify(workflowId, { role: 'node', agentNodeId: nodeId }).catch(() => undefined)));
   return running;
