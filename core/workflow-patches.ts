@@ -10,6 +10,7 @@ export const WORKFLOW_PATCHES = [
   'lifecycle-local-activities',
   'provision-local-site-routing',
   'provision-local-quorum',
+  'resend-lost-agent-task',
 ] as const;
 
 export type WorkflowPatch = (typeof WORKFLOW_PATCHES)[number];

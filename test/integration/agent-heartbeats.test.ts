@@ -6,7 +6,7 @@
 // counts each call it forwards (ironflow_gateway_calls_total).
 import { tsToMs } from '@temporalio/common/lib/time';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { heartbeating, reportProgress } from '../../agent/common/heartbeating';
+import { heartbeating, reportProgress, STEP_STARTED } from '../../agent/common/heartbeating';
 import type { RestrictedWorker } from '../../agent/common/restricted-worker';
 import { lastHeartbeat } from '../../services/temporal/readers';
 import type { AgentCommandInput } from '../../workflows/agent-command';
@@ -34,7 +34,16 @@ beforeAll(async () => {
     await sleep(STEP_MS - 500);
     return { wiped: true };
   });
-  ({ worker, taskQueue } = await startJoinedWorker(t, siteId, { name: 'ramdisk-beats', mode: 'ramdisk', activities: { 'disk.wipe': wipe } }));
+  // A kexec-like step: one attempt, shorter than half its heartbeat timeout.
+  const kexec = heartbeating(async () => {
+    await sleep(1_500);
+    return { kexec: true };
+  });
+  ({ worker, taskQueue } = await startJoinedWorker(t, siteId, {
+    name: 'ramdisk-beats',
+    mode: 'ramdisk',
+    activities: { 'disk.wipe': wipe, 'boot.kexec': kexec },
+  }));
 });
 
 afterAll(async () => {
@@ -57,7 +66,8 @@ describe("an agent's running step", () => {
       },
       timeoutMs: 60_000,
       heartbeatTimeoutMs: HEARTBEAT_TIMEOUT_MS,
-      maximumAttempts: 1,
+      // With retries: a step of one attempt also beats as it starts (below).
+      maximumAttempts: 2,
     };
     // The identity's certificate is the site's (a site token), so the gateway counts its calls as a site's.
     const forwarded = (method: string) => metricsValue(t, `ironflow_gateway_calls_total{role="site",method="${method}"}`);
@@ -90,5 +100,35 @@ describe("an agent's running step", () => {
     expect((await forwarded('RecordActivityTaskHeartbeat')) - beatsBefore).toBeGreaterThanOrEqual(beats.length);
     expect((await forwarded('RecordActivityTaskHeartbeat')) - beatsBefore).toBeLessThanOrEqual(beats.length + 1);
     expect((await forwarded('RespondActivityTaskCompleted')) - completionsBefore).toBe(1);
+  }, 60_000);
+
+  it('of one attempt beats once as it starts, saying so, though it ends before half its heartbeat timeout', async () => {
+    const workflowId = `test:beats-once:${Date.now()}`;
+    const command: AgentCommandInput = {
+      taskQueue,
+      activity: 'boot.kexec',
+      input: {
+        workflowId,
+        stepKey: 'kexec',
+        use: 'boot.kexec',
+        with: {},
+        target: { tenantId: 'root', nodeId: 'node-beats', siteId, provisionState: 'deploying', labels: {} },
+      },
+      timeoutMs: 60_000,
+      heartbeatTimeoutMs: 10_000,
+      maximumAttempts: 1,
+    };
+    const beatsBefore = await metricsValue(t, `ironflow_gateway_calls_total{role="site",method="RecordActivityTaskHeartbeat"}`);
+    const handle = await t.cp.temporal.workflow.start('agentCommand', { taskQueue: t.config.controlQueue, workflowId, args: [command] });
+    // The retry policy reached the agent through the gateway: the beat at the start, recorded with what it says.
+    let started: unknown = null;
+    while (started === null) {
+      const pending = (await handle.describe()).raw.pendingActivities?.[0];
+      if (pending?.lastHeartbeatTime) started = await lastHeartbeat(t.cp.temporal, pending);
+      else await sleep(50);
+    }
+    expect(started).toEqual(STEP_STARTED);
+    expect(await handle.result()).toEqual({ kexec: true });
+    expect((await metricsValue(t, `ironflow_gateway_calls_total{role="site",method="RecordActivityTaskHeartbeat"}`)) - beatsBefore).toBe(1);
   }, 60_000);
 });

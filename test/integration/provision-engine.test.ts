@@ -12,6 +12,8 @@ import { ramdiskQueue, siteAgentQueue } from '../../core/agent-queues';
 import { newId } from '../../services/ids';
 import type { ProvisionStatus, StepInput } from '../../core/plan';
 import { toolPath } from '../../stack/tools';
+import { encodeToPayloads } from '@temporalio/common/lib/internal-non-workflow';
+import { STEP_STARTED } from '../../agent/common/heartbeating';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
 import {
   createNode,
@@ -383,6 +385,67 @@ describe('provision workflows', () => {
     await handle.result();
     const ran = ledger.entries().filter((e) => e.step.startsWith(`${nodeId}/`) && e.event === 'done');
     expect(ran.map((e) => `${e.use}@${e.queue}`)).toEqual([`inventory.refresh@${newQueue}`, `disk.wipe@${newQueue}`, `boot.kexec@${newQueue}`]);
+  });
+
+  it('a one-attempt step whose task never reached its agent is sent again; one whose agent beat that it started is not', async () => {
+    const { namespace } = t.config.temporal;
+    const service = t.cp.temporal.workflowService;
+    /** Starts a run of one kexec on the ramdisk queue `queue`, and takes its first task as a poll that then never answers would. */
+    const firstTaskLost = async (nodeId: string, queue: string, version: number) => {
+      await createNode(t.cp.db, { nodeId, siteId: SITE });
+      const lostPoll = t.cp.temporal.connection.withDeadline(Date.now() + 60_000, () =>
+        service.pollActivityTaskQueue({ namespace, taskQueue: { name: queue }, identity: 'a poll whose answer never arrived' }),
+      );
+      const workflowId = await storeAndRun(
+        {
+          id: 'engine-lost-task',
+          version,
+          target: 'metal',
+          steps: [
+            { use: 'wait.agentJoined', with: { role: 'ramdisk' }, timeout: '30s' },
+            // One attempt (retry class once); a 4 s heartbeat timeout (the step's, less than the kind's 30 s default).
+            { use: 'boot.kexec', on: 'ramdisk', timeout: '4s' },
+          ],
+        },
+        nodeId,
+      );
+      await until(
+        () => status(workflowId),
+        (st) => st.waitingFor?.startsWith('agentJoined') === true,
+        10_000,
+        'the join wait',
+      );
+      await t.cp.temporal.workflow.getHandle(workflowId).signal('agentJoined', { role: 'ramdisk', agentNodeId: nodeId, taskQueue: queue });
+      const task = await lostPoll;
+      expect(task.activityType?.name).toBe('boot.kexec');
+      return { workflowId, task, queue };
+    };
+    const kexecsOf = async (workflowId: string) =>
+      (await t.cp.temporal.workflow.getHandle(workflowId).fetchHistory()).events?.filter(
+        (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'boot.kexec',
+      ).length;
+
+    // Lost on its way: no beat recorded, so the kexec goes out again and the machine's ramdisk (polling by then) runs it.
+    const lostId = newId('node');
+    const lostQueue = ramdiskQueue(lostId, 'd'.repeat(16));
+    const lost = await firstTaskLost(lostId, lostQueue, 1);
+    agents.push(await startEmulatedAgent(t.config, lostQueue, machine));
+    await t.cp.temporal.workflow.getHandle(lost.workflowId).result();
+    const ran = ledger.entries().filter((e) => e.step === `${lostId}/steps[1]`);
+    expect(ran.map((e) => `${e.event}@${e.queue}`)).toEqual([`start@${lostQueue}`, `done@${lostQueue}`]);
+    expect(await kexecsOf(lost.workflowId)).toBe(2);
+
+    // Started, then silent (its agent died): it may have kexecd the machine, so the step fails instead.
+    const startedId = newId('node');
+    const started = await firstTaskLost(startedId, ramdiskQueue(startedId, 'e'.repeat(16)), 2);
+    const details = await encodeToPayloads(t.cp.temporal.options.loadedDataConverter, STEP_STARTED);
+    await service.recordActivityTaskHeartbeat({ namespace, taskToken: started.task.taskToken, details: { payloads: details } });
+    const error = await t.cp.temporal.workflow
+      .getHandle(started.workflowId)
+      .result()
+      .catch((e: unknown) => e);
+    expect(String((error as WorkflowFailedError).cause?.message)).toContain(`waited 4s for boot.kexec on ${started.queue}`);
+    expect(await kexecsOf(started.workflowId)).toBe(1);
   });
 
   it('a ramdisk step in a run that booted no ramdisk goes to the one the session names, and fails INVALID_STATE when none runs', async () => {

@@ -6,7 +6,7 @@
 // beats reach Temporal at that cadence is test/integration/agent-heartbeats.test.ts.
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
-import { beatEveryMs, heartbeating, reportProgress } from '../../agent/common/heartbeating';
+import { beatEveryMs, heartbeating, reportProgress, STEP_STARTED } from '../../agent/common/heartbeating';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -57,6 +57,22 @@ describe('a running agent step', () => {
     expect(await env.run(step)).toBe('written');
     // 20 reports in about 1 s: none of them went out as a beat of its own.
     expect(beats).toEqual([]);
+  });
+
+  it('beats as it starts when it has one attempt, and every beat says it started, so a lost task is told from one that ran', async () => {
+    const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 2_000, retryPolicy: { maximumAttempts: 1 } });
+    const beats: unknown[] = [];
+    env.on('heartbeat', (details: unknown) => beats.push(details));
+    expect(await env.run(heartbeating(async () => sleep(1_300).then(() => 'kexec')))).toBe('kexec');
+    expect(beats.length).toBeGreaterThanOrEqual(2);
+    for (const details of beats) expect(details).toEqual(STEP_STARTED);
+
+    // With retries, Temporal retries a lost task itself: no beat at the start.
+    const retried = new MockActivityEnvironment({ heartbeatTimeoutMs: 5_000, retryPolicy: { maximumAttempts: 3 } });
+    const none: unknown[] = [];
+    retried.on('heartbeat', (details: unknown) => none.push(details));
+    expect(await retried.run(heartbeating(async () => 'set'))).toBe('set');
+    expect(none).toEqual([]);
   });
 
   it('beats at half the timeout, at most once a second, and every 10 s without a timeout', () => {

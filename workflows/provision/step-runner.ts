@@ -7,6 +7,7 @@ import { formatDuration, waitedFor, waitingUntil } from '../../core/deadlines';
 import { labelsMatch } from '../../core/label-expr';
 import { isStepRelay, type PlanStep, type StepRecord } from '../../core/plan';
 import { activitySummary } from '../../core/workflow-summaries';
+import { resendingLostTask } from './lost-task';
 import { relay } from './relay';
 import { activityOn, controlQueue, machineQueue, viaSiteAgent } from './routing';
 import { stepInput, type RunContext } from './run-context';
@@ -54,28 +55,30 @@ function dispatch(ctx: RunContext, step: PlanStep, deadline: number): Promise<un
   if (step.route === 'workflow')
     return Promise.reject(ApplicationFailure.nonRetryable(`${step.key}: ${step.use} is not a step this workflow runs`, 'UNSUPPORTED'));
   if (step.route === 'site-agent') {
-    return viaSiteAgent(
-      ctx.target,
-      ctx.run,
-      {
-        use: step.use,
-        timeoutMs: step.timeoutMs,
-        scheduleToStartMs: step.scheduleToStartMs,
-        send: (agent, window) => {
-          if (status.step) {
-            status.step.taskQueue = agent.taskQueue;
-            status.step.attempt += 1;
-          }
-          ctx.run.waitFor(null);
-          return activityOn(step, agent.taskQueue, activitySummary(step.key, step.use, agent.taskQueue), window)(stepInput(ctx, step));
+    return resendingLostTask(step, () =>
+      viaSiteAgent(
+        ctx.target,
+        ctx.run,
+        {
+          use: step.use,
+          timeoutMs: step.timeoutMs,
+          scheduleToStartMs: step.scheduleToStartMs,
+          send: (agent, window) => {
+            if (status.step) {
+              status.step.taskQueue = agent.taskQueue;
+              status.step.attempt += 1;
+            }
+            ctx.run.waitFor(null);
+            return activityOn(step, agent.taskQueue, activitySummary(step.key, step.use, agent.taskQueue), window)(stepInput(ctx, step));
+          },
         },
-      },
-      deadline,
+        deadline,
+      ),
     );
   }
   const queue = machineQueue(step.route, ctx);
-  if (queue instanceof Promise) return queue.then((learned) => send(ctx, step, learned, deadline));
-  return send(ctx, step, queue, deadline);
+  if (queue instanceof Promise) return queue.then((learned) => resendingLostTask(step, () => send(ctx, step, learned, deadline)));
+  return resendingLostTask(step, () => send(ctx, step, queue, deadline));
 }
 
 /** A step's activity on `queue` (undefined: the control-plane queue), and a control step's relay. */
