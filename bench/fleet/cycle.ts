@@ -181,7 +181,12 @@ async function main(): Promise<void> {
   const logDir = mkdtempSync(path.join(tmpdir(), `ironflow-bench-fleet-${machines}-logs-`));
   stoppers.push(async () => {
     if (!keepLogs) return rmSync(logDir, { recursive: true, force: true });
-    for (const file of readdirSync(stack.dir).filter((name) => name.endsWith('.log'))) copyFileSync(path.join(stack.dir, file), path.join(logDir, file));
+    // The dev stack's logs lie in its directory, the cluster's one level down (ironflow/api.log, temporal/temporal.log).
+    for (const entry of readdirSync(stack.dir, { recursive: true, encoding: 'utf8' }).filter(
+      (name) => name.endsWith('.log') && name.split(path.sep).length <= 2,
+    )) {
+      copyFileSync(path.join(stack.dir, entry), path.join(logDir, entry.replaceAll(path.sep, '-')));
+    }
     say(`machines did not finish or the run failed: its logs are in ${logDir}`);
   });
   let stopping: Promise<void> | null = null;
