@@ -1,9 +1,10 @@
 // The fleet bench's requests per machine (bench/lib/call-counts.ts), read from the control
 // plane's real metrics registry: gateway calls by role and call, API requests by route with
-// every status summed, and per-machine growth between two readings; the gateway's errors in all.
+// every status summed, and per-machine growth between two readings; the gateway's errors and
+// undelivered tasks in all.
 import { describe, expect, it } from 'vitest';
 import { callCountsOf, callErrors, callsPerMachine } from '../../bench/lib/call-counts';
-import { apiRequestSeconds, gatewayCallErrors, gatewayCalls, metricsRegistry } from '../../services/metrics/registry';
+import { apiRequestSeconds, gatewayCallErrors, gatewayCalls, gatewayTasksUndelivered, metricsRegistry } from '../../services/metrics/registry';
 
 // Label values no other test uses: the registry is the process's own.
 const role = 'bench-counts-role';
@@ -17,6 +18,7 @@ describe("the fleet bench's request counts", () => {
     apiRequestSeconds.observe({ method: 'POST', route, status: '200' }, 0.003);
     apiRequestSeconds.observe({ method: 'POST', route, status: '409' }, 0.004);
     gatewayCallErrors.inc({ role, method: 'RespondActivityTaskCompleted', code: 'NOT_FOUND' });
+    gatewayTasksUndelivered.inc({ role });
     const after = callCountsOf(await metricsRegistry.metrics());
 
     expect(after[`gateway ${role} RecordActivityTaskHeartbeat`]).toBe((before[`gateway ${role} RecordActivityTaskHeartbeat`] ?? 0) + 30);
@@ -29,6 +31,9 @@ describe("the fleet bench's request counts", () => {
     expect(Object.values(grown).every((perMachine) => perMachine > 0)).toBe(true);
     // Errors are counted in all, not a machine (one in 20 machines would round to nothing), and apart from the calls.
     expect(Object.keys(grown).some((key) => key.startsWith('gateway error'))).toBe(false);
-    expect(callErrors(before, after)).toEqual({ [`gateway error ${role} RespondActivityTaskCompleted NOT_FOUND`]: 1 });
+    expect(callErrors(before, after)).toEqual({
+      [`gateway error ${role} RespondActivityTaskCompleted NOT_FOUND`]: 1,
+      [`gateway error ${role} task undelivered`]: 1,
+    });
   });
 });
