@@ -31,3 +31,11 @@ export function enterPatchLevel(level: number | undefined): void {
 export function takesPatch(patch: WorkflowPatch): boolean {
   return WORKFLOW_PATCHES.indexOf(patch) < runPatchLevel || patched(patch);
 }
+
+/**
+ * Whether this run was started by code that knows `patch`: for a change that only runs begun
+ * with it take (a signal handler's, where a marker would be recorded wherever a signal lands).
+ */
+export function startedWith(patch: WorkflowPatch): boolean {
+  return WORKFLOW_PATCHES.indexOf(patch) < runPatchLevel;
+}

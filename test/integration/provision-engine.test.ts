@@ -448,6 +448,40 @@ describe('provision workflows', () => {
     expect(await kexecsOf(started.workflowId)).toBe(1);
   });
 
+  it('a ramdisk whose agentJoined never arrived is found by its session: the boot goes on within the recheck', async () => {
+    const nodeId = newId('node');
+    await createNode(t.cp.db, { nodeId, siteId: SITE });
+    await t.cp.db.node.update({ where: { id: nodeId }, data: { macs: ['02:00:00:00:be:01'] } });
+    const workflowId = await storeAndRun(
+      {
+        id: 'engine-lost-join',
+        version: 1,
+        target: 'metal',
+        steps: [
+          { use: 'metal.ensureRamdisk', timeout: '2m' },
+          { use: 'inventory.refresh', on: 'ramdisk', timeout: '10s' },
+        ],
+      },
+      nodeId,
+    );
+    await until(
+      () => status(workflowId),
+      (st) => st.waitingFor?.startsWith(`the ramdisk of node ${nodeId} to join`) === true,
+      20_000,
+      'the join wait',
+    );
+    // The machine's ramdisk joined and opened its session; the signal that would say so was lost.
+    const queue = ramdiskQueue(nodeId, 'f'.repeat(16));
+    agents.push(await startEmulatedAgent(t.config, queue, machine));
+    sessions.push(keepSessions(t.cp.db, [{ nodeId, siteId: SITE, role: 'ramdisk', taskQueue: queue }]));
+    const waited = Date.now();
+    await t.cp.temporal.workflow.getHandle(workflowId).result();
+    expect(Date.now() - waited).toBeLessThan(45_000);
+    const done = ledger.entries().filter((e) => e.step === `${nodeId}/steps[1]` && e.event === 'done');
+    expect(done.map((e) => e.queue)).toEqual([queue]);
+    expect((await status(workflowId)).history.map((h) => `${h.key}:${h.outcome}`)).toEqual(['steps[0]:succeeded', 'steps[1]:succeeded']);
+  }, 90_000);
+
   it('a ramdisk step in a run that booted no ramdisk goes to the one the session names, and fails INVALID_STATE when none runs', async () => {
     const withRamdisk = await newMachine();
     const document = { id: 'engine-ramdisk-session', version: 1, target: 'metal', steps: [{ use: 'inventory.refresh', on: 'ramdisk', timeout: '5s' }] };

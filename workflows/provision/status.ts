@@ -5,6 +5,7 @@ import { isRamdiskQueueOf } from '../../core/agent-queues';
 import type { ProvisionStatus, ProvisionTarget } from '../../core/plan';
 import { provisionDetails } from '../../core/workflow-summaries';
 import { installConfirmMacHandlers, noteRejectedSignal } from '../confirm-mac-handlers';
+import { startedWith } from '../patches';
 import { abortSignal, abortUpdate, agentJoinedSignal, statusQuery, type AgentJoined } from '../provision-handles';
 
 const MAX_REASON = 512;
@@ -32,6 +33,8 @@ export interface RunStatus {
   ramdiskQueue(): string | null;
   /** The ramdisk serving `queue` answered: later steps on the ramdisk go there. */
   useRamdiskQueue(queue: string): void;
+  /** An agent joined, as agentJoined says (or as the run found itself): counted once per ramdisk boot. */
+  noteJoin(join: AgentJoined): void;
 }
 
 /** The status and its handlers; call once, before the first step. */
@@ -90,13 +93,17 @@ export function startRunStatus(target: ProvisionTarget): RunStatus {
     confirmed: (mac) => void (status.confirmedMac = mac),
     rejected: (reason) => noteRejectedSignal(status.rejectedSignals, { name: 'confirmMac', reason }),
   });
-  setHandler(agentJoinedSignal, (join) => {
+  const noteJoin = (join: AgentJoined) => {
     if (join?.role !== 'ramdisk' && join?.role !== 'node') return;
+    const ownRamdisk = join.role === 'ramdisk' && isRamdiskQueueOf(join.taskQueue, target.nodeId);
+    // The ramdisk this run knows already (each boot's serves a queue of its own): a join the run found itself, told again.
+    if (ownRamdisk && join.taskQueue === ramdiskQueue && startedWith('ramdisk-join-recheck')) return;
     joined[join.role] += 1;
     lastAgent[join.role] = typeof join.agentNodeId === 'string' ? join.agentNodeId : null;
     // Only a ramdisk queue of this node: a signal naming another would send the machine's steps elsewhere.
-    if (join.role === 'ramdisk' && isRamdiskQueueOf(join.taskQueue, target.nodeId)) ramdiskQueue = join.taskQueue;
-  });
+    if (ownRamdisk) ramdiskQueue = join.taskQueue as string;
+  };
+  setHandler(agentJoinedSignal, noteJoin);
 
   return {
     status,
@@ -110,5 +117,6 @@ export function startRunStatus(target: ProvisionTarget): RunStatus {
     takeJoins: (role) => void (taken[role] = joined[role]),
     ramdiskQueue: () => ramdiskQueue,
     useRamdiskQueue: (queue) => void (ramdiskQueue = queue),
+    noteJoin,
   };
 }
