@@ -1,5 +1,6 @@
 // All control-plane activities, built from their dependencies.
 import type { ActivityDeps } from './deps';
+import { createAgentConnectionActivities } from './agent-connections';
 import { createBootSlotActivities } from './boot-slots';
 import { createMetalBulkActivities } from './metal-bulk';
 import { createMetalConfirmMacActivities } from './metal-confirm-mac';
@@ -25,6 +26,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createDeployImageActivities(deps),
     ...createRevokeIdentityActivities(deps),
     ...createRamdiskBootActivities(deps),
+    ...createAgentConnectionActivities(deps),
     ...createBootSlotActivities(deps),
     ...createMetalConfirmMacActivities(deps),
     ...createMetalMediaActivities(deps),

@@ -11,7 +11,7 @@ export const WORKFLOW_PATCHES = [
   'provision-local-site-routing',
   'provision-local-quorum',
   'resend-lost-agent-task',
-  'ramdisk-join-recheck',
+  'join-recheck',
 ] as const;
 
 export type WorkflowPatch = (typeof WORKFLOW_PATCHES)[number];

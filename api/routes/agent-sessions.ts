@@ -43,6 +43,7 @@ export const agentSessionRoutes: FastifyPluginAsyncZod<ApiContext> = async (app,
           role: agent.role,
           taskQueue,
           ...(request.body.siteStatus ? { siteStatus: request.body.siteStatus } : {}),
+          ...(request.body.opened ? { opened: true } : {}),
         },
         now,
       );

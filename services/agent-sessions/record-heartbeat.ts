@@ -14,6 +14,8 @@ export interface Heartbeat {
   taskQueue: string;
   /** A site agent's site-section status, when its beat carries one. */
   siteStatus?: Prisma.InputJsonValue;
+  /** A node agent's first beat since it started (a reboot, or the agent restarted). */
+  opened?: boolean;
 }
 
 export interface PreviousSession {
@@ -24,8 +26,10 @@ export interface PreviousSession {
 /** Records the beat at `now`; answers the session as it was before (null on the agent's first beat). */
 export async function recordHeartbeat(db: Db, beat: Heartbeat, now: Date): Promise<PreviousSession | null> {
   const [previous] = await queryRows<PreviousSession>(db, Prisma.sql`SELECT "lastSeenAt", "role" FROM "AgentSession" WHERE "nodeId" = ${beat.nodeId}`);
-  // A beat after the session lapsed starts a new connection.
-  const reconnected = previous !== undefined && !isConnected(previous.lastSeenAt, now.getTime(), previous.role);
+  // A new connection: a beat after the session lapsed, another agent of the machine (its ramdisk,
+  // then its installed OS), or an agent that says it opened. Rejoin waits read connectedAt.
+  const reconnected =
+    previous !== undefined && (!isConnected(previous.lastSeenAt, now.getTime(), previous.role) || previous.role !== beat.role || beat.opened === true);
   if (previous && beat.siteStatus === undefined) {
     const connectedAt = reconnected ? Prisma.sql`, "connectedAt" = ${now}` : Prisma.empty;
     await executeStatement(

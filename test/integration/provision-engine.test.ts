@@ -8,7 +8,8 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ramdiskQueue, siteAgentQueue } from '../../core/agent-queues';
+import { nodeAgentQueue, ramdiskQueue, siteAgentQueue } from '../../core/agent-queues';
+import { recordHeartbeat } from '../../services/agent-sessions/record-heartbeat';
 import { newId } from '../../services/ids';
 import type { ProvisionStatus, StepInput } from '../../core/plan';
 import { toolPath } from '../../stack/tools';
@@ -480,6 +481,32 @@ describe('provision workflows', () => {
     const done = ledger.entries().filter((e) => e.step === `${nodeId}/steps[1]` && e.event === 'done');
     expect(done.map((e) => e.queue)).toEqual([queue]);
     expect((await status(workflowId)).history.map((h) => `${h.key}:${h.outcome}`)).toEqual(['steps[0]:succeeded', 'steps[1]:succeeded']);
+  }, 90_000);
+
+  it('an installed OS whose agentJoined never arrived is found by its new connection: the rejoin wait ends within the recheck', async () => {
+    const nodeId = await newMachine();
+    const workflowId = await storeAndRun(
+      { id: 'engine-lost-rejoin', version: 1, target: 'metal', steps: [{ use: 'boot.kexec', on: 'ramdisk', await: 'rejoin', timeout: '2m' }] },
+      nodeId,
+    );
+    await until(
+      () => status(workflowId),
+      (st) => st.waitingFor?.startsWith('agentJoined') === true,
+      20_000,
+      'the rejoin wait',
+    );
+    // The installed OS's node agent beats as the API records it (its first beat says it opened); no signal.
+    const beat = () => recordHeartbeat(t.cp.db, { nodeId, siteId: SITE, role: 'node', taskQueue: nodeAgentQueue(nodeId), opened: true }, new Date());
+    await beat();
+    const beating = setInterval(() => void beat(), 2_000);
+    try {
+      const waited = Date.now();
+      await t.cp.temporal.workflow.getHandle(workflowId).result();
+      expect(Date.now() - waited).toBeLessThan(45_000);
+    } finally {
+      clearInterval(beating);
+    }
+    expect((await status(workflowId)).history.map((h) => `${h.key}:${h.outcome}`)).toEqual(['steps[0]:succeeded']);
   }, 90_000);
 
   it('a ramdisk step in a run that booted no ramdisk goes to the one the session names, and fails INVALID_STATE when none runs', async () => {

@@ -12,7 +12,7 @@
 // PXE-booted with no entry, so the site agent sees it: the step matches the sighting to the
 // machine and waits for metal.confirmMac, or binds it at once on a pool that trusts its
 // provisioning network, then checks the identity of the ramdisk that joined. A join whose
-// signal was lost is found by the ramdisk's session (ramdiskJoined).
+// signal was lost is found by the ramdisk's session (join-wait.ts).
 import { ApplicationFailure, condition } from '@temporalio/workflow';
 import type { RamdiskBootActivities, RamdiskBootNode } from '../../activities/ramdisk-boot';
 import type { BootEntry } from '../../core/boot/boot-entry';
@@ -25,6 +25,7 @@ import { activityOn, commandRetry, siteCommand } from './routing';
 import { stepInput, type RunContext } from './run-context';
 import type { WorkflowStepAttempt } from './workflow-steps';
 import { controlLeaves } from './control-leaves';
+import { awaitJoin } from './join-wait';
 import { startedWith } from '../patches';
 
 const leaves = controlLeaves<RamdiskBootActivities>();
@@ -34,8 +35,6 @@ const DISCOVERY_POLL_MS = 2000;
 /** A ramdisk believed connected must pick up the probe this soon, or it is not there. */
 const PROBE_PICKUP_MS = 5_000;
 const PROBE_TIMEOUT_MS = 30_000;
-/** How often a run waiting for its ramdisk's join looks for the ramdisk's session itself (a lost agentJoined). */
-const JOIN_RECHECK_MS = 30_000;
 
 /**
  * The inventory schemas, evaluated the first time a run checks a discovered identity: every
@@ -143,7 +142,17 @@ export async function ensureRamdisk(
   const joinWait = `the ramdisk of node ${nodeId} to join after PXE boot ${attempt} (PXE MACs ${macs.join(', ')})`;
   run.waitFor(joinWait);
   status.progress = { until: new Date(deadline).toISOString() };
-  if (!(await ramdiskJoined(ctx, state.ramdiskQueue, deadline))) {
+  const joined = await awaitJoin(
+    ctx,
+    {
+      arrived: () => run.untakenJoins('ramdisk') > 0,
+      // Any ramdisk but the one that ran before the boot: each boot's serves a queue of its own.
+      isNew: (connection) => connection.role === 'ramdisk' && connection.taskQueue !== state.ramdiskQueue,
+      deadline,
+    },
+    startedWith('join-recheck'),
+  );
+  if (!joined) {
     // Not retried: a retry reuses this attempt's power commands (their operation ids) and would only wait again.
     throw ApplicationFailure.create({
       message: `${waitedFor(Date.now() - poweredOnAt, joinWait)}: it never joined; check the machine's console (did it PXE-boot from the site agent?) and the site agent's boot log`,
@@ -157,28 +166,6 @@ export async function ensureRamdisk(
   status.progress = null;
   if (discovered) await checkDiscoveredIdentity(node, macs[0] as string, await askRamdisk(await ramdiskTaskQueue(ctx), PROBE_TIMEOUT_MS, 2));
   return { booted: true, alreadyConnected: false, macs, agentNodeId };
-}
-
-/**
- * Whether the machine's new ramdisk joined before `deadline`. The join path tells the run once,
- * best effort (agentJoined); a signal Temporal did not take would hold the machine until its
- * step's deadline, so the run also looks every JOIN_RECHECK_MS for the session a new ramdisk
- * opens (any but `before`, the one that ran before this boot).
- */
-async function ramdiskJoined(ctx: RunContext, before: string | null, deadline: number): Promise<boolean> {
-  const { run, target } = ctx;
-  const joined = () => run.untakenJoins('ramdisk') > 0;
-  if (!startedWith('ramdisk-join-recheck')) return condition(joined, Math.max(0, deadline - Date.now()));
-  for (;;) {
-    const left = deadline - Date.now();
-    if (left <= 0) return false;
-    if (await condition(joined, Math.min(JOIN_RECHECK_MS, left))) return true;
-    const queue = await leaves()['metal.ramdiskQueue']({ nodeId: target.nodeId });
-    if (queue && queue !== before) {
-      run.noteJoin({ role: 'ramdisk', agentNodeId: target.nodeId, taskQueue: queue });
-      return true;
-    }
-  }
 }
 
 /**

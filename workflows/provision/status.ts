@@ -97,7 +97,7 @@ export function startRunStatus(target: ProvisionTarget): RunStatus {
     if (join?.role !== 'ramdisk' && join?.role !== 'node') return;
     const ownRamdisk = join.role === 'ramdisk' && isRamdiskQueueOf(join.taskQueue, target.nodeId);
     // The ramdisk this run knows already (each boot's serves a queue of its own): a join the run found itself, told again.
-    if (ownRamdisk && join.taskQueue === ramdiskQueue && startedWith('ramdisk-join-recheck')) return;
+    if (ownRamdisk && join.taskQueue === ramdiskQueue && startedWith('join-recheck')) return;
     joined[join.role] += 1;
     lastAgent[join.role] = typeof join.agentNodeId === 'string' ? join.agentNodeId : null;
     // Only a ramdisk queue of this node: a signal naming another would send the machine's steps elsewhere.

@@ -7,6 +7,7 @@ import { formatDuration, waitedFor, waitingUntil } from '../../core/deadlines';
 import { labelsMatch } from '../../core/label-expr';
 import { isStepRelay, type PlanStep, type StepRecord } from '../../core/plan';
 import { activitySummary } from '../../core/workflow-summaries';
+import { awaitJoin, connectionBefore, openedSince } from './join-wait';
 import { resendingLostTask } from './lost-task';
 import { relay } from './relay';
 import { activityOn, controlQueue, machineQueue, viaSiteAgent } from './routing';
@@ -130,11 +131,12 @@ async function dispatchWithWaits(
     run.waitFor(null);
   }
   const joinsBefore = run.joins();
+  // Read before the step: its agent may be back before the step's answer.
+  const before = step.await === 'rejoin' ? await connectionBefore(ctx) : undefined;
   const result = await dispatch(ctx, step, deadline);
   if (step.await === 'rejoin') {
     run.waitFor(waitingUntil(`agentJoined (the next agent of node ${target.nodeId} joins after ${step.use})`, deadline));
-    const left = Math.max(0, deadline - Date.now());
-    if (!(await condition(() => run.joins() > joinsBefore, left))) {
+    if (!(await awaitJoin(ctx, { arrived: () => run.joins() > joinsBefore, isNew: openedSince(before ?? null), deadline }, before !== undefined))) {
       const what = `the next agent of node ${target.nodeId} to join after ${step.use} (agentJoined)`;
       throw ApplicationFailure.nonRetryable(
         `${waitedFor(Date.now() - started, what)}: the machine did not rejoin within ${step.timeoutMs} ms of ${step.use}`,

@@ -7,6 +7,7 @@ import { retryable } from '../../core/errors';
 import type { PlanStep } from '../../core/plan';
 import type { StepsOf } from '../../core/steps/builtin';
 import { ensureRamdisk } from './ensure-ramdisk';
+import { awaitJoin, connectionBefore, openedSince } from './join-wait';
 import { mediaInsert } from './media-insert';
 import type { RunContext } from './run-context';
 import { controlQueue } from './routing';
@@ -31,7 +32,8 @@ async function waitAgentJoined(ctx: RunContext, step: PlanStep, { deadline }: Wo
   const started = Date.now();
   const what = `the ${role} agent of node ${target.nodeId} to join`;
   run.waitFor(waitingUntil(`agentJoined (${what})`, deadline));
-  if (!(await condition(() => run.untakenJoins(role) > 0, Math.max(0, deadline - started)))) {
+  const before = await connectionBefore(ctx);
+  if (!(await awaitJoin(ctx, { arrived: () => run.untakenJoins(role) > 0, isNew: openedSince(before ?? null, role), deadline }, before !== undefined))) {
     throw ApplicationFailure.create({
       message: `${waitedFor(Date.now() - started, what)}: none joined`,
       type: 'DRIVER_ERROR',
