@@ -5,6 +5,7 @@ import type { ActivityDeps } from '../activities/deps';
 import { sealedDataConverter } from '../services/sealing';
 import { temporalConnectionOptions } from '../services/temporal/connection-options';
 import { activityMetricsInterceptor } from './activity-metrics';
+import { stepStartedBeatInterceptor } from './step-started-beat';
 import { installWorkerRuntime } from './runtime';
 import { workflowSource } from './workflow-bundle';
 import { connectWorker } from './worker-connection';
@@ -29,8 +30,8 @@ export async function startControlPlaneWorker(deps: ActivityDeps): Promise<Contr
     taskQueue: deps.config.controlQueue,
     ...(await workflowSource(deps.config.dataDir)),
     activities: createActivities(deps),
-    // Activities by type and outcome, workflow runs by type, state and outcome (GET /metrics).
-    interceptors: { activity: [activityMetricsInterceptor] },
+    // Activities by type and outcome, workflow runs by type, state and outcome (GET /metrics); one-attempt steps beat as they start.
+    interceptors: { activity: [activityMetricsInterceptor, stepStartedBeatInterceptor] },
     sinks: workflowMetricsSinks,
     // Sealed histories: workflow and activity payloads this worker writes are ciphertext in Temporal.
     dataConverter: sealedDataConverter(deps.config),

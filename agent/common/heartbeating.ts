@@ -5,7 +5,7 @@
 // start, so a step shorter than half its timeout sends no beat at all: every beat is a call
 // through the gateway and a write to the workflow's state on the Temporal server, and an
 // immediate one per step was about one per step a machine's cycle makes (bench/README.md).
-// Only a step of one attempt beats as it starts (STEP_STARTED): Temporal retries the others.
+// Only a step of one attempt beats as it starts (core/step-started.ts): Temporal retries the others.
 // The beats are sent as they are made, every half timeout: the SDK's own throttle (one send
 // per 0.8 × the timeout) left a beat 0.2 × the timeout to arrive, and on a loaded control
 // plane two ramdisk steps in a fleet of 100 missed it (bench/README.md), so agents' workers
@@ -13,6 +13,7 @@
 // recorded with reportProgress and rides on the next beat: sent at once, every chunk of a
 // deploy would be a beat a second.
 import { Context } from '@temporalio/activity';
+import { beatsAsItStarts, STEP_STARTED } from '../../core/step-started';
 
 /** Never beat more often than this, whatever the step's heartbeat timeout; agents' workers throttle sends to it. */
 export const MIN_BEAT_MS = 1_000;
@@ -37,17 +38,10 @@ export function beatEveryMs(heartbeatTimeoutMs: number | undefined): number {
   return heartbeatTimeoutMs ? Math.max(MIN_BEAT_MS, heartbeatTimeoutMs / 2) : UNTIMED_BEAT_MS;
 }
 
-/**
- * What the beats of a step with one attempt carry when it reports no progress. Such a step beats
- * once as it starts: a timeout with no beat recorded then says its task never reached the
- * agent (Temporal lost it on the way), and the workflow sends it again (workflows/provision/lost-task.ts).
- */
-export const STEP_STARTED = { started: true } as const;
-
 export function heartbeating<A extends unknown[], R>(fn: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
   return async (...args) => {
     const context = Context.current();
-    const oneAttempt = context.info.retryPolicy?.maximumAttempts === 1;
+    const oneAttempt = beatsAsItStarts(context.info);
     const beat = () => context.heartbeat(latestDetails.get(context) ?? (oneAttempt ? STEP_STARTED : undefined));
     if (oneAttempt) beat();
     const timer = setInterval(beat, beatEveryMs(context.info.heartbeatTimeoutMs));

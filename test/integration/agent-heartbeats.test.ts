@@ -6,7 +6,8 @@
 // counts each call it forwards (ironflow_gateway_calls_total).
 import { tsToMs } from '@temporalio/common/lib/time';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { heartbeating, reportProgress, STEP_STARTED } from '../../agent/common/heartbeating';
+import { heartbeating, reportProgress } from '../../agent/common/heartbeating';
+import { STEP_STARTED } from '../../core/step-started';
 import type { RestrictedWorker } from '../../agent/common/restricted-worker';
 import { lastHeartbeat } from '../../services/temporal/readers';
 import type { AgentCommandInput } from '../../workflows/agent-command';

@@ -14,7 +14,7 @@ import { newId } from '../../services/ids';
 import type { ProvisionStatus, StepInput } from '../../core/plan';
 import { toolPath } from '../../stack/tools';
 import { encodeToPayloads } from '@temporalio/common/lib/internal-non-workflow';
-import { STEP_STARTED } from '../../agent/common/heartbeating';
+import { STEP_STARTED } from '../../core/step-started';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
 import {
   createNode,

@@ -6,7 +6,8 @@
 // beats reach Temporal at that cadence is test/integration/agent-heartbeats.test.ts.
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
-import { beatEveryMs, heartbeating, reportProgress, STEP_STARTED } from '../../agent/common/heartbeating';
+import { beatEveryMs, heartbeating, reportProgress } from '../../agent/common/heartbeating';
+import { STEP_STARTED } from '../../core/step-started';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
