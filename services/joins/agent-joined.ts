@@ -28,7 +28,7 @@ export interface JoinSignalLog {
 /**
  * The notifier the API wires: Temporal's signal `agentJoined` (workflows/provision-handles.ts).
  * A signal Temporal did not take (unreachable, its store timed out) is said in `log`: the run
- * it was for goes on waiting for the join.
+ * it was for finds the join itself (workflows/provision/join-wait.ts).
  */
 export function temporalAgentJoinedNotifier(temporal: Client, log?: JoinSignalLog): AgentJoinedNotifier {
   return async (workflowId, signal) => {
@@ -37,7 +37,7 @@ export function temporalAgentJoinedNotifier(temporal: Client, log?: JoinSignalLo
     } catch (error) {
       log?.warn(
         { workflowId, role: signal.role, error: error instanceof Error ? error.message : String(error) },
-        "agentJoined signal failed: the run waits on for its machine's agent",
+        'agentJoined signal failed: the run finds the join itself at its next look (every 30 s)',
       );
       throw error;
     }
