@@ -5,7 +5,8 @@
 // start, so a step shorter than half its timeout sends no beat at all: every beat is a call
 // through the gateway and a write to the workflow's state on the Temporal server, and an
 // immediate one per step was about one per step a machine's cycle makes (bench/README.md).
-// Only a step of one attempt beats as it starts (core/step-started.ts): Temporal retries the others.
+// Only a step of one attempt with a heartbeat timeout beats as it starts (core/step-started.ts):
+// Temporal retries the others.
 // The beats are sent as they are made, every half timeout: the SDK's own throttle (one send
 // per 0.8 × the timeout) left a beat 0.2 × the timeout to arrive, and on a loaded control
 // plane two ramdisk steps in a fleet of 100 missed it (bench/README.md), so agents' workers
