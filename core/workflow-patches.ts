@@ -12,6 +12,7 @@ export const WORKFLOW_PATCHES = [
   'provision-local-quorum',
   'resend-lost-agent-task',
   'join-recheck',
+  'ask-agent-step-outcome',
 ] as const;
 
 export type WorkflowPatch = (typeof WORKFLOW_PATCHES)[number];

@@ -1,13 +1,15 @@
 // An agent's Temporal worker: activities only, on its own task queue, registering exactly
-// the step kinds its mode runs. Anything else sent to the queue hits the `default`
-// handler, which refuses it at once, without retries (UNSUPPORTED) — Temporal's own answer
-// for an unregistered activity would be retried until the step's deadline.
+// the step kinds its mode runs, and the question what became of one (step-outcomes.ts).
+// Anything else sent to the queue hits the `default` handler, which refuses it at once,
+// without retries (UNSUPPORTED) — Temporal's own answer for an unregistered activity would be
+// retried until the step's deadline.
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import type { AgentTemporal } from '../../core/schemas/join';
 import { closeGatewayConnection, connectThroughGateway, type AgentCredentials } from './gateway-connection';
 import { MIN_BEAT_MS } from './heartbeating';
+import { withStepOutcomes } from './step-outcomes';
 
 export type AgentActivity = (...args: never[]) => Promise<unknown>;
 
@@ -29,7 +31,15 @@ export interface RestrictedWorker {
 }
 
 export async function startRestrictedWorker(options: RestrictedWorkerOptions): Promise<RestrictedWorker> {
+  const kinds: Record<string, AgentActivity> = {};
+  for (const kind of options.kinds) {
+    const activity = options.activities[kind];
+    if (!activity) throw new Error(`${options.mode} agent: no activity for step kind ${kind}`);
+    kinds[kind] = activity;
+  }
   const activities: Record<string, AgentActivity> = {
+    // Each step's outcome is kept, so a workflow whose step's answer was lost can ask for it.
+    ...withStepOutcomes(kinds),
     default: async () => {
       throw ApplicationFailure.create({
         type: 'UNSUPPORTED',
@@ -38,11 +48,6 @@ export async function startRestrictedWorker(options: RestrictedWorkerOptions): P
       });
     },
   };
-  for (const kind of options.kinds) {
-    const activity = options.activities[kind];
-    if (!activity) throw new Error(`${options.mode} agent: no activity for step kind ${kind}`);
-    activities[kind] = activity;
-  }
   const connection = await connectThroughGateway(options.temporal, options.credentials);
   let worker: Worker;
   try {

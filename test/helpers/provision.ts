@@ -7,6 +7,7 @@ import { ramdiskQueue } from '../../core/agent-queues';
 import type { IronflowConfig } from '../../services/config';
 import type { Db } from '../../services/db';
 import type { StepInput } from '../../core/plan';
+import type { AgentActivity } from '../../agent/common/restricted-worker';
 import { sealedDataConverter } from '../../services/sealing';
 import { installWorkerRuntime } from '../../worker/runtime';
 
@@ -22,7 +23,7 @@ export interface EmulatedAgent {
  * the frontend directly, so it opens and seals payloads with the control plane's history
  * codec (`config`'s), as the agent gateway does for a real agent.
  */
-export async function startEmulatedAgent(config: IronflowConfig, taskQueue: string, activities: Record<string, MachineActivity>): Promise<EmulatedAgent> {
+export async function startEmulatedAgent(config: IronflowConfig, taskQueue: string, activities: Record<string, AgentActivity>): Promise<EmulatedAgent> {
   installWorkerRuntime();
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   const worker = await Worker.create({

@@ -3,6 +3,7 @@
 // agent, ramdisk) is emulated by activity-only workers on the agents' queues.
 import { execFile } from 'node:child_process';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
@@ -15,6 +16,8 @@ import type { ProvisionStatus, StepInput } from '../../core/plan';
 import { toolPath } from '../../stack/tools';
 import { encodeToPayloads } from '@temporalio/common/lib/internal-non-workflow';
 import { STEP_STARTED } from '../../core/step-started';
+import { STEP_OUTCOME_ACTIVITY } from '../../core/step-outcome';
+import { withStepOutcomes } from '../../agent/common/step-outcomes';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
 import {
   createNode,
@@ -81,6 +84,71 @@ async function storeAndRun(document: Record<string, unknown>, nodeId: string, la
 }
 
 const status = (workflowId: string) => t.cp.temporal.workflow.getHandle(workflowId).query<ProvisionStatus>('status');
+
+/** Runs a wait for the machine's ramdisk to join, then one kexec on it, and tells the run its ramdisk's queue is `queue`; answers the run's id. */
+async function runKexecOn(nodeId: string, queue: string, profile: { id: string; version: number; kexecTimeout: string }): Promise<string> {
+  const workflowId = await storeAndRun(
+    {
+      id: profile.id,
+      version: profile.version,
+      target: 'metal',
+      steps: [
+        { use: 'wait.agentJoined', with: { role: 'ramdisk' }, timeout: '30s' },
+        // One attempt (retry class once); its heartbeat timeout is the kind's 30 s, or the step's timeout when shorter.
+        { use: 'boot.kexec', on: 'ramdisk', timeout: profile.kexecTimeout },
+      ],
+    },
+    nodeId,
+  );
+  await until(
+    () => status(workflowId),
+    (st) => st.waitingFor?.startsWith('agentJoined') === true,
+    10_000,
+    'the join wait',
+  );
+  await t.cp.temporal.workflow.getHandle(workflowId).signal('agentJoined', { role: 'ramdisk', agentNodeId: nodeId, taskQueue: queue });
+  return workflowId;
+}
+
+/** Starts a run of one kexec (4 s) on the ramdisk queue `queue`, and takes its first task as a poll that then never answers would. */
+async function firstTaskLost(nodeId: string, queue: string, version: number) {
+  await createNode(t.cp.db, { nodeId, siteId: SITE });
+  const lostPoll = t.cp.temporal.connection.withDeadline(Date.now() + 60_000, () =>
+    t.cp.temporal.workflowService.pollActivityTaskQueue({
+      namespace: t.config.temporal.namespace,
+      taskQueue: { name: queue },
+      identity: 'a poll whose answer never arrived',
+    }),
+  );
+  const workflowId = await runKexecOn(nodeId, queue, { id: 'engine-lost-task', version, kexecTimeout: '4s' });
+  const task = await lostPoll;
+  expect(task.activityType?.name).toBe('boot.kexec');
+  return { workflowId, task, queue };
+}
+
+/** Records the beat an agent sends as a one-attempt step starts, for the task `taskToken`. */
+async function beatStarted(taskToken: Uint8Array | null | undefined): Promise<void> {
+  const details = await encodeToPayloads(t.cp.temporal.options.loadedDataConverter, STEP_STARTED);
+  await t.cp.temporal.workflowService.recordActivityTaskHeartbeat({ namespace: t.config.temporal.namespace, taskToken, details: { payloads: details } });
+}
+
+/** The message a failed run ended with. */
+async function failureOf(workflowId: string): Promise<string> {
+  const error = await t.cp.temporal.workflow
+    .getHandle(workflowId)
+    .result()
+    .then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+  return String((error as WorkflowFailedError | undefined)?.cause?.message);
+}
+
+/** How many times a run scheduled the activity `name`. */
+async function scheduledIn(workflowId: string, name: string): Promise<number | undefined> {
+  const history = await t.cp.temporal.workflow.getHandle(workflowId).fetchHistory();
+  return history.events?.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === name).length;
+}
 
 beforeAll(async () => {
   t = await startTestControlPlane();
@@ -389,43 +457,6 @@ describe('provision workflows', () => {
   });
 
   it('a one-attempt step whose task never reached its agent is sent again; one whose agent beat that it started is not', async () => {
-    const { namespace } = t.config.temporal;
-    const service = t.cp.temporal.workflowService;
-    /** Starts a run of one kexec on the ramdisk queue `queue`, and takes its first task as a poll that then never answers would. */
-    const firstTaskLost = async (nodeId: string, queue: string, version: number) => {
-      await createNode(t.cp.db, { nodeId, siteId: SITE });
-      const lostPoll = t.cp.temporal.connection.withDeadline(Date.now() + 60_000, () =>
-        service.pollActivityTaskQueue({ namespace, taskQueue: { name: queue }, identity: 'a poll whose answer never arrived' }),
-      );
-      const workflowId = await storeAndRun(
-        {
-          id: 'engine-lost-task',
-          version,
-          target: 'metal',
-          steps: [
-            { use: 'wait.agentJoined', with: { role: 'ramdisk' }, timeout: '30s' },
-            // One attempt (retry class once); a 4 s heartbeat timeout (the step's, less than the kind's 30 s default).
-            { use: 'boot.kexec', on: 'ramdisk', timeout: '4s' },
-          ],
-        },
-        nodeId,
-      );
-      await until(
-        () => status(workflowId),
-        (st) => st.waitingFor?.startsWith('agentJoined') === true,
-        10_000,
-        'the join wait',
-      );
-      await t.cp.temporal.workflow.getHandle(workflowId).signal('agentJoined', { role: 'ramdisk', agentNodeId: nodeId, taskQueue: queue });
-      const task = await lostPoll;
-      expect(task.activityType?.name).toBe('boot.kexec');
-      return { workflowId, task, queue };
-    };
-    const kexecsOf = async (workflowId: string) =>
-      (await t.cp.temporal.workflow.getHandle(workflowId).fetchHistory()).events?.filter(
-        (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'boot.kexec',
-      ).length;
-
     // Lost on its way: no beat recorded, so the kexec goes out again and the machine's ramdisk (polling by then) runs it.
     const lostId = newId('node');
     const lostQueue = ramdiskQueue(lostId, 'd'.repeat(16));
@@ -434,20 +465,52 @@ describe('provision workflows', () => {
     await t.cp.temporal.workflow.getHandle(lost.workflowId).result();
     const ran = ledger.entries().filter((e) => e.step === `${lostId}/steps[1]`);
     expect(ran.map((e) => `${e.event}@${e.queue}`)).toEqual([`start@${lostQueue}`, `done@${lostQueue}`]);
-    expect(await kexecsOf(lost.workflowId)).toBe(2);
+    expect(await scheduledIn(lost.workflowId, 'boot.kexec')).toBe(2);
 
-    // Started, then silent (its agent died): it may have kexecd the machine, so the step fails instead.
+    // Started, then silent (its agent died, and no agent polls its queue to be asked): it may have kexecd
+    // the machine, so the step fails instead, once the question's pick-up time is out too.
     const startedId = newId('node');
     const started = await firstTaskLost(startedId, ramdiskQueue(startedId, 'e'.repeat(16)), 2);
-    const details = await encodeToPayloads(t.cp.temporal.options.loadedDataConverter, STEP_STARTED);
-    await service.recordActivityTaskHeartbeat({ namespace, taskToken: started.task.taskToken, details: { payloads: details } });
-    const error = await t.cp.temporal.workflow
-      .getHandle(started.workflowId)
-      .result()
-      .catch((e: unknown) => e);
-    expect(String((error as WorkflowFailedError).cause?.message)).toContain(`waited 4s for boot.kexec on ${started.queue}`);
-    expect(await kexecsOf(started.workflowId)).toBe(1);
+    await beatStarted(started.task.taskToken);
+    const failure = await failureOf(started.workflowId);
+    expect(failure).toMatch(/^waited \d+s for boot\.kexec on /);
+    expect(failure).toContain(`boot.kexec on ${started.queue} to answer for node ${startedId}: the step’s timeout ran out (steps[1] boot.kexec, timeout 4s per attempt)`);
+    expect(await scheduledIn(started.workflowId, STEP_OUTCOME_ACTIVITY)).toBe(1);
+    expect(await scheduledIn(started.workflowId, 'boot.kexec')).toBe(1);
   });
+
+  it('asks the agent of a one-attempt step that timed out after it started: the answer it kept goes on; one that knows nothing fails it', async () => {
+    // Kept: the kexec beats that it started, then works on past its 30 s heartbeat timeout with no
+    // beat (as when its beats are lost on the way), so Temporal times the attempt out and its answer
+    // is never recorded; the agent, which keeps its steps' outcomes, is asked and answers it.
+    const keptId = newId('node');
+    const keptQueue = ramdiskQueue(keptId, 'a'.repeat(16));
+    await createNode(t.cp.db, { nodeId: keptId, siteId: SITE });
+    behaviour.set(`${keptId}/steps[1]`, async () => {
+      Context.current().heartbeat(STEP_STARTED);
+      await sleep(33_000);
+      return { kexec: true };
+    });
+    agents.push(await startEmulatedAgent(t.config, keptQueue, withStepOutcomes(machine)));
+    const keptRun = await runKexecOn(keptId, keptQueue, { id: 'engine-kept-answer', version: 1, kexecTimeout: '50s' });
+
+    // Meanwhile, one the agent now polling its queue knows nothing of (it was taken by a poll before
+    // that agent started, as by the same agent before a restart): the step fails as its timeout says.
+    const forgottenId = newId('node');
+    const forgotten = await firstTaskLost(forgottenId, ramdiskQueue(forgottenId, 'b'.repeat(16)), 3);
+    await beatStarted(forgotten.task.taskToken);
+    agents.push(await startEmulatedAgent(t.config, forgotten.queue, withStepOutcomes(machine)));
+    expect(await failureOf(forgotten.workflowId)).toContain(`waited 4s for boot.kexec on ${forgotten.queue}`);
+    expect(await scheduledIn(forgotten.workflowId, STEP_OUTCOME_ACTIVITY)).toBe(1);
+
+    const result = await t.cp.temporal.workflow.getHandle(keptRun).result();
+    expect(result.history.map((h: { key: string; outcome: string }) => `${h.key} ${h.outcome}`)).toEqual(['steps[0] succeeded', 'steps[1] succeeded']);
+    expect(Object.values(result.outputs)).toContainEqual({ kexec: true });
+    const ran = ledger.entries().filter((e) => e.step === `${keptId}/steps[1]`);
+    expect(ran.map((e) => e.event)).toEqual(['start', 'done']);
+    expect(await scheduledIn(keptRun, 'boot.kexec')).toBe(1);
+    expect(await scheduledIn(keptRun, STEP_OUTCOME_ACTIVITY)).toBeGreaterThanOrEqual(1);
+  }, 120_000);
 
   it('a ramdisk whose agentJoined never arrived is found by its session: the boot goes on within the recheck', async () => {
     const nodeId = newId('node');

@@ -78,8 +78,9 @@ function dispatch(ctx: RunContext, step: PlanStep, deadline: number): Promise<un
     );
   }
   const queue = machineQueue(step.route, ctx);
-  if (queue instanceof Promise) return queue.then((learned) => resendingLostTask(step, () => send(ctx, step, learned, deadline)));
-  return resendingLostTask(step, () => send(ctx, step, queue, deadline));
+  // A step on the machine's own agent (undefined: the control plane's queue) can ask that agent what became of it.
+  const onMachine = (machine: string | undefined) => resendingLostTask(step, () => send(ctx, step, machine, deadline), machine ? { queue: machine, deadline } : undefined);
+  return queue instanceof Promise ? queue.then(onMachine) : onMachine(queue);
 }
 
 /** A step's activity on `queue` (undefined: the control-plane queue), and a control step's relay. */

@@ -1,0 +1,52 @@
+// An agent's memory of its recent steps of one attempt, so the workflow that sent one can ask
+// what became of it when its answer never reached Temporal (core/step-outcome.ts). Kept in
+// memory only: an agent that restarted knows nothing of the steps before, which is the truth
+// (the workflow then fails the step, as it would have without asking).
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { RecentCache } from '../../core/recent-cache';
+import { beatsAsItStarts } from '../../core/step-started';
+import { STEP_OUTCOME_ACTIVITY, type StepOutcome, type StepOutcomeQuery } from '../../core/step-outcome';
+import type { AgentActivity } from './restricted-worker';
+
+/** Outcomes kept: a machine's agent runs its steps one after another, a site agent a few hundred at once. */
+export const STEP_OUTCOMES_KEPT = 1024;
+
+/** A step's key among the outcomes: the run that sent it and its activity id (undefined outside a workflow's activity). */
+const keyOf = ({ workflowExecution: run }: Context['info'], activityId: string): string | undefined =>
+  run ? `${run.workflowId}/${run.runId}/${activityId}` : undefined;
+
+function failureOf(error: unknown): StepOutcome {
+  if (error instanceof ApplicationFailure) return { state: 'failed', type: error.type ?? null, message: error.message };
+  return { state: 'failed', type: null, message: error instanceof Error ? error.message : String(error) };
+}
+
+/**
+ * `activities` with each one's outcome kept when it is a step of one attempt (the only kind a
+ * workflow asks about: Temporal retries the others), and the activity that answers the question.
+ */
+export function withStepOutcomes(activities: Record<string, AgentActivity>): Record<string, AgentActivity> {
+  const outcomes = new RecentCache<string, StepOutcome>(STEP_OUTCOMES_KEPT);
+  const recording =
+    (step: AgentActivity): AgentActivity =>
+    async (...args) => {
+      const { info } = Context.current();
+      const key = keyOf(info, info.activityId);
+      if (!key || !beatsAsItStarts(info)) return step(...args);
+      outcomes.set(key, { state: 'running' });
+      try {
+        const output = await step(...args);
+        outcomes.set(key, { state: 'succeeded', output });
+        return output;
+      } catch (error) {
+        outcomes.set(key, failureOf(error));
+        throw error;
+      }
+    };
+  const wrapped: Record<string, AgentActivity> = Object.fromEntries(Object.entries(activities).map(([kind, step]) => [kind, recording(step)]));
+  wrapped[STEP_OUTCOME_ACTIVITY] = async (query: StepOutcomeQuery): Promise<StepOutcome> => {
+    const key = keyOf(Context.current().info, query.activityId);
+    return (key && outcomes.get(key)) || { state: 'unknown' };
+  };
+  return wrapped;
+}

@@ -1,0 +1,66 @@
+// An agent keeps the outcome of each step of one attempt it runs (agent/common/step-outcomes.ts),
+// so the run that sent one can ask what became of it when its answer never reached Temporal:
+// the step's output, its failure, that it still runs, or nothing for a step it never ran, a
+// step with retries (Temporal's to retry) or another run's step. That a run asks and goes on with
+// the answer is test/integration/provision-engine.test.ts; that the question crosses the agent
+// gateway, test/integration/agent-step-outcomes.test.ts.
+import { ApplicationFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { describe, expect, it } from 'vitest';
+import { withStepOutcomes } from '../../agent/common/step-outcomes';
+import { STEP_OUTCOME_ACTIVITY, type StepOutcome, type StepOutcomeQuery } from '../../core/step-outcome';
+import type { AgentActivity } from '../../agent/common/restricted-worker';
+
+const RUN = { workflowId: 'provision-node_a-1', runId: 'run-1' };
+/** A step of one attempt with a heartbeat timeout, as the provision workflow sends a kexec. */
+const oneAttempt = (activityId: string, workflowExecution = RUN) =>
+  new MockActivityEnvironment({ activityId, workflowExecution, heartbeatTimeoutMs: 30_000, retryPolicy: { maximumAttempts: 1 } });
+
+function agentWith(steps: Record<string, AgentActivity>) {
+  const activities = withStepOutcomes(steps);
+  const ask = activities[STEP_OUTCOME_ACTIVITY] as (query: StepOutcomeQuery) => Promise<StepOutcome>;
+  return {
+    activities,
+    /** What the agent answers run `workflowExecution` about its activity `activityId`. */
+    askAbout: (activityId: string, workflowExecution = RUN) => oneAttempt('ask', workflowExecution).run(ask, { activityId }),
+  };
+}
+
+describe("an agent's step outcomes", () => {
+  it('answers a step of one attempt with its output, its failure, or that it still runs', async () => {
+    let finish: () => void = () => undefined;
+    const agent = agentWith({
+      'boot.kexec': async () => ({ kexec: true }),
+      'disk.wipe': async () => {
+        throw ApplicationFailure.nonRetryable('disk vda did not read back zeroes', 'UNVERIFIED_WIPE');
+      },
+      'deploy.image': () => new Promise((resolve) => (finish = () => resolve({ written: true }))),
+    });
+
+    expect(await oneAttempt('1').run(agent.activities['boot.kexec']!)).toEqual({ kexec: true });
+    expect(await agent.askAbout('1')).toEqual({ state: 'succeeded', output: { kexec: true } });
+
+    await expect(oneAttempt('2').run(agent.activities['disk.wipe']!)).rejects.toThrow('did not read back zeroes');
+    expect(await agent.askAbout('2')).toEqual({ state: 'failed', type: 'UNVERIFIED_WIPE', message: 'disk vda did not read back zeroes' });
+
+    const deploying = oneAttempt('3').run(agent.activities['deploy.image']!);
+    expect(await agent.askAbout('3')).toEqual({ state: 'running' });
+    finish();
+    await deploying;
+    expect(await agent.askAbout('3')).toEqual({ state: 'succeeded', output: { written: true } });
+  });
+
+  it('knows nothing of a step it never ran, a step with retries, or a step of another run', async () => {
+    const agent = agentWith({ 'inventory.refresh': async () => ({ cpus: 8 }) });
+    expect(await agent.askAbout('1')).toEqual({ state: 'unknown' });
+
+    const withRetries = new MockActivityEnvironment({ activityId: '1', workflowExecution: RUN, heartbeatTimeoutMs: 30_000, retryPolicy: { maximumAttempts: 3 } });
+    expect(await withRetries.run(agent.activities['inventory.refresh']!)).toEqual({ cpus: 8 });
+    expect(await agent.askAbout('1')).toEqual({ state: 'unknown' });
+
+    await oneAttempt('2').run(agent.activities['inventory.refresh']!);
+    expect(await agent.askAbout('2')).toEqual({ state: 'succeeded', output: { cpus: 8 } });
+    expect(await agent.askAbout('2', { workflowId: RUN.workflowId, runId: 'run-2' })).toEqual({ state: 'unknown' });
+    expect(await agent.askAbout('2', { workflowId: 'provision-node_b-1', runId: RUN.runId })).toEqual({ state: 'unknown' });
+  });
+});
