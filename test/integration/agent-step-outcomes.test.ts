@@ -19,7 +19,12 @@ let siteId: string;
 
 beforeAll(async () => {
   t = await startTestControlPlane();
-  const site = await t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'lab-outcomes', idempotencyKey: 'outcomes-site' });
+  const site = await t.root.call<{ id: string }>('POST', '/v1/sites', {
+    tenantId: 'root',
+    kind: 'shared',
+    region: 'lab-outcomes',
+    idempotencyKey: 'outcomes-site',
+  });
   siteId = site.id;
   ({ worker, taskQueue } = await startJoinedWorker(t, siteId, {
     name: 'ramdisk-outcomes',

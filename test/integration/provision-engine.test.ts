@@ -474,7 +474,9 @@ describe('provision workflows', () => {
     await beatStarted(started.task.taskToken);
     const failure = await failureOf(started.workflowId);
     expect(failure).toMatch(/^waited \d+s for boot\.kexec on /);
-    expect(failure).toContain(`boot.kexec on ${started.queue} to answer for node ${startedId}: the step’s timeout ran out (steps[1] boot.kexec, timeout 4s per attempt)`);
+    expect(failure).toContain(
+      `boot.kexec on ${started.queue} to answer for node ${startedId}: the step’s timeout ran out (steps[1] boot.kexec, timeout 4s per attempt)`,
+    );
     expect(await scheduledIn(started.workflowId, STEP_OUTCOME_ACTIVITY)).toBe(1);
     expect(await scheduledIn(started.workflowId, 'boot.kexec')).toBe(1);
   });

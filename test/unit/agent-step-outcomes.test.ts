@@ -54,7 +54,12 @@ describe("an agent's step outcomes", () => {
     const agent = agentWith({ 'inventory.refresh': async () => ({ cpus: 8 }) });
     expect(await agent.askAbout('1')).toEqual({ state: 'unknown' });
 
-    const withRetries = new MockActivityEnvironment({ activityId: '1', workflowExecution: RUN, heartbeatTimeoutMs: 30_000, retryPolicy: { maximumAttempts: 3 } });
+    const withRetries = new MockActivityEnvironment({
+      activityId: '1',
+      workflowExecution: RUN,
+      heartbeatTimeoutMs: 30_000,
+      retryPolicy: { maximumAttempts: 3 },
+    });
     expect(await withRetries.run(agent.activities['inventory.refresh']!)).toEqual({ cpus: 8 });
     expect(await agent.askAbout('1')).toEqual({ state: 'unknown' });
 
