@@ -3,7 +3,7 @@
 // memory only: an agent that restarted knows nothing of the steps before, which is the truth
 // (the workflow then fails the step, as it would have without asking).
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { RecentCache } from '../../core/recent-cache';
 import { beatsAsItStarts } from '../../core/step-started';
 import { STEP_OUTCOME_ACTIVITY, type StepOutcome, type StepOutcomeQuery } from '../../core/step-outcome';
@@ -18,6 +18,10 @@ const keyOf = ({ workflowExecution: run }: Context['info'], activityId: string):
 
 function failureOf(error: unknown): StepOutcome {
   if (error instanceof ApplicationFailure) return { state: 'failed', type: error.type ?? null, message: error.message };
+  // The SDK stops a step whose beat Temporal answers NOT_FOUND: its attempt had timed out (the
+  // only time a run asks), so the work was cut short.
+  if (error instanceof CancelledFailure)
+    return { state: 'failed', type: null, message: `the agent stopped the step when Temporal no longer held its attempt (${error.message})` };
   return { state: 'failed', type: null, message: error instanceof Error ? error.message : String(error) };
 }
 

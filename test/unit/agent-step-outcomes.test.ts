@@ -4,6 +4,7 @@
 // step with retries (Temporal's to retry) or another run's step. That a run asks and goes on with
 // the answer is test/integration/provision-engine.test.ts; that the question crosses the agent
 // gateway, test/integration/agent-step-outcomes.test.ts.
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
@@ -48,6 +49,20 @@ describe("an agent's step outcomes", () => {
     finish();
     await deploying;
     expect(await agent.askAbout('3')).toEqual({ state: 'succeeded', output: { written: true } });
+  });
+
+  it('answers a step the SDK stopped when Temporal no longer held its attempt as failed, saying so', async () => {
+    const agent = agentWith({ 'diag.dcgm': () => Context.current().cancelled.then(() => ({ passed: true })) });
+    const env = oneAttempt('1');
+    const running = env.run(agent.activities['diag.dcgm']!);
+    expect(await agent.askAbout('1')).toEqual({ state: 'running' });
+    env.cancel('NOT_FOUND');
+    await expect(running).rejects.toThrow();
+    expect(await agent.askAbout('1')).toEqual({
+      state: 'failed',
+      type: null,
+      message: 'the agent stopped the step when Temporal no longer held its attempt (NOT_FOUND)',
+    });
   });
 
   it('knows nothing of a step it never ran, a step with retries, or a step of another run', async () => {

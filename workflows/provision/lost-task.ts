@@ -7,8 +7,9 @@
 // One whose machine agent beat that it started and then timed out ran, and its answer may be
 // what was lost: the workflow asks the agent what became of it (core/step-outcome.ts) and goes
 // on with the answer it kept, waits while the agent says it is still at work (up to the step's
-// deadline), and fails the step as before when the agent is gone or knows nothing of it. Both are versioned with patches
-// (../patches.ts): a run that failed such a step before replays as it ran.
+// deadline), and fails the step as before when the agent is gone or knows nothing of it.
+// Both are versioned with patches (../patches.ts): a run that failed such a step before
+// replays as it ran.
 import { ActivityFailure, ApplicationFailure, proxyActivities, sleep, TimeoutFailure } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
 import type { PlanStep } from '../../core/plan';
@@ -18,7 +19,7 @@ import { takesPatch } from '../patches';
 /** How long the agent has to pick the question up: a live agent polls its queue all the time. */
 const ASK_PICKUP = '15 seconds';
 /** How often a step its agent says is still at work is asked about again. */
-export const STILL_RUNNING_RECHECK_MS = 5_000;
+const STILL_RUNNING_RECHECK_MS = 5_000;
 
 /** Whether the attempt timed out with no beat of its agent recorded: the agent never started it. */
 export function neverStarted(err: unknown): boolean {
