@@ -482,19 +482,20 @@ describe('provision workflows', () => {
   });
 
   it('asks the agent of a one-attempt step that timed out after it started: the answer it kept goes on; one that knows nothing fails it', async () => {
-    // Kept: the kexec beats that it started, then works on past its 30 s heartbeat timeout with no
-    // beat (as when its beats are lost on the way), so Temporal times the attempt out and its answer
-    // is never recorded; the agent, which keeps its steps' outcomes, is asked and answers it.
+    // Kept: the kexec beats that it started, then works on for 8 s past its 30 s heartbeat timeout
+    // with no beat (as when its beats are lost on the way), so Temporal times the attempt out and its
+    // answer is never recorded; the agent, which keeps its steps' outcomes, says it still runs, then
+    // answers it.
     const keptId = newId('node');
     const keptQueue = ramdiskQueue(keptId, 'a'.repeat(16));
     await createNode(t.cp.db, { nodeId: keptId, siteId: SITE });
     behaviour.set(`${keptId}/steps[1]`, async () => {
       Context.current().heartbeat(STEP_STARTED);
-      await sleep(33_000);
+      await sleep(38_000);
       return { kexec: true };
     });
     agents.push(await startEmulatedAgent(t.config, keptQueue, withStepOutcomes(machine)));
-    const keptRun = await runKexecOn(keptId, keptQueue, { id: 'engine-kept-answer', version: 1, kexecTimeout: '50s' });
+    const keptRun = await runKexecOn(keptId, keptQueue, { id: 'engine-kept-answer', version: 1, kexecTimeout: '60s' });
 
     // Meanwhile, one the agent now polling its queue knows nothing of (it was taken by a poll before
     // that agent started, as by the same agent before a restart): the step fails as its timeout says.
@@ -502,9 +503,18 @@ describe('provision workflows', () => {
     const forgotten = await firstTaskLost(forgottenId, ramdiskQueue(forgottenId, 'b'.repeat(16)), 3);
     await beatStarted(forgotten.task.taskToken);
     agents.push(await startEmulatedAgent(t.config, forgotten.queue, withStepOutcomes(machine)));
-    expect(await failureOf(forgotten.workflowId)).toContain(`waited 4s for boot.kexec on ${forgotten.queue}`);
+    expect(await failureOf(forgotten.workflowId)).toContain(
+      `boot.kexec on ${forgotten.queue} to answer for node ${forgottenId}: the step’s timeout ran out (steps[1] boot.kexec, timeout 4s per attempt)`,
+    );
     expect(await scheduledIn(forgotten.workflowId, STEP_OUTCOME_ACTIVITY)).toBe(1);
 
+    // While the agent says the kexec still runs, the run says what it waits for.
+    await until(
+      () => status(keptRun),
+      (st) => st.waitingFor?.startsWith(`${keptQueue} to say what became of steps[1] boot.kexec`) === true,
+      45_000,
+      'the question to the agent',
+    );
     const result = await t.cp.temporal.workflow.getHandle(keptRun).result();
     expect(result.history.map((h: { key: string; outcome: string }) => `${h.key} ${h.outcome}`)).toEqual(['steps[0] succeeded', 'steps[1] succeeded']);
     expect(Object.values(result.outputs)).toContainEqual({ kexec: true });

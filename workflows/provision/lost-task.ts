@@ -39,6 +39,8 @@ function startedThenTimedOut(err: unknown): err is ActivityFailure & { activityI
 export interface AskableAgent {
   queue: string;
   deadline: number;
+  /** Shows what the run waits for (RunStatus.waitFor). */
+  waitFor(what: string | null): void;
 }
 
 /**
@@ -65,17 +67,23 @@ async function askWhatBecameOf(step: PlanStep, agent: AskableAgent, timedOut: Ac
     startToCloseTimeout: '10 seconds',
     retry: { maximumAttempts: 3, initialInterval: '1 second' },
   })[STEP_OUTCOME_ACTIVITY] as (query: StepOutcomeQuery) => Promise<StepOutcome>;
-  for (;;) {
-    let outcome: StepOutcome;
-    try {
-      outcome = await ask({ activityId: timedOut.activityId });
-    } catch {
-      throw timedOut; // the agent is gone (or older than the question): the step fails as its timeout says
+  agent.waitFor(`${agent.queue} to say what became of ${step.key} ${step.use} (its attempt timed out after it started)`);
+  try {
+    for (;;) {
+      let outcome: StepOutcome;
+      try {
+        outcome = await ask({ activityId: timedOut.activityId });
+      } catch {
+        throw timedOut; // the agent is gone (or older than the question): the step fails as its timeout says
+      }
+      if (outcome.state === 'succeeded') return outcome.output;
+      if (outcome.state === 'failed') throw ApplicationFailure.nonRetryable(outcome.message, outcome.type ?? 'DRIVER_ERROR');
+      const left = agent.deadline - Date.now();
+      if (outcome.state === 'unknown' || left <= 0) throw timedOut;
+      await sleep(Math.min(STILL_RUNNING_RECHECK_MS, left));
     }
-    if (outcome.state === 'succeeded') return outcome.output;
-    if (outcome.state === 'failed') throw ApplicationFailure.nonRetryable(outcome.message, outcome.type ?? 'DRIVER_ERROR');
-    const left = agent.deadline - Date.now();
-    if (outcome.state === 'unknown' || left <= 0) throw timedOut;
-    await sleep(Math.min(STILL_RUNNING_RECHECK_MS, left));
+  } finally {
+    // Cleared before the failure is explained: it names what the step waited for (step-runner.ts).
+    agent.waitFor(null);
   }
 }

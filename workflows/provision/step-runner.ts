@@ -80,7 +80,7 @@ function dispatch(ctx: RunContext, step: PlanStep, deadline: number): Promise<un
   const queue = machineQueue(step.route, ctx);
   // A step on the machine's own agent (undefined: the control plane's queue) can ask that agent what became of it.
   const onMachine = (machine: string | undefined) =>
-    resendingLostTask(step, () => send(ctx, step, machine, deadline), machine ? { queue: machine, deadline } : undefined);
+    resendingLostTask(step, () => send(ctx, step, machine, deadline), machine ? { queue: machine, deadline, waitFor: ctx.run.waitFor } : undefined);
   return queue instanceof Promise ? queue.then(onMachine) : onMachine(queue);
 }
 
