@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startRestrictedWorker, type AgentActivity, type RestrictedWorker } from '../../agent/common/restricted-worker';
 import type { AgentTemporal } from '../../core/schemas/join';
-import type { TestControlPlane } from './control-plane';
+import { startTestControlPlane, type TestControlPlane } from './control-plane';
 import { newKeyAndCsr, workDir } from './openssl';
 
 export interface JoinedWorker {
@@ -32,4 +32,14 @@ export async function startJoinedWorker(
     credentials: { chain: joined.certificateChain, key: createPrivateKey(readFileSync(path.join(dir, `${options.name}.key`))) },
   });
   return { worker, taskQueue: joined.temporal.taskQueue };
+}
+
+/** A fresh test control plane with a new site of `region`, and a joined worker of `options` on it. */
+export async function startJoinedWorkerOnNewSite(
+  region: string,
+  options: Parameters<typeof startJoinedWorker>[2],
+): Promise<JoinedWorker & { t: TestControlPlane; siteId: string }> {
+  const t = await startTestControlPlane();
+  const site = await t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region, idempotencyKey: `${region}-site` });
+  return { t, siteId: site.id, ...(await startJoinedWorker(t, site.id, options)) };
 }

@@ -11,8 +11,8 @@ import { STEP_STARTED } from '../../core/step-started';
 import type { RestrictedWorker } from '../../agent/common/restricted-worker';
 import { lastHeartbeat } from '../../services/temporal/readers';
 import type { AgentCommandInput } from '../../workflows/agent-command';
-import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
-import { startJoinedWorker } from '../helpers/joined-worker';
+import type { TestControlPlane } from '../helpers/control-plane';
+import { startJoinedWorkerOnNewSite } from '../helpers/joined-worker';
 import { metricsValue } from '../helpers/metrics';
 
 const HEARTBEAT_TIMEOUT_MS = 4_000;
@@ -25,9 +25,6 @@ let taskQueue: string;
 let siteId: string;
 
 beforeAll(async () => {
-  t = await startTestControlPlane();
-  const site = await t.root.call<{ id: string }>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'lab-beats', idempotencyKey: 'beats-site' });
-  siteId = site.id;
   // A wipe-like step: it reports progress once, early, and runs for a while.
   const wipe = heartbeating(async () => {
     await sleep(500);
@@ -40,7 +37,7 @@ beforeAll(async () => {
     await sleep(1_500);
     return { kexec: true };
   });
-  ({ worker, taskQueue } = await startJoinedWorker(t, siteId, {
+  ({ t, siteId, worker, taskQueue } = await startJoinedWorkerOnNewSite('lab-beats', {
     name: 'ramdisk-beats',
     mode: 'ramdisk',
     activities: { 'disk.wipe': wipe, 'boot.kexec': kexec },

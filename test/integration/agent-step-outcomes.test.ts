@@ -8,8 +8,8 @@ import type { RestrictedWorker } from '../../agent/common/restricted-worker';
 import type { StepInput } from '../../core/plan';
 import { STEP_OUTCOME_ACTIVITY, type StepOutcomeQuery } from '../../core/step-outcome';
 import type { AgentCommandInput } from '../../workflows/agent-command';
-import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
-import { startJoinedWorker } from '../helpers/joined-worker';
+import type { TestControlPlane } from '../helpers/control-plane';
+import { startJoinedWorkerOnNewSite } from '../helpers/joined-worker';
 import { metricsValue } from '../helpers/metrics';
 
 let t: TestControlPlane;
@@ -18,15 +18,7 @@ let taskQueue: string;
 let siteId: string;
 
 beforeAll(async () => {
-  t = await startTestControlPlane();
-  const site = await t.root.call<{ id: string }>('POST', '/v1/sites', {
-    tenantId: 'root',
-    kind: 'shared',
-    region: 'lab-outcomes',
-    idempotencyKey: 'outcomes-site',
-  });
-  siteId = site.id;
-  ({ worker, taskQueue } = await startJoinedWorker(t, siteId, {
+  ({ t, siteId, worker, taskQueue } = await startJoinedWorkerOnNewSite('lab-outcomes', {
     name: 'ramdisk-outcomes',
     mode: 'ramdisk',
     activities: { 'boot.kexec': async () => ({ kexec: true }) },
