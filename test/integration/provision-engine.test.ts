@@ -481,21 +481,37 @@ describe('provision workflows', () => {
     expect(await scheduledIn(started.workflowId, 'boot.kexec')).toBe(1);
   });
 
-  it('asks the agent of a one-attempt step that timed out after it started: the answer it kept goes on; one that knows nothing fails it', async () => {
+  it('asks the agent of a one-attempt step that timed out after it started: the answer it kept goes on; one that knows nothing fails it; an abort still cancels it', async () => {
     // Kept: the kexec beats that it started, then works on for 8 s past its 30 s heartbeat timeout
     // with no beat (as when its beats are lost on the way), so Temporal times the attempt out and its
     // answer is never recorded; the agent, which keeps its steps' outcomes, says it still runs, then
     // answers it.
+    /** A run whose kexec beats that it started and then works on for 38 s, silent, on an agent that keeps outcomes. */
+    const silentKexec = async (nodeId: string, queue: string, version: number) => {
+      await createNode(t.cp.db, { nodeId, siteId: SITE });
+      behaviour.set(`${nodeId}/steps[1]`, async () => {
+        Context.current().heartbeat(STEP_STARTED);
+        await sleep(38_000);
+        return { kexec: true };
+      });
+      agents.push(await startEmulatedAgent(t.config, queue, withStepOutcomes(machine)));
+      return runKexecOn(nodeId, queue, { id: 'engine-kept-answer', version, kexecTimeout: '60s' });
+    };
+    /** Resolves while the run asks its agent what became of the kexec. */
+    const asking = (workflowId: string, queue: string) =>
+      until(
+        () => status(workflowId),
+        (st) => st.waitingFor?.startsWith(`${queue} to say what became of steps[1] boot.kexec`) === true,
+        45_000,
+        'the question to the agent',
+      );
     const keptId = newId('node');
     const keptQueue = ramdiskQueue(keptId, 'a'.repeat(16));
-    await createNode(t.cp.db, { nodeId: keptId, siteId: SITE });
-    behaviour.set(`${keptId}/steps[1]`, async () => {
-      Context.current().heartbeat(STEP_STARTED);
-      await sleep(38_000);
-      return { kexec: true };
-    });
-    agents.push(await startEmulatedAgent(t.config, keptQueue, withStepOutcomes(machine)));
-    const keptRun = await runKexecOn(keptId, keptQueue, { id: 'engine-kept-answer', version: 1, kexecTimeout: '60s' });
+    const keptRun = await silentKexec(keptId, keptQueue, 1);
+    // And one an operator aborts while it asks: the step is cancelled, not failed as timed out.
+    const abortedId = newId('node');
+    const abortedQueue = ramdiskQueue(abortedId, 'c'.repeat(16));
+    const abortedRun = await silentKexec(abortedId, abortedQueue, 2);
 
     // Meanwhile, one the agent now polling its queue knows nothing of (it was taken by a poll before
     // that agent started, as by the same agent before a restart): the step fails as its timeout says.
@@ -509,12 +525,12 @@ describe('provision workflows', () => {
     expect(await scheduledIn(forgotten.workflowId, STEP_OUTCOME_ACTIVITY)).toBe(1);
 
     // While the agent says the kexec still runs, the run says what it waits for.
-    await until(
-      () => status(keptRun),
-      (st) => st.waitingFor?.startsWith(`${keptQueue} to say what became of steps[1] boot.kexec`) === true,
-      45_000,
-      'the question to the agent',
-    );
+    await asking(keptRun, keptQueue);
+    await asking(abortedRun, abortedQueue);
+    await t.cp.temporal.workflow.getHandle(abortedRun).signal('abort', 'operator: wrong machine');
+    expect(await failureOf(abortedRun)).toBe('aborted: operator: wrong machine');
+    expect((await status(abortedRun)).history.map((h) => `${h.key} ${h.outcome}`)).toEqual(['steps[0] succeeded', 'steps[1] cancelled']);
+
     const result = await t.cp.temporal.workflow.getHandle(keptRun).result();
     expect(result.history.map((h: { key: string; outcome: string }) => `${h.key} ${h.outcome}`)).toEqual(['steps[0] succeeded', 'steps[1] succeeded']);
     expect(Object.values(result.outputs)).toContainEqual({ kexec: true });

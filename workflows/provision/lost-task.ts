@@ -10,7 +10,7 @@
 // deadline), and fails the step as before when the agent is gone or knows nothing of it.
 // Both are versioned with patches (../patches.ts): a run that failed such a step before
 // replays as it ran.
-import { ActivityFailure, ApplicationFailure, proxyActivities, sleep, TimeoutFailure } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, sleep, TimeoutFailure } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
 import type { PlanStep } from '../../core/plan';
 import { STEP_OUTCOME_ACTIVITY, type StepOutcome, type StepOutcomeQuery } from '../../core/step-outcome';
@@ -73,7 +73,8 @@ async function askWhatBecameOf(step: PlanStep, agent: AskableAgent, timedOut: Ac
       let outcome: StepOutcome;
       try {
         outcome = await ask({ activityId: timedOut.activityId });
-      } catch {
+      } catch (error) {
+        if (isCancellation(error)) throw error; // the run was cancelled (aborted) while it asked
         throw timedOut; // the agent is gone (or older than the question): the step fails as its timeout says
       }
       if (outcome.state === 'succeeded') return outcome.output;
