@@ -51,11 +51,11 @@ export interface AskableAgent {
 export function resendingLostTask(step: PlanStep, send: () => Promise<unknown>, agent?: AskableAgent): Promise<unknown> {
   // Only a step with a heartbeat timeout beats as it starts (a plan compiled before every agent step had one, say).
   if (step.retry.maximumAttempts !== 1 || !step.heartbeatMs || step.route === 'workflow') return send();
-  return send().catch((err: unknown) => {
-    if (neverStarted(err) && takesPatch('resend-lost-agent-task')) return send();
+  const askedAbout = (err: unknown): Promise<unknown> => {
     if (agent && startedThenTimedOut(err) && takesPatch('ask-agent-step-outcome')) return askWhatBecameOf(step, agent, err);
     throw err;
-  });
+  };
+  return send().catch((err: unknown) => (neverStarted(err) && takesPatch('resend-lost-agent-task') ? send().catch(askedAbout) : askedAbout(err)));
 }
 
 /** The step's output as its agent kept it, its failure, or `timedOut` itself when the agent cannot say (or is still at work past the step's deadline). */
