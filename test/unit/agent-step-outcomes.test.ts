@@ -9,7 +9,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
 import { withStepOutcomes } from '../../agent/common/step-outcomes';
-import { STEP_OUTCOME_ACTIVITY, type StepOutcome, type StepOutcomeQuery } from '../../core/step-outcome';
+import { OUTCOME_MESSAGE_MAX, parseStepOutcome, STEP_OUTCOME_ACTIVITY, type StepOutcome, type StepOutcomeQuery } from '../../core/step-outcome';
 import type { AgentActivity } from '../../agent/common/restricted-worker';
 
 const RUN = { workflowId: 'provision-node_a-1', runId: 'run-1' };
@@ -82,5 +82,22 @@ describe("an agent's step outcomes", () => {
     expect(await agent.askAbout('2')).toEqual({ state: 'succeeded', output: { cpus: 8 } });
     expect(await agent.askAbout('2', { workflowId: RUN.workflowId, runId: 'run-2' })).toEqual({ state: 'unknown' });
     expect(await agent.askAbout('2', { workflowId: 'provision-node_b-1', runId: RUN.runId })).toEqual({ state: 'unknown' });
+  });
+});
+
+describe('an answer the workflow reads (parseStepOutcome)', () => {
+  it('takes each outcome, cuts a long message, and names what is wrong with anything else', () => {
+    expect(parseStepOutcome({ state: 'succeeded', output: { kexec: true } })).toEqual({ state: 'succeeded', output: { kexec: true } });
+    expect(parseStepOutcome({ state: 'running', extra: 1 })).toEqual({ state: 'running' });
+    expect(parseStepOutcome({ state: 'failed', type: null, message: 'm' })).toEqual({ state: 'failed', type: null, message: 'm' });
+    const long = parseStepOutcome({ state: 'failed', type: 'DRIVER_ERROR', message: 'x'.repeat(OUTCOME_MESSAGE_MAX + 10) });
+    expect('message' in long && long.message.length).toBe(OUTCOME_MESSAGE_MAX + 1);
+    expect(parseStepOutcome(null)).toEqual({ problem: 'the answer is not an object' });
+    expect(parseStepOutcome('succeeded')).toEqual({ problem: 'the answer is not an object' });
+    expect(parseStepOutcome({ state: 'done' })).toEqual({ problem: 'state is not one of succeeded, failed, running, unknown' });
+    expect(parseStepOutcome({ state: 'failed', type: 'T'.repeat(65), message: 'm' })).toEqual({
+      problem: 'type is neither null nor a string of 1 to 64 characters',
+    });
+    expect(parseStepOutcome({ state: 'failed', type: null, message: 42 })).toEqual({ problem: 'message is not a string' });
   });
 });

@@ -13,7 +13,7 @@
 import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, sleep, TimeoutFailure } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
 import type { PlanStep } from '../../core/plan';
-import { STEP_OUTCOME_ACTIVITY, type StepOutcome, type StepOutcomeQuery } from '../../core/step-outcome';
+import { parseStepOutcome, STEP_OUTCOME_ACTIVITY, type StepOutcomeQuery } from '../../core/step-outcome';
 import { takesPatch } from '../patches';
 
 /** How long the agent has to pick the question up: a live agent polls its queue all the time. */
@@ -21,18 +21,23 @@ const ASK_PICKUP = '15 seconds';
 /** How often a step its agent says is still at work is asked about again. */
 const STILL_RUNNING_RECHECK_MS = 5_000;
 
+/** The attempt's timeout when it timed out waiting on its worker (a heartbeat or its start-to-close), else undefined. */
+function attemptTimeout(err: unknown): TimeoutFailure | undefined {
+  if (!(err instanceof ActivityFailure) || !(err.cause instanceof TimeoutFailure)) return undefined;
+  const { timeoutType } = err.cause;
+  return timeoutType === TimeoutType.HEARTBEAT || timeoutType === TimeoutType.START_TO_CLOSE ? err.cause : undefined;
+}
+
 /** Whether the attempt timed out with no beat of its agent recorded: the agent never started it. */
-export function neverStarted(err: unknown): boolean {
-  if (!(err instanceof ActivityFailure) || !(err.cause instanceof TimeoutFailure)) return false;
-  const { timeoutType, lastHeartbeatDetails } = err.cause;
-  return (timeoutType === TimeoutType.HEARTBEAT || timeoutType === TimeoutType.START_TO_CLOSE) && lastHeartbeatDetails == null;
+function neverStarted(err: unknown): boolean {
+  const timeout = attemptTimeout(err);
+  return timeout !== undefined && timeout.lastHeartbeatDetails == null;
 }
 
 /** Whether the attempt timed out after its agent beat that it started: the step ran, and its answer may be what was lost. */
 function startedThenTimedOut(err: unknown): err is ActivityFailure & { activityId: string } {
-  if (!(err instanceof ActivityFailure) || !(err.cause instanceof TimeoutFailure) || !err.activityId) return false;
-  const { timeoutType, lastHeartbeatDetails } = err.cause;
-  return (timeoutType === TimeoutType.HEARTBEAT || timeoutType === TimeoutType.START_TO_CLOSE) && lastHeartbeatDetails != null;
+  const timeout = attemptTimeout(err);
+  return timeout !== undefined && timeout.lastHeartbeatDetails != null && Boolean((err as ActivityFailure).activityId);
 }
 
 /** Where a machine step ran and until when it may take: its agent can be asked what became of it. */
@@ -60,23 +65,29 @@ export function resendingLostTask(step: PlanStep, send: () => Promise<unknown>, 
 
 /** The step's output as its agent kept it, its failure, or `timedOut` itself when the agent cannot say (or is still at work past the step's deadline). */
 async function askWhatBecameOf(step: PlanStep, agent: AskableAgent, timedOut: ActivityFailure & { activityId: string }): Promise<unknown> {
-  const ask = proxyActivities<Record<string, (query: StepOutcomeQuery) => Promise<StepOutcome>>>({
+  const ask = proxyActivities<Record<string, (query: StepOutcomeQuery) => Promise<unknown>>>({
     taskQueue: agent.queue,
     summary: `asks ${agent.queue} what became of ${step.key} ${step.use}, which timed out after it started`,
     scheduleToStartTimeout: ASK_PICKUP,
     startToCloseTimeout: '10 seconds',
     retry: { maximumAttempts: 3, initialInterval: '1 second' },
-  })[STEP_OUTCOME_ACTIVITY] as (query: StepOutcomeQuery) => Promise<StepOutcome>;
+  })[STEP_OUTCOME_ACTIVITY] as (query: StepOutcomeQuery) => Promise<unknown>;
   agent.waitFor(`${agent.queue} to say what became of ${step.key} ${step.use} (its attempt timed out after it started)`);
   try {
     for (;;) {
-      let outcome: StepOutcome;
+      let answer: unknown;
       try {
-        outcome = await ask({ activityId: timedOut.activityId });
+        answer = await ask({ activityId: timedOut.activityId });
       } catch (error) {
         if (isCancellation(error)) throw error; // the run was cancelled (aborted) while it asked
         throw timedOut; // the agent is gone (or older than the question): the step fails as its timeout says
       }
+      const outcome = parseStepOutcome(answer);
+      if ('problem' in outcome)
+        throw ApplicationFailure.nonRetryable(
+          `${agent.queue} answered what became of ${step.key} ${step.use} with no outcome (${outcome.problem}); the step's attempt had timed out after it started`,
+          'DRIVER_ERROR',
+        );
       if (outcome.state === 'succeeded') return outcome.output;
       if (outcome.state === 'failed') throw ApplicationFailure.nonRetryable(outcome.message, outcome.type ?? 'DRIVER_ERROR');
       const left = agent.deadline - Date.now();
