@@ -8,7 +8,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
-import { withStepOutcomes } from '../../agent/common/step-outcomes';
+import { outcomeBytes, withStepOutcomes } from '../../agent/common/step-outcomes';
 import { OUTCOME_MESSAGE_MAX, parseStepOutcome, STEP_OUTCOME_ACTIVITY, type StepOutcome, type StepOutcomeQuery } from '../../core/step-outcome';
 import type { AgentActivity } from '../../agent/common/restricted-worker';
 
@@ -17,8 +17,8 @@ const RUN = { workflowId: 'provision-node_a-1', runId: 'run-1' };
 const oneAttempt = (activityId: string, workflowExecution = RUN) =>
   new MockActivityEnvironment({ activityId, workflowExecution, heartbeatTimeoutMs: 30_000, retryPolicy: { maximumAttempts: 1 } });
 
-function agentWith(steps: Record<string, AgentActivity>) {
-  const activities = withStepOutcomes(steps);
+function agentWith(steps: Record<string, AgentActivity>, bytesKept?: number) {
+  const activities = withStepOutcomes(steps, bytesKept);
   const ask = activities[STEP_OUTCOME_ACTIVITY] as (query: StepOutcomeQuery) => Promise<StepOutcome>;
   return {
     activities,
@@ -82,6 +82,38 @@ describe("an agent's step outcomes", () => {
     expect(await agent.askAbout('2')).toEqual({ state: 'succeeded', output: { cpus: 8 } });
     expect(await agent.askAbout('2', { workflowId: RUN.workflowId, runId: 'run-2' })).toEqual({ state: 'unknown' });
     expect(await agent.askAbout('2', { workflowId: 'provision-node_b-1', runId: RUN.runId })).toEqual({ state: 'unknown' });
+  });
+
+  it('keeps outputs up to its bytes, forgetting the oldest first, and never one larger than them all', async () => {
+    const report = (size: number) => ({ report: 'r'.repeat(size) });
+    const kept = outcomeBytes({ state: 'succeeded', output: report(1000) });
+    // Room for two reports of 1,000 characters, not three.
+    let size = 1000;
+    const agent = agentWith({ 'diag.dcgm': async () => report(size) }, 2 * kept + 100);
+    const run = (activityId: string, reportSize: number) => {
+      size = reportSize;
+      return oneAttempt(activityId).run(agent.activities['diag.dcgm']!);
+    };
+
+    await run('1', 1000);
+    await run('2', 1000);
+    expect(await agent.askAbout('1')).toEqual({ state: 'succeeded', output: report(1000) });
+    await run('3', 1000);
+    // '1' was asked about last of the two before, so '2' is the one forgotten.
+    expect(await agent.askAbout('2')).toEqual({ state: 'unknown' });
+    expect(await agent.askAbout('1')).toEqual({ state: 'succeeded', output: report(1000) });
+    expect(await agent.askAbout('3')).toEqual({ state: 'succeeded', output: report(1000) });
+
+    // An output larger than the whole budget: the step still answers Temporal, and the agent
+    // says it knows nothing of it (not that it still runs), keeping what it had.
+    expect(await run('4', 3 * kept)).toEqual(report(3 * kept));
+    expect(await agent.askAbout('4')).toEqual({ state: 'unknown' });
+    expect(await agent.askAbout('3')).toEqual({ state: 'succeeded', output: report(1000) });
+
+    // An output JSON cannot carry is never kept either, and the step's own answer is untouched.
+    const odd = agentWith({ 'boot.kexec': async () => ({ size: 1n }) });
+    expect(await oneAttempt('5').run(odd.activities['boot.kexec']!)).toEqual({ size: 1n });
+    expect(await odd.askAbout('5')).toEqual({ state: 'unknown' });
   });
 });
 

@@ -48,8 +48,31 @@ describe('a RecentCache', () => {
     expect(cache.size).toBe(1);
   });
 
+  it('keeps the values within a weight budget, forgetting the least recently used first', () => {
+    const cache = new RecentCache<string, string>(10, { max: 10, weigh: (value) => value.length });
+    expect(cache.set('a', 'aaaa')).toBe(true);
+    expect(cache.set('b', 'bbbb')).toBe(true);
+    expect(cache.get('a')).toBe('aaaa');
+    expect(cache.set('c', 'cccc')).toBe(true); // 12 > 10: b, the least recently used, goes
+    expect([...cache].map(([key]) => key)).toEqual(['a', 'c']);
+    expect(cache.totalWeight).toBe(8);
+
+    // Set again, a key's old weight is taken off before its new one counts.
+    cache.set('a', 'aa');
+    expect(cache.totalWeight).toBe(6);
+
+    // A value heavier than the budget is not kept, and neither is the key's value before it.
+    expect(cache.set('c', 'x'.repeat(11))).toBe(false);
+    expect(cache.has('c')).toBe(false);
+    expect([...cache].map(([key]) => key)).toEqual(['a']);
+    expect(cache.totalWeight).toBe(2);
+    cache.delete('a');
+    expect(cache.totalWeight).toBe(0);
+  });
+
   it('refuses a size below one', () => {
     expect(() => new RecentCache(0)).toThrow(RangeError);
     expect(() => new RecentCache(1.5)).toThrow(/at least 1 entry/);
+    expect(() => new RecentCache(1, { max: 0, weigh: () => 1 })).toThrow(/above 0/);
   });
 });
