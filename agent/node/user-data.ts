@@ -6,15 +6,19 @@ import { parse } from 'yaml';
 import { IronflowError } from '../../core/errors';
 import { JOIN_TOKEN_FILE } from '../../core/userdata/agent-argv';
 
+/** `value` when it is a list (its items possibly null), else none: any document may come here, and an empty one parses to null. */
+const listOf = <T>(value: unknown): Array<T | null | undefined> => (Array.isArray(value) ? (value as Array<T | null | undefined>) : []);
+
 export function joinTokenFromUserData(kind: string, document: string): string {
   if (kind === 'cloud-init') {
-    const doc = parse(document) as { write_files?: Array<{ path?: string; content?: string }> };
-    const file = doc.write_files?.find((f) => f.path === JOIN_TOKEN_FILE);
+    const file = listOf<{ path?: unknown; content?: unknown }>((parse(document) as { write_files?: unknown } | null)?.write_files).find(
+      (f) => f?.path === JOIN_TOKEN_FILE,
+    );
     if (typeof file?.content === 'string') return file.content.trim();
   } else if (kind === 'ignition') {
-    const doc = JSON.parse(document) as { storage?: { files?: Array<{ path?: string; contents?: { source?: string } }> } };
-    const source = doc.storage?.files?.find((f) => f.path === JOIN_TOKEN_FILE)?.contents?.source;
-    if (source?.startsWith('data:,')) return decodeURIComponent(source.slice('data:,'.length)).trim();
+    const files = (JSON.parse(document) as { storage?: { files?: unknown } } | null)?.storage?.files;
+    const source = listOf<{ path?: unknown; contents?: { source?: unknown } }>(files).find((f) => f?.path === JOIN_TOKEN_FILE)?.contents?.source;
+    if (typeof source === 'string' && source.startsWith('data:,')) return decodeURIComponent(source.slice('data:,'.length)).trim();
   }
   throw new IronflowError('INVALID_INPUT', `the ${kind} user data writes no ${JOIN_TOKEN_FILE}`, {});
 }
@@ -28,11 +32,12 @@ export function writeJoinTokenFile(kind: string, document: string, file: string)
 export function joinArgsFromUserData(kind: string, document: string): { server: string; nodeId: string; servingCaPin?: string } {
   let argv: string[] | undefined;
   if (kind === 'cloud-init') {
-    const doc = parse(document) as { runcmd?: unknown[] };
-    argv = doc.runcmd?.find((c): c is string[] => Array.isArray(c) && c.includes('join') && c.includes('--server'));
+    const runcmd = listOf<unknown>((parse(document) as { runcmd?: unknown } | null)?.runcmd);
+    argv = runcmd.find((c): c is string[] => Array.isArray(c) && c.includes('join') && c.includes('--server'));
   } else if (kind === 'ignition') {
-    const doc = JSON.parse(document) as { systemd?: { units?: Array<{ contents?: string }> } };
-    const line = doc.systemd?.units?.flatMap((u) => (u.contents ?? '').split('\n')).find((l) => l.startsWith('ExecStart=') && l.includes(' join '));
+    const line = listOf<{ contents?: unknown }>((JSON.parse(document) as { systemd?: { units?: unknown } } | null)?.systemd?.units)
+      .flatMap((u) => (typeof u?.contents === 'string' ? u.contents.split('\n') : []))
+      .find((l) => l.startsWith('ExecStart=') && l.includes(' join '));
     argv = line?.slice('ExecStart='.length).split(' ');
   }
   const value = (flag: string) => (argv && argv.indexOf(flag) >= 0 ? argv[argv.indexOf(flag) + 1] : undefined);
