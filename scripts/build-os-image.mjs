@@ -1,10 +1,14 @@
-// `npm run build:os-image`: a small bootable raw disk image for deploy tests and the demo — an
-// "installed OS" whose only job is to join back as its node. BIOS boot: an MBR from syslinux
-// and one FAT partition (label IFOS) holding syslinux, Debian's kernel and an initramfs
-// (scripts/lib/boot-image.mjs) whose init brings up the network, mounts the config drive the
-// ramdisk wrote (cidata or config-2) and the IFOS partition (the agent's data dir, so a
-// reboot keeps the identity), and runs the node agent (agent/node/os-image-entry.ts).
-// Output: .ironflow/os-image/{os.img,manifest.json}. Built without root (mtools, syslinux).
+// `npm run build:os-image`: small bootable raw disk images for deploy tests and the demo — an
+// "installed OS" whose only job is to join back as its node. One FAT partition (label IFOS)
+// holds Debian's kernel and an initramfs (scripts/lib/boot-image.mjs) whose init brings up the
+// network, mounts the config drive the ramdisk wrote (cidata or config-2) and the IFOS
+// partition (the agent's data dir, so a reboot keeps the identity), and runs the node agent
+// (agent/node/os-image-entry.ts). Two images of it:
+// - os.img, BIOS: an MBR with syslinux's boot code, the partition active, syslinux in it;
+// - os-uefi.img, UEFI: a GPT whose partition is the EFI system partition, with systemd-boot at
+//   the removable-media path (EFI/BOOT/BOOTX64.EFI) and one loader entry, as cloud images are.
+// Output: .ironflow/os-image/{os.img,os-uefi.img,manifest.json}. Built without root (mtools,
+// syslinux, sfdisk).
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
@@ -29,8 +33,11 @@ const outDir = path.resolve(process.env.IRONFLOW_DATA_DIR ?? path.join(repoRoot,
 const MIB = 1024 * 1024;
 const PARTITION_START_MIB = 1;
 const PARTITION_MIB = 72;
-const IMAGE_MIB = PARTITION_START_MIB + PARTITION_MIB;
+/** A GPT keeps a backup of its table in the disk's last 33 sectors: the UEFI image ends 1 MiB after its partition. */
+const GPT_TAIL_MIB = 1;
 const MBR_CODE = '/usr/lib/syslinux/mbr/mbr.bin';
+const SYSTEMD_BOOT = '/usr/lib/systemd/boot/efi/systemd-bootx64.efi';
+const KERNEL_OPTIONS = 'console=tty0 console=ttyS0 quiet';
 
 const MODULES = [
   'virtio_pci',
@@ -81,11 +88,54 @@ TIMEOUT 0
 LABEL ironflow
   KERNEL /vmlinuz
   INITRD /initrd.img
-  APPEND console=tty0 console=ttyS0 quiet
+  APPEND ${KERNEL_OPTIONS}
+`;
+
+const LOADER_CONF = `default ironflow.conf
+timeout 0
+`;
+
+const LOADER_ENTRY = `title Ironflow OS
+linux /vmlinuz
+initrd /initrd.img
+options ${KERNEL_OPTIONS}
 `;
 
 function mtools(args, env) {
   execFileSync(args[0], args.slice(1), { env: { ...process.env, MTOOLS_SKIP_CHECK: '1', ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+/** A FAT partition image (label IFOS) at `file` holding each [source, path in the partition], filled through mtools. */
+function fatPartition(file, files) {
+  execFileSync('mkfs.vfat', ['-n', 'IFOS', '-C', file, String(PARTITION_MIB * 1024)], { stdio: 'ignore' });
+  const dirs = new Set(
+    files.flatMap(([, to]) =>
+      to
+        .split('/')
+        .slice(0, -1)
+        .map((_, i, parts) => parts.slice(0, i + 1).join('/')),
+    ),
+  );
+  for (const dir of [...dirs].sort()) mtools(['mmd', '-i', file, `::/${dir}`]);
+  for (const [from, to] of files) mtools(['mcopy', '-i', file, from, `::/${to}`]);
+  return file;
+}
+
+/** The disk image at `image`: a `label` partition table whose one partition (at 1 MiB) is `partition`, with MBR boot code when given. */
+function writeDisk(image, partition, { label, imageMib, partition: fields, bootCode }) {
+  const temp = `${image}.tmp`;
+  writeFileSync(temp, Buffer.alloc(0));
+  execFileSync('truncate', ['-s', `${imageMib}M`, temp]);
+  execFileSync('sfdisk', ['--quiet', '--label', label, temp], {
+    input: `start=${PARTITION_START_MIB * 2048}, size=${PARTITION_MIB * 2048}, ${fields}\n`,
+  });
+  if (bootCode) {
+    const mbr = openSync(temp, 'r+');
+    writeSync(mbr, bootCode, 0, bootCode.length, 0);
+    closeSync(mbr);
+  }
+  writeAt(temp, partition, PARTITION_START_MIB * MIB);
+  execFileSync('mv', [temp, image]);
 }
 
 /** Copies `file` into the image at `offset` bytes. */
@@ -117,56 +167,74 @@ async function main() {
     ['sfdisk', 'fdisk'],
   ]);
   if (!existsSync(MBR_CODE)) reporter('build-os-image').fail(`${MBR_CODE} is missing`, 'apt-get install -y syslinux-common');
+  if (!existsSync(SYSTEMD_BOOT)) reporter('build-os-image').fail(`${SYSTEMD_BOOT} is missing`, 'apt-get install -y systemd-boot-efi');
   const kernel = newestKernel();
   const modules = moduleLoadOrder(kernel.version, MODULES);
   const stage = mkdtempSync(path.join(os.tmpdir(), 'ironflow-os-'));
   try {
     await bundleAgent('agent/node/os-image-entry.ts', path.join(stage, 'root/opt/ironflow'));
     const inputs = createHash('sha256');
-    for (const file of [kernel.file, '/bin/busybox', process.execPath, path.join(stage, 'root/opt/ironflow/agent.cjs')]) inputs.update(sha256File(file));
-    inputs.update(INIT).update(SYSLINUX_CFG).update(UDHCPC_SCRIPT).update(modules.join('\n'));
+    for (const file of [kernel.file, '/bin/busybox', process.execPath, SYSTEMD_BOOT, path.join(stage, 'root/opt/ironflow/agent.cjs')])
+      inputs.update(sha256File(file));
+    inputs.update(INIT).update(SYSLINUX_CFG).update(LOADER_CONF).update(LOADER_ENTRY).update(UDHCPC_SCRIPT).update(modules.join('\n'));
     const inputsDigest = inputs.digest('hex');
     const manifestFile = path.join(outDir, 'manifest.json');
-    const image = path.join(outDir, 'os.img');
-    if (existsSync(manifestFile) && JSON.parse(readFileSync(manifestFile, 'utf8')).inputsDigest === inputsDigest && existsSync(image)) {
+    const images = ['os.img', 'os-uefi.img'];
+    if (
+      existsSync(manifestFile) &&
+      JSON.parse(readFileSync(manifestFile, 'utf8')).inputsDigest === inputsDigest &&
+      images.every((name) => existsSync(path.join(outDir, name)))
+    ) {
       say(`up to date: ${outDir}`);
       return;
     }
     stageInitramfs(path.join(stage, 'root'), { kernel, modules, init: INIT, files: { 'etc/udhcpc.script': UDHCPC_SCRIPT } });
     packInitramfs(path.join(stage, 'root'), path.join(stage, 'initrd.img'));
     writeFileSync(path.join(stage, 'syslinux.cfg'), SYSLINUX_CFG);
-
-    // The FAT partition, filled and made bootable through mtools (no mount, no root).
-    const partition = path.join(stage, 'partition.img');
-    execFileSync('mkfs.vfat', ['-n', 'IFOS', '-C', partition, String(PARTITION_MIB * 1024)], { stdio: 'ignore' });
-    mtools(['mcopy', '-i', partition, kernel.file, '::/vmlinuz']);
-    mtools(['mcopy', '-i', partition, path.join(stage, 'initrd.img'), '::/initrd.img']);
-    mtools(['mcopy', '-i', partition, path.join(stage, 'syslinux.cfg'), '::/syslinux.cfg']);
-    execFileSync('syslinux', ['--install', partition], { stdio: 'inherit' });
-
-    // The disk: syslinux's MBR code, one active FAT partition at 1 MiB.
+    writeFileSync(path.join(stage, 'loader.conf'), LOADER_CONF);
+    writeFileSync(path.join(stage, 'ironflow.conf'), LOADER_ENTRY);
+    const bootFiles = [
+      [kernel.file, 'vmlinuz'],
+      [path.join(stage, 'initrd.img'), 'initrd.img'],
+    ];
     mkdirSync(outDir, { recursive: true });
-    const temp = `${image}.tmp`;
-    writeFileSync(temp, Buffer.alloc(0));
-    execFileSync('truncate', ['-s', `${IMAGE_MIB}M`, temp]);
-    execFileSync('sfdisk', ['--quiet', '--label', 'dos', temp], {
-      input: `start=${PARTITION_START_MIB * 2048}, size=${PARTITION_MIB * 2048}, type=c, bootable\n`,
+
+    // BIOS: syslinux in the partition (through mtools: no mount, no root), its MBR code, the partition active.
+    const biosPartition = fatPartition(path.join(stage, 'bios.part'), [...bootFiles, [path.join(stage, 'syslinux.cfg'), 'syslinux.cfg']]);
+    execFileSync('syslinux', ['--install', biosPartition], { stdio: 'inherit' });
+    writeDisk(path.join(outDir, 'os.img'), biosPartition, {
+      label: 'dos',
+      imageMib: PARTITION_START_MIB + PARTITION_MIB,
+      partition: 'type=c, bootable',
+      bootCode: readFileSync(MBR_CODE).subarray(0, 440),
     });
-    const mbr = openSync(temp, 'r+');
-    writeSync(mbr, readFileSync(MBR_CODE).subarray(0, 440), 0, 440, 0);
-    closeSync(mbr);
-    writeAt(temp, partition, PARTITION_START_MIB * MIB);
-    execFileSync('mv', [temp, image]);
+
+    // UEFI: the partition is the EFI system partition, systemd-boot where firmware looks on removable media.
+    const espPartition = fatPartition(path.join(stage, 'esp.part'), [
+      ...bootFiles,
+      [SYSTEMD_BOOT, 'EFI/BOOT/BOOTX64.EFI'],
+      [path.join(stage, 'loader.conf'), 'loader/loader.conf'],
+      [path.join(stage, 'ironflow.conf'), 'loader/entries/ironflow.conf'],
+    ]);
+    writeDisk(path.join(outDir, 'os-uefi.img'), espPartition, {
+      label: 'gpt',
+      imageMib: PARTITION_START_MIB + PARTITION_MIB + GPT_TAIL_MIB,
+      partition: 'type=U, name=IFOS',
+    });
+
     const manifest = {
       inputsDigest,
       builtAt: new Date().toISOString(),
       versions: { kernel: kernel.version, node: process.version },
       format: 'raw',
       compression: 'none',
-      files: { 'os.img': { sha256: sha256File(image), sizeBytes: statSync(image).size } },
+      files: Object.fromEntries(
+        images.map((name) => [name, { sha256: sha256File(path.join(outDir, name)), sizeBytes: statSync(path.join(outDir, name)).size }]),
+      ),
     };
     writeFileSync(manifestFile, `${JSON.stringify(manifest, null, 2)}\n`);
-    say(`wrote ${image}: ${(manifest.files['os.img'].sizeBytes / MIB).toFixed(0)} MiB, sha256 ${manifest.files['os.img'].sha256}`);
+    for (const name of images)
+      say(`wrote ${path.join(outDir, name)}: ${(manifest.files[name].sizeBytes / MIB).toFixed(0)} MiB, sha256 ${manifest.files[name].sha256}`);
   } finally {
     rmSync(stage, { recursive: true, force: true });
   }

@@ -8,7 +8,8 @@
 #   dnsmasq-base also for bench/proxy-dhcp.ts        — the peer proxy DHCP is measured against
 #   ipxe, curl (Debian)                                — test/integration/tftp.test.ts, boot-files.test.ts
 #   tftpd-hpa, nginx-light (Debian)                    — bench/tftp.ts, bench/boot-files-http.ts: the peers measured against
-#   cpio, zstd, binutils, dosfstools, mtools, nvme-cli, hdparm, fdisk, syslinux, syslinux-common
+#   cpio, zstd, binutils, dosfstools, mtools, nvme-cli, hdparm, fdisk, syslinux, syslinux-common,
+#   systemd-boot-efi
 #     (Debian)                                           — test/e2e/qemu-lifecycle.test.ts: npm run build:ramdisk and
 #                                                          build:os-image, and reading the deployed disk's config drive
 #   chromium (Debian)                                  — test/e2e/console.test.ts (driven by playwright-core; test/helpers/browser.ts)
@@ -47,8 +48,8 @@ compgen -G '/boot/vmlinuz-*-amd64' >/dev/null || missing_apt+=(linux-image-amd64
 { [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1; } || missing_apt+=(busybox-static)
 # The real ramdisk and OS images (scripts/build-ramdisk.mjs, scripts/build-os-image.mjs): the
 # initramfs packing, stripping Node, the tools the ramdisk carries (config drive, device
-# erase), and the OS image's partition table and syslinux boot; mtools also reads the
-# deployed disk's config drive in the QEMU lifecycle test.
+# erase), and the OS images' partition tables and boot loaders (syslinux for BIOS, systemd-boot
+# for UEFI); mtools also reads the deployed disk's config drive in the QEMU lifecycle test.
 command -v cpio >/dev/null || missing_apt+=(cpio)
 command -v zstd >/dev/null || missing_apt+=(zstd)
 command -v strip >/dev/null || missing_apt+=(binutils)
@@ -59,6 +60,7 @@ command -v hdparm >/dev/null || missing_apt+=(hdparm)
 command -v sfdisk >/dev/null || missing_apt+=(fdisk)
 command -v syslinux >/dev/null || missing_apt+=(syslinux)
 [ -f /usr/lib/syslinux/mbr/mbr.bin ] || missing_apt+=(syslinux-common)
+[ -f /usr/lib/systemd/boot/efi/systemd-bootx64.efi ] || missing_apt+=(systemd-boot-efi)
 # Browser tests (the console, the Temporal Web UI): playwright-core drives Debian's chromium.
 [ -x /usr/bin/chromium ] || missing_apt+=(chromium)
 if [ "${#missing_apt[@]}" -gt 0 ]; then
@@ -68,7 +70,7 @@ if [ "${#missing_apt[@]}" -gt 0 ]; then
     || fail "apt-get install ${missing_apt[*]}" "$SUDO apt-get update && $SUDO apt-get install -y ${missing_apt[*]}"
   say "installed ${missing_apt[*]}"
 else
-  say "ipmitool, ipmi_sim, cloud-init, ignition-validate, QEMU (SeaBIOS, OVMF, iPXE), dnsmasq, a kernel, busybox-static, curl, tftpd-hpa, nginx, the boot image tools and chromium present"
+  say "ipmitool, ipmi_sim, cloud-init, ignition-validate, QEMU (SeaBIOS, OVMF, iPXE), dnsmasq, a kernel, busybox-static, curl, tftpd-hpa, nginx, the boot image tools (syslinux, systemd-boot) and chromium present"
 fi
 
 # 2. sushy-tools (brings bcrypt, which the tests use for its htpasswd) from PyPI.

@@ -6,6 +6,9 @@
 // virtio disk, ready; deployed with the OS image (`npm run build:os-image`) from the site
 // agent's image cache, with the user data as a config drive; the installed OS boots from the
 // disk and its node agent joins as the same node; undeployed with a quick wipe back to ready.
+// Then a second machine with UEFI firmware (OVMF) is enrolled to ready and deployed with the
+// UEFI image (GPT, systemd-boot on its EFI system partition): the config drive goes into the
+// GPT, and OVMF boots the installed OS from the disk.
 //
 // The network is the test's own (test/helpers/netns.ts, 10.77.61.0/24): dnsmasq gives
 // addresses only; the site agent runs as a process in a namespace and reaches this host's
@@ -17,12 +20,12 @@
 //
 // Slow (TCG boots, several): CI runs it in its SQLite pass only; IRONFLOW_E2E_QEMU=0 (set by
 // .ci/run for the PostgreSQL re-run) skips it, saying so.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { QemuMachine } from '../../agent/emulator/qemu-machine';
+import type { QemuBoot, QemuMachine } from '../../agent/emulator/qemu-machine';
 import { BOOT_HTTP_PORT, namespacedBootSection } from '../../agent/emulator/qemu-site';
 import { joinArgsFromUserData } from '../../agent/node/user-data';
 import { repoRoot } from '../../services/config';
@@ -38,8 +41,10 @@ import { spawnSiteAgent, type AgentProcess } from '../helpers/agent-process';
 
 const SUBNET = '10.77.61';
 const MAC = '52:54:00:77:61:01';
+const UEFI_MAC = '52:54:00:77:61:02';
 const DISK_BYTES = 192 * 1024 * 1024;
 const IMAGE_REF = 'qemu-os@1';
+const UEFI_IMAGE_REF = 'qemu-os-uefi@1';
 /** Each phase boots at least once under TCG (30–60 s) and moves real bytes. */
 const PHASE_TIMEOUT_MS = 600_000;
 
@@ -66,6 +71,24 @@ function requireTools(tools: Array<[string, string]>): void {
     );
 }
 
+/** A deploy of the image `ref` with cloud-init user data, as a real machine boots: its disk through the BMC (no kexec). */
+const deployProfile = (id: string, ref: string) => ({
+  id,
+  version: 1,
+  target: 'metal',
+  image: { ref, format: 'raw', compression: 'gzip' },
+  userData: { kind: 'cloud-init', template: 'ironflow-host.yaml' },
+  // Disk first for good, then a power cycle, done when the installed OS's agent joins.
+  steps: [
+    { use: 'userdata.render' },
+    { use: 'metal.ensureRamdisk', timeout: '10m' },
+    { use: 'deploy.deploy', timeout: '10m' },
+    { use: 'management.setBootDevice', on: 'site', with: { device: 'disk', persistent: true } },
+    { use: 'power.setPower', on: 'site', with: { action: 'cycle' }, await: 'rejoin', timeout: '10m' },
+  ],
+  cleanup: [{ use: 'boot.cleanUp', on: 'site' }],
+});
+
 /** `npm run <script>` (skips when up to date); its own message names what is missing on failure. */
 function buildImage(script: string): void {
   try {
@@ -89,8 +112,8 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
   let dir: string;
   let agentDataDir: string;
   let osImage: Buffer;
+  let uefiImage: Buffer;
   let poolId: string;
-  let imageSha256: string;
   let machine: QemuMachine;
   let nodeId: string;
   /** When commissioning left the machine ready and powered off. */
@@ -179,7 +202,7 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
   const firstAt = (state: string) => transitions.find((t) => t.state === state)?.at ?? NaN;
 
   beforeAll(async () => {
-    requireQemu(['bios']);
+    requireQemu(['bios', 'uefi']);
     requireDnsmasq();
     requireTools([
       ['mtype', 'mtools'],
@@ -190,6 +213,7 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
     buildImage('build:ramdisk');
     buildImage('build:os-image');
     osImage = readFileSync(path.join(repoRoot, '.ironflow/os-image/os.img'));
+    uefiImage = readFileSync(path.join(repoRoot, '.ironflow/os-image/os-uefi.img'));
     dir = mkdtempSync(path.join(inject('runDir'), 'qemu-lifecycle-'));
 
     network = createTestNetwork('qlife', SUBNET);
@@ -200,38 +224,25 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
 
     // The image, signed, pre-warmed into the site agent's cache by its pool's policy: the
     // ramdisk streams it from there (if.cache), over the provisioning network.
-    imageSha256 = (await site.registerImage(IMAGE_REF, osImage)).sha256;
+    const imageSha256s = [(await site.registerImage(IMAGE_REF, osImage)).sha256, (await site.registerImage(UEFI_IMAGE_REF, uefiImage)).sha256];
     poolId = (
       await site.t.root.call<{ id: string }>('POST', '/v1/pools', {
         tenantId: 'root',
         siteId: site.siteId,
         class: 'qemu-metal',
-        policy: { prewarmImages: [IMAGE_REF] },
+        policy: { prewarmImages: [IMAGE_REF, UEFI_IMAGE_REF] },
       })
     ).id;
-    await until('the site agent to cache the image', () => existsSync(path.join(agentDataDir, 'cache', imageSha256)), 180_000).catch((error: Error) => {
-      throw new Error(`${error.message}; site agent log tail:\n${(agent?.lines ?? []).slice(-15).join('\n')}`);
-    });
-    await site.t.root.call('POST', '/v1/profiles', {
-      tenantId: 'root',
-      document: {
-        id: 'qemu-os-host',
-        version: 1,
-        target: 'metal',
-        image: { ref: IMAGE_REF, format: 'raw', compression: 'gzip' },
-        userData: { kind: 'cloud-init', template: 'ironflow-host.yaml' },
-        // A real machine boots its disk through the BMC (no kexec): disk first for good, then
-        // a power cycle, done when the installed OS's agent joins.
-        steps: [
-          { use: 'userdata.render' },
-          { use: 'metal.ensureRamdisk', timeout: '10m' },
-          { use: 'deploy.deploy', timeout: '10m' },
-          { use: 'management.setBootDevice', on: 'site', with: { device: 'disk', persistent: true } },
-          { use: 'power.setPower', on: 'site', with: { action: 'cycle' }, await: 'rejoin', timeout: '10m' },
-        ],
-        cleanup: [{ use: 'boot.cleanUp', on: 'site' }],
+    await until('the site agent to cache the images', () => imageSha256s.every((sha) => existsSync(path.join(agentDataDir, 'cache', sha))), 180_000).catch(
+      (error: Error) => {
+        throw new Error(`${error.message}; site agent log tail:\n${(agent?.lines ?? []).slice(-15).join('\n')}`);
       },
-    });
+    );
+    for (const [id, ref] of [
+      ['qemu-os-host', IMAGE_REF],
+      ['qemu-os-uefi-host', UEFI_IMAGE_REF],
+    ] as const)
+      await site.t.root.call('POST', '/v1/profiles', { tenantId: 'root', document: deployProfile(id, ref) });
   }, 900_000);
 
   afterAll(async () => {
@@ -294,27 +305,62 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
     PHASE_TIMEOUT_MS + 60_000,
   );
 
+  /**
+   * Deploys the node with `profileId` until deployed; answers the disk as the deploy left it
+   * (copied as the BMC powers the machine on from its disk, before the installed OS mounts its
+   * partition, where its agent writes its identity), that boot, and when it came.
+   */
+  async function deploy(profileId: string): Promise<{ disk: string; boot: QemuBoot; diskBootAt: number }> {
+    const bootsBefore = machine.boots.length;
+    // Right after ready, as an operator would: a powered-off ramdisk's long poll may still be open
+    // at the server and take the first ramdisk task; the relay tries a timed-out attempt once more.
+    expect((await site.verb(nodeId, 'deploy', { profileId, profileVersion: 1 })).provisionState).toBe('deploying');
+    const diskBoot = until('the power cycle into the disk', () => machine.boots.slice(bootsBefore).find((b) => b.device === 'disk'), PHASE_TIMEOUT_MS);
+    const disk = path.join(dir, `${nodeId}-deployed-disk.img`);
+    const snapshotTaken = diskBoot.then((boot) => {
+      copyFileSync(machine.spec.diskPath as string, disk);
+      return { boot, osRunning: boot.serial().includes('ironflow os:'), at: Date.now() };
+    });
+    snapshotTaken.catch(() => undefined);
+    expect(await settle('deployed')).toMatchObject({ role: 'host', power: 'on' });
+    const { boot, osRunning, at } = await snapshotTaken;
+    expect(osRunning, 'the disk was copied before the installed OS ran').toBe(false);
+    return { disk, boot, diskBootAt: at };
+  }
+
+  /** The config drive (CIDATA) at `startSector` of the disk holds the user data: the join line for this node, at the address the machine reaches the API at. Only checked, never printed: it holds a token. */
+  function expectConfigDrive(disk: string, startSector: number): void {
+    const env = { ...process.env, MTOOLS_SKIP_CHECK: '1' };
+    const driveAt = `${disk}@@${startSector * 512}`;
+    expect(execFileSync('mlabel', ['-s', '-i', driveAt, '::'], { env, encoding: 'utf8' })).toMatch(/CIDATA/);
+    const userData = execFileSync('mtype', ['-i', driveAt, '::/user-data'], { env, encoding: 'utf8' });
+    expect(userData.startsWith('#cloud-config'), 'user-data is a cloud-config').toBe(true);
+    expect(joinArgsFromUserData('cloud-init', userData)).toMatchObject({
+      server: `https://${agentHost.ip}:${new URL(site.t.cp.url).port}`,
+      nodeId,
+      servingCaPin: expect.stringMatching(/^sha256\//),
+    });
+  }
+
+  /** The installed OS booted from the disk, and its node agent joined as the same node and holds its session. */
+  async function expectInstalledOsJoined(boot: QemuBoot): Promise<void> {
+    expect(boot.device).toBe('disk');
+    expect(await machine.status()).toBe('running');
+    await boot.waitForSerial('ironflow os: config drive', 10_000);
+    expect((await site.t.cp.db.nodeCertificate.findMany({ where: { nodeId, role: 'node' } })).length).toBe(1);
+    // Its session replaces the ramdisk's once its first heartbeat arrives.
+    await until(
+      "the installed OS's agent to hold the node's session",
+      async () => (await site.t.cp.db.agentSession.findUnique({ where: { nodeId } }))?.role === 'node',
+      120_000,
+    );
+  }
+
   it(
     'deploys the OS image (the disk holds its bytes, the config drive its user data) and the installed OS joins as the same node',
     async () => {
-      const bootsBefore = machine.boots.length;
-      // Right after ready, as an operator would: a powered-off ramdisk's long poll may still be open
-      // at the server and take the first ramdisk task; the relay tries a timed-out attempt once more.
       const deployAt = Date.now();
-      expect((await site.verb(nodeId, 'deploy', { profileId: 'qemu-os-host', profileVersion: 1 })).provisionState).toBe('deploying');
-      // The disk as the deploy left it: copied as the BMC powers the machine on from its disk,
-      // before the installed OS mounts its partition (its agent writes its identity there).
-      const diskBoot = until('the power cycle into the disk', () => machine.boots.slice(bootsBefore).find((b) => b.device === 'disk'), PHASE_TIMEOUT_MS);
-      const snapshot = path.join(dir, 'deployed-disk.img');
-      const snapshotTaken = diskBoot.then((boot) => {
-        copyFileSync(machine.spec.diskPath as string, snapshot);
-        return { boot, osRunning: boot.serial().includes('ironflow os:'), at: Date.now() };
-      });
-      snapshotTaken.catch(() => undefined);
-      const deployed = await settle('deployed');
-      expect(deployed).toMatchObject({ role: 'host', power: 'on' });
-      const { boot, osRunning, at: diskBootAt } = await snapshotTaken;
-      expect(osRunning, 'the disk was copied before the installed OS ran').toBe(false);
+      const { disk: snapshot, boot, diskBootAt } = await deploy('qemu-os-host');
 
       // The image's bytes: everything but MBR partition entry 2 (bytes 462–477), where the
       // ramdisk adds the config drive (the image leaves that slot empty).
@@ -329,30 +375,8 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
       const sectors = disk.readUInt32LE(entry2.from + 12);
       const imageEnd = osImage.readUInt32LE(446 + 8) + osImage.readUInt32LE(446 + 12);
       expect({ type, start, sectors }).toEqual({ type: 0x0c, start: Math.ceil(imageEnd / 2048) * 2048, sectors: 8192 });
-      // The config drive (CIDATA) holds the user data: the join line for this node, at the
-      // address the machine reaches the API at. (Only checked, never printed: it holds a token.)
-      const env = { ...process.env, MTOOLS_SKIP_CHECK: '1' };
-      const driveAt = `${snapshot}@@${start * 512}`;
-      expect(execFileSync('mlabel', ['-s', '-i', driveAt, '::'], { env, encoding: 'utf8' })).toMatch(/CIDATA/);
-      const userData = execFileSync('mtype', ['-i', driveAt, '::/user-data'], { env, encoding: 'utf8' });
-      expect(userData.startsWith('#cloud-config'), 'user-data is a cloud-config').toBe(true);
-      expect(joinArgsFromUserData('cloud-init', userData)).toMatchObject({
-        server: `https://${agentHost.ip}:${new URL(site.t.cp.url).port}`,
-        nodeId,
-        servingCaPin: expect.stringMatching(/^sha256\//),
-      });
-
-      // The installed OS booted from the disk and its node agent joined as the same node.
-      expect(boot.device).toBe('disk');
-      expect(await machine.status()).toBe('running');
-      await boot.waitForSerial('ironflow os: config drive', 10_000);
-      expect((await site.t.cp.db.nodeCertificate.findMany({ where: { nodeId, role: 'node' } })).length).toBe(1);
-      // Its session replaces the ramdisk's once its first heartbeat arrives.
-      await until(
-        "the installed OS's agent to hold the node's session",
-        async () => (await site.t.cp.db.agentSession.findUnique({ where: { nodeId } }))?.role === 'node',
-        120_000,
-      );
+      expectConfigDrive(snapshot, start);
+      await expectInstalledOsJoined(boot);
       process.stderr.write(
         `qemu-lifecycle: deploy → deployed ${seconds(deployAt, Date.now())} s (power cycle into the disk at ${seconds(deployAt, diskBootAt)} s, the OS joined ${seconds(diskBootAt, Date.now())} s later)\n`,
       );
@@ -378,5 +402,44 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
       process.stderr.write(`qemu-lifecycle: undeploy → ready ${seconds(undeployAt, Date.now())} s; boots: ${machine.boots.map((b) => b.device).join(', ')}\n`);
     },
     PHASE_TIMEOUT_MS + 60_000,
+  );
+
+  it(
+    'a UEFI machine (OVMF) rests ready and is deployed with the GPT image: the config drive in its GPT, systemd-boot boots the installed OS, which joins',
+    async () => {
+      const uefiUuid = randomUUID();
+      const record = bmc.add({ id: 'qemu-uefi', network, firmware: 'uefi', mac: UEFI_MAC, uuid: uefiUuid, dir, diskBytes: DISK_BYTES, memoryMb: 1024 });
+      // From here the helpers above (settle, deploy, the consoles) follow this machine.
+      machine = record.machine;
+      const enrolledAt = Date.now();
+      nodeId = (await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId, bmc: { driver: 'redfish', ...record.bmc } }))
+        .nodeId;
+      expect(await settle('ready')).toMatchObject({ macs: [UEFI_MAC], productUuid: uefiUuid, power: 'off', maintenance: false });
+      const deployAt = Date.now();
+      const { disk, boot } = await deploy('qemu-os-uefi-host');
+
+      // The table as sfdisk reads it: no problem left (the image's backup table, at its 74 MiB end,
+      // moved to the disk's end), the image's EFI system partition, then the config drive.
+      const checked = spawnSync('sfdisk', ['--verify', disk], { encoding: 'utf8' });
+      expect(`${checked.stdout}${checked.stderr}`).toContain('No errors detected.');
+      const table = JSON.parse(execFileSync('sfdisk', ['--json', disk], { encoding: 'utf8' })) as {
+        partitiontable: { label: string; lastlba: number; partitions: Array<{ start: number; size: number; type: string; name?: string }> };
+      };
+      expect(table.partitiontable.label).toBe('gpt');
+      expect(table.partitiontable.lastlba).toBe(DISK_BYTES / 512 - 34);
+      const [esp, drive] = table.partitiontable.partitions;
+      expect(esp).toMatchObject({ start: 2048, type: 'C12A7328-F81F-11D2-BA4B-00A0C93EC93B' });
+      expect(drive).toMatchObject({ start: Math.ceil(((esp?.start ?? 0) + (esp?.size ?? 0)) / 2048) * 2048, size: 8192, name: 'cidata' });
+      // The image's partition is on the disk byte for byte.
+      const espBytes = (bytes: Buffer) => bytes.subarray((esp?.start ?? 0) * 512, ((esp?.start ?? 0) + (esp?.size ?? 0)) * 512);
+      expect(sha256(espBytes(readFileSync(disk))), 'the disk holds the image’s partition').toBe(sha256(espBytes(uefiImage)));
+      expectConfigDrive(disk, drive?.start ?? 0);
+      await expectInstalledOsJoined(boot);
+      expect(boot.serial(), 'OVMF booted the disk').toMatch(/BdsDxe: starting .*Pci/);
+      process.stderr.write(
+        `qemu-lifecycle: UEFI enroll → ready ${seconds(enrolledAt, deployAt)} s, deploy → deployed ${seconds(deployAt, Date.now())} s; boots: ${machine.boots.map((b) => b.device).join(', ')}\n`,
+      );
+    },
+    2 * PHASE_TIMEOUT_MS + 60_000,
   );
 });
