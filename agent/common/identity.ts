@@ -2,12 +2,13 @@
 // certificate chain (certificate.pem) and what the join answered (identity.json). The key
 // never leaves this file; a restart loads all three and does not join again.
 import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { IronflowError, parseWith } from '../../core/errors';
 import { agentTemporalSchema } from '../../core/schemas/join';
 import type { Signer } from './control-plane-client';
+import { createFileDurably, writeFileDurably } from './durable-file';
 
 const KEY_FILE = 'agent.key';
 const CHAIN_FILE = 'certificate.pem';
@@ -28,21 +29,13 @@ export function ensureDataDir(dataDir: string): void {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
 }
 
-/** Writes through a temporary file and a rename, so a crash leaves the old file or the new one. */
-function writeAtomically(file: string, content: string, mode: number): void {
-  const temp = `${file}.${process.pid}.tmp`;
-  writeFileSync(temp, content, { mode });
-  chmodSync(temp, mode);
-  renameSync(temp, file);
-}
-
 /** The agent's key: loaded, or generated on first start. Refuses a key others can read. */
 export function loadOrCreateKey(dataDir: string): KeyObject {
   ensureDataDir(dataDir);
   const file = path.join(dataDir, KEY_FILE);
   if (!existsSync(file)) {
     const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-    writeFileSync(file, privateKey.export({ format: 'pem', type: 'pkcs8' }), { mode: 0o600, flag: 'wx' });
+    createFileDurably(file, privateKey.export({ format: 'pem', type: 'pkcs8' }) as string, 0o600);
   }
   const mode = statSync(file).mode & 0o777;
   if ((mode & 0o077) !== 0) {
@@ -80,6 +73,6 @@ export function identityOf(dataDir: string, key: KeyObject, current: StoredIdent
 /** Stores the identity's chain (join or renewal): the chain first, then what names it. */
 export function persistIdentity(identity: AgentIdentity): void {
   ensureDataDir(identity.dataDir);
-  writeAtomically(path.join(identity.dataDir, CHAIN_FILE), identity.chain.join(''), 0o644);
-  writeAtomically(path.join(identity.dataDir, IDENTITY_FILE), `${JSON.stringify(identity.current, null, 2)}\n`, 0o644);
+  writeFileDurably(path.join(identity.dataDir, CHAIN_FILE), identity.chain.join(''), 0o644);
+  writeFileDurably(path.join(identity.dataDir, IDENTITY_FILE), `${JSON.stringify(identity.current, null, 2)}\n`, 0o644);
 }

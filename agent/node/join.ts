@@ -3,7 +3,7 @@
 // that node with role `node`, else nothing is stored. Once the identity is stored the token
 // file is removed (the join unit runs only while it exists). A restart loads the identity
 // and refuses a data dir that belongs to another node.
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { caPinPattern } from '../../services/ca-pin';
@@ -12,6 +12,7 @@ import { IronflowError, parseWith } from '../../core/errors';
 import { buildCsr } from '../../services/pki/csr-builder';
 import type { JoinAnswer } from '../../core/schemas/join';
 import { ControlPlaneClient } from '../common/control-plane-client';
+import { writeFileDurably } from '../common/durable-file';
 import { identityOf, loadIdentity, loadOrCreateKey, persistIdentity, type AgentIdentity } from '../common/identity';
 import type { AgentLog } from '../common/log';
 
@@ -107,7 +108,7 @@ export async function ensureNodeJoined(options: JoinOptions, log: AgentLog): Pro
     answer.certificateChain,
   );
   persistIdentity(identity);
-  writeFileSync(path.join(options.dataDir, SETTINGS_FILE), `${JSON.stringify(settings, null, 2)}\n`, { mode: 0o644 });
+  writeFileDurably(path.join(options.dataDir, SETTINGS_FILE), `${JSON.stringify(settings, null, 2)}\n`, 0o644);
   rmSync(options.tokenFile, { force: true });
   log.info('joined as the installed node', { nodeId: answer.nodeId, taskQueue: answer.temporal.taskQueue, expiresAt: answer.expiresAt });
   return { identity, settings };
