@@ -77,7 +77,7 @@ function machineDeps(n: number, cacheUrl: string | undefined) {
     nics: [],
     disks: [{ name: 'vda', path: diskPath, sizeBytes: imageBytes * 2 }],
     gpus: [],
-    kexec: async () => undefined,
+    loadKexec: () => Promise.reject(new Error('this machine does not kexec')),
   };
   return {
     nodeId: `node_bench${n}`,

@@ -2,8 +2,9 @@
 // "installed OS" whose only job is to join back as its node. One FAT partition (label IFOS)
 // holds Debian's kernel and an initramfs (scripts/lib/boot-image.mjs) whose init brings up the
 // network, mounts the config drive the ramdisk wrote (cidata or config-2) and the IFOS
-// partition (the agent's data dir, so a reboot keeps the identity), and runs the node agent
-// (agent/node/os-image-entry.ts). Two images of it:
+// partition (the agent's data dir, so a reboot keeps the identity; `dirsync`, as on FAT a
+// rename may not reach the disk otherwise, and a power cut must not take the identity), and
+// runs the node agent (agent/node/os-image-entry.ts). Two images of it:
 // - os.img, BIOS: an MBR with syslinux's boot code, the partition active, syslinux in it;
 // - os-uefi.img, UEFI: a GPT whose partition is the EFI system partition, with systemd-boot at
 //   the removable-media path (EFI/BOOT/BOOTX64.EFI) and one loader entry, as cloud images are.
@@ -71,7 +72,7 @@ if [ -z "$drive" ]; then
   sleep 10; poweroff -f
 fi
 mkdir -p /run/config-drive /mnt/os
-if ! mount -o ro "$drive" /run/config-drive || ! mount -o fmask=0177,dmask=0077 "$(findfs LABEL=IFOS)" /mnt/os; then
+if ! mount -o ro "$drive" /run/config-drive || ! mount -o dirsync,fmask=0177,dmask=0077 "$(findfs LABEL=IFOS)" /mnt/os; then
   echo "ironflow os: cannot mount the config drive $drive or the IFOS partition"
   sleep 10; poweroff -f
 fi

@@ -49,10 +49,15 @@ const MODULES = [
 
 const GCONV_DIR = 'usr/lib/x86_64-linux-gnu/gconv';
 const which = (tool) => execFileSync('sh', ['-c', `command -v ${tool} || true`], { encoding: 'utf8' }).trim();
-/** What deploy.image writes the config drive with (agent/ramdisk/config-drive-writer.ts) and disk.wipe erases devices with (agent/ramdisk/disk-erase.ts). */
+/**
+ * What deploy.image writes the config drive with (agent/ramdisk/config-drive-writer.ts),
+ * disk.wipe erases devices with (agent/ramdisk/disk-erase.ts) and boot.kexec reads and boots
+ * the installed OS with (agent/ramdisk/kexec.ts: mtools, kexec-tools).
+ */
 const RAMDISK_TOOLS = [
   { source: which('nvme'), names: ['usr/sbin/nvme'] },
   { source: which('hdparm'), names: ['usr/sbin/hdparm'] },
+  { source: which('kexec'), names: ['usr/sbin/kexec'] },
   { source: which('mkfs.fat'), names: ['usr/sbin/mkfs.fat', 'usr/sbin/mkfs.vfat'] },
   { source: which('mtools'), names: ['usr/bin/mtools', 'usr/bin/mcopy', 'usr/bin/mmd'] },
   // mtools converts file names to the FAT code page (850) through glibc's iconv: without the
@@ -90,6 +95,7 @@ async function main() {
     ['mtools', 'mtools'],
     ['nvme', 'nvme-cli'],
     ['hdparm', 'hdparm'],
+    ['kexec', 'kexec-tools'],
   ]);
   const kernel = newestKernel();
   const modules = moduleLoadOrder(kernel.version, MODULES);

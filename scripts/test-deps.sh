@@ -8,8 +8,8 @@
 #   dnsmasq-base also for bench/proxy-dhcp.ts        — the peer proxy DHCP is measured against
 #   ipxe, curl (Debian)                                — test/integration/tftp.test.ts, boot-files.test.ts
 #   tftpd-hpa, nginx-light (Debian)                    — bench/tftp.ts, bench/boot-files-http.ts: the peers measured against
-#   cpio, zstd, binutils, dosfstools, mtools, nvme-cli, hdparm, fdisk, syslinux, syslinux-common,
-#   systemd-boot-efi
+#   cpio, zstd, binutils, dosfstools, mtools, nvme-cli, hdparm, kexec-tools, fdisk, syslinux,
+#   syslinux-common, systemd-boot-efi
 #     (Debian)                                           — test/e2e/qemu-lifecycle.test.ts: npm run build:ramdisk and
 #                                                          build:os-image, and reading the deployed disk's config drive
 #   chromium (Debian)                                  — test/e2e/console.test.ts (driven by playwright-core; test/helpers/browser.ts)
@@ -48,8 +48,9 @@ compgen -G '/boot/vmlinuz-*-amd64' >/dev/null || missing_apt+=(linux-image-amd64
 { [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1; } || missing_apt+=(busybox-static)
 # The real ramdisk and OS images (scripts/build-ramdisk.mjs, scripts/build-os-image.mjs): the
 # initramfs packing, stripping Node, the tools the ramdisk carries (config drive, device
-# erase), and the OS images' partition tables and boot loaders (syslinux for BIOS, systemd-boot
-# for UEFI); mtools also reads the deployed disk's config drive in the QEMU lifecycle test.
+# erase, kexec), and the OS images' partition tables and boot loaders (syslinux for BIOS,
+# systemd-boot for UEFI); mtools also reads the deployed disk's config drive in the QEMU
+# lifecycle test.
 command -v cpio >/dev/null || missing_apt+=(cpio)
 command -v zstd >/dev/null || missing_apt+=(zstd)
 command -v strip >/dev/null || missing_apt+=(binutils)
@@ -57,6 +58,7 @@ command -v mkfs.vfat >/dev/null || missing_apt+=(dosfstools)
 command -v mcopy >/dev/null || missing_apt+=(mtools)
 command -v nvme >/dev/null || missing_apt+=(nvme-cli)
 command -v hdparm >/dev/null || missing_apt+=(hdparm)
+command -v kexec >/dev/null || missing_apt+=(kexec-tools)
 command -v sfdisk >/dev/null || missing_apt+=(fdisk)
 command -v syslinux >/dev/null || missing_apt+=(syslinux)
 [ -f /usr/lib/syslinux/mbr/mbr.bin ] || missing_apt+=(syslinux-common)
@@ -66,6 +68,10 @@ command -v syslinux >/dev/null || missing_apt+=(syslinux)
 if [ "${#missing_apt[@]}" -gt 0 ]; then
   command -v apt-get >/dev/null || fail "apt-get not found; install ${missing_apt[*]} with your package manager" "install ${missing_apt[*]}, then bash scripts/test-deps.sh"
   say "installing ${missing_apt[*]} (apt-get)…"
+  # kexec-tools would otherwise make this machine's own reboots kexec (LOAD_KEXEC=true): the ramdisk only needs the binary.
+  if [[ " ${missing_apt[*]} " == *" kexec-tools "* ]]; then
+    echo 'kexec-tools kexec-tools/load_kexec boolean false' | $SUDO debconf-set-selections
+  fi
   { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing_apt[@]}"; } >&2 \
     || fail "apt-get install ${missing_apt[*]}" "$SUDO apt-get update && $SUDO apt-get install -y ${missing_apt[*]}"
   say "installed ${missing_apt[*]}"

@@ -176,11 +176,14 @@ export class Machine {
         await rm(this.osDir, { recursive: true, force: true });
         await writeFile(this.userDataPath, JSON.stringify(userData), { mode: 0o600 });
       },
-      kexec: async () => {
-        const generation = ++this.generation;
-        await this.stopSoftware();
-        if (generation === this.generation) await this.diskBoot(generation);
-      },
+      loadKexec: async () => ({
+        source: 'the emulated disk',
+        start: async () => {
+          const generation = ++this.generation;
+          await this.stopSoftware();
+          if (generation === this.generation) await this.diskBoot(generation);
+        },
+      }),
     };
   }
 

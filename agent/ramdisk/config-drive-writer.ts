@@ -3,28 +3,20 @@
 // labelled cidata or config-2) holding the files the installed OS's first boot reads —
 // Ironic's approach. The image's partition table takes it: an MBR (mbr-partition.ts) or a
 // GPT, whose backup moves to the disk's end first (gpt-partition.ts).
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { configDriveLayout, type UserDataKind } from '../common/config-drive';
-import { IronflowError } from '../../core/errors';
 import { addGptPartition } from './gpt-partition';
 import { addMbrPartition } from './mbr-partition';
 import { GPT_PROTECTIVE, mbrEntryTypes, SECTOR, type NewPartition } from './partition-table';
+import { runTool } from './run-tool';
+
+const run = (command: string, args: string[]) => runTool(command, args, 'config-drive-command');
 
 const ALIGN_SECTORS = 2048; // 1 MiB
 const DRIVE_SECTORS = 8192; // 4 MiB
-
-const run = async (command: string, args: string[]) => {
-  try {
-    await promisify(execFile)(command, args, { timeout: 60_000, env: { ...process.env, MTOOLS_SKIP_CHECK: '1' } });
-  } catch (error) {
-    throw new IronflowError('DRIVER_ERROR', `${command} ${args.join(' ')} failed: ${(error as Error).message}`, { reason: 'config-drive-command' });
-  }
-};
 
 /**
  * Formats and fills the new partition through the whole disk at its offset (dosfstools'

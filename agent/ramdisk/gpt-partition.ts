@@ -15,6 +15,7 @@ import {
   MBR_TABLE_AT,
   noRoom,
   SECTOR,
+  type ListedPartition,
   type NewPartition,
   type PartitionedDisk,
   type PartitionRequest,
@@ -117,12 +118,42 @@ function headerCopy(
   return sector;
 }
 
+/** The primary header and its entries, both checked against their CRCs. */
+async function readGpt(handle: FileHandle): Promise<{ primary: GptHeader; entries: Buffer }> {
+  const primary = parseHeader(await readAt(handle, 1n, SECTOR));
+  const entries = await readAt(handle, primary.entriesLba, primary.entryCount * primary.entryBytes);
+  if (crc32(entries) !== primary.bytes.readUInt32LE(88)) throw invalid('the partition entries CRC does not match');
+  return { primary, entries };
+}
+
+/** The GPT's partitions in entry order, with their type GUID as it is written (e.g. C12A7328-F81F-11D2-BA4B-00A0C93EC93B). */
+export async function gptPartitions(handle: FileHandle): Promise<ListedPartition[]> {
+  const { primary, entries } = await readGpt(handle);
+  const listed: ListedPartition[] = [];
+  for (let i = 0; i < primary.entryCount; i++) {
+    const at = i * primary.entryBytes;
+    if (isUnused(entries, at)) continue;
+    const first = entries.readBigUInt64LE(at + 32);
+    const last = entries.readBigUInt64LE(at + 40);
+    if (last < first) continue;
+    listed.push({ partition: i + 1, startSector: Number(first), sectors: Number(last - first + 1n), type: guidText(entries.subarray(at, at + 16)) });
+  }
+  return listed;
+}
+
+/** A GUID in its usual text form from its on-disk bytes (the first three fields little-endian). */
+function guidText(bytes: Buffer): string {
+  const hex = (from: number, to: number, reversed: boolean) => {
+    const part = Buffer.from(bytes.subarray(from, to));
+    return (reversed ? part.reverse() : part).toString('hex');
+  };
+  return [hex(0, 4, true), hex(4, 6, true), hex(6, 8, true), hex(8, 10, false), hex(10, 16, false)].join('-').toUpperCase();
+}
+
 /** Adds the partition after the image's last one, with the GPT's backup moved to the end of the disk. */
 export async function addGptPartition(handle: FileHandle, disk: PartitionedDisk, partition: PartitionRequest): Promise<NewPartition> {
-  const primary = parseHeader(await readAt(handle, 1n, SECTOR));
-  const entriesLength = primary.entryCount * primary.entryBytes;
-  const entries = await readAt(handle, primary.entriesLba, entriesLength);
-  if (crc32(entries) !== primary.bytes.readUInt32LE(88)) throw invalid('the partition entries CRC does not match');
+  const { primary, entries } = await readGpt(handle);
+  const entriesLength = entries.length;
 
   const lastLba = BigInt(disk.sectors) - 1n;
   const entriesSectors = BigInt(Math.ceil(entriesLength / SECTOR));

@@ -36,6 +36,15 @@ export interface RamdiskHardware {
    * drive; the emulator keeps a file beside its disk). Absent: this ramdisk cannot.
    */
   writeUserData?: (userData: { kind: 'cloud-init' | 'ignition'; document: string }) => Promise<void>;
-  /** Boots the installed OS from disk (kexec). Resolves once it is under way. */
-  kexec(): Promise<void>;
+  /**
+   * Loads the installed OS from disk to kexec into; throws when it cannot (no boot entry, no
+   * kexec), before boot.kexec answers. `start` boots it and resolves once that is under way.
+   */
+  loadKexec(): Promise<LoadedKexec>;
+}
+
+export interface LoadedKexec {
+  /** Where the kernel was read, for the log: `partition 1, loader/entries/os.conf`. */
+  source: string;
+  start(): Promise<void>;
 }

@@ -9,6 +9,7 @@ import { runUntilSignal } from '../common/run-until-signal';
 import { bootParamsFrom } from './boot-params';
 import type { RamdiskHardware } from './hardware';
 import { writeConfigDrive } from './config-drive-writer';
+import { loadKexec } from './kexec';
 import { startRamdiskAgent } from './main';
 import { readSysfsFacts } from '../common/sysfs-facts';
 
@@ -35,10 +36,11 @@ function machineHardware(root = '/'): RamdiskHardware {
     ...(facts.disks[0]
       ? { writeUserData: async (userData) => void (await writeConfigDrive(facts.disks[0] as { path: string; sizeBytes: number }, userData)) }
       : {}),
-    kexec: async () => {
-      throw new IronflowError('UNSUPPORTED', 'boot.kexec is not built for real machines yet: reboot the machine to its disk instead', {
-        reason: 'kexec-not-built',
-      });
+    // The installed OS is on the first disk, where deploy.image wrote it.
+    loadKexec: () => {
+      const disk = facts.disks[0];
+      if (!disk) throw new IronflowError('UNSUPPORTED', 'this machine has no disk to kexec the installed OS from', { reason: 'no-disk' });
+      return loadKexec(disk.path);
     },
   };
 }

@@ -2,15 +2,27 @@
 // aligned after the last partition, typed FAT32 (LBA).
 import type { FileHandle } from 'node:fs/promises';
 import { IronflowError } from '../../core/errors';
-import { MBR_ENTRY_BYTES, MBR_TABLE_AT, noRoom, type NewPartition, type PartitionedDisk, type PartitionRequest } from './partition-table';
+import { MBR_ENTRY_BYTES, MBR_TABLE_AT, noRoom, type ListedPartition, type NewPartition, type PartitionedDisk, type PartitionRequest } from './partition-table';
 
 const FAT32_LBA = 0x0c;
 
-export async function addMbrPartition(handle: FileHandle, disk: PartitionedDisk, request: PartitionRequest): Promise<NewPartition> {
-  const entries = [0, 1, 2, 3].map((slot) => {
+/** The four primary entries (an empty slot has type 0). */
+function mbrEntries(mbr: Buffer) {
+  return [0, 1, 2, 3].map((slot) => {
     const at = MBR_TABLE_AT + slot * MBR_ENTRY_BYTES;
-    return { slot, type: disk.mbr[at + 4] as number, startSector: disk.mbr.readUInt32LE(at + 8), sectors: disk.mbr.readUInt32LE(at + 12) };
+    return { slot, type: mbr[at + 4] as number, startSector: mbr.readUInt32LE(at + 8), sectors: mbr.readUInt32LE(at + 12) };
   });
+}
+
+/** The MBR's primary partitions, numbered by slot. */
+export function mbrPartitions(mbr: Buffer): ListedPartition[] {
+  return mbrEntries(mbr)
+    .filter((p) => p.type !== 0 && p.sectors > 0)
+    .map((p) => ({ partition: p.slot + 1, startSector: p.startSector, sectors: p.sectors, type: p.type.toString(16).padStart(2, '0') }));
+}
+
+export async function addMbrPartition(handle: FileHandle, disk: PartitionedDisk, request: PartitionRequest): Promise<NewPartition> {
+  const entries = mbrEntries(disk.mbr);
   const used = entries.filter((p) => p.type !== 0 && p.sectors > 0);
   const free = entries.find((p) => p.type === 0 || p.sectors === 0);
   if (!free)

@@ -1,5 +1,6 @@
-// What the config drive's writer (config-drive-writer.ts) asks of a disk's partition table,
-// MBR (mbr-partition.ts) or GPT (gpt-partition.ts): one more partition after the image's last.
+// What the ramdisk asks of a disk's partition table, MBR (mbr-partition.ts) or GPT
+// (gpt-partition.ts): one more partition after the image's last (config-drive-writer.ts), and
+// the partitions there are (kexec.ts reads the installed OS's boot entries from them).
 import { IronflowError } from '../../core/errors';
 
 export const SECTOR = 512;
@@ -22,6 +23,14 @@ export interface NewPartition {
   partition: number;
   startSector: number;
   sectors: number;
+}
+
+/** A partition the table lists; `type` is its MBR type in hex (`0c`) or its GPT type GUID. */
+export interface ListedPartition {
+  partition: number;
+  startSector: number;
+  sectors: number;
+  type: string;
 }
 
 /** The disk the partition goes on: its size and its sector 0 as read. */

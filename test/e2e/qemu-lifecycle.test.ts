@@ -71,20 +71,25 @@ function requireTools(tools: Array<[string, string]>): void {
     );
 }
 
-/** A deploy of the image `ref` with cloud-init user data, as a real machine boots: its disk through the BMC (no kexec). */
-const deployProfile = (id: string, ref: string) => ({
+/**
+ * A deploy of the image `ref` with cloud-init user data. The disk becomes the boot device for
+ * good, then the installed OS starts by a power cycle through the BMC, or by the ramdisk's
+ * kexec; done when its agent joins.
+ */
+const deployProfile = (id: string, ref: string, start: 'power-cycle' | 'kexec') => ({
   id,
   version: 1,
   target: 'metal',
   image: { ref, format: 'raw', compression: 'gzip' },
   userData: { kind: 'cloud-init', template: 'ironflow-host.yaml' },
-  // Disk first for good, then a power cycle, done when the installed OS's agent joins.
   steps: [
     { use: 'userdata.render' },
     { use: 'metal.ensureRamdisk', timeout: '10m' },
     { use: 'deploy.deploy', timeout: '10m' },
     { use: 'management.setBootDevice', on: 'site', with: { device: 'disk', persistent: true } },
-    { use: 'power.setPower', on: 'site', with: { action: 'cycle' }, await: 'rejoin', timeout: '10m' },
+    start === 'kexec'
+      ? { use: 'boot.kexec', on: 'ramdisk', await: 'rejoin', timeout: '10m' }
+      : { use: 'power.setPower', on: 'site', with: { action: 'cycle' }, await: 'rejoin', timeout: '10m' },
   ],
   cleanup: [{ use: 'boot.cleanUp', on: 'site' }],
 });
@@ -238,11 +243,8 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
         throw new Error(`${error.message}; site agent log tail:\n${(agent?.lines ?? []).slice(-15).join('\n')}`);
       },
     );
-    for (const [id, ref] of [
-      ['qemu-os-host', IMAGE_REF],
-      ['qemu-os-uefi-host', UEFI_IMAGE_REF],
-    ] as const)
-      await site.t.root.call('POST', '/v1/profiles', { tenantId: 'root', document: deployProfile(id, ref) });
+    for (const document of [deployProfile('qemu-os-host', IMAGE_REF, 'power-cycle'), deployProfile('qemu-os-uefi-kexec', UEFI_IMAGE_REF, 'kexec')])
+      await site.t.root.call('POST', '/v1/profiles', { tenantId: 'root', document });
   }, 900_000);
 
   afterAll(async () => {
@@ -342,18 +344,27 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
     });
   }
 
+  /** The installed OS's node agent joined as the same node and holds its session, connected since `since` (its session replaces the ramdisk's once its first heartbeat arrives). */
+  async function expectOsSession(since: number): Promise<void> {
+    expect((await site.t.cp.db.nodeCertificate.findMany({ where: { nodeId, role: 'node' } })).length).toBe(1);
+    await until(
+      "the installed OS's agent to hold the node's session",
+      async () => {
+        const session = await site.t.cp.db.agentSession.findUnique({ where: { nodeId } });
+        return session?.role === 'node' && session.connectedAt.getTime() >= since;
+      },
+      120_000,
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}\nconsoles:\n${consoles()}`);
+    });
+  }
+
   /** The installed OS booted from the disk, and its node agent joined as the same node and holds its session. */
-  async function expectInstalledOsJoined(boot: QemuBoot): Promise<void> {
+  async function expectInstalledOsJoined(boot: QemuBoot, since: number): Promise<void> {
     expect(boot.device).toBe('disk');
     expect(await machine.status()).toBe('running');
     await boot.waitForSerial('ironflow os: config drive', 10_000);
-    expect((await site.t.cp.db.nodeCertificate.findMany({ where: { nodeId, role: 'node' } })).length).toBe(1);
-    // Its session replaces the ramdisk's once its first heartbeat arrives.
-    await until(
-      "the installed OS's agent to hold the node's session",
-      async () => (await site.t.cp.db.agentSession.findUnique({ where: { nodeId } }))?.role === 'node',
-      120_000,
-    );
+    await expectOsSession(since);
   }
 
   it(
@@ -376,7 +387,7 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
       const imageEnd = osImage.readUInt32LE(446 + 8) + osImage.readUInt32LE(446 + 12);
       expect({ type, start, sectors }).toEqual({ type: 0x0c, start: Math.ceil(imageEnd / 2048) * 2048, sectors: 8192 });
       expectConfigDrive(snapshot, start);
-      await expectInstalledOsJoined(boot);
+      await expectInstalledOsJoined(boot, deployAt);
       process.stderr.write(
         `qemu-lifecycle: deploy → deployed ${seconds(deployAt, Date.now())} s (power cycle into the disk at ${seconds(deployAt, diskBootAt)} s, the OS joined ${seconds(diskBootAt, Date.now())} s later)\n`,
       );
@@ -405,21 +416,36 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
   );
 
   it(
-    'a UEFI machine (OVMF) rests ready and is deployed with the GPT image: the config drive in its GPT, systemd-boot boots the installed OS, which joins',
+    'a UEFI machine (OVMF) rests ready, is deployed with the GPT image and kexecs into it; power cycled, OVMF boots the disk (systemd-boot)',
     async () => {
       const uefiUuid = randomUUID();
       const record = bmc.add({ id: 'qemu-uefi', network, firmware: 'uefi', mac: UEFI_MAC, uuid: uefiUuid, dir, diskBytes: DISK_BYTES, memoryMb: 1024 });
-      // From here the helpers above (settle, deploy, the consoles) follow this machine.
+      // From here the helpers above (settle, the consoles) follow this machine.
       machine = record.machine;
       const enrolledAt = Date.now();
       nodeId = (await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId, bmc: { driver: 'redfish', ...record.bmc } }))
         .nodeId;
       expect(await settle('ready')).toMatchObject({ macs: [UEFI_MAC], productUuid: uefiUuid, power: 'off', maintenance: false });
+
+      // Deployed, then kexec'd from the ramdisk: the installed OS runs in the ramdisk's own power-on.
       const deployAt = Date.now();
-      const { disk, boot } = await deploy('qemu-os-uefi-host');
+      const bootsBefore = machine.boots.length;
+      expect((await site.verb(nodeId, 'deploy', { profileId: 'qemu-os-uefi-kexec', profileVersion: 1 })).provisionState).toBe('deploying');
+      expect(await settle('deployed')).toMatchObject({ role: 'host', power: 'on' });
+      const deployedAt = Date.now();
+      const deployBoots = machine.boots.slice(bootsBefore);
+      expect(
+        deployBoots.map((b) => b.device),
+        'one power-on: the ramdisk, then the OS by kexec',
+      ).toEqual(['pxe']);
+      await deployBoots[0]?.waitForSerial('ironflow os: config drive', 10_000);
+      expect(deployBoots[0]?.serial()).toContain('ironflow ramdisk:');
+      await expectOsSession(deployAt);
 
       // The table as sfdisk reads it: no problem left (the image's backup table, at its 74 MiB end,
       // moved to the disk's end), the image's EFI system partition, then the config drive.
+      const disk = path.join(dir, `${nodeId}-deployed-disk.img`);
+      copyFileSync(machine.spec.diskPath as string, disk);
       const checked = spawnSync('sfdisk', ['--verify', disk], { encoding: 'utf8' });
       expect(`${checked.stdout}${checked.stderr}`).toContain('No errors detected.');
       const table = JSON.parse(execFileSync('sfdisk', ['--json', disk], { encoding: 'utf8' })) as {
@@ -428,16 +454,29 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
       expect(table.partitiontable.label).toBe('gpt');
       expect(table.partitiontable.lastlba).toBe(DISK_BYTES / 512 - 34);
       const [esp, drive] = table.partitiontable.partitions;
-      expect(esp).toMatchObject({ start: 2048, type: 'C12A7328-F81F-11D2-BA4B-00A0C93EC93B' });
+      const imageEsp = JSON.parse(
+        execFileSync('sfdisk', ['--json', path.join(repoRoot, '.ironflow/os-image/os-uefi.img')], { encoding: 'utf8' }),
+      ) as typeof table;
+      // The image's partition as the image has it (its device node aside).
+      const { node: _imageNode, ...imagePartition } = imageEsp.partitiontable.partitions[0] as { node?: string };
+      expect(esp).toMatchObject({ ...imagePartition, type: 'C12A7328-F81F-11D2-BA4B-00A0C93EC93B' });
       expect(drive).toMatchObject({ start: Math.ceil(((esp?.start ?? 0) + (esp?.size ?? 0)) / 2048) * 2048, size: 8192, name: 'cidata' });
-      // The image's partition is on the disk byte for byte.
-      const espBytes = (bytes: Buffer) => bytes.subarray((esp?.start ?? 0) * 512, ((esp?.start ?? 0) + (esp?.size ?? 0)) * 512);
-      expect(sha256(espBytes(readFileSync(disk))), 'the disk holds the image’s partition').toBe(sha256(espBytes(uefiImage)));
       expectConfigDrive(disk, drive?.start ?? 0);
-      await expectInstalledOsJoined(boot);
-      expect(boot.serial(), 'OVMF booted the disk').toMatch(/BdsDxe: starting .*Pci/);
+
+      // Power cycled: OVMF boots the disk (its boot device for good), systemd-boot the OS, whose agent comes back.
+      const cycleAt = Date.now();
+      await site.verb(nodeId, 'power', { action: 'cycle' });
+      const diskBoot = await until(
+        'the power cycle into the disk',
+        () => machine.boots.slice(bootsBefore + 1).find((b) => b.device === 'disk'),
+        PHASE_TIMEOUT_MS,
+      );
+      await diskBoot.waitForSerial('ironflow os: config drive', 180_000);
+      expect(diskBoot.serial(), 'OVMF booted the disk').toMatch(/BdsDxe: starting .*Pci/);
+      expect(diskBoot.serial()).not.toContain('ironflow ramdisk:');
+      await expectOsSession(cycleAt);
       process.stderr.write(
-        `qemu-lifecycle: UEFI enroll → ready ${seconds(enrolledAt, deployAt)} s, deploy → deployed ${seconds(deployAt, Date.now())} s; boots: ${machine.boots.map((b) => b.device).join(', ')}\n`,
+        `qemu-lifecycle: UEFI enroll → ready ${seconds(enrolledAt, deployAt)} s, deploy (kexec) → deployed ${seconds(deployAt, deployedAt)} s, power cycle → the OS back ${seconds(cycleAt, Date.now())} s; boots: ${machine.boots.map((b) => b.device).join(', ')}\n`,
       );
     },
     2 * PHASE_TIMEOUT_MS + 60_000,

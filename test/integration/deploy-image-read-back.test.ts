@@ -34,7 +34,7 @@ function stepFor(disk: { name: string; path: string; sizeBytes: number }) {
       nics: [],
       disks: [disk],
       gpus: [],
-      kexec: async () => undefined,
+      loadKexec: () => Promise.reject(new Error('this machine does not kexec')),
     },
     client: new ControlPlaneClient('http://127.0.0.1:9'),
     log: new AgentLog(() => undefined),

@@ -22,7 +22,7 @@ const hardware: RamdiskHardware = {
   nics: [{ mac: '52:54:00:00:00:77' }],
   disks: [],
   gpus: [],
-  kexec: async () => undefined,
+  loadKexec: () => Promise.reject(new Error('this machine does not kexec')),
 };
 
 const refusedJoins = () => t.cp.db.event.count({ where: { type: 'security.join.refused' } });

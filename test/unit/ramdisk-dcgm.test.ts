@@ -31,7 +31,7 @@ function step(gpus: RamdiskHardware['gpus'], dcgm?: RamdiskHardware['dcgm']) {
       nics: [],
       disks: [],
       gpus,
-      kexec: async () => undefined,
+      loadKexec: () => Promise.reject(new Error('this machine does not kexec')),
       ...(dcgm ? { dcgm } : {}),
     },
     client: new ControlPlaneClient('http://127.0.0.1:9'),

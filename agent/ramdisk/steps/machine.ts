@@ -5,9 +5,11 @@ import type { RamdiskStep, RamdiskStepDeps } from './deps';
 
 export function kexecStep(deps: RamdiskStepDeps): RamdiskStep {
   return async () => {
-    deps.log.info('booting the installed OS', { nodeId: deps.nodeId });
+    // Loaded before answering: a machine that cannot kexec fails the step, not the wait for its join.
+    const kexec = await deps.hardware.loadKexec();
+    deps.log.info('booting the installed OS', { nodeId: deps.nodeId, from: kexec.source });
     // After answering: the ramdisk goes away with the kexec.
-    setTimeout(() => void deps.hardware.kexec().catch((error: Error) => deps.log.error('kexec failed', { error: error.message })), 50);
+    setTimeout(() => void kexec.start().catch((error: Error) => deps.log.error('kexec failed', { error: error.message })), 50);
     return { kexec: true };
   };
 }
