@@ -38,6 +38,7 @@ import { createTestNetwork, type LoopbackForward, type NetworkHost, type TestNet
 import { QemuBmc } from '../helpers/qemu-bmc';
 import { requireQemu } from '../helpers/qemu';
 import { spawnSiteAgent, type AgentProcess } from '../helpers/agent-process';
+import { requireTools } from '../helpers/require-tools';
 
 const SUBNET = '10.77.61';
 const MAC = '52:54:00:77:61:01';
@@ -53,23 +54,6 @@ const skipReason =
 if (skipReason) process.stderr.write(`qemu-lifecycle: skipped: ${skipReason}\n`);
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
-
-/** Fails with the apt-get command when a tool the test reads the disk with is missing. */
-function requireTools(tools: Array<[string, string]>): void {
-  const missing = tools.filter(([tool]) => {
-    try {
-      execFileSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' });
-      return false;
-    } catch {
-      return true;
-    }
-  });
-  const packages = [...new Set(missing.map(([, pkg]) => pkg))];
-  if (packages.length > 0)
-    throw new Error(
-      `the QEMU lifecycle test needs ${missing.map(([t]) => t).join(', ')}: apt-get install -y ${packages.join(' ')} (or bash scripts/test-deps.sh)`,
-    );
-}
 
 /**
  * A deploy of the image `ref` with cloud-init user data. The disk becomes the boot device for
@@ -209,11 +193,13 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
   beforeAll(async () => {
     requireQemu(['bios', 'uefi']);
     requireDnsmasq();
-    requireTools([
+    requireTools('the QEMU lifecycle test', [
       ['mtype', 'mtools'],
       ['syslinux', 'syslinux'],
       ['cpio', 'cpio'],
       ['zstd', 'zstd'],
+      ['sfdisk', 'fdisk'],
+      ['kexec', 'kexec-tools'],
     ]);
     buildImage('build:ramdisk');
     buildImage('build:os-image');

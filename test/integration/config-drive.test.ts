@@ -6,22 +6,17 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, inject } from 'vitest';
+import { requireTools } from '../helpers/require-tools';
 import { readConfigDrive } from '../../agent/common/config-drive';
 import { writeConfigDrive } from '../../agent/ramdisk/config-drive-writer';
 
 const dir = mkdtempSync(path.join(inject('runDir'), 'config-drive-test-'));
 
-for (const [tool, pkg] of [
+requireTools('the config drive test', [
   ['sfdisk', 'fdisk'],
   ['mkfs.vfat', 'dosfstools'],
   ['mcopy', 'mtools'],
-]) {
-  try {
-    execFileSync('sh', ['-c', `command -v ${tool}`]);
-  } catch {
-    throw new Error(`${tool} is missing: apt-get install -y ${pkg} (or bash scripts/test-deps.sh)`);
-  }
-}
+]);
 
 /**
  * A disk of `sizeMib` holding an image partitioned with `table`; the image is `imageMib` when

@@ -7,22 +7,17 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, inject } from 'vitest';
+import { requireTools } from '../helpers/require-tools';
 import { findKexecTarget } from '../../agent/ramdisk/kexec';
 
 const dir = mkdtempSync(path.join(inject('runDir'), 'kexec-target-test-'));
 const env = { ...process.env, MTOOLS_SKIP_CHECK: '1' };
 
-for (const [tool, pkg] of [
+requireTools('the kexec target test', [
   ['sfdisk', 'fdisk'],
   ['mkfs.vfat', 'dosfstools'],
   ['mcopy', 'mtools'],
-]) {
-  try {
-    execFileSync('sh', ['-c', `command -v ${tool}`]);
-  } catch {
-    throw new Error(`${tool} is missing: apt-get install -y ${pkg} (or bash scripts/test-deps.sh)`);
-  }
-}
+]);
 
 /** A 16 MiB disk partitioned by sfdisk; each FAT partition given files is formatted and filled (path in the partition → content). */
 function disk(name: string, label: 'dos' | 'gpt', partitions: Array<{ line: string; start: number; sectors: number; files?: Record<string, string> }>): string {
