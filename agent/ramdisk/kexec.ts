@@ -86,19 +86,17 @@ const globToRegExp = (glob: string) =>
   );
 
 async function blsEntry(disk: string, partition: ListedPartition, dir: string): Promise<BootEntry | undefined> {
+  const hasLoader = await copyOut(disk, partition, 'loader', dir).then(
+    () => true,
+    () => false,
+  );
   const copied = path.join(dir, 'loader');
-  if (
-    !(await copyOut(disk, partition, 'loader', dir).then(
-      () => existsSync(path.join(copied, 'entries')),
-      () => false,
-    ))
-  )
-    return undefined;
+  if (!hasLoader || !existsSync(path.join(copied, 'entries'))) return undefined;
   const names = readdirSync(path.join(copied, 'entries'))
     .filter((name) => name.endsWith('.conf'))
     .sort();
-  const loaderConf = existsSync(path.join(copied, 'loader.conf')) ? blsFields(readFileSync(path.join(copied, 'loader.conf'), 'utf8')) : new Map();
-  const wanted = (loaderConf.get('default') as string[] | undefined)?.[0];
+  const loaderConf = existsSync(path.join(copied, 'loader.conf')) ? blsFields(readFileSync(path.join(copied, 'loader.conf'), 'utf8')) : undefined;
+  const wanted = loaderConf?.get('default')?.[0];
   const name = (wanted && !wanted.startsWith('@') && names.find((n) => globToRegExp(wanted).test(n))) || names[0];
   if (!name) return undefined;
   const fields = blsFields(readFileSync(path.join(copied, 'entries', name), 'utf8'));
