@@ -185,6 +185,11 @@ export async function findKexecTarget(disk: string, workDir: string): Promise<Ke
 /** Loads the installed OS from `disk` (kexec -l); answers where it was read and what starts it (kexec -e). */
 export async function loadKexec(disk: string): Promise<LoadedKexec> {
   const target = await findKexecTarget(disk, await mkdtemp(path.join(os.tmpdir(), 'kexec-')));
-  await runTool('kexec', ['-l', target.kernel, ...(target.initrd ? [`--initrd=${target.initrd}`] : []), `--command-line=${target.cmdline}`], 'kexec-load');
+  await runTool(
+    'kexec',
+    ['-l', target.kernel, ...(target.initrd ? [`--initrd=${target.initrd}`] : []), `--command-line=${target.cmdline}`],
+    'kexec-load',
+    `kexec -l of the kernel of ${target.source} (its command line not shown)`,
+  );
   return { source: target.source, start: async () => void (await runTool('kexec', ['-e'], 'kexec-start')) };
 }
