@@ -52,14 +52,16 @@ const which = (tool) => execFileSync('sh', ['-c', `command -v ${tool} || true`],
 /**
  * What deploy.image writes the config drive with (agent/ramdisk/config-drive-writer.ts),
  * disk.wipe erases devices with (agent/ramdisk/disk-erase.ts) and boot.kexec reads and boots
- * the installed OS with (agent/ramdisk/kexec.ts: mtools, kexec-tools).
+ * the installed OS with (agent/ramdisk/kexec.ts: mtools and debugfs read its boot entry with
+ * no mount, kexec-tools loads it).
  */
 const RAMDISK_TOOLS = [
   { source: which('nvme'), names: ['usr/sbin/nvme'] },
   { source: which('hdparm'), names: ['usr/sbin/hdparm'] },
   { source: which('kexec'), names: ['usr/sbin/kexec'] },
   { source: which('mkfs.fat'), names: ['usr/sbin/mkfs.fat', 'usr/sbin/mkfs.vfat'] },
-  { source: which('mtools'), names: ['usr/bin/mtools', 'usr/bin/mcopy', 'usr/bin/mmd'] },
+  { source: which('mtools'), names: ['usr/bin/mtools', 'usr/bin/mcopy', 'usr/bin/mmd', 'usr/bin/mdir', 'usr/bin/mtype'] },
+  { source: which('debugfs'), names: ['usr/sbin/debugfs'] },
   // mtools converts file names to the FAT code page (850) through glibc's iconv: without the
   // module mcopy fails "Error converting to codepage 850" and no config drive is written.
   { source: `/${GCONV_DIR}/IBM850.so`, names: [`${GCONV_DIR}/IBM850.so`] },
@@ -96,6 +98,7 @@ async function main() {
     ['nvme', 'nvme-cli'],
     ['hdparm', 'hdparm'],
     ['kexec', 'kexec-tools'],
+    ['debugfs', 'e2fsprogs'],
   ]);
   const kernel = newestKernel();
   const modules = moduleLoadOrder(kernel.version, MODULES);

@@ -8,7 +8,7 @@
 #   dnsmasq-base also for bench/proxy-dhcp.ts        — the peer proxy DHCP is measured against
 #   ipxe, curl (Debian)                                — test/integration/tftp.test.ts, boot-files.test.ts
 #   tftpd-hpa, nginx-light (Debian)                    — bench/tftp.ts, bench/boot-files-http.ts: the peers measured against
-#   cpio, zstd, binutils, dosfstools, mtools, nvme-cli, hdparm, kexec-tools, fdisk, syslinux,
+#   cpio, zstd, binutils, dosfstools, mtools, e2fsprogs, nvme-cli, hdparm, kexec-tools, fdisk, syslinux,
 #   syslinux-common, systemd-boot-efi
 #     (Debian)                                           — test/e2e/qemu-lifecycle.test.ts: npm run build:ramdisk and
 #                                                          build:os-image, and reading the deployed disk's config drive
@@ -59,6 +59,7 @@ command -v mcopy >/dev/null || missing_apt+=(mtools)
 command -v nvme >/dev/null || missing_apt+=(nvme-cli)
 command -v hdparm >/dev/null || missing_apt+=(hdparm)
 command -v kexec >/dev/null || missing_apt+=(kexec-tools)
+[ -x /usr/sbin/debugfs ] && [ -x /usr/sbin/mkfs.ext4 ] || missing_apt+=(e2fsprogs)
 command -v sfdisk >/dev/null || missing_apt+=(fdisk)
 command -v syslinux >/dev/null || missing_apt+=(syslinux)
 [ -f /usr/lib/syslinux/mbr/mbr.bin ] || missing_apt+=(syslinux-common)

@@ -1,40 +1,38 @@
 // boot.kexec on a real machine: the installed OS's kernel, initrds and command line, read
-// from its boot loader's configuration on the disk the image went to, are loaded with
-// kexec-tools (`kexec -l`) before the step answers, and started (`kexec -e`) after it, so a
-// machine that cannot kexec fails the step instead of leaving the run to wait for a join.
-// They are read from the disk's FAT partitions (an EFI system partition, a syslinux boot
-// partition) through mtools, with no mount, in this order:
-// - a Boot Loader Specification entry (`loader/entries/*.conf`: linux, initrd, options), the
-//   one `loader/loader.conf` names as `default`, else the first by file name: systemd-boot's;
-// - syslinux.cfg (at the root, `syslinux/` or `boot/syslinux/`): its DEFAULT label's KERNEL or
-//   LINUX, INITRD (or APPEND's `initrd=`) and APPEND.
-// A disk with neither (GRUB on ext4, say) is UNSUPPORTED with that reason: boot it through the
-// BMC instead (management.setBootDevice, then power.setPower cycle), as Ironic does.
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+// from its boot loader's configuration on the disk the image went to (boot-entries.ts), are
+// loaded with kexec-tools (`kexec -l`) before the step answers, and started (`kexec -e`) after
+// it, so a machine that cannot kexec fails the step instead of leaving the run to wait for a
+// join. The disk's FAT partitions are read first (an EFI system partition, a syslinux boot
+// partition), then its Linux ones holding ext2/3/4 (a /boot or root file system with GRUB),
+// each with no mount (partition-files.ts). A disk with no boot entry on them (GRUB on xfs or
+// btrfs, say) is UNSUPPORTED with that reason: boot it through the BMC instead
+// (management.setBootDevice, then power.setPower cycle), as Ironic does.
+import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, open } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { IronflowError } from '../../core/errors';
+import { bootEntryOn, type BootEntry } from './boot-entries';
 import { gptPartitions } from './gpt-partition';
 import { mbrPartitions } from './mbr-partition';
+import { extFiles, fatFiles, type PartitionFiles } from './partition-files';
 import { GPT_PROTECTIVE, mbrEntryTypes, SECTOR, type ListedPartition } from './partition-table';
 import type { LoadedKexec } from './hardware';
 import { runTool } from './run-tool';
 
+const XBOOTLDR = 'BC13C2FF-59E6-4262-A352-B275FD6F7172';
 /** Partition types a boot loader's FAT file system sits in: FAT MBR types; the EFI system, basic data and XBOOTLDR GPT types. */
-const FAT_TYPES = new Set([
-  '01',
-  '04',
-  '06',
-  '0b',
-  '0c',
-  '0e',
-  'ef',
-  'C12A7328-F81F-11D2-BA4B-00A0C93EC93B',
-  'EBD0A0A2-B9E5-4433-87C0-68B6B72699C7',
-  'BC13C2FF-59E6-4262-A352-B275FD6F7172',
+const FAT_TYPES = new Set(['01', '04', '06', '0b', '0c', '0e', 'ef', 'C12A7328-F81F-11D2-BA4B-00A0C93EC93B', 'EBD0A0A2-B9E5-4433-87C0-68B6B72699C7', XBOOTLDR]);
+/** Partition types a Linux /boot or root file system sits in: MBR Linux; GPT Linux file system, XBOOTLDR, x86-64 and arm64 root. */
+const LINUX_TYPES = new Set([
+  '83',
+  '0FC63DAF-8483-4772-8E79-3D69D8477DE4',
+  XBOOTLDR,
+  '4F68BCE3-E8CD-4DB1-96E7-FBCAF984B709',
+  'B921B045-1DF0-41C3-AF44-4C6F280D3FAE',
 ]);
-const SYSLINUX_CONFIGS = ['syslinux.cfg', 'syslinux/syslinux.cfg', 'boot/syslinux/syslinux.cfg'];
+/** What boot.kexec copies into the ramdisk's memory at most: the kernel and its initrds together. */
+export const KEXEC_FILES_BYTES_MAX = 1024 * 1024 * 1024;
 
 /** What kexec loads: the kernel and initrd as local files, and the command line. */
 export interface KexecTarget {
@@ -44,102 +42,6 @@ export interface KexecTarget {
   cmdline: string;
   /** Where it was read: `partition 1, loader/entries/ironflow.conf`. */
   source: string;
-}
-
-/** A boot entry as its configuration names it: paths on its partition. */
-interface BootEntry {
-  kernel: string;
-  initrds: string[];
-  cmdline: string;
-  file: string;
-}
-
-const copyOut = (disk: string, partition: ListedPartition, from: string, to: string) =>
-  runTool('mcopy', ['-s', '-n', '-i', `${disk}@@${partition.startSector * SECTOR}`, `::/${from.replace(/^\/+/, '')}`, to], 'kexec-read-boot-entry');
-
-/** The copied file's text, or undefined when the partition does not have it. */
-async function textOf(disk: string, partition: ListedPartition, from: string, dir: string): Promise<string | undefined> {
-  const to = path.join(dir, path.basename(from));
-  return copyOut(disk, partition, from, to).then(
-    () => readFileSync(to, 'utf8'),
-    () => undefined,
-  );
-}
-
-/** `key value` lines of a Boot Loader Specification file; a key given again adds a value. */
-function blsFields(text: string): Map<string, string[]> {
-  const fields = new Map<string, string[]>();
-  for (const line of text.split('\n')) {
-    const match = /^\s*([a-z-]+)\s+(.*?)\s*$/.exec(line);
-    if (!match || line.trimStart().startsWith('#')) continue;
-    fields.set(match[1] as string, [...(fields.get(match[1] as string) ?? []), match[2] as string]);
-  }
-  return fields;
-}
-
-const globToRegExp = (glob: string) =>
-  new RegExp(
-    `^${glob
-      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-      .replace(/\*/g, '.*')
-      .replace(/\?/g, '.')}$`,
-  );
-
-async function blsEntry(disk: string, partition: ListedPartition, dir: string): Promise<BootEntry | undefined> {
-  const hasLoader = await copyOut(disk, partition, 'loader', dir).then(
-    () => true,
-    () => false,
-  );
-  const copied = path.join(dir, 'loader');
-  if (!hasLoader || !existsSync(path.join(copied, 'entries'))) return undefined;
-  const names = readdirSync(path.join(copied, 'entries'))
-    .filter((name) => name.endsWith('.conf'))
-    .sort();
-  const loaderConf = existsSync(path.join(copied, 'loader.conf')) ? blsFields(readFileSync(path.join(copied, 'loader.conf'), 'utf8')) : undefined;
-  const wanted = loaderConf?.get('default')?.[0];
-  const name = (wanted && !wanted.startsWith('@') && names.find((n) => globToRegExp(wanted).test(n))) || names[0];
-  if (!name) return undefined;
-  const fields = blsFields(readFileSync(path.join(copied, 'entries', name), 'utf8'));
-  const kernel = fields.get('linux')?.[0];
-  if (!kernel) return undefined;
-  return { kernel, initrds: fields.get('initrd') ?? [], cmdline: (fields.get('options') ?? []).join(' '), file: `loader/entries/${name}` };
-}
-
-/** The DEFAULT label's entry of a syslinux configuration (keywords in any case); paths relative to its directory. */
-function syslinuxEntry(text: string, file: string): BootEntry | undefined {
-  const labels = new Map<string, { kernel?: string; initrd?: string; append?: string }>();
-  let current: { kernel?: string; initrd?: string; append?: string } | undefined;
-  let defaultLabel: string | undefined;
-  for (const line of text.split('\n')) {
-    const match = /^\s*(\S+)\s*(.*?)\s*$/.exec(line);
-    if (!match) continue;
-    const [, keyword, value] = match as unknown as [string, string, string];
-    const key = keyword.toUpperCase();
-    if (key === 'DEFAULT') defaultLabel = value;
-    else if (key === 'LABEL') labels.set(value, (current = {}));
-    else if (current && (key === 'KERNEL' || key === 'LINUX')) current.kernel = value;
-    else if (current && key === 'INITRD') current.initrd = value;
-    else if (current && key === 'APPEND') current.append = value;
-  }
-  const entry = defaultLabel === undefined ? undefined : labels.get(defaultLabel);
-  if (!entry?.kernel) return undefined;
-  const args = (entry.append ?? '').split(/\s+/).filter(Boolean);
-  const initrdArg = args.find((a) => a.startsWith('initrd='));
-  const relative = (p: string) => (p.startsWith('/') ? p : path.posix.join(path.posix.dirname(file), p));
-  return {
-    kernel: relative(entry.kernel),
-    initrds: (entry.initrd ?? initrdArg?.slice('initrd='.length) ?? '').split(',').filter(Boolean).map(relative),
-    cmdline: args.filter((a) => a !== initrdArg).join(' '),
-    file,
-  };
-}
-
-async function syslinuxConfigEntry(disk: string, partition: ListedPartition, dir: string): Promise<BootEntry | undefined> {
-  for (const file of SYSLINUX_CONFIGS) {
-    const text = await textOf(disk, partition, file, dir);
-    if (text !== undefined) return syslinuxEntry(text, file);
-  }
-  return undefined;
 }
 
 async function partitionsOf(disk: string): Promise<ListedPartition[]> {
@@ -153,31 +55,49 @@ async function partitionsOf(disk: string): Promise<ListedPartition[]> {
   }
 }
 
-/** The installed OS's boot entry on `disk`, its kernel and initrds copied under `workDir`. */
-export async function findKexecTarget(disk: string, workDir: string): Promise<KexecTarget> {
-  const candidates = (await partitionsOf(disk)).filter((p) => FAT_TYPES.has(p.type));
-  for (const partition of candidates) {
-    const dir = path.join(workDir, `partition-${partition.partition}`);
-    mkdirSync(dir, { recursive: true });
-    const entry = (await blsEntry(disk, partition, dir)) ?? (await syslinuxConfigEntry(disk, partition, dir));
+/** The disk's FAT partitions, then those of its Linux ones that hold an ext file system (an XBOOTLDR partition may be either). */
+async function bootPartitions(disk: string): Promise<PartitionFiles[]> {
+  const partitions = await partitionsOf(disk);
+  const fat = partitions.filter((p) => FAT_TYPES.has(p.type)).map((p) => fatFiles(disk, p));
+  const ext = await Promise.all(partitions.filter((p) => LINUX_TYPES.has(p.type)).map((p) => extFiles(disk, p)));
+  return [...fat, ...ext.filter((files): files is PartitionFiles => files !== undefined)];
+}
+
+/** Copies an entry's file out within `budget` bytes, answering its size; a BLS entry under `boot/` may name it from /boot's own root. */
+async function copyEntryFile(files: PartitionFiles, entry: BootEntry, file: string, to: string, budget: number): Promise<number> {
+  try {
+    return await files.copy(file, to, budget);
+  } catch (error) {
+    const absent = error instanceof IronflowError && error.details.reason === 'boot-file-missing';
+    if (!absent || entry.fallbackPrefix === undefined) throw error;
+    return files.copy(path.posix.join(entry.fallbackPrefix, file), to, budget);
+  }
+}
+
+/** The installed OS's boot entry on `disk`, its kernel and initrds copied under `workDir` (at most `maxBytes` in all). */
+export async function findKexecTarget(disk: string, workDir: string, maxBytes = KEXEC_FILES_BYTES_MAX): Promise<KexecTarget> {
+  const candidates = await bootPartitions(disk);
+  for (const files of candidates) {
+    const entry = await bootEntryOn(files);
     if (!entry) continue;
+    let left = maxBytes;
     const kernel = path.join(workDir, 'kernel');
-    await copyOut(disk, partition, entry.kernel, kernel);
+    left -= await copyEntryFile(files, entry, entry.kernel, kernel, left);
     const initrds: string[] = [];
     for (const [i, file] of entry.initrds.entries()) {
       initrds.push(path.join(workDir, `initrd.${i}`));
-      await copyOut(disk, partition, file, initrds[i] as string);
+      left -= await copyEntryFile(files, entry, file, initrds[i] as string, left);
     }
     let initrd = initrds[0];
     if (initrds.length > 1) {
       initrd = path.join(workDir, 'initrd');
       writeFileSync(initrd, Buffer.concat(initrds.map((file) => readFileSync(file))));
     }
-    return { kernel, ...(initrd ? { initrd } : {}), cmdline: entry.cmdline, source: `partition ${partition.partition}, ${entry.file}` };
+    return { kernel, ...(initrd ? { initrd } : {}), cmdline: entry.cmdline, source: `partition ${files.partition}, ${entry.file}` };
   }
   throw new IronflowError(
     'UNSUPPORTED',
-    `no boot entry to kexec on ${disk}: no loader/entries/*.conf (Boot Loader Specification) or syslinux.cfg on its ${candidates.length} FAT partition(s); boot the disk through the BMC instead (management.setBootDevice, then power.setPower cycle)`,
+    `no boot entry to kexec on ${disk}: no Boot Loader Specification entry, syslinux.cfg or grub.cfg menu entry on its ${candidates.length} FAT or ext partition(s); boot the disk through the BMC instead (management.setBootDevice, then power.setPower cycle)`,
     { reason: 'no-boot-entry' },
   );
 }

@@ -6,8 +6,8 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { IronflowError } from '../../core/errors';
 
-const TOOL_TIMEOUT_MS = 60_000;
-const STDERR_SHOWN = 2_000;
+export const TOOL_TIMEOUT_MS = 60_000;
+export const STDERR_SHOWN = 2_000;
 
 /** Runs `command`; answers its stdout, or throws DRIVER_ERROR with `reason` in its details. */
 export async function runTool(command: string, args: string[], reason: string, shown = `${command} ${args.join(' ')}`): Promise<string> {
