@@ -22,10 +22,17 @@ interface BoundStatement {
   run(): ReturnType<Statement['run']>;
 }
 
-function bound(statement: Statement<Args>, args: Args): BoundStatement {
+/** A prepared statement and its result columns, read once: better-sqlite3 builds them afresh on every call (70 µs for a node's 33). */
+interface Prepared {
+  statement: Statement<Args>;
+  columns?: ReturnType<Statement['columns']>;
+}
+
+function bound(prepared: Prepared, args: Args): BoundStatement {
+  const { statement } = prepared;
   return {
     reader: statement.reader,
-    columns: () => statement.columns(),
+    columns: () => (prepared.columns ??= statement.columns()),
     raw: () => ({ all: () => statement.raw(true).all(args) }),
     run: () => statement.run(args),
   };
@@ -34,12 +41,12 @@ function bound(statement: Statement<Args>, args: Args): BoundStatement {
 /** The prepare the adapter finds on `client`: the last CACHED_STATEMENTS SQL texts stay prepared. */
 function cachingPrepare(database: Database): (sql: string) => { bind(args: Args): BoundStatement } {
   const prepare = database.prepare.bind(database);
-  const statements = new RecentCache<string, Statement<Args>>(CACHED_STATEMENTS);
+  const statements = new RecentCache<string, Prepared>(CACHED_STATEMENTS);
   return (sql) => {
-    let statement = statements.get(sql);
-    if (!statement) statements.set(sql, (statement = prepare<Args>(sql)));
-    const prepared = statement;
-    return { bind: (args) => bound(prepared, args) };
+    let prepared = statements.get(sql);
+    if (!prepared) statements.set(sql, (prepared = { statement: prepare<Args>(sql) }));
+    const kept = prepared;
+    return { bind: (args) => bound(kept, args) };
   };
 }
 

@@ -1,6 +1,7 @@
 // The SQLite connection keeps its prepared statements (services/sqlite-statement-cache.ts): the
-// same SQL is prepared once and run with each call's own arguments, the least recently used
-// text is dropped past the bound, and a connection without the client it expects is refused.
+// same SQL is prepared once and run with each call's own arguments, its columns are read once,
+// the least recently used text is dropped past the bound, and a connection without the client
+// it expects is refused.
 // On a real better-sqlite3 database in memory, and through the adapter Prisma is given.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -41,6 +42,8 @@ describe('the SQLite statement cache', () => {
     const bound = prepare(select).bind([2]);
     expect(bound.reader).toBe(true);
     expect(bound.columns()).toMatchObject([{ name: 'name', type: 'TEXT' }]);
+    // Read from the statement once: better-sqlite3 builds them afresh on every call.
+    expect(prepare(select).bind([3]).columns()).toBe(bound.columns());
 
     const update = 'UPDATE t SET name = ? WHERE id = ?';
     expect(prepare(update).bind(['deux', 2]).run().changes).toBe(1);
