@@ -8,7 +8,7 @@
 // btrfs, say) is UNSUPPORTED with that reason: boot it through the BMC instead
 // (management.setBootDevice, then power.setPower cycle), as Ironic does.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { mkdtemp, open } from 'node:fs/promises';
+import { mkdtemp, open, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { IronflowError } from '../../core/errors';
@@ -104,12 +104,18 @@ export async function findKexecTarget(disk: string, workDir: string, maxBytes = 
 
 /** Loads the installed OS from `disk` (kexec -l); answers where it was read and what starts it (kexec -e). */
 export async function loadKexec(disk: string): Promise<LoadedKexec> {
-  const target = await findKexecTarget(disk, await mkdtemp(path.join(os.tmpdir(), 'kexec-')));
-  await runTool(
-    'kexec',
-    ['-l', target.kernel, ...(target.initrd ? [`--initrd=${target.initrd}`] : []), `--command-line=${target.cmdline}`],
-    'kexec-load',
-    `kexec -l of the kernel of ${target.source} (its command line not shown)`,
-  );
-  return { source: target.source, start: async () => void (await runTool('kexec', ['-e'], 'kexec-start')) };
+  const workDir = await mkdtemp(path.join(os.tmpdir(), 'kexec-'));
+  try {
+    const target = await findKexecTarget(disk, workDir);
+    await runTool(
+      'kexec',
+      ['-l', target.kernel, ...(target.initrd ? [`--initrd=${target.initrd}`] : []), `--command-line=${target.cmdline}`],
+      'kexec-load',
+      `kexec -l of the kernel of ${target.source} (its command line not shown)`,
+    );
+    return { source: target.source, start: async () => void (await runTool('kexec', ['-e'], 'kexec-start')) };
+  } finally {
+    // The ramdisk's /tmp is its memory: the kernel holds what kexec -l loaded, the copies are not needed.
+    await rm(workDir, { recursive: true, force: true });
+  }
 }
