@@ -13,6 +13,8 @@ export const TEXT_BYTES_MAX = 256 * 1024;
 const LISTED_NAMES_MAX = 256;
 /** Symbolic links followed in a row (ext: /boot/vmlinuz → vmlinuz-6.1.0-…). */
 const LINKS_FOLLOWED_MAX = 8;
+/** A path from the disk is named in a step's error (and so its run's history) up to this length. */
+const PATH_SHOWN = 256;
 
 export interface PartitionFiles {
   /** For messages: `partition 2`. */
@@ -33,8 +35,11 @@ const relative = (file: string) => file.replace(/^\/+/, '');
 /** Paths the tools are handed come from the disk: one with a quote or a control character is not read. */
 const readable = (file: string) => !/["\\\u0000-\u001f]/.test(file);
 
+/** A path from the disk as a message shows it: quoted, control characters escaped, at most PATH_SHOWN characters. */
+const shown = (file: string) => JSON.stringify(file.slice(0, PATH_SHOWN));
+
 function missing(files: PartitionFiles, file: string): IronflowError {
-  return new IronflowError('UNSUPPORTED', `the boot entry names ${file}, which ${files.fileSystem} partition ${files.partition} does not hold`, {
+  return new IronflowError('UNSUPPORTED', `the boot entry names ${shown(file)}, which ${files.fileSystem} partition ${files.partition} does not hold`, {
     reason: 'boot-file-missing',
   });
 }
@@ -42,7 +47,7 @@ function missing(files: PartitionFiles, file: string): IronflowError {
 function tooLarge(files: PartitionFiles, file: string, maxBytes: number): IronflowError {
   return new IronflowError(
     'UNSUPPORTED',
-    `${file} on partition ${files.partition} is larger than the ${maxBytes} bytes boot.kexec had left to copy into the ramdisk's memory; boot the disk through the BMC instead`,
+    `${shown(file)} on partition ${files.partition} is larger than the ${maxBytes} bytes boot.kexec had left to copy into the ramdisk's memory; boot the disk through the BMC instead`,
     { reason: 'boot-files-too-large' },
   );
 }

@@ -268,7 +268,7 @@ describe('the boot entry boot.kexec loads', () => {
     await expect(findKexecTarget(file, mkdtempSync(path.join(dir, 'work-')), 1000)).rejects.toMatchObject({
       code: 'UNSUPPORTED',
       details: { reason: 'boot-files-too-large' },
-      message: expect.stringContaining('/boot/initrd.img on partition 1 is larger than the 400 bytes boot.kexec had left'),
+      message: expect.stringContaining('"/boot/initrd.img" on partition 1 is larger than the 400 bytes boot.kexec had left'),
     });
     const lacking = disk('lacking.img', 'gpt', [
       { line: 'type=L', start: 2048, sectors: 16384, fs: 'ext4', files: { 'boot/grub/grub.cfg': "menuentry 'os' {\n linux /boot/vmlinuz-gone\n}\n" } },
@@ -276,7 +276,7 @@ describe('the boot entry boot.kexec loads', () => {
     await expect(findKexecTarget(lacking, mkdtempSync(path.join(dir, 'work-')))).rejects.toMatchObject({
       code: 'UNSUPPORTED',
       details: { reason: 'boot-file-missing' },
-      message: 'the boot entry names /boot/vmlinuz-gone, which ext partition 1 does not hold',
+      message: 'the boot entry names "/boot/vmlinuz-gone", which ext partition 1 does not hold',
     });
   });
 
