@@ -65,7 +65,9 @@ const profile = {
     { use: 'event.append', with: { message: 'begin' } },
     { use: 'management.setBootDevice', on: 'site', with: { device: 'pxe' }, timeout: '5s' },
     { use: 'inventory.refresh', on: 'ramdisk', timeout: '5s' },
-    { use: 'disk.wipe', on: 'ramdisk', timeout: '4s', retries: { max: 3, initialInterval: '1s' } },
+    // Short attempts find the killed worker's attempt fast; enough of them to outlast a second
+    // worker process's start on a loaded machine (19 s of attempts was not, once, in CI).
+    { use: 'disk.wipe', on: 'ramdisk', timeout: '4s', retries: { max: 8, initialInterval: '1s' } },
     { use: 'boot.kexec', on: 'ramdisk', timeout: '5s' },
   ],
   cleanup: [{ use: 'boot.cleanUp', on: 'site', timeout: '5s' }],
