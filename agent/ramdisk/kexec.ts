@@ -33,6 +33,8 @@ const LINUX_TYPES = new Set([
 ]);
 /** What boot.kexec copies into the ramdisk's memory at most: the kernel and its initrds together. */
 export const KEXEC_FILES_BYTES_MAX = 1024 * 1024 * 1024;
+/** Initrds a boot entry may name (microcode, the initramfs, a few extras): each is a tool run, so a configuration cannot ask for thousands. */
+export const KEXEC_INITRDS_MAX = 16;
 
 /** What kexec loads: the kernel and initrd as local files, and the command line. */
 export interface KexecTarget {
@@ -80,6 +82,13 @@ export async function findKexecTarget(disk: string, workDir: string, maxBytes = 
   for (const files of candidates) {
     const entry = await bootEntryOn(files);
     if (!entry) continue;
+    if (entry.initrds.length > KEXEC_INITRDS_MAX) {
+      throw new IronflowError(
+        'UNSUPPORTED',
+        `the boot entry in ${entry.file} on partition ${files.partition} names ${entry.initrds.length} initrds, more than the ${KEXEC_INITRDS_MAX} boot.kexec loads; boot the disk through the BMC instead`,
+        { reason: 'too-many-initrds' },
+      );
+    }
     let left = maxBytes;
     const kernel = path.join(workDir, 'kernel');
     left -= await copyEntryFile(files, entry, entry.kernel, kernel, left);

@@ -270,6 +270,22 @@ describe('the boot entry boot.kexec loads', () => {
       details: { reason: 'boot-files-too-large' },
       message: expect.stringContaining('"/boot/initrd.img" on partition 1 is larger than the 400 bytes boot.kexec had left'),
     });
+    const many = disk('many-initrds.img', 'gpt', [
+      {
+        line: 'type=L',
+        start: 2048,
+        sectors: 16384,
+        fs: 'ext4',
+        files: {
+          'boot/grub/grub.cfg': `menuentry 'os' {\n linux /boot/vmlinuz\n initrd ${Array.from({ length: 17 }, (_, i) => `/i${i}`).join(' ')}\n}\n`,
+          'boot/vmlinuz': 'k',
+        },
+      },
+    ]);
+    await expect(findKexecTarget(many, mkdtempSync(path.join(dir, 'work-')))).rejects.toMatchObject({
+      code: 'UNSUPPORTED',
+      details: { reason: 'too-many-initrds' },
+    });
     const lacking = disk('lacking.img', 'gpt', [
       { line: 'type=L', start: 2048, sectors: 16384, fs: 'ext4', files: { 'boot/grub/grub.cfg': "menuentry 'os' {\n linux /boot/vmlinuz-gone\n}\n" } },
     ]);
