@@ -25,7 +25,8 @@ let ledger: Ledger;
 const sessions: Array<{ stop(): Promise<void> }> = [];
 const children = new Set<ChildProcess>();
 
-function startWorkerProcess(config: IronflowConfig, nodeId: string): Promise<ChildProcess> {
+/** A worker process, answered once it says `until` ("ready"; "standby" when started as one). */
+function startWorkerProcess(config: IronflowConfig, nodeId: string, until: 'ready' | 'standby' = 'ready'): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'test/fixtures/provision-worker.ts')], {
     cwd: repoRoot,
     env: {
@@ -38,15 +39,21 @@ function startWorkerProcess(config: IronflowConfig, nodeId: string): Promise<Chi
       LEDGER_FILE: ledger.file,
       SITE_QUEUE: siteAgentQueue(SITE, AGENT),
       RAMDISK_QUEUE: emulatedRamdiskQueue(nodeId),
+      STANDBY: until === 'standby' ? '1' : '',
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
   children.add(child);
+  return said(child, until);
+}
+
+/** Answers `child` once its output has a line `word`; rejects if it exits first. */
+function said(child: ChildProcess, word: string): Promise<ChildProcess> {
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   return new Promise((resolve, reject) => {
-    child.stdout?.on('data', (d: Buffer) => d.toString().includes('ready') && resolve(child));
-    child.once('exit', (code) => reject(new Error(`worker process exited (${code}) before ready: ${stderr.slice(-2000)}`)));
+    child.stdout?.on('data', (d: Buffer) => d.toString().includes(word) && resolve(child));
+    child.once('exit', (code) => reject(new Error(`worker process exited (${code}) before ${word}: ${stderr.slice(-2000)}`)));
   });
 }
 
@@ -65,9 +72,9 @@ const profile = {
     { use: 'event.append', with: { message: 'begin' } },
     { use: 'management.setBootDevice', on: 'site', with: { device: 'pxe' }, timeout: '5s' },
     { use: 'inventory.refresh', on: 'ramdisk', timeout: '5s' },
-    // Short attempts find the killed worker's attempt fast; enough of them to outlast a second
-    // worker process's start on a loaded machine (19 s of attempts was not, once, in CI).
-    { use: 'disk.wipe', on: 'ramdisk', timeout: '4s', retries: { max: 8, initialInterval: '1s' } },
+    // Short attempts find the killed worker's attempt fast. A retry waits at most its timeout for
+    // a worker to pick it up (then fails): the test's replacement process is loaded beforehand.
+    { use: 'disk.wipe', on: 'ramdisk', timeout: '8s', retries: { max: 3, initialInterval: '1s' } },
     { use: 'boot.kexec', on: 'ramdisk', timeout: '5s' },
   ],
   cleanup: [{ use: 'boot.cleanUp', on: 'site', timeout: '5s' }],
@@ -107,6 +114,8 @@ describe('crash resumption', () => {
   it('a worker SIGKILLed mid-step: a new one finishes the workflow, no finished step runs again', async () => {
     const nodeId = await newMachine();
     const first = await startWorkerProcess(t.config, nodeId);
+    // Loaded and connected, not yet polling: the first process alone runs the steps up to the kill.
+    const second = await startWorkerProcess(t.config, nodeId, 'standby');
     const started = await startProvision(t.cp, { tenantId: 'root', nodeId, profileId: 'crash-resume', provisionState: 'deploying' });
     await until(
       () => ledger.count(`${nodeId}/steps[3]`, 'start'),
@@ -116,7 +125,8 @@ describe('crash resumption', () => {
     );
     expect(ledger.count(`${nodeId}/steps[3]`, 'done')).toBe(0);
     await kill(first);
-    const second = await startWorkerProcess(t.config, nodeId);
+    second.stdin?.write('go\n');
+    await said(second, 'ready');
     const result = (await t.cp.temporal.workflow.getHandle(started.workflowId).result()) as ProvisionResult;
     expect(result.outcome).toBe('succeeded');
     expectNoStepRanTwice(nodeId);
