@@ -8,12 +8,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, inject } from 'vitest';
-import { erasedSamples, eraseDisk, planErase, type FallbackMode, type WipeMode } from '../../agent/ramdisk/disk-erase';
+import { allZero, erasedSamples, eraseDisk, planErase, type FallbackMode, type WipeMode } from '../../agent/ramdisk/disk-erase';
 import { EmulatedDisk, type EmulatedDiskSpec } from '../../agent/emulator/emulated-disk';
 import type { DiskTools, RamdiskDisk } from '../../agent/ramdisk/hardware';
 
 const MIB = 1024 * 1024;
-const zero = (bytes: Buffer) => bytes.every((b) => b === 0);
+const zero = (bytes: Buffer) => bytes.equals(Buffer.alloc(bytes.length));
 
 /** A machine with these drives (each a file of random bytes), as its ramdisk sees it. */
 function machine(drives: Array<{ spec: EmulatedDiskSpec; sizeMib: number }>) {
@@ -142,6 +142,17 @@ describe('disk erase on emulated drives', () => {
     await eraseDisk(slowView, plan!, (details) => beats.push(details), { heartbeatMs: 50 });
     expect(beats.filter((b) => b.elapsedSeconds !== undefined).length).toBeGreaterThanOrEqual(3);
     expect(beats.at(-1)).toEqual({ bytesWiped: 4 * MIB });
+  });
+
+  it('the read-back finds one byte that is not zero, wherever it is, past the MiB it compares at a time', () => {
+    const size = 2 * MIB + 3;
+    expect(allZero(Buffer.alloc(size))).toBe(true);
+    expect(allZero(Buffer.alloc(0))).toBe(true);
+    for (const at of [0, MIB - 1, MIB, 2 * MIB, size - 1]) {
+      const bytes = Buffer.alloc(size);
+      bytes[at] = 1;
+      expect(allZero(bytes), `a byte at ${at}`).toBe(false);
+    }
   });
 
   it('the read-back refuses a block that still holds its old bytes', () => {

@@ -4,15 +4,14 @@
 // differs is DRIVER_ERROR, and the written head is zeroed so the machine cannot boot it.
 // After fsync the written range is read back and must hash as written. Heartbeats report the
 // bytes written.
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { open, stat } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { promisify } from 'node:util';
 import { IronflowError, parseWith } from '../../../core/errors';
 import { deployImageWithSchema } from '../../../core/steps/metal';
 import { decompressor } from '../decompress';
+import { dropCachedBlocks } from '../device-read-back';
 import { openCachedOrSource } from '../image-source';
 import type { RamdiskStep, RamdiskStepDeps } from './deps';
 
@@ -36,16 +35,11 @@ async function writeUserData(deps: RamdiskStepDeps, workflowId: string, ref: str
 }
 
 /**
- * The sha256 of the first `length` bytes as the disk returns them now. A block device's
- * buffers are flushed first (blockdev --flushbufs), so the bytes come from the device and not
- * from what the kernel still caches of the write.
+ * The sha256 of the first `length` bytes as the disk returns them now, from the device
+ * (device-read-back.ts).
  */
 async function readBackDigest(diskPath: string, length: number): Promise<string> {
-  if ((await stat(diskPath)).isBlockDevice()) {
-    await promisify(execFile)('blockdev', ['--flushbufs', diskPath], { timeout: 60_000 }).catch((error: Error) => {
-      throw new IronflowError('DRIVER_ERROR', `blockdev --flushbufs ${diskPath} failed: ${error.message}`, { reason: 'read-back-flush' });
-    });
-  }
+  await dropCachedBlocks(diskPath);
   const digest = createHash('sha256');
   const handle = await open(diskPath, 'r');
   try {
@@ -101,12 +95,14 @@ export function deployImageStep(deps: RamdiskStepDeps): RamdiskStep {
     const handle = await open(disk.path, 'r+');
     let written = 0;
     let reported = 0;
-    const writtenDigest = createHash('sha256');
+    // Uncompressed, the bytes written are the bytes fetched: their digest is computed once (a
+    // pass over the image costs seconds in a machine under emulation).
+    const writtenDigest = image.compression === 'none' ? null : createHash('sha256');
     const toDisk = new Writable({
       write(chunk: Buffer, _encoding, done) {
         if (written + chunk.length > disk.sizeBytes)
           return done(new IronflowError('DRIVER_ERROR', `the image is larger than disk ${disk.name} (${disk.sizeBytes} bytes)`, { reason: 'image-too-large' }));
-        writtenDigest.update(chunk);
+        writtenDigest?.update(chunk);
         handle.write(chunk, 0, chunk.length, written).then(() => {
           written += chunk.length;
           if (written - reported >= HEARTBEAT_EVERY_BYTES) {
@@ -135,7 +131,7 @@ export function deployImageStep(deps: RamdiskStepDeps): RamdiskStep {
         sha256,
       });
     }
-    const expected = writtenDigest.digest('hex');
+    const expected = writtenDigest?.digest('hex') ?? sha256;
     const readBack = await readBackDigest(disk.path, written);
     if (readBack !== expected) {
       await zeroHead(disk.path, written);
