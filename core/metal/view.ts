@@ -1,12 +1,18 @@
 // The node's metal view: what every metal method answers. Never credentials: the BMC is
 // its driver, address and whether credentials are set.
 import type { Node } from '../../generated/prisma-sqlite/client';
+import { isoTimestamp } from '../iso-timestamp';
 import { macSources, type MetalNodeView } from '../schemas/metal';
 import type { DriverBindings } from './hardware-profiles';
 
 const stringArray = (value: unknown): string[] => (Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []);
-const stringRecord = (value: unknown): Record<string, string> =>
-  value && typeof value === 'object' ? Object.fromEntries(Object.entries(value).filter((e): e is [string, string] => typeof e[1] === 'string')) : {};
+/** The string-valued entries of an object (a loop: entries, filter and fromEntries made three arrays a node). */
+function stringRecord(value: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return out;
+  for (const [key, entry] of Object.entries(value)) if (typeof entry === 'string') out[key] = entry;
+  return out;
+}
 
 /** The columns the view reads: a page of nodes selects only these, never a node's inventory or host spec. */
 export const metalViewColumns = [
@@ -76,7 +82,7 @@ export function metalView(node: MetalViewRow): MetalNodeView {
     workflowId: node.workflowId,
     failedFrom: node.failedFrom,
     lastError: lastError && typeof lastError.message === 'string' ? { code: String(lastError.code ?? 'INTERNAL'), message: lastError.message } : null,
-    createdAt: node.createdAt.toISOString(),
-    updatedAt: node.updatedAt.toISOString(),
+    createdAt: isoTimestamp(node.createdAt),
+    updatedAt: isoTimestamp(node.updatedAt),
   };
 }
