@@ -25,8 +25,10 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 const cli = (...args: string[]) => runCli(args, env as { apiUrl: string });
+/** Each `ironflow` run is a process of its own (seconds each in a slow hour): a test's dozen took 56–60 s in CI once. */
+const CLI_RUNS_TIMEOUT_MS = 180_000;
 
-describe('ironflow images and image-signers', () => {
+describe('ironflow images and image-signers', { timeout: CLI_RUNS_TIMEOUT_MS }, () => {
   it('signs, registers, lists, promotes, and stops a revoked signer', async () => {
     const added = await cli(
       'image-signers',
