@@ -7,7 +7,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import type { AgentTemporal } from '../../core/schemas/join';
-import { closeGatewayConnection, connectThroughGateway, type AgentCredentials } from './gateway-connection';
+import { connectThroughGateway, type AgentCredentials } from './gateway-connection';
 import { MIN_BEAT_MS } from './heartbeating';
 import { withStepOutcomes } from './step-outcomes';
 
@@ -68,10 +68,10 @@ export async function startRestrictedWorker(options: RestrictedWorkerOptions): P
       ...(options.maxConcurrentActivityTaskExecutions ? { maxConcurrentActivityTaskExecutions: options.maxConcurrentActivityTaskExecutions } : {}),
     });
   } catch (error) {
-    await closeGatewayConnection(connection);
+    await connection.close();
     throw error;
   }
-  const running = worker.run().finally(() => closeGatewayConnection(connection));
+  const running = worker.run().finally(() => connection.close());
   return {
     async stop() {
       if (worker.getState() === 'RUNNING') worker.shutdown();
