@@ -15,7 +15,7 @@ import { IronflowError } from '../../core/errors';
 import { bootEntryOn, type BootEntry } from './boot-entries';
 import { gptPartitions } from './gpt-partition';
 import { mbrPartitions } from './mbr-partition';
-import { extFiles, fatFiles, type PartitionFiles } from './partition-files';
+import { extFiles, fatFiles, shownPath, type PartitionFiles } from './partition-files';
 import { GPT_PROTECTIVE, mbrEntryTypes, SECTOR, type ListedPartition } from './partition-table';
 import type { LoadedKexec } from './hardware';
 import { runTool } from './run-tool';
@@ -85,7 +85,7 @@ export async function findKexecTarget(disk: string, workDir: string, maxBytes = 
     if (entry.initrds.length > KEXEC_INITRDS_MAX) {
       throw new IronflowError(
         'UNSUPPORTED',
-        `the boot entry in ${entry.file} on partition ${files.partition} names ${entry.initrds.length} initrds, more than the ${KEXEC_INITRDS_MAX} boot.kexec loads; boot the disk through the BMC instead`,
+        `the boot entry in ${shownPath(entry.file)} on partition ${files.partition} names ${entry.initrds.length} initrds, more than the ${KEXEC_INITRDS_MAX} boot.kexec loads; boot the disk through the BMC instead`,
         { reason: 'too-many-initrds' },
       );
     }
@@ -102,7 +102,7 @@ export async function findKexecTarget(disk: string, workDir: string, maxBytes = 
       initrd = path.join(workDir, 'initrd');
       writeFileSync(initrd, Buffer.concat(initrds.map((file) => readFileSync(file))));
     }
-    return { kernel, ...(initrd ? { initrd } : {}), cmdline: entry.cmdline, source: `partition ${files.partition}, ${entry.file}` };
+    return { kernel, ...(initrd ? { initrd } : {}), cmdline: entry.cmdline, source: `partition ${files.partition}, ${shownPath(entry.file)}` };
   }
   throw new IronflowError(
     'UNSUPPORTED',

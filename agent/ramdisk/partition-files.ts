@@ -36,10 +36,10 @@ const relative = (file: string) => file.replace(/^\/+/, '');
 const readable = (file: string) => !/["\\\u0000-\u001f]/.test(file);
 
 /** A path from the disk as a message shows it: quoted, control characters escaped, at most PATH_SHOWN characters. */
-const shown = (file: string) => JSON.stringify(file.slice(0, PATH_SHOWN));
+export const shownPath = (file: string) => JSON.stringify(file.slice(0, PATH_SHOWN));
 
 function missing(files: PartitionFiles, file: string): IronflowError {
-  return new IronflowError('UNSUPPORTED', `the boot entry names ${shown(file)}, which ${files.fileSystem} partition ${files.partition} does not hold`, {
+  return new IronflowError('UNSUPPORTED', `the boot entry names ${shownPath(file)}, which ${files.fileSystem} partition ${files.partition} does not hold`, {
     reason: 'boot-file-missing',
   });
 }
@@ -47,7 +47,7 @@ function missing(files: PartitionFiles, file: string): IronflowError {
 function tooLarge(files: PartitionFiles, file: string, maxBytes: number): IronflowError {
   return new IronflowError(
     'UNSUPPORTED',
-    `${shown(file)} on partition ${files.partition} is larger than the ${maxBytes} bytes boot.kexec had left to copy into the ramdisk's memory; boot the disk through the BMC instead`,
+    `${shownPath(file)} on partition ${files.partition} is larger than the ${maxBytes} bytes boot.kexec had left to copy into the ramdisk's memory; boot the disk through the BMC instead`,
     { reason: 'boot-files-too-large' },
   );
 }

@@ -110,7 +110,7 @@ describe('the boot entry boot.kexec loads', () => {
       kernel: 'the kernel',
       initrd: 'ucode+initramfs',
       cmdline: 'root=LABEL=os quiet',
-      source: 'partition 1, loader/entries/os-6.1.conf',
+      source: 'partition 1, "loader/entries/os-6.1.conf"',
     });
   });
 
@@ -123,7 +123,7 @@ describe('the boot entry boot.kexec loads', () => {
         files: { 'loader/entries/b.conf': 'linux /b\n', 'loader/entries/a.conf': 'linux /a\noptions x=1\n', a: 'kernel a' },
       },
     ]);
-    expect(await readTarget(file)).toEqual({ kernel: 'kernel a', initrd: undefined, cmdline: 'x=1', source: 'partition 1, loader/entries/a.conf' });
+    expect(await readTarget(file)).toEqual({ kernel: 'kernel a', initrd: undefined, cmdline: 'x=1', source: 'partition 1, "loader/entries/a.conf"' });
   });
 
   it("syslinux on an MBR partition: the DEFAULT label's kernel, its initrd from APPEND, paths relative to the configuration", async () => {
@@ -145,7 +145,7 @@ describe('the boot entry boot.kexec loads', () => {
       kernel: 'the kernel',
       initrd: 'initramfs',
       cmdline: 'console=ttyS0 quiet',
-      source: 'partition 2, syslinux/syslinux.cfg',
+      source: 'partition 2, "syslinux/syslinux.cfg"',
     });
   });
 
@@ -199,7 +199,7 @@ describe('the boot entry boot.kexec loads', () => {
       kernel: 'the kernel',
       initrd: 'initramfs',
       cmdline: 'root=LABEL=cloudimg-rootfs ro console=ttyS0',
-      source: 'partition 1, boot/grub/grub.cfg',
+      source: 'partition 1, "boot/grub/grub.cfg"',
     });
   });
 
@@ -225,7 +225,7 @@ describe('the boot entry boot.kexec loads', () => {
       kernel: 'old kernel',
       initrd: 'old initramfs+extra',
       cmdline: 'root=/dev/sda2 quiet',
-      source: 'partition 1, grub/grub.cfg',
+      source: 'partition 1, "grub/grub.cfg"',
     });
   });
 
@@ -247,7 +247,7 @@ describe('the boot entry boot.kexec loads', () => {
       kernel: 'the kernel',
       initrd: 'initramfs',
       cmdline: 'root=UUID=1234 ro',
-      source: 'partition 1, boot/loader/entries/f41-6.11.conf',
+      source: 'partition 1, "boot/loader/entries/f41-6.11.conf"',
     });
   });
 
@@ -284,6 +284,7 @@ describe('the boot entry boot.kexec loads', () => {
     ]);
     await expect(findKexecTarget(many, mkdtempSync(path.join(dir, 'work-')))).rejects.toMatchObject({
       code: 'UNSUPPORTED',
+      message: expect.stringContaining('the boot entry in "boot/grub/grub.cfg" on partition 1 names 17 initrds'),
       details: { reason: 'too-many-initrds' },
     });
     const lacking = disk('lacking.img', 'gpt', [

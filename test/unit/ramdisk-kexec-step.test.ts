@@ -39,7 +39,7 @@ describe('boot.kexec on the ramdisk', () => {
 
   it('answers once the OS is loaded, then starts it', async () => {
     const started: string[] = [];
-    const answer = await step(async () => ({ source: 'partition 1, loader/entries/os.conf', start: async () => void started.push('kexec -e') }))(input);
+    const answer = await step(async () => ({ source: 'partition 1, "loader/entries/os.conf"', start: async () => void started.push('kexec -e') }))(input);
     expect(answer).toEqual({ kexec: true });
     expect(started).toEqual([]);
     await sleep(200);
