@@ -14,12 +14,12 @@ const perResource = () => new Promise<number>((resolve) => setImmediate(() => re
 
 describe("agents' connections", () => {
   const connections: NativeConnection[] = [];
+  const connect = async () => sharingCallContext(await NativeConnection.connect({ address: inject('temporalAddress') }));
   afterAll(async () => {
     for (const connection of connections) await connection.close();
   });
 
   it('enable one AsyncLocalStorage between them, however many run activities or close', async () => {
-    const connect = async () => sharingCallContext(await NativeConnection.connect({ address: inject('temporalAddress') }));
     // What the worker does around each activity it runs.
     const runActivity = (connection: NativeConnection) => connection.withAbortSignal(new AbortController().signal, async () => undefined);
     const before = await perResource();
@@ -40,7 +40,8 @@ describe("agents' connections", () => {
   });
 
   it("give each activity's calls that activity's own signal, side by side", async () => {
-    const [first, second] = connections as [NativeConnection, NativeConnection];
+    const [first, second] = [await connect(), await connect()];
+    connections.push(first, second);
     const signals = [new AbortController().signal, new AbortController().signal] as const;
     const seen = await Promise.all(
       [first, second].map((connection, i) =>
