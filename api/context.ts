@@ -11,4 +11,6 @@ export interface ApiContext {
   config: IronflowConfig;
   /** What Join tells agents: the agent gateway's address (as agents reach it) and certificate name. */
   agentGateway: { address: string; serverName: string };
+  /** The control plane's metrics (services/metrics/registry.ts) in Prometheus' text format, summed over the processes serving the API (stack/api-processes.ts). */
+  processMetrics(): Promise<string>;
 }

@@ -11,6 +11,8 @@ import { userDataSettings } from '../core/userdata/settings';
 /** How many machines of one site boot into the ramdisk at a time unless configured (Metal3 provisions 20 at a time). */
 const DEFAULT_BOOT_SLOTS = 50;
 const MAX_BOOT_SLOTS = 10_000;
+/** API processes sharing the API's port (api.processes): far more than the cores of any one host. */
+const MAX_API_PROCESSES = 64;
 
 const fileSchema = z.object({
   dataDir: z.string().default('.ironflow'),
@@ -38,6 +40,8 @@ const fileSchema = z.object({
   api: z.object({
     host: z.string().default('127.0.0.1'),
     port: z.number().int().default(8080),
+    /** Processes serving the API on its one port (stack/api-processes.ts). */
+    processes: z.number().int().min(1).max(MAX_API_PROCESSES).default(1),
     /** HTTPS for the API (services/api-tls.ts reads and checks the files at start). */
     tls: z
       .object({ certFile: z.string().min(1), keyFile: z.string().min(1) })
@@ -84,6 +88,8 @@ export interface IronflowConfig {
     port: number;
     /** https://… when tls is set. */
     publicUrl: string;
+    /** api.processes or IRONFLOW_API_PROCESSES: how many processes serve the API on its port (stack/api-processes.ts); 1, the control plane's own. */
+    processes: number;
     /** IRONFLOW_API_CHECK_RESPONSES: every answer is checked by its zod schema too (api/response-serializer.ts); on in the test suite. */
     checkResponses: boolean;
     /** api.tls or IRONFLOW_API_TLS_CERT / IRONFLOW_API_TLS_KEY: the API serves HTTPS with these (absolute paths). */
@@ -192,12 +198,13 @@ export function temporalTlsEnv(tls: TemporalTlsSettings): Record<string, string>
   };
 }
 
-function bootSlotsFrom(env: NodeJS.ProcessEnv, fromFile: number): number {
-  const raw = env.IRONFLOW_BOOT_SLOTS_PER_SITE;
+/** A whole number from `min` to `max`: the variable `name` over the file's value. */
+function wholeNumberFrom(env: NodeJS.ProcessEnv, name: string, fromFile: number, min: number, max: number): number {
+  const raw = env[name];
   if (raw === undefined || raw === '') return fromFile;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1 || value > MAX_BOOT_SLOTS) {
-    throw new Error(`IRONFLOW_BOOT_SLOTS_PER_SITE=${raw.slice(0, 20)} is not a whole number from 1 to ${MAX_BOOT_SLOTS}`);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new Error(`${name}=${raw.slice(0, 20)} is not a whole number from ${min} to ${max}`);
   }
   return value;
 }
@@ -243,7 +250,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): IronflowConfig
       sealHistories: envBoolean(env, 'IRONFLOW_SEAL_HISTORIES', doc.temporal.sealHistories),
       ...(temporalTls ? { tls: temporalTls } : {}),
     },
-    api: { host, port, publicUrl, checkResponses: envBoolean(env, 'IRONFLOW_API_CHECK_RESPONSES', false), ...(tls ? { tls } : {}) },
+    api: {
+      host,
+      port,
+      publicUrl,
+      processes: wholeNumberFrom(env, 'IRONFLOW_API_PROCESSES', doc.api.processes, 1, MAX_API_PROCESSES),
+      checkResponses: envBoolean(env, 'IRONFLOW_API_CHECK_RESPONSES', false),
+      ...(tls ? { tls } : {}),
+    },
     gateway: {
       host: env.IRONFLOW_GATEWAY_HOST || doc.gateway.host,
       port: envInt(env, 'IRONFLOW_GATEWAY_PORT', doc.gateway.port),
@@ -253,7 +267,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): IronflowConfig
     metrics: metricsSettings(env.IRONFLOW_METRICS_SDK_ADDRESS ?? doc.metrics.temporalSdkAddress),
     databaseUrl: env.DATABASE_URL || `file:${sqliteFile}`,
     discoveryApproval: discoveryApprovalFrom(env.IRONFLOW_DISCOVERY_APPROVAL),
-    provisioning: { bootSlotsPerSite: bootSlotsFrom(env, doc.provisioning.bootSlotsPerSite) },
+    provisioning: { bootSlotsPerSite: wholeNumberFrom(env, 'IRONFLOW_BOOT_SLOTS_PER_SITE', doc.provisioning.bootSlotsPerSite, 1, MAX_BOOT_SLOTS) },
     userData: userDataSettings(doc.userData, env, publicUrl),
   };
 }

@@ -1,20 +1,22 @@
 // The control plane in one process: database (migrated), the agent gateway, the API, and
 // the control-plane worker. The dev stack and the integration tests both start it this way.
 import { hostname } from 'node:os';
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { defaultApiLog } from '../api/log-file';
 import { buildServer, type ServerOptions } from '../api/server';
 import { apiTlsMaterial } from '../services/api-tls';
 import type { IronflowConfig } from '../services/config';
-import { databaseTarget } from '../core/database-target';
-import { createDb, type Db } from '../services/db';
+import type { Db } from '../services/db';
+import { metricsRegistry } from '../services/metrics/registry';
 import { loadOrCreateNodeCa } from '../services/pki/node-ca';
-import { sealedDataConverter, sealingCodecFor } from '../services/sealing';
+import { sealingCodecFor } from '../services/sealing';
 import { temporalConnectionOptions } from '../services/temporal/connection-options';
-import { loadSecretKey, SecretStore } from '../services/secret-store';
+import type { SecretStore } from '../services/secret-store';
 import { startAgentGateway, type AgentGateway } from '../gateway/gateway-server';
 import { startControlPlaneWorker, type ControlPlaneWorker } from '../worker/control-plane';
+import { openApiDependencies } from './api-dependencies';
+import { acceptOneConnectionAtATime, API_LISTEN_BACKLOG, startApiProcesses, type ApiProcesses } from './api-processes';
 import { bootstrapRoot } from './bootstrap';
 import { migrateDatabase } from './migrate';
 import { tuneGarbageCollector } from './garbage-collector';
@@ -26,6 +28,8 @@ export interface ControlPlane {
   secrets: SecretStore;
   api: FastifyInstance;
   worker?: ControlPlaneWorker;
+  /** The processes serving the API beside this one (api.processes above 1). */
+  apiProcesses?: ApiProcesses;
   /** Where agents reach Temporal. */
   gateway: AgentGateway;
   rootCredential: { bearer: string; created: boolean; file: string };
@@ -42,26 +46,14 @@ export interface ControlPlaneOptions {
   migrate?: boolean;
 }
 
-/**
- * Connections the kernel holds for the API before it accepts them. Node's default (511) is
- * smaller than a fleet's burst: with 1,000 enrolls sent at once the queue overflowed while the
- * API was busy answering, the kernel dropped the handshakes past it (the clients' SYNs
- * retransmitted 1, 3, 7 s later, so the requests trickled in) and reset some after their
- * request was sent (read ECONNRESET). Queued, they wait their turn; Linux caps this at
- * net.core.somaxconn (4096 since 5.4).
- */
-const API_LISTEN_BACKLOG = 4096;
-
 export async function startControlPlane(config: IronflowConfig, options: ControlPlaneOptions = {}): Promise<ControlPlane> {
   tuneGarbageCollector();
+  if (config.api.processes > 1) acceptOneConnectionAtATime();
   const https = apiTlsMaterial(config); // checked before anything starts: a bad file is INVALID_CONFIG
   const temporalConnection = temporalConnectionOptions(config.temporal); // likewise temporal.tls's files
   if (options.migrate !== false) await migrateDatabase(config);
-  const db = await createDb(databaseTarget(config));
-  const secrets = new SecretStore(loadSecretKey(config.dataDir));
-  const connection = await Connection.connect(temporalConnection);
-  // Sealed histories (temporal.sealHistories): what this client writes Temporal stores as ciphertext.
-  const temporal = new Client({ connection, namespace: config.temporal.namespace, dataConverter: sealedDataConverter(config) });
+  const dependencies = await openApiDependencies(config, temporalConnection);
+  const { db, secrets, temporal } = dependencies;
   const rootCredential = await bootstrapRoot(db, config.dataDir);
   const worker =
     options.worker === false ? undefined : await startControlPlaneWorker({ db, secrets, temporal, config, workerId: `${hostname()}:${process.pid}` });
@@ -77,8 +69,22 @@ export async function startControlPlane(config: IronflowConfig, options: Control
     ...(codec ? { codec } : {}),
   });
   const agentGateway = { address: config.gateway.agentAddress ?? gateway.address, serverName: gateway.serverName };
-  const api = await buildServer({ db, temporal, secrets, config, agentGateway }, { logger: options.logger ?? defaultApiLog(config.dataDir), https });
+  const logger = options.logger ?? defaultApiLog(config.dataDir);
+  let apiProcesses: ApiProcesses | undefined;
+  const processMetrics = () => apiProcesses?.metrics() ?? metricsRegistry.metrics();
+  const api = await buildServer({ db, temporal, secrets, config, agentGateway, processMetrics }, { logger, https });
   await api.listen({ host: config.api.host, port: config.api.port, backlog: API_LISTEN_BACKLOG });
+  if (config.api.processes > 1) {
+    apiProcesses = await startApiProcesses({
+      server: api.server,
+      count: config.api.processes - 1,
+      config,
+      agentGateway,
+      // A test's log stream cannot cross to another process: theirs go to the data dir's api.log then.
+      logger: logger && (logger.file ? { level: logger.level, file: logger.file } : defaultApiLog(config.dataDir, logger.level)),
+      log: api.log,
+    });
+  }
   const address = api.server.address();
   const port = typeof address === 'object' && address ? address.port : config.api.port;
   return {
@@ -88,15 +94,16 @@ export async function startControlPlane(config: IronflowConfig, options: Control
     secrets,
     api,
     worker,
+    ...(apiProcesses ? { apiProcesses } : {}),
     gateway,
     rootCredential,
     url: `${https ? 'https' : 'http'}://${config.api.host}:${port}`,
     async close() {
+      await apiProcesses?.close();
       await api.close();
       await gateway.close();
       await worker?.shutdown();
-      await connection.close();
-      await db.$disconnect();
+      await dependencies.close();
     },
   };
 }

@@ -1,11 +1,12 @@
-// GET /metrics: the control plane's metrics in Prometheus' text format, then the Temporal
+// GET /metrics: the control plane's metrics in Prometheus' text format (summed over the API's
+// processes), the gauges this scrape reads from the database, then the Temporal
 // SDK's worker metrics (workflows and activities by type, outcome and latency, task slots,
 // sticky cache), read from the SDK's exporter so one scrape target has both. Root operators
 // only (a credential with compute:events:read in the root tenant): the counts describe the
 // whole fleet.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { isConnected } from '../../core/agent-queues';
-import { agentSessions, bootSlots, metricsRegistry } from '../../services/metrics/registry';
+import { agentSessions, bootSlots, metricsRegistry, scrapedRegistry } from '../../services/metrics/registry';
 import { ROOT_TENANT } from '../../core/permissions';
 import { scrapeSdkMetrics } from '../../core/sdk-metrics';
 import { authorize } from '../auth';
@@ -23,7 +24,7 @@ export const metricsRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx)
     bootSlots.reset();
     for (const row of held) bootSlots.set({ site: row.siteId, state: 'held' }, row._count._all);
     for (const row of queued) bootSlots.set({ site: row.siteId, state: 'queued' }, row._count._all);
-    const own = await metricsRegistry.metrics();
-    return reply.type(metricsRegistry.contentType).send(`${own}\n${await scrapeSdkMetrics(ctx.config.metrics.temporalSdkAddress)}`);
+    const [own, scraped, sdk] = await Promise.all([ctx.processMetrics(), scrapedRegistry.metrics(), scrapeSdkMetrics(ctx.config.metrics.temporalSdkAddress)]);
+    return reply.type(metricsRegistry.contentType).send(`${own}\n${scraped}\n${sdk}`);
   });
 };

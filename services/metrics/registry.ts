@@ -8,6 +8,13 @@ collectDefaultMetrics({ register: metricsRegistry });
 
 const registers = [metricsRegistry];
 
+/**
+ * Gauges read from the database at each scrape (api/routes/metrics.ts). Only the process
+ * answering the scrape sets them, so they stay out of `metricsRegistry`, whose values are
+ * summed over the API's processes (stack/api-processes.ts).
+ */
+export const scrapedRegistry = new Registry();
+
 export const apiRequestSeconds = new Histogram({
   name: 'ironflow_api_request_duration_seconds',
   help: 'API requests by method, route pattern and status',
@@ -76,14 +83,14 @@ export const agentSessions = new Gauge({
   name: 'ironflow_agent_sessions',
   help: 'Agent sessions by role and site, and whether the agent was seen within its heartbeat window (read from the database at each scrape)',
   labelNames: ['role', 'site', 'connected'] as const,
-  registers,
+  registers: [scrapedRegistry],
 });
 
 export const bootSlots = new Gauge({
   name: 'ironflow_boot_slots',
   help: "Provision runs holding one of their site's boot slots, or queued for one, by site (read from the database at each scrape)",
   labelNames: ['site', 'state'] as const,
-  registers,
+  registers: [scrapedRegistry],
 });
 
 /** What ended an activity attempt: a result, an error (retried or not), or a cancellation. */

@@ -46,4 +46,12 @@ describe('the dev stack config', () => {
       expect(() => loadConfig({ IRONFLOW_BOOT_SLOTS_PER_SITE: bad })).toThrow(/IRONFLOW_BOOT_SLOTS_PER_SITE=.* is not a whole number from 1 to 10000/);
     }
   });
+
+  it('takes the API processes from temporal-dev.yaml or IRONFLOW_API_PROCESSES, a whole number from 1 to 64', () => {
+    expect(loadConfig({}).api.processes).toBe(1);
+    expect(loadConfig({ IRONFLOW_API_PROCESSES: '2' }).api.processes).toBe(2);
+    for (const bad of ['0', '-1', '1.5', 'all', '65']) {
+      expect(() => loadConfig({ IRONFLOW_API_PROCESSES: bad })).toThrow(/IRONFLOW_API_PROCESSES=.* is not a whole number from 1 to 64/);
+    }
+  });
 });
