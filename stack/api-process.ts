@@ -3,7 +3,8 @@
 // plane does (stack/api-dependencies.ts), and answers on the listening socket it is handed. A
 // scrape of GET /metrics that reaches it is answered with the sum over every API process, which
 // the control plane's process gathers. It stops on SIGTERM (its requests answered first), and
-// when the control plane's process is gone (its IPC channel closes).
+// when the control plane's process is gone (its IPC channel closes); SIGINT it leaves to the
+// control plane's process.
 import type { Server } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../api/server';
@@ -85,4 +86,6 @@ async function stop(): Promise<void> {
   process.exit(0);
 }
 process.once('SIGTERM', () => void stop());
+// Ctrl-C reaches the whole process group: the control plane's process stops this one (SIGTERM) once it has stopped taking work.
+process.on('SIGINT', () => undefined);
 process.once('disconnect', () => void stop());

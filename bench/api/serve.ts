@@ -1,4 +1,5 @@
-// The API under load, in a process of its own (the load generator runs in another): a
+// The API under load, in a process of its own (with IRONFLOW_API_PROCESSES=N, N-1 more API
+// processes beside it: stack/api-processes.ts; the load generator runs in another): a
 // control plane (API and worker) on a fresh Temporal dev server and on the database
 // DATABASE_URL names (SQLite when unset), with a site, a pool and 500 metal nodes to read and to
 // act on (metal maintenance, metal power). Each node has an emulated Redfish BMC

@@ -20,9 +20,17 @@ import type { Figure } from './figure';
 const run = promisify(execFile);
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
-/** Starts bench/api/serve.ts on the database and resolves with what it printed once ready. */
-const serve = (databaseUrl: string | undefined): Promise<ReadyChild<Served>> =>
-  startReadyChild<Served>('bench/api/serve.ts', [], databaseUrl ? { DATABASE_URL: databaseUrl } : {});
+/** Starts bench/api/serve.ts on the database, its API served by `processes` processes (api.processes), and resolves with what it printed once ready. */
+const serve = (databaseUrl: string | undefined, processes: number): Promise<ReadyChild<Served>> =>
+  startReadyChild<Served>('bench/api/serve.ts', [], { IRONFLOW_API_PROCESSES: String(processes), ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) });
+
+/**
+ * Each database with the API in one process (as `npm start` runs it), then in two (api.processes:
+ * one a core), the second for the reads only: the verbs' rates are set by the database's writes
+ * and the engine, not by the API's CPU.
+ */
+const API_PROCESS_COUNTS = [1, 2];
+const servesVerbs = (processes: number) => processes === 1;
 
 const CONNECTIONS = 20;
 const WARM_UP = { rate: 100, seconds: 10 };
@@ -146,32 +154,37 @@ export const apiFigure: Figure = {
       { name: 'verb: power on/off (starts a run)', plan: powerPlan(s), rates: quick ? [10] : POWER_RATES, settleSeconds: POWER_SETTLE_SECONDS },
     ];
     const ratesOf = (target: Target) => target.rates ?? rates;
-    const databases = ['SQLite', 'PostgreSQL'] as const;
+    const setups = (['SQLite', 'PostgreSQL'] as const).flatMap((database) => API_PROCESS_COUNTS.map((processes) => ({ database, processes })));
+    const targetsOf = (s: Served, processes: number) => targets(s).filter((target) => servesVerbs(processes) || 'path' in target);
     // The targets of no server yet: only their count and rates matter here.
     const unserved: Served = { url: '', bearer: '', poolId: '', nodeIds: [] };
-    const total = databases.length * rounds * targets(unserved).reduce((sum, target) => sum + ratesOf(target).length, 0);
+    const total = setups.reduce(
+      (sum, { processes }) => sum + rounds * targetsOf(unserved, processes).reduce((runs, target) => runs + ratesOf(target).length, 0),
+      0,
+    );
     const planDir = mkdtempSync(path.join(tmpdir(), 'ironflow-bench-api-plan-'));
     let done = 0;
     const rows: string[] = [];
     const series = new Map<string, Array<[number, number]>>();
     try {
-      for (const database of databases) {
+      for (const { database, processes } of setups) {
+        const setup = `${database}, ${processes} API process${processes > 1 ? 'es' : ''}`;
         const postgres = database === 'PostgreSQL' ? await startPostgres() : undefined;
-        const api = await serve(postgres?.url);
+        const api = await serve(postgres?.url, processes);
         try {
           // A fresh process collects its start's garbage (the workflow bundle's build above all)
           // in its first 15–30 s, in pauses of 100–300 ms: a running API is past that. Each
           // request is warmed at a modest rate first, uncounted.
-          for (const target of targets(api.ready)) {
+          for (const target of targetsOf(api.ready, processes)) {
             const warmRate = Math.min(WARM_UP.rate, ...ratesOf(target));
-            progress(done, total, `api: ${database}, warming ${target.name} (${WARM_UP.seconds} s at ${warmRate}/s, not counted)`);
+            progress(done, total, `api: ${setup}, warming ${target.name} (${WARM_UP.seconds} s at ${warmRate}/s, not counted)`);
             await load(api.ready, target, planDir, warmRate, WARM_UP.seconds);
           }
-          for (const target of targets(api.ready)) {
+          for (const target of targetsOf(api.ready, processes)) {
             const results = new Map<number, Load[]>(ratesOf(target).map((rate) => [rate, []]));
             for (let round = 1; round <= rounds; round++) {
               for (const rate of ratesOf(target)) {
-                progress(done++, total, `api: ${database}, ${target.name}, ${rate} requests/s, round ${round}/${rounds}`);
+                progress(done++, total, `api: ${setup}, ${target.name}, ${rate} requests/s, round ${round}/${rounds}`);
                 results.get(rate)?.push(await load(api.ready, target, planDir, rate, seconds));
                 if (target.settleSeconds) await sleep(target.settleSeconds * 1000);
               }
@@ -182,9 +195,9 @@ export const apiFigure: Figure = {
               const spread = rounds > 1 ? ` (${p99s[0]}–${p99s[p99s.length - 1]})` : '';
               const errors = errorsCell(runs);
               rows.push(
-                `| ${database} | ${target.name} | ${rate}/s | ${median(runs.map((r) => r.rate)).toFixed(0)}/s | ${median(runs.map((r) => r.p50))} ms | ${p99} ms${spread} | ${errors} |`,
+                `| ${database} | ${processes} | ${target.name} | ${rate}/s | ${median(runs.map((r) => r.rate)).toFixed(0)}/s | ${median(runs.map((r) => r.p50))} ms | ${p99} ms${spread} | ${errors} |`,
               );
-              const key = `${database}, ${target.name}`;
+              const key = `${setup}, ${target.name}`;
               series.set(key, [...(series.get(key) ?? []), [rate, p99]]);
             }
           }
@@ -199,10 +212,10 @@ export const apiFigure: Figure = {
     progress(total, total, 'api: done');
     return {
       table: [
-        `A fresh API process per database, each request warmed ${WARM_UP.seconds} s at ${WARM_UP.rate}/s uncounted, then ${seconds} s at each rate${rounds > 1 ? `, ${rounds} rounds interleaved: medians, and the p99s' range` : ''}, requests evenly spaced over up to ${CONNECTIONS} connections, latency from each one's due instant; the goal is p99 ≤ 20 ms at 500 reads/s. Power requests each start a run that a real site agent carries out at an emulated Redfish BMC (both in processes of their own); they are warmed at their lowest rate, and each of their runs is followed by a ${POWER_SETTLE_SECONDS} s pause for the runs it started to finish. Errors are counted by HTTP status: a 409 is a node whose previous power run was still going when the plan came back to it.`,
+        `A fresh control plane per database and API process count (the API in the control plane's process alone, then in it and one API process beside it: api.processes 2, reads only), each request warmed ${WARM_UP.seconds} s at ${WARM_UP.rate}/s uncounted, then ${seconds} s at each rate${rounds > 1 ? `, ${rounds} rounds interleaved: medians, and the p99s' range` : ''}, requests evenly spaced over up to ${CONNECTIONS} connections, latency from each one's due instant; the goal is p99 ≤ 20 ms at 500 reads/s. Power requests each start a run that a real site agent carries out at an emulated Redfish BMC (both in processes of their own); they are warmed at their lowest rate, and each of their runs is followed by a ${POWER_SETTLE_SECONDS} s pause for the runs it started to finish. Errors are counted by HTTP status: a 409 is a node whose previous power run was still going when the plan came back to it.`,
         '',
-        '| database | request | asked | served | p50 | p99 | errors |',
-        '| --- | --- | --- | --- | --- | --- | --- |',
+        '| database | API processes | request | asked | served | p50 | p99 | errors |',
+        '| --- | --- | --- | --- | --- | --- | --- | --- |',
         ...rows,
       ].join('\n'),
       charts: [
