@@ -49,6 +49,7 @@ async function sitesReadByProcess(): Promise<number[]> {
     const counts = (histogram?.values ?? []).filter(
       (value) =>
         (value as { metricName?: string }).metricName === 'ironflow_api_request_duration_seconds_count' &&
+        value.labels.method === 'GET' &&
         value.labels.route === '/v1/sites/:siteId' &&
         String(value.labels.status) === '200',
     );
