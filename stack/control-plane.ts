@@ -1,5 +1,6 @@
 // The control plane in one process: database (migrated), the agent gateway, the API, and
-// the control-plane worker. The dev stack and the integration tests both start it this way.
+// the control-plane worker; with api.processes above 1, API processes beside it on the same
+// port (stack/api-processes.ts). The dev stack and the integration tests both start it this way.
 import { hostname } from 'node:os';
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
