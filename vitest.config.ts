@@ -30,7 +30,7 @@ export default defineConfig({
     // Test files run side by side, and so do the worker processes some spawn: a fixed SDK
     // metrics port would be taken (test/integration/metrics.test.ts picks a free one).
     // Every answer is checked by its zod schema as well as serialized (api/response-serializer.ts).
-    env: { IRONFLOW_METRICS_SDK_ADDRESS: 'off', IRONFLOW_API_CHECK_RESPONSES: 'true' },
+    env: { IRONFLOW_METRICS_SDK_ADDRESS: 'off', IRONFLOW_METRICS_WORKER_ADDRESS: 'off', IRONFLOW_API_CHECK_RESPONSES: 'true' },
     projects: [
       // Two cores: two files at a time.
       {

@@ -13,4 +13,10 @@ export interface ApiContext {
   agentGateway: { address: string; serverName: string };
   /** The control plane's metrics (services/metrics/registry.ts) in Prometheus' text format, summed over the processes serving the API (stack/api-processes.ts). */
   processMetrics(): Promise<string>;
+  /**
+   * Where the control plane's own worker exports the Temporal SDK's metrics, which GET /metrics
+   * appends; undefined when no worker runs beside the API (worker processes of their own serve
+   * their own GET /metrics, metrics.workerAddress).
+   */
+  workerSdkMetricsAddress: string | undefined;
 }

@@ -51,7 +51,7 @@ const fileSchema = z.object({
   /** The agent gateway: where agents reach Temporal (gateway/). */
   gateway: z.object({ host: z.string().default('127.0.0.1'), port: z.number().int().default(7243) }).default({ host: '127.0.0.1', port: 7243 }),
   worker: z.object({ controlQueue: z.string().default('ironflow.control') }),
-  metrics: z.object({ temporalSdkAddress: z.string().optional() }).default({}),
+  metrics: z.object({ temporalSdkAddress: z.string().optional(), workerAddress: z.string().optional() }).default({}),
   database: z.object({ sqliteFile: z.string().default('ironflow.db') }),
   provisioning: z
     .object({ bootSlotsPerSite: z.number().int().min(1).max(MAX_BOOT_SLOTS).default(DEFAULT_BOOT_SLOTS) })
@@ -103,8 +103,12 @@ export interface IronflowConfig {
     agentAddress?: string;
   };
   controlQueue: string;
-  /** Where the Temporal SDK's worker metrics are exported (Prometheus); GET /metrics appends them. */
-  metrics: { temporalSdkAddress?: string };
+  metrics: {
+    /** Where the Temporal SDK's worker metrics are exported (Prometheus); GET /metrics appends them. */
+    temporalSdkAddress?: string;
+    /** Where a control-plane worker process of its own (stack/control-plane-worker.ts) serves its GET /metrics; the cluster profile's worker N on the port N − 1 above it. */
+    workerAddress?: string;
+  };
   /** DATABASE_URL when set (postgres://…), else the SQLite file in the data dir. */
   databaseUrl: string;
   /** The discovery attestor's approval mode (IRONFLOW_DISCOVERY_APPROVAL): never, unknown-machines, always. */
@@ -215,10 +219,15 @@ function discoveryApprovalFrom(raw: string | undefined): IronflowConfig['discove
   throw new Error(`IRONFLOW_DISCOVERY_APPROVAL=${raw} is not one of never, unknown-machines, always`);
 }
 
-/** `off` (or empty) exports no SDK metrics; otherwise a host:port to bind. */
-function metricsSettings(address: string | undefined): IronflowConfig['metrics'] {
-  if (!address || address === 'off') return {};
-  return { temporalSdkAddress: hostAndPort(address, 'IRONFLOW_METRICS_SDK_ADDRESS') };
+/** An address to bind (host:port), or undefined for `off` (or empty). */
+function addressOrOff(raw: string | undefined, name: string): string | undefined {
+  return !raw || raw === 'off' ? undefined : hostAndPort(raw, name);
+}
+
+function metricsSettings(sdkAddress: string | undefined, workerAddress: string | undefined): IronflowConfig['metrics'] {
+  const sdk = addressOrOff(sdkAddress, 'IRONFLOW_METRICS_SDK_ADDRESS');
+  const worker = addressOrOff(workerAddress, 'IRONFLOW_METRICS_WORKER_ADDRESS');
+  return { ...(sdk ? { temporalSdkAddress: sdk } : {}), ...(worker ? { workerAddress: worker } : {}) };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): IronflowConfig {
@@ -264,7 +273,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): IronflowConfig
       ...(env.IRONFLOW_AGENT_GATEWAY_ADDRESS ? { agentAddress: hostAndPort(env.IRONFLOW_AGENT_GATEWAY_ADDRESS, 'IRONFLOW_AGENT_GATEWAY_ADDRESS') } : {}),
     },
     controlQueue: env.IRONFLOW_CONTROL_QUEUE || doc.worker.controlQueue,
-    metrics: metricsSettings(env.IRONFLOW_METRICS_SDK_ADDRESS ?? doc.metrics.temporalSdkAddress),
+    metrics: metricsSettings(
+      env.IRONFLOW_METRICS_SDK_ADDRESS ?? doc.metrics.temporalSdkAddress,
+      env.IRONFLOW_METRICS_WORKER_ADDRESS ?? doc.metrics.workerAddress,
+    ),
     databaseUrl: env.DATABASE_URL || `file:${sqliteFile}`,
     discoveryApproval: discoveryApprovalFrom(env.IRONFLOW_DISCOVERY_APPROVAL),
     provisioning: { bootSlotsPerSite: wholeNumberFrom(env, 'IRONFLOW_BOOT_SLOTS_PER_SITE', doc.provisioning.bootSlotsPerSite, 1, MAX_BOOT_SLOTS) },

@@ -9,7 +9,13 @@ export type ProcessMetricsJson = Awaited<ReturnType<Registry['getMetricsAsJSON']
 
 export type ToApiProcess =
   /** Make ready to serve the API with these settings, then ask for the listening socket. */
-  | { kind: 'serve'; config: IronflowConfig; agentGateway: ApiContext['agentGateway']; logger: false | { level: string; file: string } }
+  | {
+      kind: 'serve';
+      config: IronflowConfig;
+      agentGateway: ApiContext['agentGateway'];
+      workerSdkMetricsAddress: ApiContext['workerSdkMetricsAddress'];
+      logger: false | { level: string; file: string };
+    }
   /**
    * Serve on the listening socket sent with this message. Node listens on a socket it receives
    * at once, with nobody to answer the connections it accepts: the API process asks for it only

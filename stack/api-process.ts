@@ -37,12 +37,15 @@ async function allProcessesMetrics(): Promise<string> {
 /** The socket the control plane sends once asked (a `listen` message), taken over as it arrives. */
 let socketArrived: ((listening: Server) => void) | undefined;
 
-async function serve({ config, agentGateway, logger }: ServeMessage) {
+async function serve({ config, agentGateway, workerSdkMetricsAddress, logger }: ServeMessage) {
   tuneGarbageCollector();
   const https = apiTlsMaterial(config);
   const dependencies = await openApiDependencies(config, temporalConnectionOptions(config.temporal));
   const { db, secrets, temporal } = dependencies;
-  const api = await buildServer({ db, secrets, temporal, config, agentGateway, processMetrics: allProcessesMetrics }, { logger, https });
+  const api = await buildServer(
+    { db, secrets, temporal, config, agentGateway, processMetrics: allProcessesMetrics, workerSdkMetricsAddress },
+    { logger, https },
+  );
   await api.ready();
   await new Promise<void>((resolve, reject) => {
     socketArrived = (listening) => {

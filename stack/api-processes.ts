@@ -7,7 +7,8 @@
 // answers the same in every process, as their state is in the database; what each process keeps
 // for itself is the refusal rate limit (api/rate-limit.ts: a source gets each process's
 // allowance) and caches of what does not change. GET /metrics answers, in any process, the sum
-// over all of them. An API process that exits after it served is started again.
+// over all of them. An API process that exits after it served is started again, less and less
+// often while its successors keep exiting soon after they start.
 import { fork, type ChildProcess } from 'node:child_process';
 import type { Server } from 'node:net';
 import path from 'node:path';
@@ -33,7 +34,10 @@ const API_PROCESS_ENTRY = path.join(repoRoot, 'stack', 'api-process.ts');
 const READY_WAIT_MS = 120_000;
 /** A scrape waits this long for each API process's metrics, then answers without a silent one. */
 export const METRICS_WAIT_MS = 5_000;
+/** An API process that exits is started again after this, doubled for each one that exits within RESTART_RESET_MS of serving, up to RESTART_DELAY_MAX_MS. */
 const RESTART_DELAY_MS = 1_000;
+const RESTART_DELAY_MAX_MS = 60_000;
+const RESTART_RESET_MS = 60_000;
 /** SIGTERM lets a process finish its requests; past this it is killed. */
 const STOP_WAIT_MS = 10_000;
 
@@ -54,6 +58,7 @@ export interface ApiProcessesOptions {
   count: number;
   config: IronflowConfig;
   agentGateway: ApiContext['agentGateway'];
+  workerSdkMetricsAddress: ApiContext['workerSdkMetricsAddress'];
   /** The API processes' log: the control plane's, or none. */
   logger: false | { level: string; file: string };
   /** Where an API process's unexpected exit is told. */
@@ -71,7 +76,7 @@ export interface ApiProcesses {
 }
 
 export async function startApiProcesses(options: ApiProcessesOptions): Promise<ApiProcesses> {
-  const { server, config, agentGateway, logger, log } = options;
+  const { server, config, agentGateway, workerSdkMetricsAddress, logger, log } = options;
   const running = new Set<ChildProcess>();
   const serving = new Set<ChildProcess>();
   const metricAnswers = new PendingAnswers<ProcessMetricsJson>();
@@ -95,7 +100,20 @@ export async function startApiProcesses(options: ApiProcessesOptions): Promise<A
     }
   }
 
-  function start(): Promise<void> {
+  /** Starts an API process in the place of one that exited, `delayMs` from now; one that cannot start is tried again later. */
+  function restartAfter(delayMs: number): void {
+    setTimeout(() => {
+      if (closing) return;
+      const next = Math.min(2 * delayMs, RESTART_DELAY_MAX_MS);
+      start(next).catch((error: unknown) => {
+        log.error({ error: (error as Error).message, retryInMs: next }, 'an API process did not start again');
+        restartAfter(next);
+      });
+    }, delayMs).unref();
+  }
+
+  /** `restartDelayMs`: how long to wait before its successor if it exits within RESTART_RESET_MS of serving. */
+  function start(restartDelayMs = RESTART_DELAY_MS): Promise<void> {
     const child = fork(API_PROCESS_ENTRY, [], {
       cwd: repoRoot,
       execArgv: ['--import', 'tsx'],
@@ -103,18 +121,17 @@ export async function startApiProcesses(options: ApiProcessesOptions): Promise<A
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     running.add(child);
-    let served = false;
+    let servedAt: number | undefined;
     child.on('message', (message: FromApiProcess) => onMessage(child, message));
     child.once('exit', (code, signal) => {
       running.delete(child);
       serving.delete(child);
-      if (closing || !served) return;
-      log.error({ pid: child.pid, code, signal }, 'an API process exited: starting another');
-      setTimeout(() => {
-        if (!closing) start().catch((error: unknown) => log.error({ error: (error as Error).message }, 'an API process did not start again'));
-      }, RESTART_DELAY_MS).unref();
+      if (closing || servedAt === undefined) return;
+      const delayMs = Date.now() - servedAt >= RESTART_RESET_MS ? RESTART_DELAY_MS : restartDelayMs;
+      log.error({ pid: child.pid, code, signal, restartInMs: delayMs }, 'an API process exited: starting another');
+      restartAfter(delayMs);
     });
-    tell(child, { kind: 'serve', config, agentGateway, logger });
+    tell(child, { kind: 'serve', config, agentGateway, workerSdkMetricsAddress, logger });
     return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         child.kill('SIGKILL');
@@ -122,7 +139,7 @@ export async function startApiProcesses(options: ApiProcessesOptions): Promise<A
       }, READY_WAIT_MS);
       child.on('message', (message: FromApiProcess) => {
         if (message.kind !== 'ready') return;
-        served = true;
+        servedAt = Date.now();
         serving.add(child);
         clearTimeout(timer);
         resolve();
@@ -139,7 +156,7 @@ export async function startApiProcesses(options: ApiProcessesOptions): Promise<A
     await Promise.all([...running].map(stop));
   };
   try {
-    await Promise.all(Array.from({ length: options.count }, start));
+    await Promise.all(Array.from({ length: options.count }, () => start()));
   } catch (error) {
     await stopAll();
     throw error;

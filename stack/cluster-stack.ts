@@ -46,6 +46,7 @@ async function main(): Promise<void> {
     announceControlPlane(controlPlane, [
       `ironflow: Temporal     ${temporal.address}  namespace ${temporal.namespace}  (PostgreSQL; mTLS with the client certificate ${temporal.clientTls.clientCertificate?.certFile}; log ${temporal.logFile})`,
       `ironflow: workers      ${workers.length} process(es) (pid ${workers.map((w) => w.child.pid).join(', ')}) on task queue ${config.controlQueue}; logs ${config.dataDir}/worker-N.log`,
+      `ironflow: metrics      each worker's GET /metrics: ${workers.map((w) => w.metricsUrl ?? 'off').join(', ')}`,
     ]);
   } catch (err) {
     await parts.stopAll('start failed');

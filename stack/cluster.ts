@@ -68,11 +68,13 @@ export async function startClusterBackends(options: ClusterBackendsOptions, add:
 
 export interface WorkerProcess {
   child: ChildProcess;
+  /** Its GET /metrics (metrics.workerAddress), or undefined when off. */
+  metricsUrl: string | undefined;
   stop(): Promise<void>;
 }
 
 /** One control-plane worker process (stack/control-plane-worker.ts), its output in `logFile`; resolves once it polls. */
-function startWorkerProcess(env: NodeJS.ProcessEnv, logFile: string): Promise<WorkerProcess> {
+function startWorkerProcess(env: NodeJS.ProcessEnv, logFile: string, metricsUrl: string | undefined): Promise<WorkerProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'stack', 'control-plane-worker.ts')], {
     cwd: repoRoot,
     env,
@@ -84,6 +86,7 @@ function startWorkerProcess(env: NodeJS.ProcessEnv, logFile: string): Promise<Wo
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const worker: WorkerProcess = {
     child,
+    metricsUrl,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       await exited;
@@ -95,25 +98,30 @@ function startWorkerProcess(env: NodeJS.ProcessEnv, logFile: string): Promise<Wo
   });
 }
 
-/** Worker `index` (from 0) exports its SDK metrics beside the first one's (the API appends only the first's). */
-function workerMetricsAddress(config: IronflowConfig, index: number): string {
-  const first = config.metrics.temporalSdkAddress;
+/** Worker `index`'s (from 0) port on `first`'s host: `first`'s port + index (undefined, the setting off: `off`). */
+function workerPort(first: string | undefined, index: number): string {
   if (!first) return 'off';
-  if (index === 0) return first;
   const at = first.lastIndexOf(':');
   return `${first.slice(0, at)}:${Number(first.slice(at + 1)) + index}`;
 }
 
 /**
  * `count` control-plane worker processes on `config`'s task queue, one after another, each
- * logging to <data dir>/worker-N.log. Start them after the API: it makes the data dir's
- * secret-store key they read.
+ * logging to <data dir>/worker-N.log, exporting its SDK metrics and serving its GET /metrics on
+ * the ports after the first's. Start them after the API: it makes the data dir's secret-store
+ * key they read.
  */
 export async function startWorkerProcesses(env: NodeJS.ProcessEnv, config: IronflowConfig, count: number, add: AddStartedPart): Promise<WorkerProcess[]> {
   const workers: WorkerProcess[] = [];
   for (let index = 0; index < count; index++) {
-    const workerEnv = { ...env, IRONFLOW_METRICS_SDK_ADDRESS: workerMetricsAddress(config, index) };
-    const worker = await startWorkerProcess(workerEnv, path.join(config.dataDir, `worker-${index + 1}.log`));
+    const metricsAddress = workerPort(config.metrics.workerAddress, index);
+    const workerEnv = {
+      ...env,
+      IRONFLOW_METRICS_SDK_ADDRESS: workerPort(config.metrics.temporalSdkAddress, index),
+      IRONFLOW_METRICS_WORKER_ADDRESS: metricsAddress,
+    };
+    const metricsUrl = metricsAddress === 'off' ? undefined : `http://${metricsAddress}/metrics`;
+    const worker = await startWorkerProcess(workerEnv, path.join(config.dataDir, `worker-${index + 1}.log`), metricsUrl);
     add(`worker process ${worker.child.pid}`, () => worker.stop());
     workers.push(worker);
   }

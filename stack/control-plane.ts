@@ -73,7 +73,8 @@ export async function startControlPlane(config: IronflowConfig, options: Control
   const logger = options.logger ?? defaultApiLog(config.dataDir);
   let apiProcesses: ApiProcesses | undefined;
   const processMetrics = () => apiProcesses?.metrics() ?? metricsRegistry.metrics();
-  const api = await buildServer({ db, temporal, secrets, config, agentGateway, processMetrics }, { logger, https });
+  const workerSdkMetricsAddress = worker ? config.metrics.temporalSdkAddress : undefined;
+  const api = await buildServer({ db, temporal, secrets, config, agentGateway, processMetrics, workerSdkMetricsAddress }, { logger, https });
   await api.listen({ host: config.api.host, port: config.api.port, backlog: API_LISTEN_BACKLOG });
   if (config.api.processes > 1) {
     apiProcesses = await startApiProcesses({
@@ -81,6 +82,7 @@ export async function startControlPlane(config: IronflowConfig, options: Control
       count: config.api.processes - 1,
       config,
       agentGateway,
+      workerSdkMetricsAddress,
       // A test's log stream cannot cross to another process: theirs go to the data dir's api.log then.
       logger: logger && (logger.file ? { level: logger.level, file: logger.file } : defaultApiLog(config.dataDir, logger.level)),
       log: api.log,

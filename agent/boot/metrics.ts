@@ -1,5 +1,5 @@
 // The boot server's answers and refusals, by protocol and kind, for the site agent's
-// /metrics (agent/site/metrics-listener.ts). Its networks are untrusted, so every label is
+// /metrics (services/metrics/listener.ts). Its networks are untrusted, so every label is
 // one of a fixed set this code names: never a MAC, a file name, an address or a URL path.
 import { Counter, Registry } from 'prom-client';
 import type { ProxyDhcpIgnoreReason, ProxyDhcpPort } from './dhcp/handler';

@@ -11,7 +11,7 @@ import { ControlPlaneClient } from '../common/control-plane-client';
 import { loadOrCreateKey, type AgentIdentity } from '../common/identity';
 import { ensureJoined } from './join';
 import { AgentLog } from '../common/log';
-import { startMetricsListener, type MetricsListener } from './metrics-listener';
+import { startMetricsListener, type MetricsListener } from '../../services/metrics/listener';
 import { networkList } from './networks';
 import { RemoteOperationLedger } from './remote-operation-ledger';
 import { CertificateRenewer } from '../common/renew';
@@ -55,7 +55,14 @@ export async function startSiteAgent(config: SiteAgentConfig, options: { env?: N
   const bootEntries = new BootEntryStore(config.dataDir);
   try {
     await session.firstAnswer();
-    if (config.metricsAddress) metrics = await startMetricsListener(config.metricsAddress, bootMetrics.registry, log, config.temporalSdkMetricsAddress);
+    if (config.metricsAddress)
+      metrics = await startMetricsListener({
+        address: config.metricsAddress,
+        registry: bootMetrics.registry,
+        temporalSdkAddress: config.temporalSdkMetricsAddress,
+        setting: { name: '[metrics] address', path: 'metrics.address' },
+        log,
+      });
     if (config.boot) {
       bootServer = await startSiteBootServer({
         section: config.boot,

@@ -1,7 +1,8 @@
 // GET /metrics: the control plane's metrics in Prometheus' text format (summed over the API's
 // processes), the gauges this scrape reads from the database, then the Temporal
 // SDK's worker metrics (workflows and activities by type, outcome and latency, task slots,
-// sticky cache), read from the SDK's exporter so one scrape target has both. Root operators
+// sticky cache), read from the SDK's exporter of the control plane's own worker, so one scrape
+// target has both (worker processes of their own serve theirs themselves). Root operators
 // only (a credential with compute:events:read in the root tenant): the counts describe the
 // whole fleet.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
@@ -24,7 +25,7 @@ export const metricsRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx)
     bootSlots.reset();
     for (const row of held) bootSlots.set({ site: row.siteId, state: 'held' }, row._count._all);
     for (const row of queued) bootSlots.set({ site: row.siteId, state: 'queued' }, row._count._all);
-    const [own, scraped, sdk] = await Promise.all([ctx.processMetrics(), scrapedRegistry.metrics(), scrapeSdkMetrics(ctx.config.metrics.temporalSdkAddress)]);
+    const [own, scraped, sdk] = await Promise.all([ctx.processMetrics(), scrapedRegistry.metrics(), scrapeSdkMetrics(ctx.workerSdkMetricsAddress)]);
     return reply.type(metricsRegistry.contentType).send(`${own}\n${scraped}\n${sdk}`);
   });
 };

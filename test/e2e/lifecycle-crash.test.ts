@@ -18,7 +18,8 @@ import type { PowerEvent } from '../../agent/emulator/redfish-bmc';
 import { serverSettings, startTemporalServer, type TemporalServer, type TemporalServerOptions } from '../../stack/temporal-server';
 import { until } from '../helpers/boot-site';
 import { testConfig } from '../helpers/control-plane';
-import { sha, startE2eSite, type E2eSite, type WorkerProcess } from '../helpers/e2e-site';
+import { sha, startE2eSite, type E2eSite } from '../helpers/e2e-site';
+import type { WorkerProcess } from '../helpers/worker-process';
 import { freePort } from '../helpers/ports';
 
 const PROFILE = 'crash-os-host';

@@ -5,7 +5,6 @@
 // boot server on a fixed port); emulated machines (Redfish BMCs, PXE firmware) booting real
 // ramdisk agents and an installed OS running the real node agent; and signed images served
 // over HTTPS with a throwaway CA the ramdisks carry (a served image can be held mid-stream).
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, generateKeyPairSync, sign } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import https from 'node:https';
@@ -17,7 +16,7 @@ import { Fleet } from '../../agent/emulator/fleet';
 import { nodeAgentOs } from '../../agent/emulator/installed-os';
 import type { Machine } from '../../agent/emulator/machine';
 import { AgentLog } from '../../agent/common/log';
-import { repoRoot, temporalTlsEnv, type IronflowConfig, type TemporalTlsSettings } from '../../services/config';
+import { temporalTlsEnv, type IronflowConfig, type TemporalTlsSettings } from '../../services/config';
 import { spkiPinOf } from '../../services/ca-pin';
 import { addImageSigner } from '../../services/images/signers';
 import { imageSigningInput } from '../../core/images/signing-input';
@@ -28,6 +27,7 @@ import { activitiesRun } from './history-activities';
 import { freePort } from './ports';
 import { siteAgentFixture } from './site-agent';
 import { spawnSiteAgent, type AgentProcess } from './agent-process';
+import { startWorkerProcess, type WorkerProcess } from './worker-process';
 import { makeServerCertificate } from './tls';
 
 export const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
@@ -69,13 +69,6 @@ export interface E2eSiteAgent {
   stop(): Promise<void>;
 }
 
-/** The control-plane worker as a process. */
-export interface WorkerProcess {
-  child: ChildProcess;
-  /** SIGKILL, resolved once it exited. */
-  kill(): Promise<void>;
-}
-
 /** One image download: the test may hold it after its first bytes. */
 export interface ImageHold {
   /** Resolves once the first bytes of the image went out. */
@@ -114,36 +107,6 @@ export interface E2eSite extends BootSite {
   /** Starts a (new) control-plane worker process (workerProcess only). */
   startWorker(): Promise<WorkerProcess>;
   close(): Promise<void>;
-}
-
-function startWorkerProcess(config: IronflowConfig, env: Record<string, string>): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'stack/control-plane-worker.ts')], {
-    cwd: repoRoot,
-    env: {
-      ...process.env,
-      ...env,
-      IRONFLOW_DATA_DIR: config.dataDir,
-      IRONFLOW_TEMPORAL_ADDRESS: config.temporal.address,
-      IRONFLOW_CONTROL_QUEUE: config.controlQueue,
-      DATABASE_URL: config.databaseUrl,
-      IRONFLOW_WORKFLOW_BUNDLE: inject('workflowBundle'),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const handle: WorkerProcess = {
-    child,
-    async kill() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      await exited;
-    },
-  };
-  return new Promise((resolve, reject) => {
-    child.stdout?.on('data', (d: Buffer) => d.toString().includes('ready') && resolve(handle));
-    child.once('exit', (code) => reject(new Error(`the worker process exited (${code}) before ready: ${stderr}`)));
-  });
 }
 
 export async function startE2eSite(key: string, options: E2eSiteOptions = {}): Promise<E2eSite> {

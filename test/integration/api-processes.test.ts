@@ -2,10 +2,14 @@
 // child processes, each with its own database connection and Temporal client). New connections
 // spread over them, a write made through one is read through the others, GET /metrics answers
 // the sum over all of them from whichever process it reaches, an API process that dies is
-// replaced while the others keep answering, and closing the control plane stops them all.
+// replaced while the others keep answering (later each time one dies soon after it started),
+// and closing the control plane stops them all.
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SiteView } from '../../core/schemas/sites';
+import { API_LOG_FILE } from '../../api/log-file';
 import { startTestControlPlane, testConfig, type TestControlPlane } from '../helpers/control-plane';
 
 const API_PROCESSES = 3;
@@ -13,9 +17,12 @@ const SITES_ROUTE = /^ironflow_api_request_duration_seconds_count\{method="GET",
 
 let t: TestControlPlane;
 let site: SiteView;
+/** The API processes started with the control plane. */
+let original: number[];
 beforeAll(async () => {
   t = await startTestControlPlane({ config: await testConfig({ IRONFLOW_API_PROCESSES: String(API_PROCESSES) }) });
   site = await t.root.call<SiteView>('POST', '/v1/sites', { tenantId: 'root', kind: 'shared', region: 'procs-1', idempotencyKey: 'api-processes-site' });
+  original = t.cp.apiProcesses!.pids();
 }, 180_000);
 afterAll(async () => t?.close());
 
@@ -124,6 +131,24 @@ describe('the API served by several processes (api.processes)', () => {
     const after = await sitesReadByProcess();
     expect(after).toHaveLength(API_PROCESSES);
     after.forEach((count, i) => expect(count - (before[i] ?? 0)).toBeGreaterThan(0));
+  }, 90_000);
+
+  it('waits twice as long before replacing a process that died soon after it started', async () => {
+    // The last test's victim was replaced after 1 s; its replacement dies within a minute of serving, so the next one waits 2 s.
+    const replacement = t.cp.apiProcesses!.pids().find((pid) => !original.includes(pid)) as number;
+    const killedAt = Date.now();
+    process.kill(replacement, 'SIGKILL');
+    while (t.cp.apiProcesses!.pids().length < API_PROCESSES - 1 || t.cp.apiProcesses!.pids().includes(replacement)) {
+      expect(Date.now() - killedAt).toBeLessThan(60_000);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(Date.now() - killedAt).toBeGreaterThanOrEqual(2_000);
+    const restarts = readFileSync(path.join(t.config.dataDir, API_LOG_FILE), 'utf8')
+      .split('\n')
+      .filter((line) => line.includes('an API process exited: starting another'))
+      .map((line) => JSON.parse(line) as { pid: number; restartInMs: number });
+    expect(restarts.map(({ restartInMs }) => restartInMs)).toEqual([1_000, 2_000]);
+    expect(restarts[1]?.pid).toBe(replacement);
   }, 90_000);
 
   it('stops every API process when the control plane closes', async () => {

@@ -54,4 +54,11 @@ describe('the dev stack config', () => {
       expect(() => loadConfig({ IRONFLOW_API_PROCESSES: bad })).toThrow(/IRONFLOW_API_PROCESSES=.* is not a whole number from 1 to 64/);
     }
   });
+
+  it("takes the metrics addresses (the SDK's exporter, a worker process's own) as host:port, or off", () => {
+    expect(loadConfig({}).metrics).toEqual({ temporalSdkAddress: '127.0.0.1:9464', workerAddress: '127.0.0.1:9470' });
+    expect(loadConfig({ IRONFLOW_METRICS_SDK_ADDRESS: 'off', IRONFLOW_METRICS_WORKER_ADDRESS: '[::1]:9555' }).metrics).toEqual({ workerAddress: '[::1]:9555' });
+    expect(loadConfig({ IRONFLOW_METRICS_WORKER_ADDRESS: 'off' }).metrics).toEqual({ temporalSdkAddress: '127.0.0.1:9464' });
+    expect(() => loadConfig({ IRONFLOW_METRICS_WORKER_ADDRESS: '9470' })).toThrow(/IRONFLOW_METRICS_WORKER_ADDRESS=9470 is not host:port/);
+  });
 });
