@@ -14,19 +14,22 @@ export interface WorkerProcess {
   kill(): Promise<void>;
 }
 
+/** The settings a worker process takes from a test control plane's config: its data dir, Temporal, task queue and database, and the run's workflow bundle. */
+export function workerProcessEnv(config: IronflowConfig): Record<string, string> {
+  return {
+    IRONFLOW_DATA_DIR: config.dataDir,
+    IRONFLOW_TEMPORAL_ADDRESS: config.temporal.address,
+    IRONFLOW_CONTROL_QUEUE: config.controlQueue,
+    DATABASE_URL: config.databaseUrl,
+    IRONFLOW_WORKFLOW_BUNDLE: inject('workflowBundle'),
+  };
+}
+
 /** Resolves once it polls ("ready"); rejects with its error output when it exits before. `env` overrides the settings it is given. */
 export function startWorkerProcess(config: IronflowConfig, env: Record<string, string>): Promise<WorkerProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'stack/control-plane-worker.ts')], {
     cwd: repoRoot,
-    env: {
-      ...process.env,
-      IRONFLOW_DATA_DIR: config.dataDir,
-      IRONFLOW_TEMPORAL_ADDRESS: config.temporal.address,
-      IRONFLOW_CONTROL_QUEUE: config.controlQueue,
-      DATABASE_URL: config.databaseUrl,
-      IRONFLOW_WORKFLOW_BUNDLE: inject('workflowBundle'),
-      ...env,
-    },
+    env: { ...process.env, ...workerProcessEnv(config), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -5,7 +5,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
 import { siteAgentQueue } from '../../core/agent-queues';
 import { repoRoot, type IronflowConfig } from '../../services/config';
 import { newId } from '../../services/ids';
@@ -16,6 +15,7 @@ import { createProfile } from '../../profiles/store';
 import { serverSettings, startTemporalServer, type TemporalServer } from '../../stack/temporal-server';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
 import { freePort } from '../helpers/ports';
+import { workerProcessEnv } from '../helpers/worker-process';
 import { createNode, emulatedRamdiskQueue, keepSessions, Ledger, until } from '../helpers/provision';
 
 const SITE = 'site_crash';
@@ -31,11 +31,7 @@ function startWorkerProcess(config: IronflowConfig, nodeId: string, until: 'read
     cwd: repoRoot,
     env: {
       ...process.env,
-      IRONFLOW_DATA_DIR: config.dataDir,
-      IRONFLOW_TEMPORAL_ADDRESS: config.temporal.address,
-      IRONFLOW_CONTROL_QUEUE: config.controlQueue,
-      DATABASE_URL: config.databaseUrl,
-      IRONFLOW_WORKFLOW_BUNDLE: inject('workflowBundle'),
+      ...workerProcessEnv(config),
       LEDGER_FILE: ledger.file,
       SITE_QUEUE: siteAgentQueue(SITE, AGENT),
       RAMDISK_QUEUE: emulatedRamdiskQueue(nodeId),
