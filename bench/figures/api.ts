@@ -224,7 +224,8 @@ export const apiFigure: Figure = {
           chart: {
             title: 'API latency (p99) against request rate',
             xLabel: 'requests per second',
-            yLabel: 'ms',
+            yLabel: 'ms (log scale)',
+            yScale: 'log',
             series: [...series].map(([name, points]) => ({ name, points })),
           },
         },
