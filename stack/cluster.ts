@@ -98,8 +98,8 @@ function startWorkerProcess(env: NodeJS.ProcessEnv, logFile: string, metricsUrl:
   });
 }
 
-/** Worker `index`'s (from 0) port on `first`'s host: `first`'s port + index (undefined, the setting off: `off`). */
-function workerPort(first: string | undefined, index: number): string {
+/** Worker `index`'s (from 0) address: `first`'s host, `first`'s port + index; `off` when the setting is off (undefined). */
+function nthWorkerAddress(first: string | undefined, index: number): string {
   if (!first) return 'off';
   const at = first.lastIndexOf(':');
   return `${first.slice(0, at)}:${Number(first.slice(at + 1)) + index}`;
@@ -114,10 +114,10 @@ function workerPort(first: string | undefined, index: number): string {
 export async function startWorkerProcesses(env: NodeJS.ProcessEnv, config: IronflowConfig, count: number, add: AddStartedPart): Promise<WorkerProcess[]> {
   const workers: WorkerProcess[] = [];
   for (let index = 0; index < count; index++) {
-    const metricsAddress = workerPort(config.metrics.workerAddress, index);
+    const metricsAddress = nthWorkerAddress(config.metrics.workerAddress, index);
     const workerEnv = {
       ...env,
-      IRONFLOW_METRICS_SDK_ADDRESS: workerPort(config.metrics.temporalSdkAddress, index),
+      IRONFLOW_METRICS_SDK_ADDRESS: nthWorkerAddress(config.metrics.temporalSdkAddress, index),
       IRONFLOW_METRICS_WORKER_ADDRESS: metricsAddress,
     };
     const metricsUrl = metricsAddress === 'off' ? undefined : `http://${metricsAddress}/metrics`;
