@@ -3,10 +3,10 @@ import { defineConfig } from 'vitest/config';
 /**
  * Tests that boot QEMU machines (TCG: a core each), and the flaky-BMC run (minutes of 5 s
  * BMC answers). They run after the rest of the suite, so they never starve the
- * timing-sensitive tests (crash resumption, leases) of the machine's two cores. The one-machine
- * QEMU lifecycle and the flaky-BMC run go side by side: the first keeps a core busy, the second
- * mostly waits on its BMCs. The real-firmware boots (two machines at once, their boot times
- * printed) go last, alone.
+ * timing-sensitive tests (crash resumption, leases) of the machine's two cores. The QEMU
+ * lifecycle and the flaky-BMC run go side by side: the first keeps the cores busy (two machines
+ * at once), the second mostly waits on its BMCs. The real-firmware boots (two machines at once,
+ * their boot times printed) go last, alone.
  */
 const vmSideBySide = ['test/e2e/qemu-lifecycle.test.ts', 'test/e2e/flaky-bmcs.test.ts'];
 const vmAlone = ['test/e2e/boot-real-firmware.test.ts'];

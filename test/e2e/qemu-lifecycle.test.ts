@@ -6,9 +6,10 @@
 // virtio disk, ready; deployed with the OS image (`npm run build:os-image`) from the site
 // agent's image cache, with the user data as a config drive; the installed OS boots from the
 // disk and its node agent joins as the same node; undeployed with a quick wipe back to ready.
-// Then a second machine with UEFI firmware (OVMF) is enrolled to ready and deployed with the
-// UEFI image (GPT, systemd-boot on its EFI system partition): the config drive goes into the
-// GPT, and OVMF boots the installed OS from the disk.
+// Beside it, at the same time, a second machine with UEFI firmware (OVMF) is enrolled to ready
+// and deployed with the UEFI image (GPT, systemd-boot on its EFI system partition): the config
+// drive goes into the GPT, and OVMF boots the installed OS from the disk. The two run side by
+// side, as a site's machines do (one site agent serving both), and take a core each under TCG.
 //
 // The network is the test's own (test/helpers/netns.ts, 10.77.61.0/24): dnsmasq gives
 // addresses only; the site agent runs as a process in a namespace and reaches this host's
@@ -90,7 +91,7 @@ function buildImage(script: string): void {
   }
 }
 
-describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole metal lifecycle', () => {
+describe.skipIf(skipReason !== undefined)('QEMU machines through the whole metal lifecycle, side by side', () => {
   let network: TestNetwork;
   let agentHost: NetworkHost;
   let dhcp: AddressOnlyDhcp;
@@ -103,12 +104,6 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
   let osImage: Buffer;
   let uefiImage: Buffer;
   let poolId: string;
-  let machine: QemuMachine;
-  let nodeId: string;
-  /** When commissioning left the machine ready and powered off. */
-  const uuid = randomUUID();
-  /** provisionState changes as seen by polling, with when. */
-  const transitions: Array<{ state: string; at: number }> = [];
   let watching = true;
 
   /** The site agent in the agent's namespace: proxy DHCP, TFTP, the real ramdisk's files, the image cache. */
@@ -156,13 +151,37 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
     };
   }
 
+  /** A machine the test drives: its QEMU process, its node, and its provisionState changes as polled, with when. */
+  interface Tracked {
+    name: string;
+    machine: QemuMachine;
+    nodeId: string;
+    transitions: Array<{ state: string; at: number }>;
+  }
+
+  /** Adds a QEMU machine behind the BMC, enrolls it by its BMC alone, and watches its node's state. */
+  async function enroll(options: { id: string; firmware: 'bios' | 'uefi'; mac: string; uuid: string }): Promise<Tracked> {
+    const record = bmc.add({ ...options, network, dir, diskBytes: DISK_BYTES, memoryMb: 1024 });
+    const node = await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId, bmc: { driver: 'redfish', ...record.bmc } });
+    const tracked: Tracked = { name: options.id, machine: record.machine, nodeId: node.nodeId, transitions: [] };
+    void (async () => {
+      while (watching) {
+        const state = (await site.get(tracked.nodeId).catch(() => undefined))?.provisionState;
+        if (state && tracked.transitions.at(-1)?.state !== state) tracked.transitions.push({ state, at: Date.now() });
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    })();
+    return tracked;
+  }
+
   /** Every boot's serial log path and tail, for a failure message. */
-  const consoles = () =>
-    (machine?.boots ?? []).map((b) => `--- boot ${b.index} (${b.device}), serial log ${b.serialLog}:\n${b.tail().slice(-1200)}`).join('\n') ||
+  const consoles = ({ machine }: Tracked) =>
+    machine.boots.map((b) => `--- boot ${b.index} (${b.device}), serial log ${b.serialLog}:\n${b.tail().slice(-1200)}`).join('\n') ||
     '(the machine never powered on)';
 
   /** settle (failing at once when the node lands in failed), saying where the machine's consoles stand on failure. */
-  async function settle(state: string): Promise<MetalNodeView> {
+  async function settle(tracked: Tracked, state: string): Promise<MetalNodeView> {
+    const { nodeId } = tracked;
     let settled = false;
     try {
       const failed = until(
@@ -180,7 +199,7 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
       return await Promise.race([site.settle(nodeId, state, PHASE_TIMEOUT_MS), failed]);
     } catch (error) {
       throw new Error(
-        `${(error as Error).message}\nsite agent log tail:\n${(agent?.lines ?? []).slice(-40).join('\n')}\ndnsmasq log tail:\n${dhcp.log().slice(-600)}\nconsoles:\n${consoles()}`,
+        `${tracked.name}: ${(error as Error).message}\nsite agent log tail:\n${(agent?.lines ?? []).slice(-40).join('\n')}\ndnsmasq log tail:\n${dhcp.log().slice(-600)}\nconsoles:\n${consoles(tracked)}`,
       );
     } finally {
       settled = true;
@@ -188,7 +207,7 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
   }
 
   const seconds = (from: number, to: number) => ((to - from) / 1000).toFixed(1);
-  const firstAt = (state: string) => transitions.find((t) => t.state === state)?.at ?? NaN;
+  const firstAt = ({ transitions }: Tracked, state: string) => transitions.find((t) => t.state === state)?.at ?? NaN;
 
   beforeAll(async () => {
     requireQemu(['bios', 'uefi']);
@@ -241,64 +260,13 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
     await network?.destroy();
   });
 
-  it(
-    'enrolled by its BMC alone, it is inspected and commissioned in the real ramdisk (its own UUID and MAC, a real wipe) and rests ready, off',
-    async () => {
-      const record = bmc.add({ id: 'qemu-bios', network, firmware: 'bios', mac: MAC, uuid, dir, diskBytes: DISK_BYTES, memoryMb: 1024 });
-      machine = record.machine;
-      const enrolledAt = Date.now();
-      const node = await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId, bmc: { driver: 'redfish', ...record.bmc } });
-      nodeId = node.nodeId;
-      void (async () => {
-        while (watching) {
-          const state = (await site.get(nodeId).catch(() => undefined))?.provisionState;
-          if (state && transitions.at(-1)?.state !== state) transitions.push({ state, at: Date.now() });
-          await new Promise((r) => setTimeout(r, 500));
-        }
-      })();
-
-      const ready = await settle('ready');
-      expect(ready).toMatchObject({ macs: [MAC], productUuid: uuid, power: 'off', maintenance: false });
-      // The inventory the real ramdisk read from the VM's SMBIOS and NIC.
-      const row = await site.t.cp.db.node.findUniqueOrThrow({ where: { id: nodeId } });
-      const inventory = row.inventory as { system?: { productUuid?: string }; nics?: Array<{ mac: string }>; disks?: Array<{ sizeBytes: number }> };
-      expect(inventory.system?.productUuid).toBe(uuid);
-      expect(inventory.nics?.map((n) => n.mac)).toContain(MAC);
-      expect(inventory.disks?.map((d) => d.sizeBytes)).toContain(DISK_BYTES);
-      expect((await site.t.cp.db.nodeCertificate.findMany({ where: { nodeId } })).map((c) => c.role)).toContain('ramdisk');
-      // The commissioning wipe: attested by the ramdisk's certificate (the lifecycle verified it to reach ready) and read back.
-      const commissioning = (await site.stateWorkflows(nodeId)).find((id) => id.includes(':commissioning:')) as string;
-      const outputs = (
-        (await site.t.cp.temporal.workflow.getHandle(commissioning).result()) as {
-          outputs: Record<string, { attestation?: unknown; disks?: Array<{ readBack: boolean }> }>;
-        }
-      ).outputs;
-      const wipe = Object.values(outputs).find((o) => o && typeof o === 'object' && 'attestation' in o && 'disks' in o);
-      expect(
-        wipe?.disks?.every((d) => d.readBack),
-        `the wipe result: ${JSON.stringify(wipe)}`,
-      ).toBe(true);
-      expect(await site.t.cp.db.event.count({ where: { subjectId: nodeId, type: 'security.attestation.refused' } })).toBe(0);
-      // The ramdisk ran on this VM (its console), and commissioning powered it off through the BMC.
-      expect(
-        machine.boots.some((b) => b.serial().includes('ironflow ramdisk:')),
-        consoles(),
-      ).toBe(true);
-      expect(bmc.host.get('qemu-bios')?.powerState).toBe('Off');
-      expect(machine.running).toBe(false);
-      process.stderr.write(
-        `qemu-lifecycle: enroll → ready ${seconds(enrolledAt, Date.now())} s (inspecting at ${seconds(enrolledAt, firstAt('inspecting'))} s, commissioning at ${seconds(enrolledAt, firstAt('commissioning'))} s); boots: ${machine.boots.map((b) => b.device).join(', ')}\n`,
-      );
-    },
-    PHASE_TIMEOUT_MS + 60_000,
-  );
-
   /**
    * Deploys the node with `profileId` until deployed; answers the disk as the deploy left it
    * (copied as the BMC powers the machine on from its disk, before the installed OS mounts its
    * partition, where its agent writes its identity), that boot, and when it came.
    */
-  async function deploy(profileId: string): Promise<{ disk: string; boot: QemuBoot; diskBootAt: number }> {
+  async function deploy(tracked: Tracked, profileId: string): Promise<{ disk: string; boot: QemuBoot; diskBootAt: number }> {
+    const { machine, nodeId } = tracked;
     const bootsBefore = machine.boots.length;
     // Right after ready, as an operator would: a powered-off ramdisk's long poll may still be open
     // at the server and take the first ramdisk task; the relay tries a timed-out attempt once more.
@@ -310,14 +278,14 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
       return { boot, osRunning: boot.serial().includes('ironflow os:'), at: Date.now() };
     });
     snapshotTaken.catch(() => undefined);
-    expect(await settle('deployed')).toMatchObject({ role: 'host', power: 'on' });
+    expect(await settle(tracked, 'deployed')).toMatchObject({ role: 'host', power: 'on' });
     const { boot, osRunning, at } = await snapshotTaken;
     expect(osRunning, 'the disk was copied before the installed OS ran').toBe(false);
     return { disk, boot, diskBootAt: at };
   }
 
   /** The config drive (CIDATA) at `startSector` of the disk holds the user data: the join line for this node, at the address the machine reaches the API at. Only checked, never printed: it holds a token. */
-  function expectConfigDrive(disk: string, startSector: number): void {
+  function expectConfigDrive({ nodeId }: Tracked, disk: string, startSector: number): void {
     const env = { ...process.env, MTOOLS_SKIP_CHECK: '1' };
     const driveAt = `${disk}@@${startSector * 512}`;
     expect(execFileSync('mlabel', ['-s', '-i', driveAt, '::'], { env, encoding: 'utf8' })).toMatch(/CIDATA/);
@@ -331,7 +299,8 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
   }
 
   /** The installed OS's node agent joined as the same node and holds its session, connected since `since` (its session replaces the ramdisk's once its first heartbeat arrives). */
-  async function expectOsSession(since: number): Promise<void> {
+  async function expectOsSession(tracked: Tracked, since: number): Promise<void> {
+    const { nodeId } = tracked;
     expect((await site.t.cp.db.nodeCertificate.findMany({ where: { nodeId, role: 'node' } })).length).toBe(1);
     await until(
       "the installed OS's agent to hold the node's session",
@@ -341,130 +310,178 @@ describe.skipIf(skipReason !== undefined)('a QEMU machine through the whole meta
       },
       120_000,
     ).catch((error: Error) => {
-      throw new Error(`${error.message}\nconsoles:\n${consoles()}`);
+      throw new Error(`${tracked.name}: ${error.message}\nconsoles:\n${consoles(tracked)}`);
     });
   }
 
-  /** The installed OS booted from the disk, and its node agent joined as the same node and holds its session. */
-  async function expectInstalledOsJoined(boot: QemuBoot, since: number): Promise<void> {
-    expect(boot.device).toBe('disk');
-    expect(await machine.status()).toBe('running');
-    await boot.waitForSerial('ironflow os: config drive', 10_000);
-    await expectOsSession(since);
-  }
+  // The two machines go through their phases at the same time: each suite below runs beside the
+  // other (concurrent), and the phases within each one after another (sequential).
+  describe.concurrent('a BIOS machine (SeaBIOS)', () => {
+    const uuid = randomUUID();
+    let bios: Tracked;
 
-  it(
-    'deploys the OS image (the disk holds its bytes, the config drive its user data) and the installed OS joins as the same node',
-    async () => {
-      const deployAt = Date.now();
-      const { disk: snapshot, boot, diskBootAt } = await deploy('qemu-os-host');
+    it.sequential(
+      'enrolled by its BMC alone, it is inspected and commissioned in the real ramdisk (its own UUID and MAC, a real wipe) and rests ready, off',
+      async () => {
+        const enrolledAt = Date.now();
+        bios = await enroll({ id: 'qemu-bios', firmware: 'bios', mac: MAC, uuid });
+        const { machine, nodeId } = bios;
 
-      // The image's bytes: everything but MBR partition entry 2 (bytes 462–477), where the
-      // ramdisk adds the config drive (the image leaves that slot empty).
-      const disk = readFileSync(snapshot);
-      const entry2 = { from: 446 + 16, to: 446 + 32 };
-      expect(osImage.subarray(entry2.from, entry2.to).every((b) => b === 0)).toBe(true);
-      const withoutEntry2 = (bytes: Buffer) => Buffer.concat([bytes.subarray(0, entry2.from), bytes.subarray(entry2.to, osImage.length)]);
-      expect(sha256(withoutEntry2(disk)), 'the disk holds the image').toBe(sha256(withoutEntry2(osImage)));
-      // Entry 2: a FAT32 (LBA) partition of 4 MiB at the first MiB boundary after the image's partition.
-      const type = disk[entry2.from + 4];
-      const start = disk.readUInt32LE(entry2.from + 8);
-      const sectors = disk.readUInt32LE(entry2.from + 12);
-      const imageEnd = osImage.readUInt32LE(446 + 8) + osImage.readUInt32LE(446 + 12);
-      expect({ type, start, sectors }).toEqual({ type: 0x0c, start: Math.ceil(imageEnd / 2048) * 2048, sectors: 8192 });
-      expectConfigDrive(snapshot, start);
-      await expectInstalledOsJoined(boot, deployAt);
-      process.stderr.write(
-        `qemu-lifecycle: deploy → deployed ${seconds(deployAt, Date.now())} s (power cycle into the disk at ${seconds(deployAt, diskBootAt)} s, the OS joined ${seconds(diskBootAt, Date.now())} s later)\n`,
-      );
-    },
-    PHASE_TIMEOUT_MS + 60_000,
-  );
+        const ready = await settle(bios, 'ready');
+        expect(ready).toMatchObject({ macs: [MAC], productUuid: uuid, power: 'off', maintenance: false });
+        // The inventory the real ramdisk read from the VM's SMBIOS and NIC.
+        const row = await site.t.cp.db.node.findUniqueOrThrow({ where: { id: nodeId } });
+        const inventory = row.inventory as { system?: { productUuid?: string }; nics?: Array<{ mac: string }>; disks?: Array<{ sizeBytes: number }> };
+        expect(inventory.system?.productUuid).toBe(uuid);
+        expect(inventory.nics?.map((n) => n.mac)).toContain(MAC);
+        expect(inventory.disks?.map((d) => d.sizeBytes)).toContain(DISK_BYTES);
+        expect((await site.t.cp.db.nodeCertificate.findMany({ where: { nodeId } })).map((c) => c.role)).toContain('ramdisk');
+        // The commissioning wipe: attested by the ramdisk's certificate (the lifecycle verified it to reach ready) and read back.
+        const commissioning = (await site.stateWorkflows(nodeId)).find((id) => id.includes(':commissioning:')) as string;
+        const outputs = (
+          (await site.t.cp.temporal.workflow.getHandle(commissioning).result()) as {
+            outputs: Record<string, { attestation?: unknown; disks?: Array<{ readBack: boolean }> }>;
+          }
+        ).outputs;
+        const wipe = Object.values(outputs).find((o) => o && typeof o === 'object' && 'attestation' in o && 'disks' in o);
+        expect(
+          wipe?.disks?.every((d) => d.readBack),
+          `the wipe result: ${JSON.stringify(wipe)}`,
+        ).toBe(true);
+        expect(await site.t.cp.db.event.count({ where: { subjectId: nodeId, type: 'security.attestation.refused' } })).toBe(0);
+        // The ramdisk ran on this VM (its console), and commissioning powered it off through the BMC.
+        expect(
+          machine.boots.some((b) => b.serial().includes('ironflow ramdisk:')),
+          consoles(bios),
+        ).toBe(true);
+        expect(bmc.host.get('qemu-bios')?.powerState).toBe('Off');
+        expect(machine.running).toBe(false);
+        process.stderr.write(
+          `qemu-lifecycle: BIOS enroll → ready ${seconds(enrolledAt, Date.now())} s (inspecting at ${seconds(enrolledAt, firstAt(bios, 'inspecting'))} s, commissioning at ${seconds(enrolledAt, firstAt(bios, 'commissioning'))} s); boots: ${machine.boots.map((b) => b.device).join(', ')}\n`,
+        );
+      },
+      PHASE_TIMEOUT_MS + 60_000,
+    );
 
-  it(
-    'undeploys with a quick wipe back to ready, off',
-    async () => {
-      const undeployAt = Date.now();
-      expect((await site.verb(nodeId, 'undeploy', { wipe: 'quick' })).provisionState).toBe('releasing');
-      const released = await settle('ready');
-      expect(released).toMatchObject({ role: 'machine', power: 'off' });
-      // The quick wipe zeroed the disk's head (the image's MBR and partition start are gone).
-      expect(
-        readFileSync(machine.spec.diskPath as string)
-          .subarray(0, 1024 * 1024)
-          .every((b) => b === 0),
-      ).toBe(true);
-      expect(bmc.host.get('qemu-bios')?.powerState).toBe('Off');
-      expect(await machine.status()).toBe('off');
-      process.stderr.write(`qemu-lifecycle: undeploy → ready ${seconds(undeployAt, Date.now())} s; boots: ${machine.boots.map((b) => b.device).join(', ')}\n`);
-    },
-    PHASE_TIMEOUT_MS + 60_000,
-  );
+    it.sequential(
+      'deploys the OS image (the disk holds its bytes, the config drive its user data) and the installed OS joins as the same node',
+      async () => {
+        const deployAt = Date.now();
+        const { disk: snapshot, boot, diskBootAt } = await deploy(bios, 'qemu-os-host');
 
-  it(
-    'a UEFI machine (OVMF) rests ready, is deployed with the GPT image and kexecs into it; power cycled, OVMF boots the disk (systemd-boot)',
-    async () => {
-      const uefiUuid = randomUUID();
-      const record = bmc.add({ id: 'qemu-uefi', network, firmware: 'uefi', mac: UEFI_MAC, uuid: uefiUuid, dir, diskBytes: DISK_BYTES, memoryMb: 1024 });
-      // From here the helpers above (settle, the consoles) follow this machine.
-      machine = record.machine;
-      const enrolledAt = Date.now();
-      nodeId = (await site.t.root.call<MetalNodeView>('POST', '/v1/metal/nodes', { tenantId: 'root', poolId, bmc: { driver: 'redfish', ...record.bmc } }))
-        .nodeId;
-      expect(await settle('ready')).toMatchObject({ macs: [UEFI_MAC], productUuid: uefiUuid, power: 'off', maintenance: false });
+        // The image's bytes: everything but MBR partition entry 2 (bytes 462–477), where the
+        // ramdisk adds the config drive (the image leaves that slot empty).
+        const disk = readFileSync(snapshot);
+        const entry2 = { from: 446 + 16, to: 446 + 32 };
+        expect(osImage.subarray(entry2.from, entry2.to).every((b) => b === 0)).toBe(true);
+        const withoutEntry2 = (bytes: Buffer) => Buffer.concat([bytes.subarray(0, entry2.from), bytes.subarray(entry2.to, osImage.length)]);
+        expect(sha256(withoutEntry2(disk)), 'the disk holds the image').toBe(sha256(withoutEntry2(osImage)));
+        // Entry 2: a FAT32 (LBA) partition of 4 MiB at the first MiB boundary after the image's partition.
+        const type = disk[entry2.from + 4];
+        const start = disk.readUInt32LE(entry2.from + 8);
+        const sectors = disk.readUInt32LE(entry2.from + 12);
+        const imageEnd = osImage.readUInt32LE(446 + 8) + osImage.readUInt32LE(446 + 12);
+        expect({ type, start, sectors }).toEqual({ type: 0x0c, start: Math.ceil(imageEnd / 2048) * 2048, sectors: 8192 });
+        expectConfigDrive(bios, snapshot, start);
+        // The installed OS booted from the disk, and its node agent joined as the same node and holds its session.
+        expect(boot.device).toBe('disk');
+        expect(await bios.machine.status()).toBe('running');
+        await boot.waitForSerial('ironflow os: config drive', 10_000);
+        await expectOsSession(bios, deployAt);
+        process.stderr.write(
+          `qemu-lifecycle: BIOS deploy → deployed ${seconds(deployAt, Date.now())} s (power cycle into the disk at ${seconds(deployAt, diskBootAt)} s, the OS joined ${seconds(diskBootAt, Date.now())} s later)\n`,
+        );
+      },
+      PHASE_TIMEOUT_MS + 60_000,
+    );
 
-      // Deployed, then kexec'd from the ramdisk: the installed OS runs in the ramdisk's own power-on.
-      const deployAt = Date.now();
-      const bootsBefore = machine.boots.length;
-      expect((await site.verb(nodeId, 'deploy', { profileId: 'qemu-os-uefi-kexec', profileVersion: 1 })).provisionState).toBe('deploying');
-      expect(await settle('deployed')).toMatchObject({ role: 'host', power: 'on' });
-      const deployedAt = Date.now();
-      const deployBoots = machine.boots.slice(bootsBefore);
-      expect(
-        deployBoots.map((b) => b.device),
-        'one power-on: the ramdisk, then the OS by kexec',
-      ).toEqual(['pxe']);
-      await deployBoots[0]?.waitForSerial('ironflow os: config drive', 10_000);
-      expect(deployBoots[0]?.serial()).toContain('ironflow ramdisk:');
-      await expectOsSession(deployAt);
+    it.sequential(
+      'undeploys with a quick wipe back to ready, off',
+      async () => {
+        const { machine, nodeId } = bios;
+        const undeployAt = Date.now();
+        expect((await site.verb(nodeId, 'undeploy', { wipe: 'quick' })).provisionState).toBe('releasing');
+        const released = await settle(bios, 'ready');
+        expect(released).toMatchObject({ role: 'machine', power: 'off' });
+        // The quick wipe zeroed the disk's head (the image's MBR and partition start are gone).
+        expect(
+          readFileSync(machine.spec.diskPath as string)
+            .subarray(0, 1024 * 1024)
+            .every((b) => b === 0),
+        ).toBe(true);
+        expect(bmc.host.get('qemu-bios')?.powerState).toBe('Off');
+        expect(await machine.status()).toBe('off');
+        process.stderr.write(
+          `qemu-lifecycle: BIOS undeploy → ready ${seconds(undeployAt, Date.now())} s; boots: ${machine.boots.map((b) => b.device).join(', ')}\n`,
+        );
+      },
+      PHASE_TIMEOUT_MS + 60_000,
+    );
+  });
 
-      // The table as sfdisk reads it: no problem left (the image's backup table, at its 74 MiB end,
-      // moved to the disk's end), the image's EFI system partition, then the config drive.
-      const disk = path.join(dir, `${nodeId}-deployed-disk.img`);
-      copyFileSync(machine.spec.diskPath as string, disk);
-      const checked = spawnSync('sfdisk', ['--verify', disk], { encoding: 'utf8' });
-      expect(`${checked.stdout}${checked.stderr}`).toContain('No errors detected.');
-      const table = JSON.parse(execFileSync('sfdisk', ['--json', disk], { encoding: 'utf8' })) as {
-        partitiontable: { label: string; lastlba: number; partitions: Array<{ start: number; size: number; type: string; name?: string }> };
-      };
-      expect(table.partitiontable.label).toBe('gpt');
-      expect(table.partitiontable.lastlba).toBe(DISK_BYTES / 512 - 34);
-      const [esp, drive] = table.partitiontable.partitions;
-      const imageEsp = JSON.parse(
-        execFileSync('sfdisk', ['--json', path.join(repoRoot, '.ironflow/os-image/os-uefi.img')], { encoding: 'utf8' }),
-      ) as typeof table;
-      // The image's partition as the image has it (its device node aside).
-      const { node: _imageNode, ...imagePartition } = imageEsp.partitiontable.partitions[0] as { node?: string };
-      expect(esp).toMatchObject({ ...imagePartition, type: 'C12A7328-F81F-11D2-BA4B-00A0C93EC93B' });
-      expect(drive).toMatchObject({ start: Math.ceil(((esp?.start ?? 0) + (esp?.size ?? 0)) / 2048) * 2048, size: 8192, name: 'cidata' });
-      expectConfigDrive(disk, drive?.start ?? 0);
+  describe.concurrent('a UEFI machine (OVMF)', () => {
+    it.sequential(
+      'rests ready, is deployed with the GPT image and kexecs into it; power cycled, OVMF boots the disk (systemd-boot)',
+      async () => {
+        const uuid = randomUUID();
+        const enrolledAt = Date.now();
+        const uefi = await enroll({ id: 'qemu-uefi', firmware: 'uefi', mac: UEFI_MAC, uuid });
+        const { machine, nodeId } = uefi;
+        expect(await settle(uefi, 'ready')).toMatchObject({ macs: [UEFI_MAC], productUuid: uuid, power: 'off', maintenance: false });
 
-      // Power cycled: OVMF boots the disk (its boot device for good), systemd-boot the OS, whose agent comes back.
-      const cycleAt = Date.now();
-      await site.verb(nodeId, 'power', { action: 'cycle' });
-      const diskBoot = await until(
-        'the power cycle into the disk',
-        () => machine.boots.slice(bootsBefore + 1).find((b) => b.device === 'disk'),
-        PHASE_TIMEOUT_MS,
-      );
-      await diskBoot.waitForSerial('ironflow os: config drive', 180_000);
-      expect(diskBoot.serial(), 'OVMF booted the disk').toMatch(/BdsDxe: starting .*Pci/);
-      expect(diskBoot.serial()).not.toContain('ironflow ramdisk:');
-      await expectOsSession(cycleAt);
-      process.stderr.write(
-        `qemu-lifecycle: UEFI enroll → ready ${seconds(enrolledAt, deployAt)} s, deploy (kexec) → deployed ${seconds(deployAt, deployedAt)} s, power cycle → the OS back ${seconds(cycleAt, Date.now())} s; boots: ${machine.boots.map((b) => b.device).join(', ')}\n`,
-      );
-    },
-    2 * PHASE_TIMEOUT_MS + 60_000,
-  );
+        // Deployed, then kexec'd from the ramdisk: the installed OS runs in the ramdisk's own power-on.
+        const deployAt = Date.now();
+        const bootsBefore = machine.boots.length;
+        expect((await site.verb(nodeId, 'deploy', { profileId: 'qemu-os-uefi-kexec', profileVersion: 1 })).provisionState).toBe('deploying');
+        expect(await settle(uefi, 'deployed')).toMatchObject({ role: 'host', power: 'on' });
+        const deployedAt = Date.now();
+        const deployBoots = machine.boots.slice(bootsBefore);
+        expect(
+          deployBoots.map((b) => b.device),
+          'one power-on: the ramdisk, then the OS by kexec',
+        ).toEqual(['pxe']);
+        await deployBoots[0]?.waitForSerial('ironflow os: config drive', 10_000);
+        expect(deployBoots[0]?.serial()).toContain('ironflow ramdisk:');
+        await expectOsSession(uefi, deployAt);
+
+        // The table as sfdisk reads it: no problem left (the image's backup table, at its 74 MiB end,
+        // moved to the disk's end), the image's EFI system partition, then the config drive.
+        const disk = path.join(dir, `${nodeId}-deployed-disk.img`);
+        copyFileSync(machine.spec.diskPath as string, disk);
+        const checked = spawnSync('sfdisk', ['--verify', disk], { encoding: 'utf8' });
+        expect(`${checked.stdout}${checked.stderr}`).toContain('No errors detected.');
+        const table = JSON.parse(execFileSync('sfdisk', ['--json', disk], { encoding: 'utf8' })) as {
+          partitiontable: { label: string; lastlba: number; partitions: Array<{ start: number; size: number; type: string; name?: string }> };
+        };
+        expect(table.partitiontable.label).toBe('gpt');
+        expect(table.partitiontable.lastlba).toBe(DISK_BYTES / 512 - 34);
+        const [esp, drive] = table.partitiontable.partitions;
+        const imageEsp = JSON.parse(
+          execFileSync('sfdisk', ['--json', path.join(repoRoot, '.ironflow/os-image/os-uefi.img')], { encoding: 'utf8' }),
+        ) as typeof table;
+        // The image's partition as the image has it (its device node aside).
+        const { node: _imageNode, ...imagePartition } = imageEsp.partitiontable.partitions[0] as { node?: string };
+        expect(esp).toMatchObject({ ...imagePartition, type: 'C12A7328-F81F-11D2-BA4B-00A0C93EC93B' });
+        expect(drive).toMatchObject({ start: Math.ceil(((esp?.start ?? 0) + (esp?.size ?? 0)) / 2048) * 2048, size: 8192, name: 'cidata' });
+        expectConfigDrive(uefi, disk, drive?.start ?? 0);
+
+        // Power cycled: OVMF boots the disk (its boot device for good), systemd-boot the OS, whose agent comes back.
+        const cycleAt = Date.now();
+        await site.verb(nodeId, 'power', { action: 'cycle' });
+        const diskBoot = await until(
+          'the power cycle into the disk',
+          () => machine.boots.slice(bootsBefore + 1).find((b) => b.device === 'disk'),
+          PHASE_TIMEOUT_MS,
+        );
+        await diskBoot.waitForSerial('ironflow os: config drive', 180_000);
+        expect(diskBoot.serial(), 'OVMF booted the disk').toMatch(/BdsDxe: starting .*Pci/);
+        expect(diskBoot.serial()).not.toContain('ironflow ramdisk:');
+        await expectOsSession(uefi, cycleAt);
+        process.stderr.write(
+          `qemu-lifecycle: UEFI enroll → ready ${seconds(enrolledAt, deployAt)} s, deploy (kexec) → deployed ${seconds(deployAt, deployedAt)} s, power cycle → the OS back ${seconds(cycleAt, Date.now())} s; boots: ${machine.boots.map((b) => b.device).join(', ')}\n`,
+        );
+      },
+      3 * PHASE_TIMEOUT_MS + 60_000,
+    );
+  });
 });
