@@ -44,11 +44,25 @@ const STOP_WAIT_MS = 10_000;
 /**
  * libuv accepts every pending connection at once when woken, so one process would take a burst
  * of new connections alone (18 of 20 keep-alive connections in a test here); with this set,
- * each process accepts one and lets the others take the next. libuv reads it at the process's
- * first TCP listen, so the control plane sets it before it listens on anything.
+ * each process accepts one and lets the others take the next.
  */
-export function acceptOneConnectionAtATime(): void {
-  process.env.UV_TCP_SINGLE_ACCEPT = '1';
+const ACCEPT_ONE_AT_A_TIME = { UV_TCP_SINGLE_ACCEPT: '1' };
+
+/**
+ * libuv reads UV_TCP_SINGLE_ACCEPT once, at the process's first TCP listen: the control plane
+ * sets it before it listens on anything and, once the API listens, puts its environment back as
+ * it was (keepFromLaterProcesses), so the processes it starts later (a site agent, say) do not
+ * inherit it. API processes get it in the environment they are started with.
+ */
+export function acceptOneConnectionAtATime(): { keepFromLaterProcesses(): void } {
+  const before = process.env.UV_TCP_SINGLE_ACCEPT;
+  process.env.UV_TCP_SINGLE_ACCEPT = ACCEPT_ONE_AT_A_TIME.UV_TCP_SINGLE_ACCEPT;
+  return {
+    keepFromLaterProcesses() {
+      if (before === undefined) delete process.env.UV_TCP_SINGLE_ACCEPT;
+      else process.env.UV_TCP_SINGLE_ACCEPT = before;
+    },
+  };
 }
 
 export interface ApiProcessesOptions {
@@ -117,6 +131,7 @@ export async function startApiProcesses(options: ApiProcessesOptions): Promise<A
     const child = fork(API_PROCESS_ENTRY, [], {
       cwd: repoRoot,
       execArgv: ['--import', 'tsx'],
+      env: { ...process.env, ...ACCEPT_ONE_AT_A_TIME },
       serialization: 'advanced',
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });

@@ -49,7 +49,7 @@ export interface ControlPlaneOptions {
 
 export async function startControlPlane(config: IronflowConfig, options: ControlPlaneOptions = {}): Promise<ControlPlane> {
   tuneGarbageCollector();
-  if (config.api.processes > 1) acceptOneConnectionAtATime();
+  const singleAccept = config.api.processes > 1 ? acceptOneConnectionAtATime() : undefined;
   const https = apiTlsMaterial(config); // checked before anything starts: a bad file is INVALID_CONFIG
   const temporalConnection = temporalConnectionOptions(config.temporal); // likewise temporal.tls's files
   if (options.migrate !== false) await migrateDatabase(config);
@@ -76,6 +76,7 @@ export async function startControlPlane(config: IronflowConfig, options: Control
   const workerSdkMetricsAddress = worker ? config.metrics.temporalSdkAddress : undefined;
   const api = await buildServer({ db, temporal, secrets, config, agentGateway, processMetrics, workerSdkMetricsAddress }, { logger, https });
   await api.listen({ host: config.api.host, port: config.api.port, backlog: API_LISTEN_BACKLOG });
+  singleAccept?.keepFromLaterProcesses();
   if (config.api.processes > 1) {
     apiProcesses = await startApiProcesses({
       server: api.server,

@@ -79,6 +79,11 @@ describe('the API served by several processes (api.processes)', () => {
     expect(pids).toHaveLength(API_PROCESSES - 1);
     expect(new Set([...pids, process.pid]).size).toBe(API_PROCESSES);
     expect(pids.every(alive)).toBe(true);
+    // Each API process accepts one connection at a time (libuv's UV_TCP_SINGLE_ACCEPT, in the
+    // environment it was started with); the control plane's own, which the processes it starts
+    // later inherit, is as it was.
+    for (const pid of pids) expect(readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')).toContain('UV_TCP_SINGLE_ACCEPT=1');
+    expect(process.env.UV_TCP_SINGLE_ACCEPT).toBeUndefined();
 
     const before = await sitesReadByProcess();
     const answers = [];
