@@ -46,7 +46,7 @@ const STOP_WAIT_MS = 10_000;
  * of new connections alone (18 of 20 keep-alive connections in a test here); with this set,
  * each process accepts one and lets the others take the next.
  */
-const ACCEPT_ONE_AT_A_TIME = { UV_TCP_SINGLE_ACCEPT: '1' };
+const SINGLE_ACCEPT = 'UV_TCP_SINGLE_ACCEPT';
 
 /**
  * libuv reads UV_TCP_SINGLE_ACCEPT once, at the process's first TCP listen: the control plane
@@ -55,12 +55,12 @@ const ACCEPT_ONE_AT_A_TIME = { UV_TCP_SINGLE_ACCEPT: '1' };
  * inherit it. API processes get it in the environment they are started with.
  */
 export function acceptOneConnectionAtATime(): { keepFromLaterProcesses(): void } {
-  const before = process.env.UV_TCP_SINGLE_ACCEPT;
-  process.env.UV_TCP_SINGLE_ACCEPT = ACCEPT_ONE_AT_A_TIME.UV_TCP_SINGLE_ACCEPT;
+  const before = process.env[SINGLE_ACCEPT];
+  process.env[SINGLE_ACCEPT] = '1';
   return {
     keepFromLaterProcesses() {
-      if (before === undefined) delete process.env.UV_TCP_SINGLE_ACCEPT;
-      else process.env.UV_TCP_SINGLE_ACCEPT = before;
+      if (before === undefined) delete process.env[SINGLE_ACCEPT];
+      else process.env[SINGLE_ACCEPT] = before;
     },
   };
 }
@@ -131,7 +131,7 @@ export async function startApiProcesses(options: ApiProcessesOptions): Promise<A
     const child = fork(API_PROCESS_ENTRY, [], {
       cwd: repoRoot,
       execArgv: ['--import', 'tsx'],
-      env: { ...process.env, ...ACCEPT_ONE_AT_A_TIME },
+      env: { ...process.env, [SINGLE_ACCEPT]: '1' },
       serialization: 'advanced',
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
