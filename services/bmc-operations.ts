@@ -168,7 +168,7 @@ async function insertOperation(
   );
 }
 
-/** The ledger's record under this id, read raw: three of every BMC command's requests read it. */
+/** The ledger's record under this id, read raw: each of a BMC command's requests reads it. */
 async function findOperation(db: DbOrTx, operationId: string): Promise<(Row & { nodeId: string }) | null> {
   const [row] = await queryRows<Row & { nodeId: string }>(
     db,

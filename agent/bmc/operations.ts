@@ -20,9 +20,17 @@ export interface OperationRecord {
   finishedAt?: string;
 }
 
+export type StartedRecord = OperationRecord & { state: 'started' };
+
 export interface OperationLedger {
   get(operationId: string): Promise<OperationRecord | null>;
   put(record: OperationRecord): Promise<void>;
+  /**
+   * Records `started` when the ledger holds nothing under the id, and answers null; else writes
+   * nothing and answers what it holds. One round trip for a command's first send, which is
+   * nearly every send: a read first, then the write, would be two.
+   */
+  begin(record: StartedRecord): Promise<OperationRecord | null>;
 }
 
 interface OperationSpec {
@@ -76,7 +84,9 @@ export async function runOperationOnce<T extends JsonValue>(
 }
 
 async function decideAndSend<T extends JsonValue>(ledger: OperationLedger, spec: OperationSpec, send: () => Promise<T>): Promise<OperationOutcome<T>> {
-  const existing = await ledger.get(spec.operationId);
+  const startedAt = new Date().toISOString();
+  const started: StartedRecord = { operationId: spec.operationId, kind: spec.kind, bmc: spec.bmc, state: 'started', startedAt };
+  const existing = await ledger.begin(started);
   if (existing) {
     if (existing.kind !== spec.kind || existing.bmc !== spec.bmc) {
       throw new IronflowError(
@@ -90,35 +100,18 @@ async function decideAndSend<T extends JsonValue>(ledger: OperationLedger, spec:
     if (existing.state === 'succeeded') return { reused: true, result: (existing.result ?? null) as T, interrupted: false };
     const unknown = existing.state === 'started' || existing.error?.outcomeUnknown === true;
     if (unknown && !spec.idempotent) return { reused: true, result: null, interrupted: true };
-    // A definite failure, or an idempotent operation: sending (again) is the right thing.
+    // A definite failure, or an idempotent operation: sending again is the right thing.
+    await ledger.put(started);
   }
-  const startedAt = new Date().toISOString();
-  await ledger.put({ operationId: spec.operationId, kind: spec.kind, bmc: spec.bmc, state: 'started', startedAt });
   try {
     const result = await send();
-    await ledger.put({
-      operationId: spec.operationId,
-      kind: spec.kind,
-      bmc: spec.bmc,
-      state: 'succeeded',
-      result,
-      startedAt,
-      finishedAt: new Date().toISOString(),
-    });
+    await ledger.put({ ...started, state: 'succeeded', result, finishedAt: new Date().toISOString() });
     return { reused: false, result };
   } catch (error) {
     const code = isIronflowError(error) ? error.code : 'INTERNAL';
     const message = error instanceof Error ? error.message : String(error);
     const outcomeUnknown = isIronflowError(error) && error.details.outcomeUnknown === true;
-    await ledger.put({
-      operationId: spec.operationId,
-      kind: spec.kind,
-      bmc: spec.bmc,
-      state: 'failed',
-      error: { code, message, outcomeUnknown },
-      startedAt,
-      finishedAt: new Date().toISOString(),
-    });
+    await ledger.put({ ...started, state: 'failed', error: { code, message, outcomeUnknown }, finishedAt: new Date().toISOString() });
     throw error;
   }
 }

@@ -2,7 +2,8 @@
 // (POST /v1/agents/bmc-operations/get|put, services/bmc-operations.ts). One instance serves one
 // step attempt: every request names the step's machine and workflow, which is what the
 // control plane authorizes, and each write says which state this attempt last saw, so a
-// write over another agent's newer record is refused (CONFLICT) instead of lost.
+// write over another agent's newer record is refused (CONFLICT) instead of lost. A command's
+// first send writes `started` expecting no record, without reading first: refused, it reads.
 //
 // It replaces the per-agent file ledger in the site agent: a record only this agent can see
 // would let a re-routed step send a power cycle a dead agent already sent. A request the
@@ -11,7 +12,8 @@
 // command is sent when the `started` record was never stored, and Temporal retries it.
 import type { StepInput } from '../../core/plan';
 import type { BmcOperationAnswer, LedgerState } from '../../core/schemas/agent-bmc-operations';
-import type { OperationLedger, OperationRecord } from '../bmc/operations';
+import type { OperationLedger, OperationRecord, StartedRecord } from '../bmc/operations';
+import { isIronflowError } from '../../core/errors';
 import type { ControlPlaneClient, Signer } from '../common/control-plane-client';
 import { untilAnswered } from '../common/until-answered';
 import { stepDeadline } from '../../services/step-deadline';
@@ -37,8 +39,23 @@ export class RemoteOperationLedger implements OperationLedger {
     return answer.operation ? recordOf(answer.operation) : null;
   }
 
-  async put(record: OperationRecord): Promise<void> {
-    const body = { ...this.scope(), expected: this.seen.get(record.operationId) ?? 'none', operation: record };
+  async begin(record: StartedRecord): Promise<OperationRecord | null> {
+    try {
+      await this.write(record, 'none');
+      return null;
+    } catch (error) {
+      // Refused as moved: the ledger holds a record (this command was sent before). Read it.
+      if (isIronflowError(error) && error.code === 'CONFLICT' && error.details.reason === 'operation-moved') return this.get(record.operationId);
+      throw error;
+    }
+  }
+
+  put(record: OperationRecord): Promise<void> {
+    return this.write(record, this.seen.get(record.operationId) ?? 'none');
+  }
+
+  private async write(record: OperationRecord, expected: 'none' | LedgerState): Promise<void> {
+    const body = { ...this.scope(), expected, operation: record };
     await untilAnswered(
       (timeoutMs) => this.client.signedPost<BmcOperationAnswer>(this.signer, '/v1/agents/bmc-operations/put', body, timeoutMs),
       this.patience(),

@@ -7,6 +7,8 @@ import { createBmcDriver, type BmcDriver } from '../../agent/bmc';
 import { runBmcCommand } from '../../agent/bmc/commands';
 import { RedfishBmcHost, type BootEvent } from '../../agent/emulator/redfish-bmc';
 import { IronflowError } from '../../core/errors';
+import { callCountsOf, callsPerMachine } from '../../bench/lib/call-counts';
+import { metricsRegistry } from '../../services/metrics/registry';
 import { startSharedLedger, type SharedLedgerFixture } from '../helpers/shared-bmc-ledger';
 
 const machine = { id: 'm1', uuid: '11111111-2222-4333-8444-555555555555', macs: ['52:54:00:00:00:01'], username: 'root', password: 'ledger-pw-1' };
@@ -45,6 +47,23 @@ describe('BMC operation ledger', () => {
     // Another operation id is another command: it is sent.
     await runBmcCommand(shared.ledger(), driver, op('step-9/cycle'), { kind: 'power.set', action: 'cycle' });
     expect(boots).toHaveLength(2);
+  });
+
+  it('asks the control plane twice for a first send (the start, then the outcome), and reads only when a record is there', async () => {
+    // The control plane runs in this process: its request counts are this registry's.
+    const ledgerRequests = async (during: () => Promise<unknown>) => {
+      const before = callCountsOf(await metricsRegistry.metrics());
+      await during();
+      const asked = callsPerMachine(before, callCountsOf(await metricsRegistry.metrics()), 1);
+      return { get: asked['api POST /v1/agents/bmc-operations/get'] ?? 0, put: asked['api POST /v1/agents/bmc-operations/put'] ?? 0 };
+    };
+    const before = boots.length;
+    const first = () => runBmcCommand(shared.ledger(), driver, op('count-cycle'), { kind: 'power.set', action: 'cycle' });
+    expect(await ledgerRequests(first)).toEqual({ get: 0, put: 2 });
+    expect(boots.length - before).toBe(1);
+    // A retried step: its start is refused (a record is there), so it reads, and reuses.
+    expect(await ledgerRequests(first)).toEqual({ get: 1, put: 1 });
+    expect(boots.length - before).toBe(1);
   });
 
   it('sends one command when two callers race with the same id', async () => {
