@@ -18,6 +18,7 @@ import { AGENT_HEADERS, signAgentRequest } from '../../services/pki/agent-reques
 import { loadOrCreateNodeCa } from '../../services/pki/node-ca';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
 import { csrForKey, newKeyAndCsr, workDir } from '../helpers/openssl';
+import { seedMachineWithBmc } from '../helpers/machine-with-bmc';
 
 /** Every request of this file comes from its own loopback address: the refusal limit of one source touches no other file. */
 const SOURCE = '127.0.3.1';
@@ -57,27 +58,8 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-async function machine(siteId: string): Promise<string> {
-  const nodeId = newId('node');
-  const credentialsRef = await t.cp.secrets.put(t.cp.db, {
-    tenantId: 'root',
-    purpose: 'bmc-credentials',
-    value: JSON.stringify({ username: 'admin', password: BMC_PASSWORD }),
-  });
-  await t.cp.db.node.create({
-    data: {
-      id: nodeId,
-      tenantId: 'root',
-      siteId,
-      role: 'host',
-      provisionState: 'inspecting',
-      bmcDriver: 'redfish',
-      bmcAddress: 'https://10.0.31.1',
-      bmcCredentialsRef: credentialsRef,
-    },
-  });
-  return nodeId;
-}
+const machine = (siteId: string): Promise<string> =>
+  seedMachineWithBmc(t.cp, siteId, { address: 'https://10.0.31.1', username: 'admin', password: BMC_PASSWORD });
 
 /** A certificate of the node CA, recorded as a join would (a ramdisk's, or one issued long ago). */
 async function issued(nodeId: string, role: 'ramdisk' | 'site', siteId: string, options: { validitySeconds?: number; issuedAt?: Date } = {}): Promise<Agent> {

@@ -13,7 +13,6 @@ import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ControlPlaneClient } from '../../agent/common/control-plane-client';
 import type { IronflowError } from '../../core/errors';
-import { newId } from '../../services/ids';
 import { recordCertificate } from '../../core/joins/record-certificate';
 import { loadOrCreateNodeCa } from '../../services/pki/node-ca';
 import { searchAttributeKeys } from '../../core/search-attributes';
@@ -21,6 +20,7 @@ import { userDataSecretPurpose } from '../../services/userdata/grant';
 import { RECENTLY_RUNNING_MS } from '../../services/temporal/recent-runs';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
 import { newKeyAndCsr, workDir } from '../helpers/openssl';
+import { seedMachineWithBmc } from '../helpers/machine-with-bmc';
 
 const BMC_PASSWORD = 'forged-bmc-pw-7f3a';
 
@@ -57,27 +57,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-async function machine(): Promise<string> {
-  const nodeId = newId('node');
-  const credentialsRef = await t.cp.secrets.put(t.cp.db, {
-    tenantId: 'root',
-    purpose: 'bmc-credentials',
-    value: JSON.stringify({ username: 'admin', password: BMC_PASSWORD }),
-  });
-  await t.cp.db.node.create({
-    data: {
-      id: nodeId,
-      tenantId: 'root',
-      siteId,
-      role: 'host',
-      provisionState: 'inspecting',
-      bmcDriver: 'redfish',
-      bmcAddress: 'https://10.0.14.1',
-      bmcCredentialsRef: credentialsRef,
-    },
-  });
-  return nodeId;
-}
+const machine = (): Promise<string> => seedMachineWithBmc(t.cp, siteId, { address: 'https://10.0.14.1', username: 'admin', password: BMC_PASSWORD });
 
 /** A workflow started straight through Temporal, naming the machine as the control plane would. */
 async function forge(nodeId: string, workflowId: string): Promise<void> {

@@ -22,6 +22,7 @@ import { siteAgentFixture, type SiteAgentFixture } from '../helpers/site-agent';
 import { startSushy, type RunningSushy } from '../helpers/sushy';
 import { until } from '../helpers/provision';
 import { runCli } from '../helpers/cli';
+import { seedMachineWithBmc, type SeededBmc } from '../helpers/machine-with-bmc';
 
 let t: TestControlPlane;
 let siteId: string;
@@ -46,28 +47,7 @@ afterAll(async () => {
   if (!cpClosed) await t?.close();
 });
 
-async function machineWithBmc(bmc: { address: string; username: string; password: string; caPem?: string }): Promise<string> {
-  const nodeId = newId('node');
-  const credentialsRef = await t.cp.secrets.put(t.cp.db, {
-    tenantId: 'root',
-    purpose: 'bmc-credentials',
-    value: JSON.stringify({ username: bmc.username, password: bmc.password }),
-  });
-  await t.cp.db.node.create({
-    data: {
-      id: nodeId,
-      tenantId: 'root',
-      siteId,
-      role: 'host',
-      provisionState: 'inspecting',
-      bmcDriver: 'redfish',
-      bmcAddress: bmc.address,
-      bmcCredentialsRef: credentialsRef,
-      bmcCaPem: bmc.caPem ?? null,
-    },
-  });
-  return nodeId;
-}
+const machineWithBmc = (bmc: SeededBmc): Promise<string> => seedMachineWithBmc(t.cp, siteId, bmc);
 
 async function runPowerProfile(
   nodeId: string,

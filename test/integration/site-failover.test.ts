@@ -25,6 +25,7 @@ import { until } from '../helpers/provision';
 import { startHoldingRun } from '../helpers/shared-bmc-ledger';
 import { siteAgentFixture, type SiteAgentFixture } from '../helpers/site-agent';
 import { nodeIdOf, spawnSiteAgent, type AgentProcess } from '../helpers/agent-process';
+import { seedMachineWithBmc } from '../helpers/machine-with-bmc';
 
 let t: TestControlPlane;
 let siteId: string;
@@ -170,24 +171,7 @@ describe('failover between two site agents', () => {
     });
     bmcHost.on('boot', (e) => e.machineId === 'fo1' && boots.push(e.device));
     network = await bmcNetwork(bmcHost.url);
-    const nodeId = newId('node');
-    const credentialsRef = await t.cp.secrets.put(t.cp.db, {
-      tenantId: 'root',
-      purpose: 'bmc-credentials',
-      value: JSON.stringify({ username: 'root', password: 'failover-pw' }),
-    });
-    await t.cp.db.node.create({
-      data: {
-        id: nodeId,
-        tenantId: 'root',
-        siteId,
-        role: 'host',
-        provisionState: 'inspecting',
-        bmcDriver: 'redfish',
-        bmcAddress: `${network.url}/redfish/v1/Systems/fo1`,
-        bmcCredentialsRef: credentialsRef,
-      },
-    });
+    const nodeId = await seedMachineWithBmc(t.cp, siteId, { address: `${network.url}/redfish/v1/Systems/fo1`, username: 'root', password: 'failover-pw' });
 
     // Both agents up: the first one again (same data dir, no token: no second join), and a new one.
     const processes = [start(fixtures[0] as SiteAgentFixture), start(fixtures[1] as SiteAgentFixture, { IRONFLOW_JOIN_TOKEN: siteToken })];
