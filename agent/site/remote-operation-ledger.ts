@@ -44,7 +44,8 @@ export class RemoteOperationLedger implements OperationLedger {
       await this.write(record, 'none');
       return null;
     } catch (error) {
-      // Refused as moved: the ledger holds a record (this command was sent before). Read it.
+      // Refused as moved: the ledger holds a record (this command was sent before; records are
+      // never deleted, so the read finds it). Read it.
       if (isIronflowError(error) && error.code === 'CONFLICT' && error.details.reason === 'operation-moved') return this.get(record.operationId);
       throw error;
     }
