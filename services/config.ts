@@ -13,8 +13,10 @@ const DEFAULT_BOOT_SLOTS = 50;
 const MAX_BOOT_SLOTS = 10_000;
 /** API processes sharing the API's port (api.processes): far more than the cores of any one host. */
 const MAX_API_PROCESSES = 64;
+/** Partitions of a dev-server task queue: the dev server is one host, so more than Temporal's default 4 buys nothing. */
+const MAX_TASK_QUEUE_PARTITIONS = 16;
 
-const fileSchema = z.object({
+export const configFileSchema = z.object({
   dataDir: z.string().default('.ironflow'),
   temporal: z.object({
     address: z.string().default('127.0.0.1:7233'),
@@ -22,7 +24,14 @@ const fileSchema = z.object({
     namespace: z.string().default('default'),
     dbFile: z.string().default('temporal.db'),
     searchAttributes: z.record(z.string(), z.enum(['Keyword', 'Text', 'Int', 'Double', 'Bool', 'Datetime', 'KeywordList'])).default({}),
-    dynamicConfig: z.record(z.string(), z.json()).default({}),
+    dynamicConfig: z
+      .record(z.string(), z.json())
+      .refine((values) => !Object.keys(values).some((key) => key.startsWith('matching.numTaskqueue')), {
+        message: 'set task queue partitions with temporal.taskQueuePartitions, which keeps a store from stranding tasks (stack/task-queue-partitions.ts)',
+      })
+      .default({}),
+    /** Partitions of each task queue on the dev server (stack/task-queue-partitions.ts); Temporal's default is 4. */
+    taskQueuePartitions: z.number().int().min(1).max(MAX_TASK_QUEUE_PARTITIONS).default(4),
     // The pragmas the dev server's SQLite plugin takes.
     sqlitePragmas: z
       .object({ journal_mode: z.enum(['delete', 'truncate', 'persist', 'memory', 'wal', 'off']), synchronous: z.enum(['off', 'normal', 'full', 'extra']) })
@@ -72,6 +81,8 @@ export interface IronflowConfig {
     dbFile: string;
     searchAttributes: Record<string, string>;
     dynamicConfig: Record<string, unknown>;
+    /** temporal.taskQueuePartitions or IRONFLOW_TEMPORAL_TASK_QUEUE_PARTITIONS: partitions of each task queue on the dev server (1 in temporal-dev.yaml). */
+    taskQueuePartitions: number;
     /** The dev server's SQLite store pragmas (`--sqlite-pragma`); WAL in temporal-dev.yaml. */
     sqlitePragmas: Record<string, string>;
     /**
@@ -172,7 +183,7 @@ function apiTlsFrom(env: NodeJS.ProcessEnv, fromFile: { certFile: string; keyFil
 }
 
 /** The environment over the file's temporal.tls; a client certificate is both files or neither; relative paths resolve against the repository root. */
-function temporalTlsFrom(env: NodeJS.ProcessEnv, fromFile: z.infer<typeof fileSchema>['temporal']['tls']): TemporalTlsSettings | undefined {
+function temporalTlsFrom(env: NodeJS.ProcessEnv, fromFile: z.infer<typeof configFileSchema>['temporal']['tls']): TemporalTlsSettings | undefined {
   const caFile = env.IRONFLOW_TEMPORAL_TLS_CA || fromFile?.caFile;
   const certFile = env.IRONFLOW_TEMPORAL_TLS_CERT || fromFile?.certFile;
   const keyFile = env.IRONFLOW_TEMPORAL_TLS_KEY || fromFile?.keyFile;
@@ -232,7 +243,7 @@ function metricsSettings(sdkAddress: string | undefined, workerAddress: string |
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): IronflowConfig {
   const file = path.join(repoRoot, 'temporal-dev.yaml');
-  const parsed = fileSchema.safeParse(parse(readFileSync(file, 'utf8')) ?? {});
+  const parsed = configFileSchema.safeParse(parse(readFileSync(file, 'utf8')) ?? {});
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new Error(`temporal-dev.yaml: ${issue?.path.join('.')}: ${issue?.message}`);
@@ -255,6 +266,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): IronflowConfig
       dbFile: path.resolve(dataDir, env.IRONFLOW_TEMPORAL_DB_FILE || doc.temporal.dbFile),
       searchAttributes: doc.temporal.searchAttributes,
       dynamicConfig: doc.temporal.dynamicConfig as Record<string, unknown>,
+      taskQueuePartitions: wholeNumberFrom(env, 'IRONFLOW_TEMPORAL_TASK_QUEUE_PARTITIONS', doc.temporal.taskQueuePartitions, 1, MAX_TASK_QUEUE_PARTITIONS),
       sqlitePragmas: doc.temporal.sqlitePragmas,
       sealHistories: envBoolean(env, 'IRONFLOW_SEAL_HISTORIES', doc.temporal.sealHistories),
       ...(temporalTls ? { tls: temporalTls } : {}),

@@ -8,6 +8,7 @@ import { Connection } from '@temporalio/client';
 import type { IronflowConfig } from '../services/config';
 import { codecEndpointUrl, historiesMayBeSealed } from '../services/sealing';
 import type { TemporalConnectionOptions } from '../services/temporal/connection-options';
+import { partitionDynamicConfig, taskQueuePartitionsFor, type TaskQueuePartitions } from './task-queue-partitions';
 import { requireTool } from './tools';
 
 export interface TemporalServerOptions {
@@ -17,6 +18,8 @@ export interface TemporalServerOptions {
   dbFile?: string; // omitted: in memory
   searchAttributes: Record<string, string>;
   dynamicConfig: Record<string, unknown>;
+  /** Partitions of each task queue (temporal-dev.yaml: 1); omitted, Temporal's default. Never lowers a store's reads (task-queue-partitions.ts). */
+  taskQueuePartitions?: number;
   /** SQLite pragmas of a file store (temporal-dev.yaml: WAL). */
   sqlitePragmas?: Record<string, string>;
   logFile: string;
@@ -33,8 +36,15 @@ export interface TemporalServer {
 }
 
 /** What temporal-dev.yaml sets of any dev server, wherever its store and ports are. */
-export function serverSettings(temporal: IronflowConfig['temporal']): Pick<TemporalServerOptions, 'searchAttributes' | 'dynamicConfig' | 'sqlitePragmas'> {
-  return { searchAttributes: temporal.searchAttributes, dynamicConfig: temporal.dynamicConfig, sqlitePragmas: temporal.sqlitePragmas };
+export function serverSettings(
+  temporal: IronflowConfig['temporal'],
+): Pick<TemporalServerOptions, 'searchAttributes' | 'dynamicConfig' | 'taskQueuePartitions' | 'sqlitePragmas'> {
+  return {
+    searchAttributes: temporal.searchAttributes,
+    dynamicConfig: temporal.dynamicConfig,
+    taskQueuePartitions: temporal.taskQueuePartitions,
+    sqlitePragmas: temporal.sqlitePragmas,
+  };
 }
 
 /** The dev stack's server as temporal-dev.yaml describes it: Web UI, store in the data dir. */
@@ -50,7 +60,8 @@ export function devServerOptions(config: IronflowConfig): TemporalServerOptions 
   };
 }
 
-export function temporalServerArgs(options: TemporalServerOptions): string[] {
+/** The server's command line; `partitions` as taskQueuePartitionsFor decided them for its store. */
+export function temporalServerArgs(options: TemporalServerOptions, partitions?: TaskQueuePartitions): string[] {
   const [host, port] = options.address.split(':');
   const args = ['server', 'start-dev', '--ip', host ?? '127.0.0.1', '--port', port ?? '7233', '--log-level', 'warn'];
   args.push(...(options.uiPort ? ['--ui-port', String(options.uiPort), '--ui-ip', host ?? '127.0.0.1'] : ['--headless']));
@@ -63,7 +74,8 @@ export function temporalServerArgs(options: TemporalServerOptions): string[] {
   if (options.uiPort && options.codecEndpoint) args.push('--ui-codec-endpoint', options.codecEndpoint);
   if (options.namespace !== 'default') args.push('--namespace', options.namespace);
   for (const [name, type] of Object.entries(options.searchAttributes)) args.push('--search-attribute', `${name}=${type}`);
-  for (const [key, value] of Object.entries(options.dynamicConfig)) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
+  const dynamicConfig = { ...options.dynamicConfig, ...(partitions ? partitionDynamicConfig(partitions) : {}) };
+  for (const [key, value] of Object.entries(dynamicConfig)) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   return args;
 }
 
@@ -104,9 +116,10 @@ function logTail(file: string, lines = 15): string {
 
 export async function startTemporalServer(options: TemporalServerOptions): Promise<TemporalServer> {
   if (options.dbFile) mkdirSync(path.dirname(options.dbFile), { recursive: true });
+  const partitions = options.taskQueuePartitions === undefined ? undefined : taskQueuePartitionsFor(options.dbFile, options.taskQueuePartitions);
   return spawnTemporalServer({
     binary: requireTool('temporal'),
-    args: temporalServerArgs(options),
+    args: temporalServerArgs(options, partitions),
     frontend: { address: options.address },
     logFile: options.logFile,
     ready: (connection) => connection.workflowService.describeNamespace({ namespace: options.namespace }),

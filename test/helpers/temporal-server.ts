@@ -12,7 +12,7 @@ import { freePort } from './ports';
  */
 export async function startTestTemporalServer(
   dir: string,
-  options: { name?: string; dynamicConfig?: Record<string, unknown>; attempts?: number } = {},
+  options: { name?: string; dynamicConfig?: Record<string, unknown>; taskQueuePartitions?: number; attempts?: number; dbFile?: string } = {},
 ): Promise<{ server: TemporalServer; address: string }> {
   const settings = serverSettings(loadConfig().temporal);
   const name = options.name ?? 'temporal';
@@ -22,8 +22,9 @@ export async function startTestTemporalServer(
       const started = await startTemporalServer({
         address,
         namespace: 'default',
-        dbFile: path.join(dir, `${name}-${attempt}.db`),
+        dbFile: options.dbFile ?? path.join(dir, `${name}-${attempt}.db`),
         ...settings,
+        ...(options.taskQueuePartitions ? { taskQueuePartitions: options.taskQueuePartitions } : {}),
         dynamicConfig: { ...settings.dynamicConfig, ...options.dynamicConfig },
         logFile: path.join(dir, `${name}-${attempt}.log`),
       });

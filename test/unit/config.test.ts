@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig, repoRoot } from '../../services/config';
+import { configFileSchema, loadConfig, repoRoot } from '../../services/config';
 
 describe('the dev stack config', () => {
   it('reads temporal-dev.yaml', () => {
@@ -45,6 +45,24 @@ describe('the dev stack config', () => {
     for (const bad of ['0', '-1', '2.5', 'many', '10001']) {
       expect(() => loadConfig({ IRONFLOW_BOOT_SLOTS_PER_SITE: bad })).toThrow(/IRONFLOW_BOOT_SLOTS_PER_SITE=.* is not a whole number from 1 to 10000/);
     }
+  });
+
+  it("takes the dev server's task queue partitions from temporal-dev.yaml or IRONFLOW_TEMPORAL_TASK_QUEUE_PARTITIONS, a whole number from 1 to 16", () => {
+    expect(loadConfig({}).temporal.taskQueuePartitions).toBe(1);
+    expect(loadConfig({ IRONFLOW_TEMPORAL_TASK_QUEUE_PARTITIONS: '4' }).temporal.taskQueuePartitions).toBe(4);
+    for (const bad of ['0', '2.5', 'four', '17']) {
+      expect(() => loadConfig({ IRONFLOW_TEMPORAL_TASK_QUEUE_PARTITIONS: bad })).toThrow(
+        /IRONFLOW_TEMPORAL_TASK_QUEUE_PARTITIONS=.* is not a whole number from 1 to 16/,
+      );
+    }
+  });
+
+  it('refuses partitions set as dynamic config, which would pass by the guard that keeps a store from stranding tasks', () => {
+    const file = (dynamicConfig: Record<string, unknown>) => ({ temporal: { dynamicConfig }, api: {}, worker: {}, database: {} });
+    expect(configFileSchema.safeParse(file({ 'frontend.namespaceCount': 10 })).success).toBe(true);
+    const refused = configFileSchema.safeParse(file({ 'matching.numTaskqueueReadPartitions': 1 }));
+    expect(refused.success).toBe(false);
+    expect(refused.error?.issues[0]).toMatchObject({ path: ['temporal', 'dynamicConfig'], message: expect.stringMatching(/temporal\.taskQueuePartitions/) });
   });
 
   it('takes the API processes from temporal-dev.yaml or IRONFLOW_API_PROCESSES, a whole number from 1 to 64', () => {
