@@ -56,7 +56,7 @@ function recordedReadPartitions(dbFile: string): number {
 export function taskQueuePartitionsFor(dbFile: string | undefined, configured: number): TaskQueuePartitions {
   if (dbFile === undefined) return { read: configured, write: configured };
   const read = Math.max(configured, recordedReadPartitions(dbFile));
-  writeFileSync(partitionRecordFile(dbFile), `${JSON.stringify({ readPartitions: read })}\n`);
+  writeFileSync(partitionRecordFile(dbFile), `${JSON.stringify({ readPartitions: read })}\n`, { mode: 0o600 });
   return { read, write: configured };
 }
 
