@@ -5,7 +5,7 @@
 // poller: each ramdisk boot and each installed node polls a queue of its own. Each partition is
 // a row of the store, created, leased and flushed on its own, the partitions forward polls and
 // tasks to their root, and each asks the root for the queue's settings. With one partition the
-// server took about a tenth less CPU in a fleet (bench/README.md).
+// server took 7–9% less CPU over a fleet's cycle (bench/README.md).
 //
 // Lowering the read partitions of a store that already has tasks in the others strands those
 // tasks (Temporal reads no partition past the count), so the count a store was ever read with is
