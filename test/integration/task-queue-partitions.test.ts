@@ -68,7 +68,7 @@ const ACK_AT_ONCE = {
 
 const queue = (label: string) => `partitions-${label}-${randomBytes(4).toString('hex')}`;
 
-it('gives a queue one partition at the setting 1, and four at 4', async () => {
+it('puts tasks on partitions other than the root only when asked for more than one', async () => {
   const dir = inject('runDir');
   for (const [partitions, expectChildren] of [
     [1, false],
