@@ -9,6 +9,7 @@ import { siteCacheImages, type CacheImage } from '../../services/images/prewarm'
 import { pinnedSiteImages, recordSiteCacheReport } from '../../core/images/site-cache-report';
 import { appendEvent } from '../../services/events';
 import { recordHeartbeat } from '../../services/agent-sessions/record-heartbeat';
+import { agentHeartbeats } from '../../services/metrics/registry';
 import { signalNodeAgentBack, temporalAgentJoinedNotifier } from '../../services/joins/agent-joined';
 import { agentTaskQueue } from '../../core/joins/certificate-policy';
 import { recordDiscoveryReport } from '../../services/metal/discovery-store';
@@ -47,6 +48,7 @@ export const agentSessionRoutes: FastifyPluginAsyncZod<ApiContext> = async (app,
         },
         now,
       );
+      agentHeartbeats.inc({ role: agent.role });
       if (agent.role === 'node' && request.body.opened) {
         // A node agent back (after a reboot): the same agentJoined a join delivers, to the node's running workflows.
         const workflowIds = await signalNodeAgentBack(ctx.temporal, agent.nodeId, notifyJoined).catch(() => []);

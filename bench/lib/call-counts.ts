@@ -2,20 +2,23 @@
 // of each a machine made: agents' calls through the gateway by call (polls, heartbeats,
 // completions; ironflow_gateway_calls_total) and API requests by method and route, agents'
 // signed requests among them (ironflow_api_request_duration_seconds_count, every status); and
-// the gateway's error answers by call and status (ironflow_gateway_call_errors_total) and the
-// tasks agents had given up on (ironflow_gateway_tasks_undelivered_total), in all.
+// agents' session heartbeats by role (ironflow_agent_heartbeats_total, the share of
+// POST /v1/agents/session each role sent); the gateway's error answers by call and status
+// (ironflow_gateway_call_errors_total) and the tasks agents had given up on
+// (ironflow_gateway_tasks_undelivered_total), in all.
 
 /** Counts by their keyOf. */
 export type CallCounts = Record<string, number>;
 
 const SERIES =
-  /^(ironflow_gateway_calls_total|ironflow_gateway_call_errors_total|ironflow_gateway_tasks_undelivered_total|ironflow_api_request_duration_seconds_count)\{([^}]*)\} (\S+)$/;
+  /^(ironflow_gateway_calls_total|ironflow_gateway_call_errors_total|ironflow_gateway_tasks_undelivered_total|ironflow_agent_heartbeats_total|ironflow_api_request_duration_seconds_count)\{([^}]*)\} (\S+)$/;
 
-/** A count's key: `gateway <role> <call>`, `gateway error <role> <call> <status>`, `gateway error <role> task undelivered` or `api <METHOD> <route>`. */
+/** A count's key: `gateway <role> <call>`, `gateway error <role> <call> <status>`, `gateway error <role> task undelivered`, `heartbeats <role>` or `api <METHOD> <route>`. */
 function keyOf(name: string, l: Record<string, string>): string {
   if (name === 'ironflow_gateway_calls_total') return `gateway ${l.role} ${l.method}`;
   if (name === 'ironflow_gateway_call_errors_total') return `gateway error ${l.role || '(unchecked)'} ${l.method} ${l.code}`;
   if (name === 'ironflow_gateway_tasks_undelivered_total') return `gateway error ${l.role} task undelivered`;
+  if (name === 'ironflow_agent_heartbeats_total') return `heartbeats ${l.role}`;
   return `api ${l.method} ${l.route}`;
 }
 

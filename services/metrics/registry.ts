@@ -79,6 +79,13 @@ export const bootLeaseChanges = new Counter({
   registers,
 });
 
+export const agentHeartbeats = new Counter({
+  name: 'ironflow_agent_heartbeats_total',
+  help: "Agents' session heartbeats the control plane recorded, by the agent's role: a fleet's steady load (each is a signed request and a write)",
+  labelNames: ['role'] as const,
+  registers,
+});
+
 export const agentSessions = new Gauge({
   name: 'ironflow_agent_sessions',
   help: 'Agent sessions by role and site, and whether the agent was seen within its heartbeat window (read from the database at each scrape)',

@@ -1,7 +1,7 @@
 // Site agents' sessions and the boot lease, through the real API, database and Temporal:
 // two agents join, heartbeat with signed requests, one holds the lease;
 // when it goes silent the standby is promoted only once the lease has expired; a holder's own
-// heartbeats keep its lease live while the controller runs late.
+// heartbeats keep its lease live while the controller runs late; /metrics counts the beats.
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -84,6 +84,23 @@ describe('agent sessions', () => {
     expect((await heartbeat(agent)).status).toBe(401);
     await t.cp.db.agentSession.deleteMany({ where: { nodeId: { in: [agent.nodeId, impostor.nodeId] } } });
     await t.cp.db.node.updateMany({ where: { id: { in: [agent.nodeId, impostor.nodeId] } }, data: { deletedAt: new Date() } });
+  });
+
+  it("count each recorded heartbeat on /metrics by the agent's role, and no refused one", async () => {
+    const beats = async () => {
+      const text = await t.root.request<string>('GET', '/metrics');
+      const line = text.body.split('\n').find((l) => l.startsWith('ironflow_agent_heartbeats_total{role="site"}'));
+      return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
+    };
+    const agent = await joinAgent('counted');
+    const before = await beats();
+    expect((await heartbeat(agent)).status).toBe(200);
+    expect((await heartbeat(agent)).status).toBe(200);
+    const unsigned = await fetch(new URL('/v1/agents/session', t.cp.url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(unsigned.status).toBe(401);
+    expect(await beats()).toBe(before + 2);
+    await t.cp.db.agentSession.deleteMany({ where: { nodeId: agent.nodeId } });
+    await t.cp.db.node.updateMany({ where: { id: agent.nodeId }, data: { deletedAt: new Date() } });
   });
 
   it('give the lease to one agent and move it only after it expired', async () => {
