@@ -102,14 +102,3 @@ export function serverExtensions(options: LeafKeys & { dnsNames: string[] }): Pk
     options.dnsNames.map((value) => new pkijs.GeneralName({ type: 2, value })),
   );
 }
-
-/** The URI names in a certificate's subjectAltName. */
-export function subjectAltUris(certificate: Pkijs.Certificate): string[] {
-  const pkijs = pki();
-  const ext = certificate.extensions?.find((e) => e.extnID === OID.subjectAltName);
-  if (!ext) return [];
-  const asn = asn1js.fromBER(ext.extnValue.valueBlock.valueHexView);
-  if (asn.offset === -1) return [];
-  const names = new pkijs.GeneralNames({ schema: asn.result });
-  return names.names.filter((n) => n.type === 6).map((n) => String(n.value));
-}
