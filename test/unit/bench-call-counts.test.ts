@@ -1,7 +1,7 @@
 // The fleet bench's requests per machine (bench/lib/call-counts.ts), read from the control
 // plane's real metrics registry: gateway calls by role and call, API requests by route with
-// every status summed, agents' session heartbeats by role, and per-machine growth between two readings; the gateway's errors and
-// undelivered tasks in all.
+// every status summed, agents' session heartbeats by role, and per-machine growth between two
+// readings; the gateway's errors and undelivered tasks in all.
 import { describe, expect, it } from 'vitest';
 import { callCountsOf, callErrors, callsPerMachine } from '../../bench/lib/call-counts';
 import { agentHeartbeats, apiRequestSeconds, gatewayCallErrors, gatewayCalls, gatewayTasksUndelivered, metricsRegistry } from '../../services/metrics/registry';
