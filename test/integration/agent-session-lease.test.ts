@@ -11,6 +11,7 @@ import { signAgentRequest } from '../../services/pki/agent-request';
 import { siteBootWorkflowId } from '../../services/temporal/workflow-ids';
 import type { SessionAnswer } from '../../core/schemas/agent-sessions';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
+import { metricsValue } from '../helpers/metrics';
 import { newKeyAndCsr, workDir } from '../helpers/openssl';
 
 let t: TestControlPlane;
@@ -87,11 +88,7 @@ describe('agent sessions', () => {
   });
 
   it("count each recorded heartbeat on /metrics by the agent's role, and no refused one", async () => {
-    const beats = async () => {
-      const text = await t.root.request<string>('GET', '/metrics');
-      const line = text.body.split('\n').find((l) => l.startsWith('ironflow_agent_heartbeats_total{role="site"}'));
-      return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
-    };
+    const beats = () => metricsValue(t, 'ironflow_agent_heartbeats_total{role="site"}');
     const agent = await joinAgent('counted');
     const before = await beats();
     expect((await heartbeat(agent)).status).toBe(200);
