@@ -85,9 +85,14 @@ export function createRamdiskBootActivities(deps: ActivityDeps) {
       return node ? runningRamdiskQueue(session, node) : null;
     },
 
-    /** Before a power cycle: whatever ramdisk the machine ran is gone after it. */
-    async 'metal.ensureRamdisk.forgetSession'(input: { nodeId: string }): Promise<void> {
-      await deps.db.agentSession.deleteMany({ where: { nodeId: input.nodeId, role: 'ramdisk' } });
+    /**
+     * After a power-off: whatever ramdisk the machine ran is gone. After boot.pxeBoot, whose
+     * power-on the new ramdisk may have beaten in answer to, only a session last seen before the
+     * boot was sent (`lastSeenBefore`): a new ramdisk's beat moves its machine's row past it.
+     */
+    async 'metal.ensureRamdisk.forgetSession'(input: { nodeId: string; lastSeenBefore?: string }): Promise<void> {
+      const seen = input.lastSeenBefore ? { lastSeenAt: { lt: new Date(input.lastSeenBefore) } } : {};
+      await deps.db.agentSession.deleteMany({ where: { nodeId: input.nodeId, role: 'ramdisk', ...seen } });
     },
 
     /** After a power cycle: node.power is the last requested power, and the cycle leaves it on. */

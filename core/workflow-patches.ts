@@ -13,6 +13,7 @@ export const WORKFLOW_PATCHES = [
   'resend-lost-agent-task',
   'join-recheck',
   'ask-agent-step-outcome',
+  'site-pxe-boot',
 ] as const;
 
 export type WorkflowPatch = (typeof WORKFLOW_PATCHES)[number];

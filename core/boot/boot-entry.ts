@@ -54,3 +54,6 @@ export type RamdiskBootEntry = BootEntry & { tokenRef: string };
 /** boot.prepareRamdisk's input: the entries for one machine (one per known PXE MAC). */
 export const prepareRamdiskSchema = z.object({ entries: z.array(bootEntrySchema).min(1).max(16) }).strict();
 export type PrepareRamdiskInput = z.infer<typeof prepareRamdiskSchema>;
+
+/** boot.pxeBoot's input: the entries to write first, none for a discovery boot (the site agent lists the machine instead). */
+export const pxeBootSchema = z.object({ entries: z.array(bootEntrySchema).max(16) }).strict();

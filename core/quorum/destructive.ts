@@ -24,9 +24,13 @@ export type DestructiveKind = (typeof DESTRUCTIVE_KINDS)[number];
 
 export const isDestructiveKind = (kind: string): kind is DestructiveKind => (DESTRUCTIVE_KINDS as readonly string[]).includes(kind);
 
+/** What boot.pxeBoot sends the BMC: the site agent checks the batch approves each. */
+export const PXE_BOOT_SENDS: readonly DestructiveKind[] = ['management.setBootDevice', 'power.setPower'];
+
 /** Control steps that send destructive commands through an agent (relays), by the kinds they send. */
 const RELAYED: Record<string, readonly DestructiveKind[]> = {
-  'metal.ensureRamdisk': ['management.setBootDevice', 'power.setPower'],
+  // Sent one by one, or together as boot.pxeBoot.
+  'metal.ensureRamdisk': PXE_BOOT_SENDS,
   'deploy.deploy': ['deploy.image'],
 };
 

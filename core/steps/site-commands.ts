@@ -3,6 +3,8 @@
 // power.setPower or management.setBootDevice instead. Declared here so the site agent's step
 // map is typed by the registry like every other worker's.
 import { z } from 'zod';
+import { pxeBootSchema } from '../boot/boot-entry';
+import { macSchema } from '../schemas/common';
 import { bootDevices, powerActions } from '../schemas/bmc';
 import { defineStep } from './registry';
 
@@ -53,6 +55,21 @@ export const siteCommandKinds = [
     summary: 'One power command through the BMC, once per operation id',
     with: powerWithSchema,
     output: powerOutput,
+    retry: 'idempotent',
+  }),
+  defineStep({
+    ...command,
+    use: 'boot.pxeBoot',
+    summary:
+      'metal.ensureRamdisk’s network boot as one command: writes the boot entries (none for a discovery boot), then powers off, sets a one-time PXE boot and powers on, each BMC command once per operation id',
+    with: pxeBootSchema,
+    output: z.object({
+      macs: z.array(macSchema).max(16),
+      notAfter: z.string().max(64).nullable(),
+      off: powerOutput,
+      boot: bootDeviceOutput,
+      on: powerOutput,
+    }),
     retry: 'idempotent',
   }),
   defineStep({

@@ -210,6 +210,9 @@ describe('the destructive-batch quorum on the real agents', () => {
     // The approved batch itself, for another node, and for a kind it does not allow.
     expect(await refusal(powerOn(approved, newId('node')))).toBe('quorum-out-of-scope');
     expect(await refusal(send(queue, 'bmc.power', { action: 'on' }, approved))).toBe('quorum-out-of-scope');
+    // metal.ensureRamdisk's boot in one command is checked for what it sends the BMC.
+    expect(await refusal(send(queue, 'boot.pxeBoot', { entries: [] }, undefined))).toBe('quorum-missing');
+    expect(await refusal(send(queue, 'boot.pxeBoot', { entries: [] }, approved, newId('node')))).toBe('quorum-out-of-scope');
 
     expect(bmcCommands()).toEqual(before);
     expect(machine.state).toBe('off');

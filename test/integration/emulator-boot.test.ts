@@ -18,9 +18,11 @@ import type { Machine } from '../../agent/emulator/machine';
 import type { SiteAgent } from '../../agent/site/main';
 import { verifyAttestation } from '../../services/attestations/verify';
 import { DISCOVERY_SECRET_PURPOSE } from '../../services/boot/discovery-tokens';
+import { bmcOperationId } from '../../core/bmc-operation-id';
 import type { ProvisionResult } from '../../core/plan';
 import type { AgentCommandInput } from '../../workflows/agent-command';
 import { activeAgent, enrollMachine, startBootSite, until, type BootSite } from '../helpers/boot-site';
+import { activitiesRun } from '../helpers/history-activities';
 import { sessionQueue } from '../helpers/provision';
 
 let site: BootSite;
@@ -156,6 +158,20 @@ describe('an emulated machine boots into a real ramdisk', () => {
     // The bearer never reached an event.
     const events = await site.t.cp.db.event.findMany({ where: { subjectId: nodeId } });
     expect(JSON.stringify(events)).not.toMatch(/ifjt_/);
+
+    // The boot was one site command (boot.pxeBoot) with one BMC access, not four: its BMC
+    // commands each ran once, under the operation ids they have as commands of their own.
+    const siteTasks = activitiesRun(await site.t.cp.temporal.workflow.getHandle(started.workflowId).fetchHistory()).filter((a) =>
+      /^(boot|power|management)\./.test(a),
+    );
+    expect(siteTasks).toEqual(['boot.pxeBoot', 'boot.cleanUp']);
+    const operations = await site.t.cp.db.bmcOperation.findMany({ where: { workflowId: started.workflowId }, orderBy: { startedAt: 'asc' } });
+    expect(operations.map((o) => [o.id, o.command, o.state])).toEqual([
+      [bmcOperationId(started.workflowId, 'steps[0]', 'power.set.off'), 'power.set(off)', 'succeeded'],
+      [bmcOperationId(started.workflowId, 'steps[0]', 'boot.set.pxe.once'), 'boot.set(pxe,once)', 'succeeded'],
+      [bmcOperationId(started.workflowId, 'steps[0]', 'power.set.on'), 'power.set(on)', 'succeeded'],
+    ]);
+    expect(await site.t.cp.db.event.count({ where: { type: 'security.bmc-access.granted', subjectId: nodeId } })).toBe(1);
   }, 120_000);
 
   it('a second run while the ramdisk is connected does nothing to boot it', async () => {

@@ -22,6 +22,7 @@ import type { MetalBulkPage, MetalBulkRunView, MetalNodeView } from '../../core/
 import { agentJoinedSignal } from '../../workflows/provision-handles';
 import { HISTORY_LIMIT } from '../../workflows/node-lifecycle';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
+import { activitiesRun } from '../helpers/history-activities';
 import { emulatedRamdiskQueue, keepSessions, Ledger, startEmulatedAgent, until, type EmulatedAgent, type MachineActivity } from '../helpers/provision';
 
 type ErrorBody = { error: { code: string; message: string } };
@@ -71,7 +72,9 @@ const siteSteps = {
     arch: 'x86_64',
     ips: [],
   })),
-  // metal.ensureRamdisk (workflow code) sends these to the site agent it picked.
+  // metal.ensureRamdisk (workflow code) sends these to the site agent it picked. This agent is
+  // one release older than boot.pxeBoot (the real agent's boot in one command): the run sends
+  // it the boot's commands one by one instead.
   'boot.prepareRamdisk': hardware('boot.prepareRamdisk', (_m, i) => ({ macs: (i.with.entries as Array<{ mac: string }>).map((e) => e.mac) })),
   'boot.cleanUp': hardware('boot.cleanUp', () => ({ removed: 1 })),
   'power.setPower': hardware('power.setPower', async (_m, i) => {
@@ -278,6 +281,18 @@ describe('metal lifecycle', () => {
     // inventory.refresh was given the enrolled identity to check; commissioning wiped and powered off.
     expect(started(enrolled.nodeId, 'inventory.refresh')[0]?.data).toEqual({ expect: { productUuid: machine.productUuid, macs: machine.macs } });
     expect(started(enrolled.nodeId, 'disk.wipe').map((e) => (e.data as { mode: string }).mode)).toEqual(['quick']);
+    // The site agent serves no boot.pxeBoot: inspection's boot tried it once, then sent the four commands.
+    const inspecting = await t.cp.temporal.workflow.getHandle(`node:${enrolled.nodeId}:inspecting:2`).fetchHistory();
+    expect(activitiesRun(inspecting).filter((a) => /^(boot|power|management)\./.test(a))).toEqual([
+      'boot.pxeBoot',
+      'boot.prepareRamdisk',
+      'power.setPower',
+      'management.setBootDevice',
+      'power.setPower',
+      'boot.cleanUp',
+    ]);
+    const refused = inspecting.events?.flatMap((e) => e.activityTaskFailedEventAttributes?.failure ?? []);
+    expect(refused?.map((f) => f.applicationFailureInfo?.type)).toEqual(['NotFoundError']);
   });
 
   it('refuses illegal verbs with INVALID_STATE and a stale version with CONFLICT', async () => {

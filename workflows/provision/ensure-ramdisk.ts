@@ -2,10 +2,11 @@
 // nothing when the machine's ramdisk answers; otherwise one of the site's boot slots
 // (boot-slot.ts: the run queues while they are all held), then a one-time PXE boot through the BMC,
 // one boot entry per known PXE MAC (each with a fresh single-use discovery token, by
-// reference), power off and on, and a wait for the ramdisk's agentJoined signal. The BMC and
-// boot-entry commands go to a connected site agent of the machine's site (routing.ts), each
-// under the step's key, so their BMC operation ids (<workflow>/<step key>/<command>) are the
-// same on a retry or another agent and a command is never sent twice. The database work is
+// reference), power off and on, and a wait for the ramdisk's agentJoined signal. The entries
+// and BMC commands go to a connected site agent of the machine's site (routing.ts) as one
+// command, boot.pxeBoot, under the step's key, so their BMC operation ids
+// (<workflow>/<step key>/<command>) are the same on a retry or another agent and a command is
+// never sent twice. The database work is
 // short leaf activities (activities/ramdisk-boot.ts): no worker slot is held while a machine
 // boots. boot.cleanUp (a site step) removes the entries and the tokens.
 // A machine enrolled with a product UUID and no MACs (an IPMI BMC names no NICs) is first
@@ -13,7 +14,7 @@
 // machine and waits for metal.confirmMac, or binds it at once on a pool that trusts its
 // provisioning network, then checks the identity of the ramdisk that joined. A join whose
 // signal was lost is found by the ramdisk's session (join-wait.ts).
-import { ApplicationFailure, condition } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, condition } from '@temporalio/workflow';
 import type { RamdiskBootActivities, RamdiskBootNode } from '../../activities/ramdisk-boot';
 import type { BootEntry } from '../../core/boot/boot-entry';
 import { waitedFor } from '../../core/deadlines';
@@ -26,7 +27,8 @@ import { stepInput, type RunContext } from './run-context';
 import type { WorkflowStepAttempt } from './workflow-steps';
 import { controlLeaves } from './control-leaves';
 import { awaitJoin } from './join-wait';
-import { startedWith } from '../patches';
+import { startedWith, takesPatch } from '../patches';
+import { nonRetryableCodes } from '../../core/errors';
 
 const leaves = controlLeaves<RamdiskBootActivities>();
 
@@ -35,6 +37,10 @@ const DISCOVERY_POLL_MS = 2000;
 /** A ramdisk believed connected must pick up the probe this soon, or it is not there. */
 const PROBE_PICKUP_MS = 5_000;
 const PROBE_TIMEOUT_MS = 30_000;
+/** The SDK's failure type for an activity its worker does not register: here, a site agent older than boot.pxeBoot. */
+const NOT_SERVED = 'NotFoundError';
+
+const isNotServed = (err: unknown): boolean => err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === NOT_SERVED;
 
 /**
  * The inventory schemas, evaluated the first time a run checks a discovered identity: every
@@ -93,19 +99,23 @@ export async function ensureRamdisk(
 
   let agentNodeId: string | null = null;
   /** A site command under the step's key (`round` keeps the discovery boot's operation ids apart from the ramdisk boot's). */
-  const command = async (use: string, withInput: JsonObject, round?: string) => {
-    const sent = await siteCommand(ctx, step, deadline, { use, with: withInput, ...(round ? { stepKey: `${step.key}:${round}` } : {}) });
+  const command = async (use: string, withInput: JsonObject, round?: string, nonRetryable?: readonly string[]) => {
+    const sent = await siteCommand(ctx, step, deadline, {
+      use,
+      with: withInput,
+      ...(round ? { stepKey: `${step.key}:${round}` } : {}),
+      ...(nonRetryable ? { nonRetryable } : {}),
+    });
     agentNodeId = sent.agent.agentNodeId;
   };
 
   /**
-   * Boots the machine into a one-time PXE boot: power off, one-time PXE, power on. Off and on
-   * rather than a cycle (as Ironic reboots): each is safe to send again, so an attempt whose
-   * send's outcome was lost (the agent died, or its write of the outcome never landed) sends it
-   * again instead of waiting out a boot that never started. Answers when the power-on was sent
+   * The boot's commands one by one (runs begun before boot.pxeBoot, and a site agent older than
+   * it): the entries, then power off, one-time PXE, power on. Answers when the power-on was sent
    * (workflow time).
    */
-  const pxeBoot = async (round?: string): Promise<number> => {
+  const pxeBootOneByOne = async (entries: BootEntry[], round?: string): Promise<number> => {
+    if (entries.length > 0) await command('boot.prepareRamdisk', { entries: entries as unknown as JsonObject[] });
     await command('power.setPower', { action: 'off' }, round);
     // Whatever ramdisk the machine ran is gone now: forget its session.
     await leaves()['metal.ensureRamdisk.forgetSession']({ nodeId });
@@ -114,6 +124,28 @@ export async function ensureRamdisk(
     await command('power.setPower', { action: 'on' }, round);
     await leaves()['metal.ensureRamdisk.poweredOn']({ nodeId });
     return sentAt;
+  };
+
+  /**
+   * Boots the machine into a one-time PXE boot with `entries` written first: one site command
+   * (boot.pxeBoot: power off, one-time PXE, power on, each once per operation id, as Ironic
+   * reboots rather than cycling), a quarter of the tasks and routings four commands cost.
+   * Answers when the boot was sent (workflow time).
+   */
+  const pxeBoot = async (entries: BootEntry[], round?: string): Promise<number> => {
+    if (takesPatch('site-pxe-boot')) {
+      const sentAt = Date.now();
+      try {
+        await command('boot.pxeBoot', { entries: entries as unknown as JsonObject[] }, round, [...nonRetryableCodes, NOT_SERVED]);
+        // The ramdisk that ran before the power-off is gone: forget its session, not one that joined since.
+        await leaves()['metal.ensureRamdisk.forgetSession']({ nodeId, lastSeenBefore: new Date(sentAt).toISOString() });
+        await leaves()['metal.ensureRamdisk.poweredOn']({ nodeId });
+        return sentAt;
+      } catch (err) {
+        if (!isNotServed(err)) throw err;
+      }
+    }
+    return pxeBootOneByOne(entries, round);
   };
 
   let macs = node.macs;
@@ -127,16 +159,15 @@ export async function ensureRamdisk(
         details: [{ nodeId, reason: 'no-known-mac' }],
       });
     }
-    const learned = await learnPxeMac(ctx, node, await pxeBoot('discovery'), deadline);
+    const learned = await learnPxeMac(ctx, node, await pxeBoot([], 'discovery'), deadline);
     macs = learned.macs;
     discovered = learned.discovered;
   }
 
   const entries: BootEntry[] = await leaves()['metal.ensureRamdisk.bootEntries']({ nodeId, workflowId: ctx.workflowId, macs });
-  await command('boot.prepareRamdisk', { entries: entries as unknown as JsonObject[] });
   // Joins count from before the boot: the ramdisk it starts may join before the power-on's answer arrives.
   run.takeJoins('ramdisk');
-  const poweredOnAt = await pxeBoot();
+  const poweredOnAt = await pxeBoot(entries);
   await leaves()['metal.ensureRamdisk.recordBoot']({ tenantId: node.tenantId, nodeId, workflowId: ctx.workflowId, agentNodeId: agentNodeId ?? '', macs });
 
   const joinWait = `the ramdisk of node ${nodeId} to join after PXE boot ${attempt} (PXE MACs ${macs.join(', ')})`;

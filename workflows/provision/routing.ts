@@ -139,7 +139,7 @@ export function siteCommand(
   ctx: RunContext,
   step: PlanStep,
   deadline: number,
-  command: { use: string; with: JsonObject; stepKey?: string },
+  command: { use: string; with: JsonObject; stepKey?: string; nonRetryable?: readonly string[] },
 ): Promise<{ answer: unknown; agent: SiteAgentChoice }> {
   const { run } = ctx;
   return viaSiteAgent(
@@ -158,6 +158,7 @@ export function siteCommand(
           agent.taskQueue,
           activitySummary(step.key, command.use, agent.taskQueue),
           window,
+          command.nonRetryable,
         )({ ...stepInput(ctx, step), stepKey: command.stepKey ?? step.key, use: command.use, with: command.with });
         return { answer, agent };
       },

@@ -1,6 +1,6 @@
 // Every site step kind's activity, keyed by kind: the type makes the list in
 // step-kinds.ts and the implementations one and the same set.
-import { isDestructiveKind } from '../../../core/quorum/destructive';
+import { isDestructiveKind, PXE_BOOT_SENDS } from '../../../core/quorum/destructive';
 import { requireApprovedBatch } from '../../common/quorum-check';
 import type { SiteStepKind } from '../step-kinds';
 import { inventoryStep, logsStep, rebootStep } from './agent-host';
@@ -13,6 +13,7 @@ import { httpProxyStep } from './http-proxy';
 import { inspectOobStep } from './inspect-oob';
 import { mediaEjectStep, mediaInsertStep } from './media';
 import { powerStep } from './power';
+import { pxeBootStep } from './pxe-boot';
 
 export function createSiteSteps(deps: SiteStepDeps): Record<SiteStepKind, SiteStep> {
   const steps: Record<SiteStepKind, SiteStep> = {
@@ -24,6 +25,7 @@ export function createSiteSteps(deps: SiteStepDeps): Record<SiteStepKind, SiteSt
     'bmc.storage': unsupportedBmcStep('bmc.storage'),
     'boot.prepareRamdisk': prepareRamdiskStep(deps),
     'boot.cleanUp': cleanUpStep(deps),
+    'boot.pxeBoot': pxeBootStep(deps),
     'site.httpProxy': httpProxyStep(deps),
     'inventory.refresh': inventoryStep(deps),
     'logs.collect': logsStep(deps),
@@ -43,5 +45,7 @@ export function createSiteSteps(deps: SiteStepDeps): Record<SiteStepKind, SiteSt
     nodeIdOf: (input: { target: { nodeId: string } }) => input.target.nodeId,
   };
   for (const kind of Object.keys(steps) as SiteStepKind[]) if (isDestructiveKind(kind)) steps[kind] = requireApprovedBatch(kind, steps[kind], quorum);
+  // boot.pxeBoot sends what metal.ensureRamdisk's batch approves: a boot device and power commands.
+  for (const kind of PXE_BOOT_SENDS) steps['boot.pxeBoot'] = requireApprovedBatch(kind, steps['boot.pxeBoot'], quorum);
   return steps;
 }
