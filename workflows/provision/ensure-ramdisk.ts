@@ -6,9 +6,9 @@
 // and BMC commands go to a connected site agent of the machine's site (routing.ts) as one
 // command, boot.pxeBoot, under the step's key, so their BMC operation ids
 // (<workflow>/<step key>/<command>) are the same on a retry or another agent and a command is
-// never sent twice. The database work is
-// short leaf activities (activities/ramdisk-boot.ts): no worker slot is held while a machine
-// boots. boot.cleanUp (a site step) removes the entries and the tokens.
+// never sent twice. The database work is short leaf activities (activities/ramdisk-boot.ts): no
+// worker slot is held while a machine boots. boot.cleanUp (a site step) removes the entries and
+// the tokens.
 // A machine enrolled with a product UUID and no MACs (an IPMI BMC names no NICs) is first
 // PXE-booted with no entry, so the site agent sees it: the step matches the sighting to the
 // machine and waits for metal.confirmMac, or binds it at once on a pool that trusts its
