@@ -24,17 +24,20 @@ export type DestructiveKind = (typeof DESTRUCTIVE_KINDS)[number];
 
 export const isDestructiveKind = (kind: string): kind is DestructiveKind => (DESTRUCTIVE_KINDS as readonly string[]).includes(kind);
 
-/** What boot.pxeBoot sends the BMC: the site agent checks the batch approves each. */
-export const PXE_BOOT_SENDS: readonly DestructiveKind[] = ['management.setBootDevice', 'power.setPower'];
+/** What metal.ensureRamdisk's boot sends the BMC: one by one, or together as boot.pxeBoot. */
+const PXE_BOOT_SENDS: readonly DestructiveKind[] = ['management.setBootDevice', 'power.setPower'];
 
-/** Control steps that send destructive commands through an agent (relays), by the kinds they send. */
+/**
+ * Steps that send destructive commands under another name, by the kinds they send: control
+ * steps that relay through an agent, and the site agent's boot.pxeBoot (checked for each).
+ */
 const RELAYED: Record<string, readonly DestructiveKind[]> = {
-  // Sent one by one, or together as boot.pxeBoot.
   'metal.ensureRamdisk': PXE_BOOT_SENDS,
+  'boot.pxeBoot': PXE_BOOT_SENDS,
   'deploy.deploy': ['deploy.image'],
 };
 
-/** The destructive kinds a plan step sends: its own `use`, or what its relay sends. */
+/** The destructive kinds a step or command sends: its own `use`, or what it relays. */
 export function destructiveKindsOfStep(use: string): DestructiveKind[] {
   if (isDestructiveKind(use)) return [use];
   return [...(RELAYED[use] ?? [])];

@@ -29,6 +29,8 @@ export const httpProxyWithSchema = z
 
 const bootDeviceOutput = z.object({ device: z.enum(bootDevices), persistent: z.boolean(), sent: z.boolean() });
 const powerOutput = z.object({ action: z.enum(powerActions), sent: z.boolean(), interrupted: z.boolean(), power: z.string().max(16).optional() });
+/** What a power command answers (power.setPower, bmc.power, each of boot.pxeBoot's). */
+export type PowerOutput = z.infer<typeof powerOutput>;
 
 const command = { queues: [], commandOn: ['site'], defaultTimeout: '5m', defaultRetries: 0 } as const;
 

@@ -1,6 +1,6 @@
 // Every site step kind's activity, keyed by kind: the type makes the list in
 // step-kinds.ts and the implementations one and the same set.
-import { isDestructiveKind, PXE_BOOT_SENDS } from '../../../core/quorum/destructive';
+import { destructiveKindsOfStep } from '../../../core/quorum/destructive';
 import { requireApprovedBatch } from '../../common/quorum-check';
 import type { SiteStepKind } from '../step-kinds';
 import { inventoryStep, logsStep, rebootStep } from './agent-host';
@@ -44,8 +44,8 @@ export function createSiteSteps(deps: SiteStepDeps): Record<SiteStepKind, SiteSt
     log: deps.log,
     nodeIdOf: (input: { target: { nodeId: string } }) => input.target.nodeId,
   };
-  for (const kind of Object.keys(steps) as SiteStepKind[]) if (isDestructiveKind(kind)) steps[kind] = requireApprovedBatch(kind, steps[kind], quorum);
-  // boot.pxeBoot sends what metal.ensureRamdisk's batch approves: a boot device and power commands.
-  for (const kind of PXE_BOOT_SENDS) steps['boot.pxeBoot'] = requireApprovedBatch(kind, steps['boot.pxeBoot'], quorum);
+  // boot.pxeBoot is checked for each kind it sends the BMC (a boot device and power commands).
+  for (const kind of Object.keys(steps) as SiteStepKind[])
+    for (const sent of destructiveKindsOfStep(kind)) steps[kind] = requireApprovedBatch(sent, steps[kind], quorum);
   return steps;
 }

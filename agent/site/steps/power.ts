@@ -3,22 +3,15 @@
 // machine that is already booting): the step reports the power state it reads instead.
 import { parseWith } from '../../../core/errors';
 import type { StepInput } from '../../../core/plan';
-import { powerWithSchema } from '../../../core/steps/site-commands';
+import { powerWithSchema, type PowerOutput } from '../../../core/steps/site-commands';
 import { runBmcCommand } from '../../bmc/commands';
 import type { BmcDriver, PowerAction } from '../../bmc/driver';
 import { withBmc } from '../bmc-access';
 import { operationIdFor } from '../operation-id';
 import type { SiteStep, SiteStepDeps } from './deps';
 
-export interface PowerOutcome {
-  action: PowerAction;
-  sent: boolean;
-  interrupted: boolean;
-  power?: string;
-}
-
 /** One power command of `input`'s step on an open BMC, at most once per operation id (boot.pxeBoot sends three of a kind). */
-export async function setPower(deps: SiteStepDeps, input: StepInput, driver: BmcDriver, action: PowerAction): Promise<PowerOutcome> {
+export async function setPower(deps: SiteStepDeps, input: StepInput, driver: BmcDriver, action: PowerAction): Promise<PowerOutput> {
   const operationId = operationIdFor(input, `power.set.${action}`);
   const outcome = await runBmcCommand(deps.ledgerFor(input), driver, operationId, { kind: 'power.set', action });
   const fields = { nodeId: input.target.nodeId, workflowId: input.workflowId, step: input.stepKey, action, operationId };
