@@ -1,21 +1,23 @@
 // Where agents' Temporal workers listen, and when an agent's session counts as connected.
 // Agents and the provision engine both derive queue names from here.
 
-/** A site agent's or a ramdisk's session is connected while its last heartbeat is younger than this. */
+/** A site agent's session is connected while its last heartbeat is younger than this; a ramdisk's or a node agent's, three times this. */
 export const AGENT_SESSION_FRESH_MS = 15_000;
 
 /**
  * How often an agent heartbeats its session, by role: three beats fit in a fresh session, so two
- * may be missed. An installed node's agent beats every 15 s: it holds no lease and boots
- * nothing, and a fleet runs one per deployed machine (at 5 s, 500 of them kept the control
- * plane's core busy verifying and recording their heartbeats).
+ * may be missed. A site agent beats every 5 s: its session decides who holds the site's boot
+ * lease (15 s TTL). A ramdisk and an installed node's agent beat every 15 s: neither holds a
+ * lease, a fleet runs one per machine (at 5 s, 500 of them kept the control plane's core busy
+ * verifying and recording their heartbeats), and a ramdisk's session is never trusted alone:
+ * metal.ensureRamdisk asks a ramdisk it believes connected before it uses it.
  */
-export const sessionIntervalMsFor = (role: string): number => (role === 'node' ? AGENT_SESSION_FRESH_MS : AGENT_SESSION_FRESH_MS / 3);
+export const sessionIntervalMsFor = (role: string): number => (role === 'site' ? AGENT_SESSION_FRESH_MS / 3 : AGENT_SESSION_FRESH_MS);
 
 /**
- * How long an agent's heartbeat waits for its answer (twice the 5 s interval the control plane
- * asks for): an answer that comes within it still finds the session fresh, while a heartbeat
- * given up on and sent again is worked on twice by a control plane already late.
+ * How long an agent's heartbeat waits for its answer (twice a site agent's 5 s interval): an
+ * answer that comes within it still finds the session fresh, while a heartbeat given up on and
+ * sent again is worked on twice by a control plane already late.
  */
 export const HEARTBEAT_ANSWER_WAIT_MS = (AGENT_SESSION_FRESH_MS * 2) / 3;
 
