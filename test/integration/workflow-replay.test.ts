@@ -1,9 +1,9 @@
 // Workflow code must replay the histories it already wrote: a running workflow resumes on a new
 // worker by replaying its history, and a change to the commands the code sends (their kind or
-// order) fails that replay with a nondeterminism error. These are provision runs of several
-// shapes and node lifecycles (a node's lifecycle runs for as long as the node: every release of
-// the code meets running ones), recorded with the code of their day (test/fixtures/record-workflow-histories.ts), replayed on
-// the workflow bundle as it is now.
+// order) fails that replay with a nondeterminism error. These are provision runs of several shapes,
+// node lifecycles (a node's lifecycle runs for as long as the node: every release of the code meets
+// running ones) and a machine's runs through the real agents, recorded with the code of their day
+// (test/fixtures/record-workflow-histories.ts), replayed on the workflow bundle as it is now.
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from '@temporalio/worker';
@@ -46,6 +46,11 @@ describe('recorded workflow histories', () => {
         'lifecycle-aborted-2026-12-03.json',
         'provision-plain-2026-12-03.json',
         'provision-site-step-2026-12-03-2.json',
+        // A machine taken to ready by the real site agent and ramdisk: its boot as one boot.pxeBoot (patch site-pxe-boot).
+        'metal-ready-lifecycle.json',
+        'metal-ready-enrolling.json',
+        'metal-ready-inspecting.json',
+        'metal-ready-commissioning.json',
       ]),
     );
   });
@@ -62,6 +67,15 @@ describe('recorded workflow histories', () => {
     const second = scheduled[1]?.activityTaskScheduledEventAttributes?.activityType;
     expect(second?.name).toBe('event.append');
     if (second) second.name = 'event.appendElsewhere';
+    await expect(replay(history)).rejects.toThrow(/[Nn]ondeterminism|DeterminismViolation/);
+  });
+
+  it('the real agents’ inspection replays through the code that booted it: its boot.pxeBoot renamed, it fails', async () => {
+    const history = recorded('metal-ready-inspecting.json');
+    const boot = (history.events ?? []).find((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'boot.pxeBoot');
+    expect(boot).toBeDefined();
+    const type = boot?.activityTaskScheduledEventAttributes?.activityType;
+    if (type) type.name = 'boot.pxeBootElsewhere';
     await expect(replay(history)).rejects.toThrow(/[Nn]ondeterminism|DeterminismViolation/);
   });
 });
