@@ -13,13 +13,10 @@
 // Environment: DEMO_MACHINES (default 3; 1 with --qemu: TCG boots take ~40 s each); the usual IRONFLOW_* settings. It uses a fresh data
 // dir under the system temp dir unless IRONFLOW_DATA_DIR is set, and the default ports
 // (API 8080-ish from temporal-dev.yaml, Temporal 7233, Web UI 8233): stop `npm start` first.
-import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
+import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import https from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { gzipSync } from 'node:zlib';
 import { Fleet } from '../agent/emulator/fleet';
 import { nodeAgentOs } from '../agent/emulator/installed-os';
 import { QEMU_SITE_AGENT_IP, requireQemuSite, startQemuSite, type QemuSite } from '../agent/emulator/qemu-site';
@@ -31,12 +28,12 @@ import { ApiClient } from '../cli/api-client';
 import { loadConfig, repoRoot } from '../services/config';
 import { spkiPinOf } from '../services/ca-pin';
 import { addImageSigner } from '../services/images/signers';
-import { imageSigningInput } from '../core/images/signing-input';
 import type { MetalNodeView } from '../core/schemas/metal';
 import { temporalLinks, temporalWebUiBase } from '../core/temporal-links';
 import { startControlPlane, type ControlPlane } from './control-plane';
 import { devServerOptions, startTemporalServer, type TemporalServer } from './temporal-server';
 import { makeServerCertificate } from './throwaway-tls';
+import { serveLocalOsImage } from './local-os-image';
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -112,34 +109,16 @@ async function main(): Promise<void> {
 
   // A signed OS image on a local HTTPS server whose throwaway CA the ramdisks carry.
   const tlsDir = path.join(dataDir, 'image-tls');
-  mkdirSync(tlsDir, { recursive: true, mode: 0o700 });
-  const tls = makeServerCertificate(tlsDir, 'images.demo');
-  // QEMU machines boot the image they get: the real OS image; emulated ones take any bytes.
-  const osImage = gzipSync(onQemu ? readFileSync(osImageFile) : randomBytes(4 * 1024 * 1024));
-  const imageServer = https.createServer({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) }, (req, res) => {
-    if (req.url !== '/demo-os.raw.gz') return void res.writeHead(404).end();
-    res.writeHead(200, { 'content-length': osImage.length }).end(osImage);
-  });
-  await new Promise<void>((r) => imageServer.listen(0, '127.0.0.1', () => r()));
-  stoppers.push(() => new Promise((r) => imageServer.close(r)));
-  const imagePort = (imageServer.address() as AddressInfo).port;
   const signer = generateKeyPairSync('ed25519');
   await addImageSigner(cp.db, { tenantId: 'root', id: 'demo-platform', publicKeyPem: signer.publicKey.export({ type: 'spki', format: 'pem' }).toString() });
-  const image = {
-    tenantId: 'root',
-    ref: 'demo-os@1',
-    kind: 'os',
-    format: 'raw',
-    compression: 'gzip',
-    sha256: sha256(osImage),
-    sizeBytes: osImage.length,
-    source: `https://127.0.0.1:${imagePort}/demo-os.raw.gz`,
-  };
-  await api.call('POST', '/v1/images', {
-    ...image,
-    signerId: 'demo-platform',
-    signature: sign(null, imageSigningInput(image), signer.privateKey).toString('base64'),
+  // QEMU machines boot the image they get: the real OS image; emulated ones take any bytes.
+  const image = await serveLocalOsImage(api, {
+    name: 'demo',
+    raw: onQemu ? readFileSync(osImageFile) : randomBytes(4 * 1024 * 1024),
+    dir: tlsDir,
+    signer: { id: 'demo-platform', privateKey: signer.privateKey },
   });
+  stoppers.push(() => image.close());
   await api.call('POST', '/v1/profiles', {
     tenantId: 'root',
     document: {
@@ -171,7 +150,8 @@ async function main(): Promise<void> {
     tenantId: 'root',
     siteId: site.id,
     class: 'demo-metal',
-    ...(onQemu ? { policy: { prewarmImages: ['demo-os@1'] } } : {}),
+    // Emulated machines' DCGM reports say they are emulated, and count only where the pool allows it.
+    policy: onQemu ? { prewarmImages: [image.ref] } : { allowEmulatedMachines: true },
   });
   const token = await api.call<{ token: string }>('POST', `/v1/sites/${site.id}/tokens`, { tenantId: 'root', ttlSeconds: 600, maxUses: 1 });
   const agentDir = path.join(dataDir, 'site-agent');
@@ -182,7 +162,7 @@ async function main(): Promise<void> {
     const tokenFile = path.join(agentDir, 'token');
     writeFileSync(tokenFile, token.token, { mode: 0o600 });
     const caFile = path.join(tlsDir, 'ca.pem');
-    writeFileSync(caFile, tls.caPem);
+    writeFileSync(caFile, image.caPem);
     qemuSite = await startQemuSite({
       dir: path.join(dataDir, 'qemu'),
       controlPlaneUrl: cp.url,
@@ -190,7 +170,7 @@ async function main(): Promise<void> {
       agentDataDir: path.join(agentDir, 'data'),
       tokenFile,
       gatewayPort: config.gateway.port,
-      extraPorts: [imagePort],
+      extraPorts: [image.port],
       cacheCaFile: caFile,
     });
     const started = qemuSite;
@@ -214,7 +194,7 @@ async function main(): Promise<void> {
       dataDir: path.join(dataDir, 'machines'),
       bootServerUrl: () => inProcess?.bootServer?.url,
       installedOs: nodeAgentOs(),
-      ramdiskTrustedCaPems: [tls.caPem],
+      ramdiskTrustedCaPems: [image.caPem],
       sleepScale: 0.2,
     });
     fleet = emulated;

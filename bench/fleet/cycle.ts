@@ -10,16 +10,13 @@
 //
 //   npx tsx bench/fleet/cycle.ts --machines 10 [--temporal dev|cluster] [--workers N]
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
-import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
-import { copyFileSync, createWriteStream, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { copyFileSync, createWriteStream, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import https from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { gzipSync } from 'node:zlib';
 import { Client, Connection } from '@temporalio/client';
 import { Fleet } from '../../agent/emulator/fleet';
 import { nodeAgentOs } from '../../agent/emulator/installed-os';
@@ -27,7 +24,6 @@ import { AgentLog } from '../../agent/common/log';
 import { loadSiteAgentConfig } from '../../agent/site/config';
 import { startSiteAgent } from '../../agent/site/main';
 import { ApiClient } from '../../cli/api-client';
-import { imageSigningInput } from '../../core/images/signing-input';
 import type { MetalNodeView } from '../../core/schemas/metal';
 import type { MetalStatusView } from '../../core/schemas/metal-status';
 import { searchAttributeKeys } from '../../core/search-attributes';
@@ -35,7 +31,7 @@ import { sealedDataConverter } from '../../services/sealing';
 import { temporalConnectionOptions } from '../../services/temporal/connection-options';
 import { startWorkerProcesses } from '../../stack/cluster';
 import { writeLocalSiteAgentConfig } from '../../stack/local-site-agent-config';
-import { makeServerCertificate } from '../../stack/throwaway-tls';
+import { emulatedOsHostProfile, serveLocalOsImage } from '../../stack/local-os-image';
 import { freePort } from '../../test/helpers/ports';
 import { startBenchStack } from '../lib/bench-stack';
 import { callErrors, callsPerMachine, readCallCounts, type CallCounts } from '../lib/call-counts';
@@ -237,50 +233,15 @@ async function main(): Promise<void> {
     });
 
     // A signed image on a local HTTPS server whose throwaway CA the ramdisks carry.
-    const tlsDir = path.join(stack.dir, 'image-tls');
-    mkdirSync(tlsDir, { recursive: true, mode: 0o700 });
-    const tls = makeServerCertificate(tlsDir, 'images.bench');
-    const osImage = gzipSync(randomBytes(1024 * 1024));
-    const imageServer = https.createServer({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) }, (req, res) => {
-      if (req.url !== '/bench-os.raw.gz') return void res.writeHead(404).end();
-      res.writeHead(200, { 'content-length': osImage.length }).end(osImage);
+    const image = await serveLocalOsImage(api, {
+      name: 'bench',
+      raw: randomBytes(1024 * 1024),
+      dir: path.join(stack.dir, 'image-tls'),
+      signer: { id: 'bench-platform', privateKey: signer.privateKey },
     });
-    await new Promise<void>((r) => imageServer.listen(0, '127.0.0.1', () => r()));
-    stoppers.push(() => new Promise((r) => imageServer.close(r)));
-    const image = {
-      tenantId: 'root',
-      ref: 'bench-os@1',
-      kind: 'os',
-      format: 'raw',
-      compression: 'gzip',
-      sha256: sha256(osImage),
-      sizeBytes: osImage.length,
-      source: `https://127.0.0.1:${(imageServer.address() as AddressInfo).port}/bench-os.raw.gz`,
-    };
-    await api.call('POST', '/v1/images', {
-      ...image,
-      signerId: 'bench-platform',
-      signature: sign(null, imageSigningInput(image), signer.privateKey).toString('base64'),
-    });
+    stoppers.push(() => image.close());
     // The e2e lifecycle's deploy profile (test/helpers/e2e-site.ts), with the demo's time limits.
-    await api.call('POST', '/v1/profiles', {
-      tenantId: 'root',
-      document: {
-        id: 'bench-os-host',
-        version: 1,
-        target: 'metal',
-        image: { ref: 'bench-os@1', format: 'raw', compression: 'gzip' },
-        userData: { kind: 'cloud-init', template: 'ironflow-host.yaml' },
-        steps: [
-          { use: 'userdata.render' },
-          { use: 'metal.ensureRamdisk', timeout: '5m' },
-          { use: 'deploy.deploy', timeout: '10m' },
-          { use: 'management.setBootDevice', on: 'site', with: { device: 'disk', persistent: true } },
-          { use: 'boot.kexec', on: 'ramdisk', await: 'rejoin', timeout: '5m' },
-        ],
-        cleanup: [{ use: 'boot.cleanUp', on: 'site' }],
-      },
-    });
+    await api.call('POST', '/v1/profiles', { tenantId: 'root', document: { id: 'bench-os-host', version: 1, ...emulatedOsHostProfile(image.ref) } });
 
     // The site agent in this process, its boot server on a free loopback port.
     say('starting the site agent and the machines…');
@@ -306,7 +267,7 @@ async function main(): Promise<void> {
       dataDir: path.join(stack.dir, 'machines'),
       bootServerUrl: () => agent.bootServer?.url,
       installedOs: nodeAgentOs({ log: new AgentLog((line) => void machinesLogStream.write(`${line}\n`)) }),
-      ramdiskTrustedCaPems: [tls.caPem],
+      ramdiskTrustedCaPems: [image.caPem],
       sleepScale: 0.05,
       log: new AgentLog((line) => void machinesLogStream.write(`${line}\n`)),
     });
