@@ -46,11 +46,15 @@ describe('recorded workflow histories', () => {
         'lifecycle-aborted-2026-12-03.json',
         'provision-plain-2026-12-03.json',
         'provision-site-step-2026-12-03-2.json',
-        // A machine taken to ready by the real site agent and ramdisk: its boot as one boot.pxeBoot (patch site-pxe-boot).
-        'metal-ready-lifecycle.json',
-        'metal-ready-enrolling.json',
-        'metal-ready-inspecting.json',
-        'metal-ready-commissioning.json',
+        // A machine's whole cycle on the real agents: each boot one boot.pxeBoot (patch site-pxe-boot).
+        'metal-cycle-lifecycle-ready.json',
+        'metal-cycle-enrolling.json',
+        'metal-cycle-inspecting.json',
+        'metal-cycle-commissioning.json',
+        'metal-cycle-lifecycle-deployed.json',
+        'metal-cycle-deploying.json',
+        'metal-cycle-lifecycle-released.json',
+        'metal-cycle-releasing.json',
       ]),
     );
   });
@@ -71,7 +75,7 @@ describe('recorded workflow histories', () => {
   });
 
   it('the real agents’ inspection replays through the code that booted it: its boot.pxeBoot renamed, it fails', async () => {
-    const history = recorded('metal-ready-inspecting.json');
+    const history = recorded('metal-cycle-inspecting.json');
     const boot = (history.events ?? []).find((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'boot.pxeBoot');
     expect(boot).toBeDefined();
     const type = boot?.activityTaskScheduledEventAttributes?.activityType;
