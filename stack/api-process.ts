@@ -9,6 +9,7 @@ import type { Server } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../api/server';
 import { apiTlsMaterial } from '../services/api-tls';
+import { loadOrCreateNodeCa } from '../services/pki/node-ca';
 import { metricsRegistry } from '../services/metrics/registry';
 import { temporalConnectionOptions } from '../services/temporal/connection-options';
 import { openApiDependencies, type ApiDependencies } from './api-dependencies';
@@ -42,8 +43,10 @@ async function serve({ config, agentGateway, workerSdkMetricsAddress, logger }: 
   const https = apiTlsMaterial(config);
   const dependencies = await openApiDependencies(config, temporalConnectionOptions(config.temporal));
   const { db, secrets, temporal } = dependencies;
+  // The control plane's process made the node CA and wrote its certificate to the data dir: loaded here.
+  const nodeCa = await loadOrCreateNodeCa(db, secrets);
   const api = await buildServer(
-    { db, secrets, temporal, config, agentGateway, processMetrics: allProcessesMetrics, workerSdkMetricsAddress },
+    { db, secrets, temporal, nodeCa, config, agentGateway, processMetrics: allProcessesMetrics, workerSdkMetricsAddress },
     { logger, https },
   );
   await api.ready();

@@ -58,11 +58,12 @@ export async function startControlPlane(config: IronflowConfig, options: Control
   const rootCredential = await bootstrapRoot(db, config.dataDir);
   const worker =
     options.worker === false ? undefined : await startControlPlaneWorker({ db, secrets, temporal, config, workerId: `${hostname()}:${process.pid}` });
+  const nodeCa = await loadOrCreateNodeCa(db, secrets, config.dataDir);
   // Agents reach Temporal only through the gateway; it seals their payloads, so they hold no history key.
   const codec = sealingCodecFor(config);
   const gateway = await startAgentGateway({
     db,
-    ca: await loadOrCreateNodeCa(db, secrets, config.dataDir),
+    ca: nodeCa,
     temporal: temporalConnection,
     namespace: config.temporal.namespace,
     host: config.gateway.host,
@@ -74,7 +75,7 @@ export async function startControlPlane(config: IronflowConfig, options: Control
   let apiProcesses: ApiProcesses | undefined;
   const processMetrics = () => apiProcesses?.metrics() ?? metricsRegistry.metrics();
   const workerSdkMetricsAddress = worker ? config.metrics.temporalSdkAddress : undefined;
-  const api = await buildServer({ db, temporal, secrets, config, agentGateway, processMetrics, workerSdkMetricsAddress }, { logger, https });
+  const api = await buildServer({ db, temporal, secrets, nodeCa, config, agentGateway, processMetrics, workerSdkMetricsAddress }, { logger, https });
   await api.listen({ host: config.api.host, port: config.api.port, backlog: API_LISTEN_BACKLOG });
   singleAccept?.keepFromLaterProcesses();
   if (config.api.processes > 1) {

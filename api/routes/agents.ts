@@ -4,7 +4,6 @@
 // here (after the body is validated, before the route runs) and sets request.agent; each
 // route names its purpose (config.agentPurpose), which a refused agent's event carries.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { loadOrCreateNodeCa } from '../../services/pki/node-ca';
 import { authenticateAgentRequest, keepRawJsonBodies } from '../agent-auth';
 import type { ApiContext } from '../context';
 import { agentBmcAccessRoutes } from './agent-bmc-access';
@@ -29,13 +28,12 @@ const agentRouteGroups = [
 export const agentApi =
   (ctx: ApiContext): FastifyPluginAsyncZod =>
   async (app) => {
-    const ca = await loadOrCreateNodeCa(ctx.db, ctx.secrets, ctx.config.dataDir);
     keepRawJsonBodies(app);
     app.addHook('onRoute', (route) => {
       if (!route.config?.agentPurpose) throw new Error(`${route.url}: an agent route names its purpose in config.agentPurpose (api/routes/agents.ts)`);
     });
     app.addHook('preHandler', async (request) => {
-      request.agent = await authenticateAgentRequest(ctx.db, ca, request, request.routeOptions.config.agentPurpose as string);
+      request.agent = await authenticateAgentRequest(ctx.db, ctx.nodeCa, request, request.routeOptions.config.agentPurpose as string);
     });
     for (const group of agentRouteGroups) await app.register(group, ctx);
   };

@@ -9,13 +9,12 @@ import { temporalAgentJoinedNotifier } from '../../services/joins/agent-joined';
 import { wakeLifecycle } from '../../services/temporal/starters';
 import { joinNode } from '../../services/joins/join-node';
 import { renewCertificate } from '../../services/joins/renew-certificate';
-import { loadOrCreateNodeCa } from '../../services/pki/node-ca';
 import { caSchema, issuedCertificateSchema, joinAnswerSchema, joinSchema, renewSchema } from '../../core/schemas/join';
 import type { ApiContext } from '../context';
 import { toApiError } from '../error-handler';
 
 export const joinRoutes: FastifyPluginAsyncZod<ApiContext> = async (app, ctx) => {
-  const ca = await loadOrCreateNodeCa(ctx.db, ctx.secrets, ctx.config.dataDir);
+  const { nodeCa: ca } = ctx;
   const gateway = { ...ctx.agentGateway, namespace: ctx.config.temporal.namespace };
   const notifyJoined = temporalAgentJoinedNotifier(ctx.temporal, app.log);
   // Malformed bodies are refusals too: validated here (attachValidation) so they are recorded,
