@@ -19,3 +19,8 @@ export function activitiesRun(history: temporal.api.history.v1.IHistory): string
     return type ? [type] : [];
   });
 }
+
+/** The site agent's boot and BMC commands a workflow ran (boot.*, power.*, management.*), in order. */
+export function siteCommandsRun(history: temporal.api.history.v1.IHistory): string[] {
+  return activitiesRun(history).filter((type) => /^(boot|power|management)\./.test(type));
+}

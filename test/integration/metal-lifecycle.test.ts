@@ -22,7 +22,7 @@ import type { MetalBulkPage, MetalBulkRunView, MetalNodeView } from '../../core/
 import { agentJoinedSignal } from '../../workflows/provision-handles';
 import { HISTORY_LIMIT } from '../../workflows/node-lifecycle';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
-import { activitiesRun } from '../helpers/history-activities';
+import { siteCommandsRun } from '../helpers/history-activities';
 import { emulatedRamdiskQueue, keepSessions, Ledger, startEmulatedAgent, until, type EmulatedAgent, type MachineActivity } from '../helpers/provision';
 
 type ErrorBody = { error: { code: string; message: string } };
@@ -283,7 +283,7 @@ describe('metal lifecycle', () => {
     expect(started(enrolled.nodeId, 'disk.wipe').map((e) => (e.data as { mode: string }).mode)).toEqual(['quick']);
     // The site agent serves no boot.pxeBoot: inspection's boot tried it once, then sent the four commands.
     const inspecting = await t.cp.temporal.workflow.getHandle(`node:${enrolled.nodeId}:inspecting:2`).fetchHistory();
-    expect(activitiesRun(inspecting).filter((a) => /^(boot|power|management)\./.test(a))).toEqual([
+    expect(siteCommandsRun(inspecting)).toEqual([
       'boot.pxeBoot',
       'boot.prepareRamdisk',
       'power.setPower',
