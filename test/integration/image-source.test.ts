@@ -1,10 +1,15 @@
 // The ramdisk's and the site cache's image source (agent/ramdisk/image-source.ts) against a
 // real HTTP origin on loopback that drops connections and answers busy: what may pass is
-// asked again, backing off, and what will not (a 404) is the answer at once.
+// asked again, backing off, and what will not (a 404) is the answer at once. And an HTTPS
+// origin whose certificate only a site's extra CA vouches for.
+import { mkdtempSync, readFileSync } from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openImageSource } from '../../agent/ramdisk/image-source';
+import { makeServerCertificate } from '../helpers/tls';
 
 const IMAGE = Buffer.from('an image, byte for byte');
 /** How the origin treats each next request, in order; after the list, it serves the image. */
@@ -67,5 +72,26 @@ describe('openImageSource', () => {
     requests = 0;
     await expect(openImageSource(url, [], 1)).rejects.toMatchObject({ code: 'DRIVER_ERROR' });
     expect(requests).toBe(1);
+  });
+
+  it('trusts an HTTPS origin through the extra CAs it is given, and only those', async () => {
+    const certificates = (name: string) => makeServerCertificate(mkdtempSync(path.join(inject('runDir'), `image-source-${name}-`)), `images.${name}`);
+    const site = certificates('site');
+    const other = certificates('other');
+    const server = https.createServer({ cert: readFileSync(site.certFile), key: readFileSync(site.keyFile) }, (_req, res) =>
+      res.writeHead(200, { 'content-length': IMAGE.length }).end(IMAGE),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const secure = `https://127.0.0.1:${(server.address() as AddressInfo).port}/os.raw`;
+    try {
+      expect(await read(await openImageSource(secure, [site.caPem], 1))).toEqual(IMAGE);
+      // Another CA (the trust store is kept per list of CAs): refused, as with none.
+      await expect(openImageSource(secure, [other.caPem], 1)).rejects.toMatchObject({ code: 'DRIVER_ERROR', details: { reason: 'source-unreachable' } });
+      await expect(openImageSource(secure, [], 1)).rejects.toMatchObject({ code: 'DRIVER_ERROR', details: { reason: 'source-unreachable' } });
+      expect(await read(await openImageSource(secure, [site.caPem], 1))).toEqual(IMAGE);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
