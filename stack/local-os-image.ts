@@ -74,18 +74,28 @@ export async function serveLocalOsImage(api: ApiClient, options: LocalOsImageOpt
   }
 }
 
+/** How long the emulated deploy's steps may take: the ramdisk's boot, the image written, the installed OS's agent back. */
+export interface EmulatedDeployTimeouts {
+  boot: string;
+  deploy: string;
+  rejoin: string;
+}
+
 /** A metal profile (its document without id and version) that deploys `imageRef` onto an emulated machine and waits for its OS's agent. */
-export function emulatedOsHostProfile(imageRef: string): Record<string, unknown> {
+export function emulatedOsHostProfile(
+  imageRef: string,
+  timeouts: EmulatedDeployTimeouts = { boot: '5m', deploy: '10m', rejoin: '5m' },
+): Record<string, unknown> {
   return {
     target: 'metal',
     image: { ref: imageRef, format: 'raw', compression: 'gzip' },
     userData: { kind: 'cloud-init', template: 'ironflow-host.yaml' },
     steps: [
       { use: 'userdata.render' },
-      { use: 'metal.ensureRamdisk', timeout: '5m' },
-      { use: 'deploy.deploy', timeout: '10m' },
+      { use: 'metal.ensureRamdisk', timeout: timeouts.boot },
+      { use: 'deploy.deploy', timeout: timeouts.deploy },
       { use: 'management.setBootDevice', on: 'site', with: { device: 'disk', persistent: true } },
-      { use: 'boot.kexec', on: 'ramdisk', await: 'rejoin', timeout: '5m' },
+      { use: 'boot.kexec', on: 'ramdisk', await: 'rejoin', timeout: timeouts.rejoin },
     ],
     cleanup: [{ use: 'boot.cleanUp', on: 'site' }],
   };

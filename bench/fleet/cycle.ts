@@ -240,7 +240,7 @@ async function main(): Promise<void> {
       signer: { id: 'bench-platform', privateKey: signer.privateKey },
     });
     stoppers.push(() => image.close());
-    // The e2e lifecycle's deploy profile (test/helpers/e2e-site.ts), with the demo's time limits.
+    // The emulated deploy profile the e2e lifecycle runs (test/helpers/e2e-site.ts), with the demo's time limits.
     await api.call('POST', '/v1/profiles', { tenantId: 'root', document: { id: 'bench-os-host', version: 1, ...emulatedOsHostProfile(image.ref) } });
 
     // The site agent in this process, its boot server on a free loopback port.

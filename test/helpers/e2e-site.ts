@@ -19,6 +19,7 @@ import { AgentLog } from '../../agent/common/log';
 import { temporalTlsEnv, type IronflowConfig, type TemporalTlsSettings } from '../../services/config';
 import { spkiPinOf } from '../../services/ca-pin';
 import { addImageSigner } from '../../services/images/signers';
+import { emulatedOsHostProfile } from '../../stack/local-os-image';
 import { imageSigningInput } from '../../core/images/signing-input';
 import type { MetalNodeView } from '../../core/schemas/metal';
 import { activeAgent, startBootSite, until, type BootSite } from './boot-site';
@@ -274,21 +275,7 @@ export async function startE2eSite(key: string, options: E2eSiteOptions = {}): P
     async deployProfile(id, imageRef) {
       await site.t.root.call('POST', '/v1/profiles', {
         tenantId: 'root',
-        document: {
-          id,
-          version: 1,
-          target: 'metal',
-          image: { ref: imageRef, format: 'raw', compression: 'gzip' },
-          userData: { kind: 'cloud-init', template: 'ironflow-host.yaml' },
-          steps: [
-            { use: 'userdata.render' },
-            { use: 'metal.ensureRamdisk', timeout: '3m' },
-            { use: 'deploy.deploy', timeout: '2m' },
-            { use: 'management.setBootDevice', on: 'site', with: { device: 'disk', persistent: true } },
-            { use: 'boot.kexec', on: 'ramdisk', await: 'rejoin', timeout: '2m' },
-          ],
-          cleanup: [{ use: 'boot.cleanUp', on: 'site' }],
-        },
+        document: { id, version: 1, ...emulatedOsHostProfile(imageRef, { boot: '3m', deploy: '2m', rejoin: '2m' }) },
       });
     },
     get,
