@@ -36,8 +36,6 @@ export interface LocalOsImageOptions {
   signer: { id: string; privateKey: KeyObject };
 }
 
-const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
-
 /** Serves the image and registers it, signed; close() stops the server. */
 export async function serveLocalOsImage(api: ApiClient, options: LocalOsImageOptions): Promise<LocalOsImage> {
   mkdirSync(options.dir, { recursive: true, mode: 0o700 });
@@ -58,7 +56,7 @@ export async function serveLocalOsImage(api: ApiClient, options: LocalOsImageOpt
       kind: 'os',
       format: 'raw',
       compression: 'gzip',
-      sha256: sha256(gzipped),
+      sha256: createHash('sha256').update(gzipped).digest('hex'),
       sizeBytes: gzipped.length,
       source: `https://127.0.0.1:${port}${file}`,
     };
