@@ -14,6 +14,7 @@ export const WORKFLOW_PATCHES = [
   'join-recheck',
   'ask-agent-step-outcome',
   'site-pxe-boot',
+  'lifecycle-waits-child-close',
 ] as const;
 
 export type WorkflowPatch = (typeof WORKFLOW_PATCHES)[number];

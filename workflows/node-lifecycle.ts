@@ -37,7 +37,7 @@ import {
 } from './lifecycle-handles';
 import { provision } from './provision';
 import { localBookkeeping } from './local-bookkeeping';
-import { enterPatchLevel } from './patches';
+import { enterPatchLevel, takesPatch } from './patches';
 import { abortSignal } from './provision-handles';
 
 // The lifecycle's handles live with the state workflow's end signal; importers read them here too.
@@ -191,7 +191,13 @@ async function runStateWorkflow(
     for (;;) {
       await condition(() => run.ended.has(workflowId) || unsignalled !== undefined || run.aborts.length > 0 || run.wakes() !== looked || historyTooLong());
       const end = run.ended.get(workflowId) ?? unsignalled;
-      if (end) return end;
+      if (end) {
+        // A child signals its end as its last act and closes a workflow task later. This run's
+        // end (when the node rests) sent before the close lands would be refused by Temporal
+        // (UnhandledCommand): the task failed and replayed, its local activities run twice.
+        if (child && unsignalled === undefined && takesPatch('lifecycle-waits-child-close')) await condition(() => unsignalled !== undefined);
+        return end;
+      }
       if (run.aborts.length > 0) {
         await run.handleAborts();
         continue;

@@ -65,6 +65,9 @@ describe('the metal lifecycle on emulated machines', () => {
       // The ramdisk joined as the same node; nothing of the boot is left behind.
       expect((await site.t.cp.db.nodeCertificate.findMany({ where: { nodeId: node.nodeId } })).map((c) => c.role)).toContain('ramdisk');
       expect(await liveTokens(node.nodeId)).toBe(0);
+      // Its lifecycle came to rest without a failed workflow task (it waited for commissioning's close).
+      const lifecycle = await site.t.cp.temporal.workflow.getHandle(`node:${node.nodeId}`).fetchHistory();
+      expect(lifecycle.events?.filter((e) => e.workflowTaskFailedEventAttributes)).toEqual([]);
     }
     expect(bootEntries()).toEqual([]);
   }, 200_000);

@@ -267,6 +267,11 @@ describe('metal lifecycle', () => {
     ]);
     expect(types[0]).toBe('node.enrolled');
     expect(types.filter((e) => e === 'node.provision.workflow')).toHaveLength(3);
+    // The lifecycle ended at rest without a failed workflow task: it waited for commissioning's
+    // close, which Temporal would otherwise hold against its end (UnhandledCommand, a replay).
+    const lifecycle = await t.cp.temporal.workflow.getHandle(`node:${enrolled.nodeId}`).fetchHistory();
+    expect(lifecycle.events?.filter((e) => e.workflowTaskFailedEventAttributes)).toEqual([]);
+    expect(lifecycle.events?.at(-1)?.workflowExecutionCompletedEventAttributes).toBeDefined();
     // Each state ran its shipped profile as a child with the ids and search attributes of the design.
     const children = [];
     for await (const w of t.cp.temporal.workflow.list({ query: `NodeId = "${enrolled.nodeId}"` })) children.push(`${w.workflowId} ${w.type}`);

@@ -55,6 +55,10 @@ describe('recorded workflow histories', () => {
         'metal-cycle-deploying.json',
         'metal-cycle-lifecycle-released.json',
         'metal-cycle-releasing.json',
+        // The lifecycle waits for a state run's close before it ends (patch lifecycle-waits-child-close).
+        'metal-cycle-lifecycle-ready-2026-12-07.json',
+        'metal-cycle-lifecycle-deployed-2026-12-07.json',
+        'metal-cycle-lifecycle-released-2026-12-07.json',
       ]),
     );
   });
