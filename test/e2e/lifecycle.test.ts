@@ -66,8 +66,9 @@ describe('the metal lifecycle on emulated machines', () => {
       expect((await site.t.cp.db.nodeCertificate.findMany({ where: { nodeId: node.nodeId } })).map((c) => c.role)).toContain('ramdisk');
       expect(await liveTokens(node.nodeId)).toBe(0);
       // Its lifecycle came to rest without a failed workflow task (it waited for commissioning's close).
-      const lifecycle = await site.t.cp.temporal.workflow.getHandle(`node:${node.nodeId}`).fetchHistory();
-      expect(lifecycle.events?.filter((e) => e.workflowTaskFailedEventAttributes)).toEqual([]);
+      const lifecycle = site.t.cp.temporal.workflow.getHandle(`node:${node.nodeId}`);
+      await lifecycle.result(); // the node's state is written a task before the run ends
+      expect((await lifecycle.fetchHistory()).events?.filter((e) => e.workflowTaskFailedEventAttributes)).toEqual([]);
     }
     expect(bootEntries()).toEqual([]);
   }, 200_000);
