@@ -23,6 +23,7 @@ import { agentJoinedSignal } from '../../workflows/provision-handles';
 import { HISTORY_LIMIT } from '../../workflows/node-lifecycle';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane';
 import { siteCommandsRun } from '../helpers/history-activities';
+import { failedWorkflowTasks, historyOnceEnded } from '../helpers/ended-history';
 import { emulatedRamdiskQueue, keepSessions, Ledger, startEmulatedAgent, until, type EmulatedAgent, type MachineActivity } from '../helpers/provision';
 
 type ErrorBody = { error: { code: string; message: string } };
@@ -269,10 +270,7 @@ describe('metal lifecycle', () => {
     expect(types.filter((e) => e === 'node.provision.workflow')).toHaveLength(3);
     // The lifecycle ended at rest without a failed workflow task: it waited for commissioning's
     // close, which Temporal would otherwise hold against its end (UnhandledCommand, a replay).
-    // (The node's state is written a task before the run ends: wait for its end.)
-    const handle = t.cp.temporal.workflow.getHandle(`node:${enrolled.nodeId}`);
-    await handle.result();
-    expect((await handle.fetchHistory()).events?.filter((e) => e.workflowTaskFailedEventAttributes)).toEqual([]);
+    expect(failedWorkflowTasks(await historyOnceEnded(t.cp.temporal.workflow.getHandle(`node:${enrolled.nodeId}`)))).toEqual([]);
     // Each state ran its shipped profile as a child with the ids and search attributes of the design.
     const children = [];
     for await (const w of t.cp.temporal.workflow.list({ query: `NodeId = "${enrolled.nodeId}"` })) children.push(`${w.workflowId} ${w.type}`);

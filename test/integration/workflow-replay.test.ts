@@ -55,7 +55,9 @@ describe('recorded workflow histories', () => {
         'metal-cycle-deploying.json',
         'metal-cycle-lifecycle-released.json',
         'metal-cycle-releasing.json',
-        // The lifecycle waits for a state run's close before it ends (patch lifecycle-waits-child-close).
+        // Lifecycles that waited for each state run's close (patch lifecycle-waits-child-close).
+        // They replay on code with or without the wait (a local activity's marker is matched in a
+        // later task): the e2e and integration lifecycles are what fail without it.
         'metal-cycle-lifecycle-ready-2026-12-07.json',
         'metal-cycle-lifecycle-deployed-2026-12-07.json',
         'metal-cycle-lifecycle-released-2026-12-07.json',
