@@ -1,15 +1,16 @@
 // `npm run bench [-- --quick] [-- --only engine|api|fleet] [-- --fleet-sizes 10,100,1000] [-- --fleet-cluster-size 100]`:
 // runs each figure against its peer in the same run (sides alternating, medians, the ratio),
-// writes its table into bench/README.md between its markers with the date and the machine's
-// load, and draws its PNG charts in bench/plots/. Progress on stderr: a bar on a terminal,
-// plain lines otherwise. --fleet-cluster-size N: the fleet size run on the cluster profile
-// with 1 and 2 worker processes (0: none).
+// writes its table into bench/README.md between its markers with the date, the machine's load
+// and its speed (bench/speed-probe.ts), and draws its PNG charts in bench/plots/. Progress on
+// stderr: a bar on a terminal, plain lines otherwise. --fleet-cluster-size N: the fleet size run
+// on the cluster profile with 1 and 2 worker processes (0: none).
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { mkdirSync } from 'node:fs';
 import { createProgress } from '../cli/progress';
+import { speedProbeSeconds } from './speed-probe';
 import { apiFigure } from './figures/api';
 import { engineFigure } from './figures/engine';
 import { fleetFigure } from './figures/fleet';
@@ -48,6 +49,7 @@ async function main(): Promise<void> {
   for (const [index, figure] of chosen.entries()) {
     const progress = createProgress();
     const load = loadavg()[0]?.toFixed(1);
+    const probe = speedProbeSeconds().toFixed(2);
     // The bar counts the figure's samples; the text says which figure of the run it is.
     const figureOf = `figure ${index + 1}/${chosen.length}`;
     const result = await figure.measure({
@@ -58,7 +60,7 @@ async function main(): Promise<void> {
     });
     progress.end();
     for (const { file, chart } of result.charts) await writeChartPng(chart, path.join(plotsDir, file));
-    const heading = `Measured ${new Date().toISOString().slice(0, 10)} by \`npm run bench${values.quick ? ' -- --quick' : ''}\` on ${cpus().length} cores (load ${load} at the start).`;
+    const heading = `Measured ${new Date().toISOString().slice(0, 10)} by \`npm run bench${values.quick ? ' -- --quick' : ''}\` on ${cpus().length} cores (load ${load} and speed probe ${probe} s at the start).`;
     const plots = result.charts.map(({ file, chart }) => `![${chart.title}](plots/${file})`).join('\n');
     writeSection(path.join(benchDir, 'README.md'), figure.id, [heading, '', result.table, '', plots].join('\n'));
     process.stderr.write(`bench: ${figure.title}: written to bench/README.md\n`);
