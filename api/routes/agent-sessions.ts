@@ -13,7 +13,7 @@ import { agentHeartbeats } from '../../services/metrics/registry';
 import { signalNodeAgentBack, temporalAgentJoinedNotifier } from '../../services/joins/agent-joined';
 import { agentTaskQueue } from '../../core/joins/certificate-policy';
 import { recordDiscoveryReport } from '../../services/metal/discovery-store';
-import { nodeHostSpec } from '../../services/metal/node-reads';
+import { nodeSessionView } from '../../services/metal/node-reads';
 import { heartbeatSchema, sessionAnswerSchema } from '../../core/schemas/agent-sessions';
 import type { ApiContext } from '../context';
 import { ensureSiteBootController } from '../../services/temporal/starters';
@@ -82,13 +82,13 @@ export const agentSessionRoutes: FastifyPluginAsyncZod<ApiContext> = async (app,
       if (isSiteAgent) await renewHeldBootLease(ctx.db, agent.siteId as string, agent.nodeId, now);
       const lease = isSiteAgent ? await ctx.db.bootLease.findUnique({ where: { siteId: agent.siteId as string } }) : null;
       const lifetime = agent.notAfter.getTime();
-      const host = agent.role === 'node' ? await nodeHostSpec(ctx.db, agent.nodeId) : null;
+      const node = agent.role === 'node' ? await nodeSessionView(ctx.db, agent.nodeId) : null;
       return {
         nodeId: agent.nodeId,
         role: agent.role,
         siteId: agent.siteId,
         taskQueue,
-        heartbeatIntervalMs: sessionIntervalMsFor(agent.role),
+        heartbeatIntervalMs: sessionIntervalMsFor(agent.role, node?.provisionState),
         certificate: {
           serial: agent.serial,
           notAfter: agent.notAfter.toISOString(),
@@ -96,7 +96,7 @@ export const agentSessionRoutes: FastifyPluginAsyncZod<ApiContext> = async (app,
           renewAfter: new Date(lifetime - (lifetime - now.getTime()) / 3).toISOString(),
         },
         site: isSiteAgent ? { bootLease: leaseViewFor(agent.nodeId, lease, now), ...(await siteImages(agent.siteId as string, now)) } : null,
-        host: agent.role === 'node' ? { spec: host } : null,
+        host: node ? { spec: node.hostSpec } : null,
       };
     },
   );

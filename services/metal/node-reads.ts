@@ -56,8 +56,11 @@ export async function findNodeById(db: DbOrTx, nodeId: string): Promise<Node | n
   return row ?? null;
 }
 
-/** A node's desired host state (Node.hostSpec), or null: every node agent's heartbeat reads it. */
-export async function nodeHostSpec(db: DbOrTx, nodeId: string): Promise<Record<string, unknown> | null> {
-  const [row] = await queryRows<Pick<Node, 'hostSpec'>>(db, Prisma.sql`SELECT "hostSpec" FROM "Node" WHERE "id" = ${nodeId}`);
-  return (row?.hostSpec ?? null) as Record<string, unknown> | null;
+/** What a node agent's heartbeat answers from its node: the desired host state (Node.hostSpec, or null) and the provision state (its beat interval). */
+export async function nodeSessionView(db: DbOrTx, nodeId: string): Promise<{ hostSpec: Record<string, unknown> | null; provisionState: string | null }> {
+  const [row] = await queryRows<Pick<Node, 'hostSpec' | 'provisionState'>>(
+    db,
+    Prisma.sql`SELECT "hostSpec", "provisionState" FROM "Node" WHERE "id" = ${nodeId}`,
+  );
+  return { hostSpec: (row?.hostSpec ?? null) as Record<string, unknown> | null, provisionState: row?.provisionState ?? null };
 }

@@ -321,6 +321,8 @@ describe('user data and the installed OS', () => {
     ]);
     expect(state!.root).toBe(agent.converger.root.dir);
     expect(readFileSync(agent.converger.root.path('/etc/default/grub.d/90-ironflow-hugepages.cfg'), 'utf8')).toContain('hugepages=64');
+    // The beat that brought the spec found the node resting deployed: its agent now beats every 60 s, not 15.
+    expect(agent.session.lastAnswer?.heartbeatIntervalMs).toBe(60_000);
   });
 
   it('checks the user data settings at start: INVALID_CONFIG naming the key and the fix', () => {

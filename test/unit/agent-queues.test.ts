@@ -7,19 +7,22 @@ const at = new Date('2026-12-01T12:00:00Z');
 const later = (ms: number) => at.getTime() + ms;
 
 describe("agents' sessions", () => {
-  it('beat every 5 s for site agents, every 15 s for ramdisks and installed nodes’ agents', () => {
+  it('beat every 5 s for site agents, every 15 s for ramdisks and for installed nodes’ agents in a run, every 60 s for those resting', () => {
     expect(sessionIntervalMsFor('site')).toBe(5_000);
     expect(sessionIntervalMsFor('ramdisk')).toBe(15_000);
-    expect(sessionIntervalMsFor('node')).toBe(15_000);
+    expect(sessionIntervalMsFor('ramdisk', 'deployed')).toBe(15_000);
+    for (const state of ['deploying', 'releasing', 'adopting', 'rescue', null, undefined]) expect(sessionIntervalMsFor('node', state)).toBe(15_000);
+    expect(sessionIntervalMsFor('node', 'deployed')).toBe(60_000);
+    expect(sessionIntervalMsFor('node', 'adopted')).toBe(60_000);
   });
 
-  it('count as connected for three of their intervals, so two missed beats leave them connected', () => {
+  it('count as connected for three of the longest interval their role is given, so two missed beats leave them connected', () => {
     expect(isConnected(at, later(AGENT_SESSION_FRESH_MS - 1), 'site')).toBe(true);
     expect(isConnected(at, later(AGENT_SESSION_FRESH_MS), 'site')).toBe(false);
     expect(isConnected(at, later(AGENT_SESSION_FRESH_MS), 'ramdisk')).toBe(true);
     expect(isConnected(at, later(45_000), 'ramdisk')).toBe(false);
-    expect(isConnected(at, later(44_999), 'node')).toBe(true);
-    expect(isConnected(at, later(45_000), 'node')).toBe(false);
+    expect(isConnected(at, later(179_999), 'node')).toBe(true);
+    expect(isConnected(at, later(180_000), 'node')).toBe(false);
   });
 });
 
