@@ -4,7 +4,7 @@
 /** A site agent's session is connected while its last heartbeat is younger than this (three of its beats). */
 export const AGENT_SESSION_FRESH_MS = 15_000;
 
-/** Provision states in which an installed node's agent runs with no run of its machine under way. */
+/** Provision states a machine rests in with its installed OS running (a day-2 run on it keeps the state). */
 const nodeRestStates: ReadonlySet<string> = new Set(['deployed', 'adopted']);
 
 /**
@@ -13,17 +13,17 @@ const nodeRestStates: ReadonlySet<string> = new Set(['deployed', 'adopted']);
  * lease (15 s TTL). A ramdisk beats every 15 s: it holds no lease, a fleet runs one per machine
  * being provisioned (at 5 s, 500 of them kept the control plane's core busy verifying and
  * recording their heartbeats), and its session is never trusted alone: metal.ensureRamdisk asks
- * a ramdisk it believes connected before it uses it. An installed node's agent beats every 15 s
- * while its machine is in a run, and every 60 s once it rests deployed or adopted: a deployed
- * fleet beats for as long as it runs, so its beats are the control plane's steady load (10,000
+ * a ramdisk it believes connected before it uses it. An installed node's agent beats every 60 s
+ * while its machine is deployed or adopted, and every 15 s in any other state (deploying,
+ * releasing, adopting): a deployed fleet beats for as long as it runs, so its beats are the control plane's steady load (10,000
  * resting nodes: about 170 signed requests a second, against 670 at 15 s). The beat after a
  * deploy's success, which carries the host config it set, still comes within 15 s; a node agent
  * back after a reboot says so in its first beat, whatever the interval.
  */
 export function sessionIntervalMsFor(role: string, provisionState?: string | null): number {
-  if (role === 'site') return 5_000;
-  if (role === 'node' && provisionState != null && nodeRestStates.has(provisionState)) return 60_000;
-  return 15_000;
+  if (role === 'site') return AGENT_SESSION_FRESH_MS / 3;
+  if (role === 'node' && provisionState != null && nodeRestStates.has(provisionState)) return 4 * AGENT_SESSION_FRESH_MS;
+  return AGENT_SESSION_FRESH_MS;
 }
 
 /** The longest interval a role is given: its session stays connected for three of them. */

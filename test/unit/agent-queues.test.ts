@@ -7,7 +7,7 @@ const at = new Date('2026-12-01T12:00:00Z');
 const later = (ms: number) => at.getTime() + ms;
 
 describe("agents' sessions", () => {
-  it('beat every 5 s for site agents, every 15 s for ramdisks and for installed nodes’ agents in a run, every 60 s for those resting', () => {
+  it('beat every 5 s for site agents, every 15 s for ramdisks, every 60 s for installed nodes’ agents of deployed or adopted machines and 15 s in any other state', () => {
     expect(sessionIntervalMsFor('site')).toBe(5_000);
     expect(sessionIntervalMsFor('ramdisk')).toBe(15_000);
     expect(sessionIntervalMsFor('ramdisk', 'deployed')).toBe(15_000);
