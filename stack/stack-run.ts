@@ -6,14 +6,22 @@ import type { ControlPlane } from './control-plane';
 
 export const say = (line: string): void => void process.stdout.write(`${line}\n`);
 
-/** Parts started so far, stopped last-started first on SIGINT/SIGTERM (or by `stopAll`), each once. */
+/** Parts started so far, stopped last-started first on SIGINT/SIGTERM (or by `stopAll`), each once; a second signal while they stop exits at once. */
 export class StackParts {
   private readonly parts: Array<{ name: string; stop: () => Promise<void> }> = [];
   private stopping = false;
 
   constructor(private readonly names: string) {
-    process.on('SIGINT', () => void this.stopAll('SIGINT').then(() => process.exit(0)));
-    process.on('SIGTERM', () => void this.stopAll('SIGTERM').then(() => process.exit(0)));
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => this.onSignal(signal));
+  }
+
+  /** The first signal stops every part, then exits; a second while they stop exits at once, saying so. */
+  private onSignal(signal: 'SIGINT' | 'SIGTERM'): void {
+    if (this.stopping) {
+      say(`ironflow: ${signal} again: exiting without waiting for the rest to stop.`);
+      process.exit(130);
+    }
+    void this.stopAll(signal).then(() => process.exit(0));
   }
 
   add(name: string, stop: () => Promise<void>): void {
