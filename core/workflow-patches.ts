@@ -15,6 +15,7 @@ export const WORKFLOW_PATCHES = [
   'ask-agent-step-outcome',
   'site-pxe-boot',
   'lifecycle-waits-child-close',
+  'state-end-on-request',
 ] as const;
 
 export type WorkflowPatch = (typeof WORKFLOW_PATCHES)[number];

@@ -2,9 +2,9 @@
 // by signal-with-start after every verb, it reads the node, makes sure exactly the workflow
 // of its workflow-driven state runs (as a child: the generic provision workflow), applies
 // `complete` or `fail` when that ends, and chains (enrolling → inspecting → commissioning →
-// ready) with no caller. The state workflow says it ended by signal (lifecycle-handles.ts), so
-// this workflow may continue-as-new while it runs. It ends when the node rests, and
-// continues-as-new after eight transitions, or earlier if its history grows.
+// ready) with no caller. It hears a state workflow's end from its close; a run that continued
+// as new while the state workflow ran asks it to signal its end (lifecycle-handles.ts). It ends
+// when the node rests, and continues-as-new after eight transitions, or earlier if its history grows.
 import {
   ChildWorkflowFailure,
   condition,
@@ -30,6 +30,7 @@ import {
   failureOf,
   lifecycleAbortSignal,
   lifecycleStatusQuery,
+  reportEndSignal,
   stateWorkflowEndedSignal,
   wakeSignal,
   type LifecycleStatus,
@@ -67,6 +68,16 @@ async function stopStateWorkflow(workflowId: string, reason: string): Promise<vo
   } catch (err) {
     if (isCancellation(err)) throw err;
     // never started, or closed: nothing left to stop
+  }
+}
+
+/** Asks a state workflow this run did not start to signal its end here; one that has ended already is looked up instead. */
+async function askForEnd(workflowId: string): Promise<void> {
+  try {
+    await getExternalWorkflowHandle(workflowId).signal(reportEndSignal);
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    // closed: the look that follows finds how it ended
   }
 }
 
@@ -141,9 +152,9 @@ export async function nodeLifecycle(input: NodeLifecycleInput): Promise<{ state:
 }
 
 /**
- * Starts the state's workflow (or finds it started by an earlier run of this lifecycle) and waits
- * for its end, which it signals; aborts are applied meanwhile. Null when this run's history grew
- * too long to wait on: continue-as-new, and the next run waits instead.
+ * Starts the state's workflow (or finds it started by an earlier run of this lifecycle, and asks
+ * it to signal its end) and waits for its end; aborts are applied meanwhile. Null when this run's
+ * history grew too long to wait on: continue-as-new, and the next run waits instead.
  */
 async function runStateWorkflow(
   run: LifecycleRun,
@@ -173,13 +184,16 @@ async function runStateWorkflow(
     });
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-    // Started by an earlier run of this lifecycle: its end signal comes to this run (looked for below).
+    // Started by an earlier run of this lifecycle: asked, it signals its end to this run. Asked
+    // before the look below, so an end is either signalled or found by the look, never missed.
+    if (takesPatch('state-end-on-request')) await askForEnd(workflowId);
   }
   // An abort or a superseding verb may have landed between our read and the start.
   if (child && !(await lifecycleActs().lifecycleStarted({ nodeId, workflowId, profileRef: plan.profile.ref }))) {
     await stopStateWorkflow(workflowId, 'the node left this state before its workflow started');
   }
-  // Temporal tells only the run that started a child of an end the child could not signal (terminated, timed out).
+  // The end of a child this run started, from Temporal (its close): a child started with
+  // state-end-on-request signals only when asked, and none can signal a termination or timeout.
   let unsignalled: StateWorkflowEnded | undefined;
   child?.result().then(
     (result) => void (unsignalled = { workflowId, outcome: 'succeeded', outputs: result.outputs ?? {} }),
@@ -192,9 +206,10 @@ async function runStateWorkflow(
       await condition(() => run.ended.has(workflowId) || unsignalled !== undefined || run.aborts.length > 0 || run.wakes() !== looked || historyTooLong());
       const end = run.ended.get(workflowId) ?? unsignalled;
       if (end) {
-        // A child signals its end as its last act and closes a workflow task later. This run's
-        // end (when the node rests) sent before the close lands would be refused by Temporal
-        // (UnhandledCommand): the task failed and replayed, its local activities run twice.
+        // A child that signals its end (one started before state-end-on-request) does so as its
+        // last act and closes a workflow task later. This run's end (when the node rests) sent
+        // before the close lands would be refused by Temporal (UnhandledCommand): the task failed
+        // and replayed, its local activities run twice.
         if (child && unsignalled === undefined && takesPatch('lifecycle-waits-child-close')) await condition(() => unsignalled !== undefined);
         return end;
       }

@@ -270,7 +270,11 @@ describe('metal lifecycle', () => {
     expect(types.filter((e) => e === 'node.provision.workflow')).toHaveLength(3);
     // The lifecycle ended at rest without a failed workflow task: it waited for commissioning's
     // close, which Temporal would otherwise hold against its end (UnhandledCommand, a replay).
-    expect(failedWorkflowTasks(await historyOnceEnded(t.cp.temporal.workflow.getHandle(`node:${enrolled.nodeId}`)))).toEqual([]);
+    const lifecycleHistory = await historyOnceEnded(t.cp.temporal.workflow.getHandle(`node:${enrolled.nodeId}`));
+    expect(failedWorkflowTasks(lifecycleHistory)).toEqual([]);
+    // It heard each state run's end from the run's close: none signalled it (patch state-end-on-request).
+    expect(lifecycleHistory.events?.flatMap((e) => e.workflowExecutionSignaledEventAttributes?.signalName ?? [])).not.toContain('stateWorkflowEnded');
+    expect(lifecycleHistory.events?.filter((e) => e.childWorkflowExecutionCompletedEventAttributes)).toHaveLength(3);
     // Each state ran its shipped profile as a child with the ids and search attributes of the design.
     const children = [];
     for await (const w of t.cp.temporal.workflow.list({ query: `NodeId = "${enrolled.nodeId}"` })) children.push(`${w.workflowId} ${w.type}`);
@@ -297,6 +301,7 @@ describe('metal lifecycle', () => {
     ]);
     const refused = inspecting.events?.flatMap((e) => e.activityTaskFailedEventAttributes?.failure ?? []);
     expect(refused?.map((f) => f.applicationFailureInfo?.type)).toEqual(['NotFoundError']);
+    expect(inspecting.events?.filter((e) => e.signalExternalWorkflowExecutionInitiatedEventAttributes)).toEqual([]);
   });
 
   it('refuses illegal verbs with INVALID_STATE and a stale version with CONFLICT', async () => {

@@ -61,6 +61,15 @@ describe('recorded workflow histories', () => {
         'metal-cycle-lifecycle-ready-2026-12-07.json',
         'metal-cycle-lifecycle-deployed-2026-12-07.json',
         'metal-cycle-lifecycle-released-2026-12-07.json',
+        // Lifecycles that heard each state run's end from its close, and state runs that sent none (patch state-end-on-request).
+        'metal-cycle-lifecycle-ready-2026-12-07-2.json',
+        'metal-cycle-lifecycle-deployed-2026-12-07-2.json',
+        'metal-cycle-lifecycle-released-2026-12-07-2.json',
+        'metal-cycle-enrolling-2026-12-07.json',
+        'metal-cycle-inspecting-2026-12-07.json',
+        'metal-cycle-commissioning-2026-12-07.json',
+        'metal-cycle-deploying-2026-12-07.json',
+        'metal-cycle-releasing-2026-12-07.json',
       ]),
     );
   });

@@ -4,7 +4,7 @@
 // Temporal. Deterministic: no I/O, no clocks but the workflow's own.
 import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, workflowInfo } from '@temporalio/workflow';
 import type { JsonValue, Plan, ProvisionResult, ProvisionTarget } from '../../core/plan';
-import { notifyParentEnded } from '../lifecycle-handles';
+import { acceptEndRequests, notifyParentEnded } from '../lifecycle-handles';
 import { enterPatchLevel } from '../patches';
 import { quorumGate } from '../quorum-gate';
 import { startBootSlot } from './boot-slot';
@@ -16,6 +16,7 @@ import { failureMessage, runStep } from './step-runner';
 /** `patchLevel`: the changes its starter's code knew (../patches.ts); none in runs begun before levels. */
 export async function provision(plan: Plan, target: ProvisionTarget, patchLevel?: number): Promise<ProvisionResult> {
   enterPatchLevel(patchLevel);
+  acceptEndRequests();
   try {
     const result = await walk(plan, target);
     await notifyParentEnded({ result });
