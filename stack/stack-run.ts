@@ -1,6 +1,7 @@
 // What `npm start` (stack/dev-stack.ts) and `npm run start:cluster` (stack/cluster-stack.ts)
 // share: their output, stopping everything on Ctrl-C in order, and what they say of the
 // control plane once it is up.
+import { constants } from 'node:os';
 import { defaultApiLog } from '../api/log-file';
 import type { ControlPlane } from './control-plane';
 
@@ -19,7 +20,7 @@ export class StackParts {
   private onSignal(signal: 'SIGINT' | 'SIGTERM'): void {
     if (this.stopping) {
       say(`ironflow: ${signal} again: exiting without waiting for the rest to stop.`);
-      process.exit(130);
+      process.exit(128 + constants.signals[signal]); // the shell's code for death by that signal: 130, 143
     }
     void this.stopAll(signal).then(() => process.exit(0));
   }
