@@ -18,6 +18,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
   WorkflowIdReusePolicy,
+  type SignalDefinition,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { NodeLifecycleActivities } from '../activities/node-lifecycle';
@@ -61,25 +62,20 @@ export interface NodeLifecycleInput {
   patchLevel?: number;
 }
 
-/** Asks a state workflow to stop (its cleanup runs); one that has ended already is fine. */
-async function stopStateWorkflow(workflowId: string, reason: string): Promise<void> {
+/**
+ * Signals a state workflow if it still runs: one that never started or has closed has nothing to
+ * stop (an abort) and nothing to report (a `reportEnd`: the look that follows finds how it ended).
+ */
+async function signalIfRunning<Args extends unknown[]>(workflowId: string, signal: SignalDefinition<Args>, ...args: Args): Promise<void> {
   try {
-    await getExternalWorkflowHandle(workflowId).signal(abortSignal, reason);
+    await getExternalWorkflowHandle(workflowId).signal(signal, ...args);
   } catch (err) {
     if (isCancellation(err)) throw err;
-    // never started, or closed: nothing left to stop
   }
 }
 
-/** Asks a state workflow this run did not start to signal its end here; one that has ended already is looked up instead. */
-async function askForEnd(workflowId: string): Promise<void> {
-  try {
-    await getExternalWorkflowHandle(workflowId).signal(reportEndSignal);
-  } catch (err) {
-    if (isCancellation(err)) throw err;
-    // closed: the look that follows finds how it ended
-  }
-}
+/** Asks a state workflow to stop (its cleanup runs). */
+const stopStateWorkflow = (workflowId: string, reason: string) => signalIfRunning(workflowId, abortSignal, reason);
 
 /** What the lifecycle's run shares with its wait for a state workflow. */
 interface LifecycleRun {
@@ -186,7 +182,7 @@ async function runStateWorkflow(
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     // Started by an earlier run of this lifecycle: asked, it signals its end to this run. Asked
     // before the look below, so an end is either signalled or found by the look, never missed.
-    if (takesPatch('state-end-on-request')) await askForEnd(workflowId);
+    if (takesPatch('state-end-on-request')) await signalIfRunning(workflowId, reportEndSignal);
   }
   // An abort or a superseding verb may have landed between our read and the start.
   if (child && !(await lifecycleActs().lifecycleStarted({ nodeId, workflowId, profileRef: plan.profile.ref }))) {
