@@ -1,12 +1,12 @@
 // A transaction is isolated from the queries around it, on either database. SQLite's one
 // connection once ran a query from outside an open transaction inside it (services/sqlite-one-connection.ts):
 // the query saw uncommitted rows, and its own write vanished when the transaction rolled back.
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { databaseTarget, type DatabaseTarget } from '../../core/database-target';
 import { createDb, type Db } from '../../services/db';
 import { newId } from '../../services/ids';
+import { runFixture, type FixtureExit } from '../helpers/child-process';
 import { testConfig } from '../helpers/control-plane';
 import { counterKey, incrementCounter } from '../helpers/sqlite-counter';
 
@@ -73,20 +73,15 @@ describe('a transaction and the queries beside it', () => {
 // The PostgreSQL pass runs without these: its server takes the locks, not the file.
 describe.runIf(inject('templateDatabase').startsWith('file:'))('two processes on one SQLite file', () => {
   /** The fixture's process incrementing the counter `count` times, once its connection is open. */
-  async function startContender(file: string, nodeId: string, count: number): Promise<{ exited: Promise<{ code: number | null; output: string }> }> {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '../fixtures/sqlite-contender.ts'), file, nodeId, String(count)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
+  async function startContender(file: string, nodeId: string, count: number): Promise<{ exited: Promise<FixtureExit> }> {
+    let ready!: () => void;
+    const started = new Promise<void>((resolve) => (ready = resolve));
+    const { exited } = runFixture(path.join(import.meta.dirname, '../fixtures/sqlite-contender.ts'), [file, nodeId, String(count)], {
+      onOutput: (output) => {
+        if (output.includes('ready')) ready();
+      },
     });
-    let output = '';
-    const exited = new Promise<{ code: number | null; output: string }>((resolve) => child.on('exit', (code) => resolve({ code, output })));
-    await new Promise<void>((resolve) => {
-      child.stdout.on('data', (chunk: Buffer) => {
-        output += chunk.toString();
-        if (output.includes('ready')) resolve();
-      });
-      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      void exited.then(() => resolve());
-    });
+    await Promise.race([started, exited]);
     return { exited };
   }
 

@@ -2,12 +2,12 @@
 // opened instead of opening them anew for the next burst, gives them back to the server when its
 // client disconnects, and never holds a finished process open. PostgreSQL only: SQLite has one
 // connection and no pool.
-import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { databaseTarget } from '../../core/database-target';
 import { createDb, type Db } from '../../services/db';
+import { runFixture } from '../helpers/child-process';
 import { testConfig } from '../helpers/control-plane';
 
 const isPostgres = !inject('templateDatabase').startsWith('file:');
@@ -62,16 +62,7 @@ describe.runIf(isPostgres)('the PostgreSQL pool', () => {
   // holding the event loop it would wait out the idle timeout (minutes) after its work.
   it('lets a process that never disconnects exit once its work is done', async () => {
     const { databaseUrl } = await testConfig();
-    const child = spawn(process.execPath, ['--import', 'tsx', fixture], {
-      env: { ...process.env, DATABASE_URL: databaseUrl },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => void (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => void (output += chunk.toString()));
-    const kill = setTimeout(() => child.kill('SIGKILL'), 45_000);
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-    clearTimeout(kill);
+    const { code, output } = await runFixture(fixture, [], { env: { ...process.env, DATABASE_URL: databaseUrl }, killAfterMs: 45_000 }).exited;
     expect(output).toBe('queried\n');
     expect(code).toBe(0);
   }, 60_000);
