@@ -7,14 +7,15 @@ cd "$(dirname "$0")/.."
 name=${1:?usage: scripts/new-migration.sh <name>}
 stamp=$(date -u +%Y%m%d%H%M%S)
 snapshot=prisma/migrations/schema.snapshot.prisma
-./scripts/prisma.sh --version >/dev/null   # refreshes generated/schema.postgres.prisma
+. scripts/lib/prisma-schema.sh
+./scripts/prisma.sh migrate --help >/dev/null   # refreshes generated/schema.migrate.*.prisma
 for provider in sqlite postgresql; do
-  if [ "$provider" = sqlite ]; then to=prisma/schema.prisma; else to=generated/schema.postgres.prisma; fi
+  if [ "$provider" = sqlite ]; then to=generated/schema.migrate.sqlite.prisma; else to=generated/schema.migrate.postgres.prisma; fi
   dir=prisma/migrations/$provider/${stamp}_$name
   mkdir -p "$dir"
   if [ -f "$snapshot" ]; then
     from_file=$(mktemp --suffix=.prisma)
-    sed -e "s/provider = \"sqlite\"/provider = \"$provider\"/" "$snapshot" > "$from_file"
+    sed -e "s/provider = \"sqlite\"/provider = \"$provider\"/" "$snapshot" | with_placeholder_url /dev/stdin > "$from_file"
     from=(--from-schema-datamodel "$from_file")
   else
     from=(--from-empty)

@@ -2,7 +2,7 @@
 // without native binaries through these.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { PrismaBetterSQLite3 } from '@prisma/adapter-better-sqlite3';
+import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
 import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import pg from 'pg';
@@ -126,5 +126,5 @@ function reportingConnections(factory: Factory, connected: (connection: Connecti
 export function createAdapter(target: DatabaseTarget, connected: (connection: Connection | null) => void = () => undefined): Factory {
   if (target.provider === 'postgresql') return reportingConnections(postgresFactory(target.url), connected);
   mkdirSync(path.dirname(target.file), { recursive: true });
-  return reportingConnections(oneStatementAtATime(keepingPreparedStatements(new PrismaBetterSQLite3({ url: `file:${target.file}` }))), connected);
+  return reportingConnections(oneStatementAtATime(keepingPreparedStatements(new PrismaBetterSqlite3({ url: `file:${target.file}` }))), connected);
 }

@@ -1,7 +1,8 @@
 // An agent's heartbeat, recorded in its session row. At fleet scale this runs about 70 times a
-// second (1,000 node agents every 15 s), so a known agent's beat is one raw UPDATE: Prisma
-// compiles each model query afresh, about 0.65 ms of CPU each here against 0.2 ms raw
-// (bench/README.md, "1,000 machines at once"). A first beat, or a site agent's with its
+// second (1,000 node agents every 15 s), so a known agent's beat is one raw UPDATE: Prisma 6.19
+// compiled each model query afresh, about 0.65 ms of CPU each here against 0.2 ms raw
+// (bench/README.md, "1,000 machines at once"), and Prisma 7, which keeps the plans, still takes
+// about twice a raw statement's CPU for a model read. A first beat, or a site agent's with its
 // site status (a JSON column), takes the model's upsert.
 import { isConnected } from '../../core/agent-queues';
 import { Prisma, type Db } from '../db';

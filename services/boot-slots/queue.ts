@@ -32,7 +32,7 @@ export async function grantBootSlots(db: Db, siteId: string, limit: number, now 
 }
 
 // Raw statements (services/raw-statements.ts): each boot enters and leaves the queue, so a fleet
-// makes about six grant passes a machine, and Prisma's client compiled each of their statements afresh.
+// makes about six grant passes a machine, and Prisma 6.19's client compiled each of their statements afresh.
 async function grantPass(tx: Tx, siteId: string, limit: number, now: Date): Promise<string[]> {
   const held = await queryRows<{ slot: number }>(tx, Prisma.sql`SELECT "slot" FROM "BootSlot" WHERE "siteId" = ${siteId} AND "slot" IS NOT NULL`);
   const used = new Set(held.map((row) => row.slot));

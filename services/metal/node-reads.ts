@@ -1,6 +1,7 @@
-// Metal node rows read with raw SQL (services/raw-statements.ts). Prisma's client engine compiles
+// Metal node rows read with raw SQL (services/raw-statements.ts). Prisma 6.19's client compiled
 // every model query into a plan, afresh each time: for the Node model's columns that cost ~0.7 ms
-// a node and ~4 ms a page of 50, most of an API read's CPU (bench/figures/api.ts). Raw rows are
+// a node and ~4 ms a page of 50, most of an API read's CPU (bench/figures/api.ts); Prisma 7
+// keeps the plans, but its request pipeline still costs more than the raw statement. Raw rows are
 // mapped by their columns' types (dates, JSON, booleans) as a model's are, so they are the
 // model's rows, on SQLite and on PostgreSQL alike.
 import type { Node } from '../../generated/prisma-sqlite/client';
