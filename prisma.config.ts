@@ -10,5 +10,4 @@ const target = databaseTarget(loadConfig());
 
 export default defineConfig({
   schema: target.provider === 'postgresql' ? path.join('generated', 'schema.postgres.prisma') : path.join('prisma', 'schema.prisma'),
-  migrations: { path: path.join('prisma', 'migrations', target.provider) },
 });
