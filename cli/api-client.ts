@@ -1,11 +1,20 @@
 // A small HTTP client of the REST API: the CLI's, and the tests' (they talk to a real server).
+import type { IncomingHttpHeaders } from 'node:http';
 import { IronflowError, isIronflowError, type ErrorCode } from '../core/errors';
-import { trustedFetch, type ApiTrust, type FetchLike } from '../services/trusted-fetch';
+import { trustedFetch, type ApiAnswer, type ApiTrust, type FetchLike } from '../services/trusted-fetch';
 
 export interface ApiResponse<T = unknown> {
   status: number;
   body: T;
   headers: Headers;
+}
+
+function headersOf(raw: IncomingHttpHeaders): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(raw)) {
+    for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value]) headers.append(name, one);
+  }
+  return headers;
 }
 
 export class ApiClient {
@@ -26,7 +35,7 @@ export class ApiClient {
 
   /** The raw answer, whatever its status. */
   async request<T = unknown>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse<T>> {
-    let response: Response;
+    let response: ApiAnswer;
     try {
       response = await this.fetch(new URL(path, this.baseUrl), {
         method,
@@ -39,9 +48,7 @@ export class ApiClient {
       });
     } catch (err) {
       if (isIronflowError(err)) throw err;
-      // fetch says only "fetch failed"; its cause says why (refused, a certificate not trusted…).
-      const cause = (err as Error & { cause?: { message?: string } }).cause?.message;
-      const reason = cause ? `${(err as Error).message}: ${cause}` : (err as Error).message;
+      const reason = (err as Error).message;
       const caHint =
         this.baseUrl.startsWith('https:') && !this.trust.caPems?.length ? '; an https API with a private CA needs --ca-file or IRONFLOW_CA_FILE' : '';
       throw new IronflowError(
@@ -49,14 +56,14 @@ export class ApiClient {
         `cannot reach the Ironflow API at ${this.baseUrl} (${reason}); is \`npm start\` running? (set IRONFLOW_API_URL otherwise)${caHint}`,
       );
     }
-    const text = await response.text();
+    const text = response.body.toString('utf8');
     let parsed: unknown = text;
     try {
       parsed = text ? JSON.parse(text) : undefined;
     } catch {
       // not JSON: keep the text
     }
-    return { status: response.status, body: parsed as T, headers: response.headers };
+    return { status: response.status, body: parsed as T, headers: headersOf(response.headers) };
   }
 
   /** The answer's body, or the API's error thrown as an IronflowError. */

@@ -1,7 +1,9 @@
-// fetch for clients of the Ironflow API that trust a given CA instead of (or as well as not)
-// the system's: the CLI's --ca-file, a site agent's control_plane_ca_file, a ramdisk's or a
-// node's pin. Node's built-in fetch takes no per-request CA (undici is not installed), so a
-// request with a CA goes through node:https with an Agent holding it; answers are capped.
+// The HTTP transport of the Ironflow API's clients (the CLI's, the agents'): node:http and
+// node:https with keep-alive agents, trusting the system's CAs or only a given one: the CLI's
+// --ca-file, a site agent's control_plane_ca_file, a ramdisk's or a node's pin. Not Node's
+// built-in fetch: it takes no per-request CA (undici is not installed), and its WHATWG streams
+// cost the agents of a fleet bench 10-15% of their CPU (bench/README.md). Answers are capped.
+import http from 'node:http';
 import https from 'node:https';
 import { findPinnedCa } from './ca-pin';
 import { IronflowError } from '../core/errors';
@@ -13,7 +15,21 @@ export interface ApiTrust {
   caPin?: string;
 }
 
-export type FetchLike = (url: string | URL, init: RequestInit) => Promise<Response>;
+export interface ApiRequest {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  signal?: AbortSignal;
+}
+
+/** An answer read whole: its status, headers and body bytes. */
+export interface ApiAnswer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+}
+
+export type FetchLike = (url: string | URL, request: ApiRequest) => Promise<ApiAnswer>;
 
 /** API answers are small JSON documents; more than this is a broken or hostile server. */
 const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
@@ -29,26 +45,22 @@ const verifyCodes = new Set([
 
 function describe(error: Error & { code?: string }): Error {
   if (error.code && verifyCodes.has(error.code))
-    return new Error(`TLS: the API's certificate is not signed by the trusted CA (${error.code}); check the CA file or pin`);
+    return new Error(`TLS: the API's certificate does not chain to a CA this client trusts (${error.code}); check the CA file or pin`);
   if (error.code === 'ERR_TLS_CERT_ALTNAME_INVALID') return new Error(`TLS: the API's certificate does not name this address (${error.message})`);
   return error;
 }
 
-function headersOf(init: RequestInit): Record<string, string> {
-  return Object.fromEntries(new Headers(init.headers).entries());
-}
-
-function requestVia(agent: https.Agent, url: URL, init: RequestInit): Promise<Response> {
-  const body = typeof init.body === 'string' ? Buffer.from(init.body) : undefined;
-  if (init.body !== undefined && init.body !== null && body === undefined) throw new TypeError('trustedFetch sends string bodies only');
+function requestVia(agent: http.Agent, url: URL, request: ApiRequest): Promise<ApiAnswer> {
+  const body = request.body === undefined ? undefined : Buffer.from(request.body);
+  const send = url.protocol === 'https:' ? https.request : http.request;
   return new Promise((resolve, reject) => {
-    const req = https.request(
+    const req = send(
       url,
       {
-        method: init.method ?? 'GET',
+        method: request.method ?? 'GET',
         agent,
-        headers: { ...headersOf(init), ...(body ? { 'content-length': String(body.length) } : {}) },
-        ...(init.signal ? { signal: init.signal } : {}),
+        headers: { ...request.headers, ...(body ? { 'content-length': String(body.length) } : {}) },
+        ...(request.signal ? { signal: request.signal } : {}),
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -58,14 +70,7 @@ function requestVia(agent: https.Agent, url: URL, init: RequestInit): Promise<Re
           if (size > MAX_ANSWER_BYTES) req.destroy(new Error(`the API's answer is larger than ${MAX_ANSWER_BYTES} bytes`));
           else chunks.push(chunk);
         });
-        res.on('end', () => {
-          const headers = new Headers();
-          for (const [name, value] of Object.entries(res.headers)) {
-            for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value]) headers.append(name, one);
-          }
-          const status = res.statusCode ?? 502;
-          resolve(new Response(status === 204 || status === 304 ? null : Buffer.concat(chunks), { status, headers }));
-        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) }));
         res.on('error', reject);
       },
     );
@@ -75,13 +80,19 @@ function requestVia(agent: https.Agent, url: URL, init: RequestInit): Promise<Re
 }
 
 /**
- * A fetch trusting `trust`: the global fetch (system CAs) when it names no CA, else node:https
+ * A fetch trusting `trust`: the system's CAs when it names none (http or https), else https
  * with only that CA. A pin is resolved at the first request and kept (one handshake).
  */
 export function trustedFetch(trust: ApiTrust = {}): FetchLike {
-  if (!trust.caPems?.length && !trust.caPin) return (url, init) => fetch(url, init);
+  if (!trust.caPems?.length && !trust.caPin) {
+    const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+    return async (url, request) => {
+      const target = new URL(url);
+      return requestVia(target.protocol === 'https:' ? agents.https : agents.http, target, request);
+    };
+  }
   let agent: Promise<https.Agent> | undefined = trust.caPems?.length ? Promise.resolve(new https.Agent({ keepAlive: true, ca: trust.caPems })) : undefined;
-  return async (url, init) => {
+  return async (url, request) => {
     const target = new URL(url);
     if (target.protocol !== 'https:')
       throw new IronflowError('INVALID_CONFIG', `a CA is configured for the Ironflow API but ${target.protocol}//${target.host} is not https`, {
@@ -95,6 +106,6 @@ export function trustedFetch(trust: ApiTrust = {}): FetchLike {
         throw error;
       });
     }
-    return requestVia(await agent, target, init);
+    return requestVia(await agent, target, request);
   };
 }

@@ -5,7 +5,7 @@ import type { KeyObject } from 'node:crypto';
 import { errorCodes, IronflowError, isIronflowError, type ErrorCode } from '../../core/errors';
 import type { JoinAnswer } from '../../core/schemas/join';
 import { signAgentRequest } from '../../services/pki/agent-request';
-import { trustedFetch, type ApiTrust, type FetchLike } from '../../services/trusted-fetch';
+import { trustedFetch, type ApiAnswer, type ApiTrust, type FetchLike } from '../../services/trusted-fetch';
 
 export interface Signer {
   key: KeyObject;
@@ -18,6 +18,15 @@ export interface Signer {
  * it has spent its token, and the retry is refused.
  */
 const JOIN_TIMEOUT_MS = 30_000;
+
+/** An answer's JSON, or null for an empty or unparsable body (a proxy's error page, a 204). */
+function parseAnswer(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    return null;
+  }
+}
 
 export class ControlPlaneUnreachable extends Error {
   constructor(message: string) {
@@ -62,7 +71,7 @@ export class ControlPlaneClient {
   }
 
   private async send<T>(path: string, text: string | undefined, headers: Record<string, string>, timeoutMs = this.timeoutMs): Promise<T> {
-    let response: Response;
+    let response: ApiAnswer;
     try {
       response = await this.fetch(`${this.baseUrl}${path}`, {
         ...(text === undefined ? { method: 'GET', headers } : { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: text }),
@@ -72,8 +81,8 @@ export class ControlPlaneClient {
       if (isIronflowError(error)) throw error; // a pin no server chain matches, a CA without https: not a transient failure
       throw new ControlPlaneUnreachable(`control plane ${this.baseUrl} did not answer ${path}: ${(error as Error).message}`);
     }
-    const answer = (await response.json().catch(() => null)) as { error?: { code?: string; message?: string; details?: Record<string, unknown> } } | null;
-    if (response.ok) return answer as T;
+    const answer = parseAnswer(response.body) as { error?: { code?: string; message?: string; details?: Record<string, unknown> } } | null;
+    if (response.status >= 200 && response.status < 300) return answer as T;
     const code = errorCodes.includes(answer?.error?.code as ErrorCode) ? (answer?.error?.code as ErrorCode) : 'INTERNAL';
     throw new IronflowError(code, answer?.error?.message ?? `control plane answered ${response.status} to ${path}`, answer?.error?.details ?? {});
   }

@@ -37,7 +37,9 @@ describe('the API on TLS', () => {
     const trusted = new ApiClient(t.cp.url, undefined, { caPems: [certs.caPem] });
     expect((await trusted.request('GET', '/healthz')).status).toBe(200);
     await expect(new ApiClient(t.cp.url).request('GET', '/healthz')).rejects.toThrow(/cannot reach the Ironflow API/);
-    await expect(new ApiClient(t.cp.url, undefined, { caPems: [other.caPem] }).request('GET', '/healthz')).rejects.toThrow(/not signed by the trusted CA/);
+    await expect(new ApiClient(t.cp.url, undefined, { caPems: [other.caPem] }).request('GET', '/healthz')).rejects.toThrow(
+      /does not chain to a CA this client trusts/,
+    );
     const plain = await fetch(t.cp.url.replace('https:', 'http:') + '/healthz').then(
       (r) => r.status,
       (error: Error) => error.message,
@@ -65,7 +67,7 @@ describe('the API on TLS', () => {
     const without = await runCli(['status', '--check'], { ...env, IRONFLOW_CA_FILE: '' });
     expect(without.code).toBe(1);
     expect(without.stderr).toMatch(
-      /cannot reach the Ironflow API at https:.*\(fetch failed: self[- ]signed certificate in certificate chain\).*needs --ca-file or IRONFLOW_CA_FILE/,
+      /cannot reach the Ironflow API at https:.*\(TLS: the API's certificate does not chain to a CA this client trusts \(SELF_SIGNED_CERT_IN_CHAIN\); check the CA file or pin\).*needs --ca-file or IRONFLOW_CA_FILE/,
     );
     const missing = await runCli(['status'], { ...env, IRONFLOW_CA_FILE: '/nonexistent/ca.pem' });
     expect(missing.stderr).toMatch(/INVALID_CONFIG: IRONFLOW_CA_FILE \/nonexistent\/ca\.pem cannot be read/);

@@ -2,7 +2,7 @@
 // with a throwaway CA: what it sends, the cap on an answer's size (a hostile or broken
 // server cannot exhaust an agent's memory), and a pin with a server that sends only its leaf.
 import { mkdtempSync, readFileSync } from 'node:fs';
-import type http from 'node:http';
+import { createServer, type RequestListener } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -15,7 +15,7 @@ import { makeServerCertificate, type TestCertificates } from '../helpers/tls';
 let certs: TestCertificates;
 const servers: https.Server[] = [];
 
-async function serve(certFile: string, handler: http.RequestListener): Promise<string> {
+async function serve(certFile: string, handler: RequestListener): Promise<string> {
   const server = https.createServer({ cert: readFileSync(certFile), key: readFileSync(certs.keyFile) }, handler);
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
@@ -49,8 +49,24 @@ describe('trustedFetch', () => {
       body: JSON.stringify({ a: 1 }),
     });
     expect(response.status).toBe(201);
-    expect(response.headers.get('x-seen')).toBe('POST yes');
-    expect(await response.json()).toEqual({ echoed: { a: 1 } });
+    expect(response.headers['x-seen']).toBe('POST yes');
+    expect(JSON.parse(response.body.toString('utf8'))).toEqual({ echoed: { a: 1 } });
+  });
+
+  it('with no CA, plain http: one kept-alive connection carries request after request', async () => {
+    const server = createServer((req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ path: req.url })));
+    let connections = 0;
+    server.on('connection', () => (connections += 1));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const client = new ControlPlaneClient(url);
+      for (const n of [1, 2, 3]) expect(await client.get(`/n${n}`)).toEqual({ path: `/n${n}` });
+      expect(connections).toBe(1);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
   });
 
   it('refuses an answer larger than 16 MiB', async () => {
