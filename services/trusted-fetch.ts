@@ -2,7 +2,7 @@
 // node:https with keep-alive agents, trusting the system's CAs or only a given one: the CLI's
 // --ca-file, a site agent's control_plane_ca_file, a ramdisk's or a node's pin. Not Node's
 // built-in fetch: it takes no per-request CA (undici is not installed), and its WHATWG streams
-// cost the agents of a fleet bench 10-15% of their CPU (bench/README.md). Answers are capped.
+// cost a fleet bench's agents a tenth or more of their CPU (bench/README.md). Answers are capped.
 import http from 'node:http';
 import https from 'node:https';
 import { findPinnedCa } from './ca-pin';
