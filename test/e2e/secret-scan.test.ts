@@ -12,6 +12,8 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -34,6 +36,29 @@ interface Text {
   /** Where it was read (a file, a workflow's history, an API answer). */
   where: string;
   text: string;
+}
+
+/**
+ * Hands `onAnswer` each whole answer to a request of this process sent without an agent's
+ * signature, by wrapping node:http's and node:https's request; answers the undo.
+ */
+function recordAnswers(onAnswer: (url: string, method: string, contentType: string, text: string) => void): () => void {
+  const wrapped = [http, https].map((module) => {
+    const original = module.request;
+    module.request = ((...args: Parameters<typeof http.request>) => {
+      const request = original(...args);
+      if (request.hasHeader('x-ironflow-agent-signature')) return request;
+      const url = `${request.protocol}//${String(request.getHeader('host'))}${request.path}`;
+      request.on('response', (response: http.IncomingMessage) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => onAnswer(url, request.method, response.headers['content-type'] ?? '', Buffer.concat(chunks).toString('utf8')));
+      });
+      return request;
+    }) as typeof http.request;
+    return () => void (module.request = original);
+  });
+  return () => wrapped.forEach((undo) => undo());
 }
 
 /** Literals shorter than this would match by chance; every secret here is longer. */
@@ -142,7 +167,7 @@ describe('an emulated lifecycle', () => {
   const secrets = new Map<string, Secret>();
   /** Keyed by value: the first name a value was seen under is the one a leak reports. */
   const remember = (secret: Secret) => void (secrets.has(secret.value) || secrets.set(secret.value, secret));
-  const realFetch = globalThis.fetch;
+  let restoreRequests: (() => void) | undefined;
   let collecting: NodeJS.Timeout | undefined;
   let collected = Promise.resolve();
 
@@ -156,18 +181,12 @@ describe('an emulated lifecycle', () => {
   }
 
   beforeAll(async () => {
-    // Every API answer the test (not an agent: agents sign their requests) receives, recorded.
-    globalThis.fetch = async (input, init) => {
-      const response = await realFetch(input, init);
-      const headers = new Headers(init?.headers);
-      if (!headers.has('x-ironflow-agent-signature')) {
-        const url = String(input instanceof Request ? input.url : input);
-        // Kept with its URL: the API's port is known only once the site started.
-        if (!/octet-stream/.test(response.headers.get('content-type') ?? ''))
-          answers.push({ url, where: `answer to ${init?.method ?? 'GET'} ${url.replace(/\?.*/, '')}`, text: await response.clone().text() });
-      }
-      return response;
-    };
+    // Every API answer the test (not an agent's signed request) receives, recorded where every
+    // API client sends (services/trusted-fetch.ts): node:http's and node:https's request.
+    restoreRequests = recordAnswers((url, method, contentType, text) => {
+      // Kept with its URL: the API's port is known only once the site started.
+      if (!/octet-stream/.test(contentType)) answers.push({ url, where: `answer to ${method} ${url.replace(/\?.*/, '')}`, text });
+    });
     // The site agent as its own process: its log is what it printed, scanned with the rest.
     site = await startE2eSite('secret-scan-site', { siteAgentProcess: true });
     collecting = setInterval(() => void (collected = collected.then(collectStoredSecrets).catch(() => undefined)), 250);
@@ -175,7 +194,7 @@ describe('an emulated lifecycle', () => {
 
   afterAll(async () => {
     if (collecting) clearInterval(collecting);
-    globalThis.fetch = realFetch;
+    restoreRequests?.();
     await site?.close();
   });
 
