@@ -79,21 +79,20 @@ function requestVia(agent: http.Agent, url: URL, request: ApiRequest): Promise<A
   });
 }
 
-/**
- * A fetch trusting `trust`: the system's CAs when it names none (http or https), else https
- * with only that CA. A pin is resolved at the first request and kept (one handshake).
- */
-export function trustedFetch(trust: ApiTrust = {}): FetchLike {
-  if (!trust.caPems?.length && !trust.caPin) {
-    const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
-    return async (url, request) => {
-      const target = new URL(url);
-      return requestVia(target.protocol === 'https:' ? agents.https : agents.http, target, request);
-    };
-  }
+/** Picks the connection pool for a request's URL (and, for a pin, finds its CA first). */
+type AgentFor = (target: URL) => http.Agent | Promise<http.Agent>;
+
+/** The system's CAs, over http or https. */
+function systemAgents(): AgentFor {
+  const plain = new http.Agent({ keepAlive: true });
+  const tls = new https.Agent({ keepAlive: true });
+  return (target) => (target.protocol === 'https:' ? tls : plain);
+}
+
+/** Only the given CA, or the CA the pin names (resolved at the first request and kept: one handshake), over https only. */
+function caAgent(trust: ApiTrust): AgentFor {
   let agent: Promise<https.Agent> | undefined = trust.caPems?.length ? Promise.resolve(new https.Agent({ keepAlive: true, ca: trust.caPems })) : undefined;
-  return async (url, request) => {
-    const target = new URL(url);
+  return (target) => {
     if (target.protocol !== 'https:')
       throw new IronflowError('INVALID_CONFIG', `a CA is configured for the Ironflow API but ${target.protocol}//${target.host} is not https`, {
         reason: 'ca-without-https',
@@ -106,6 +105,15 @@ export function trustedFetch(trust: ApiTrust = {}): FetchLike {
         throw error;
       });
     }
-    return requestVia(await agent, target, request);
+    return agent;
+  };
+}
+
+/** A fetch trusting `trust`: the system's CAs when it names none (http or https), else https with only that CA. */
+export function trustedFetch(trust: ApiTrust = {}): FetchLike {
+  const agentFor = trust.caPems?.length || trust.caPin ? caAgent(trust) : systemAgents();
+  return async (url, request) => {
+    const target = new URL(url);
+    return requestVia(await agentFor(target), target, request);
   };
 }
