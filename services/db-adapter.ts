@@ -8,6 +8,8 @@ import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory } from '@p
 import pg from 'pg';
 import type { DatabaseTarget } from '../core/database-target';
 import { statementName } from './postgres-statement-names';
+import { forgettingStatements } from './prisma-debug-history';
+import { wrapConnections } from './sqlite-connections';
 import { oneStatementAtATime } from './sqlite-one-connection';
 import { keepingPreparedStatements } from './sqlite-statement-cache';
 import { reportTransaction } from './transaction-connections';
@@ -92,7 +94,7 @@ function postgresFactory(url: string): Factory {
   return {
     provider,
     adapterName,
-    connect: () => withOwnPool().connect(),
+    connect: async () => forgettingStatements(await withOwnPool().connect()),
     connectToShadowDb: () => withOwnPool().connectToShadowDb(),
   };
 }
@@ -126,5 +128,6 @@ function reportingConnections(factory: Factory, connected: (connection: Connecti
 export function createAdapter(target: DatabaseTarget, connected: (connection: Connection | null) => void = () => undefined): Factory {
   if (target.provider === 'postgresql') return reportingConnections(postgresFactory(target.url), connected);
   mkdirSync(path.dirname(target.file), { recursive: true });
-  return reportingConnections(oneStatementAtATime(keepingPreparedStatements(new PrismaBetterSqlite3({ url: `file:${target.file}` }))), connected);
+  const sqlite = wrapConnections(new PrismaBetterSqlite3({ url: `file:${target.file}` }), forgettingStatements);
+  return reportingConnections(oneStatementAtATime(keepingPreparedStatements(sqlite)), connected);
 }

@@ -3,6 +3,7 @@
 // same types (dates, JSON, booleans, nulls, 64-bit counts), and the same counts of changed rows.
 // Inside a transaction they run on the transaction's connection. A node's guarded update written
 // raw (services/metal/node-writes.ts) writes every column type as the model update does.
+import { clearLogs, getLogs } from '@prisma/debug';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { databaseTarget } from '../../core/database-target';
 import { createDb, isUniqueViolation, Prisma, type Db, type Tx } from '../../services/db';
@@ -46,6 +47,16 @@ async function nodeWithEveryColumnType(): Promise<string> {
 }
 
 describe('raw statements straight to the driver adapter', () => {
+  it("leave no statement's values in @prisma/debug's history, nor do Prisma's own (services/prisma-debug-history.ts)", async () => {
+    clearLogs();
+    const id = await nodeWithEveryColumnType();
+    await queryRows(db, Prisma.sql`SELECT "id" FROM "Node" WHERE "id" = ${id}`);
+    await executeStatement(db, Prisma.sql`UPDATE "Node" SET "labels" = ${'{}'} WHERE "id" = ${id}`);
+    await db.$transaction(async (tx) => queryRows(tx, Prisma.sql`SELECT "id" FROM "Node" WHERE "id" = ${id}`));
+    await db.node.findUniqueOrThrow({ where: { id } });
+    expect(getLogs()).not.toContain(id);
+  });
+
   it('read a row as Prisma maps it: dates, JSON, booleans, integers and nulls', async () => {
     const id = await nodeWithEveryColumnType();
     const statement = Prisma.sql`SELECT * FROM "Node" WHERE "id" = ${id}`;
