@@ -59,6 +59,22 @@ describe('response serializer', () => {
     expect(checked(schema)(data)).toBe('{"id":"cred_1","nested":{"name":"n"}}');
   });
 
+  it('writes nullable objects, enums and arrays, null or not, as zod does, and no undeclared property of them', () => {
+    const schema = z.object({
+      image: z.object({ id: z.string(), version: z.number() }).nullable(),
+      source: z.enum(['operator', 'failure']).nullable(),
+      macs: z.array(z.string()).nullable(),
+    });
+    const set = { image: { id: 'ubuntu', version: 2, token: 'ifk_secret' }, source: 'failure', macs: ['52:54:00:00:00:01'] };
+    const unset = { image: null, source: null, macs: null };
+    expect(fast(schema)(set)).toBe('{"image":{"id":"ubuntu","version":2},"source":"failure","macs":["52:54:00:00:00:01"]}');
+    for (const data of [set, unset]) {
+      const expected = JSON.stringify(schema.encode(data as z.input<typeof schema>));
+      expect(fast(schema)(data)).toBe(expected);
+      expect(checked(schema)(data)).toBe(expected);
+    }
+  });
+
   it('leaves out an unknown-typed property that is undefined, as zod does', () => {
     const schema = z.object({ id: z.string(), result: z.unknown() });
     expect(fast(schema)({ id: 'op_1', result: undefined })).toBe('{"id":"op_1"}');
