@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import { mkdirSync } from 'node:fs';
 import { createProgress } from '../cli/progress';
 import { speedProbeSeconds } from './speed-probe';
+import { cpuTimes, stolenShare } from './lib/cpu-steal';
 import { apiFigure } from './figures/api';
 import { engineFigure } from './figures/engine';
 import { fleetFigure } from './figures/fleet';
@@ -50,6 +51,7 @@ async function main(): Promise<void> {
     const progress = createProgress();
     const load = loadavg()[0]?.toFixed(1);
     const probe = speedProbeSeconds().toFixed(2);
+    const startTimes = cpuTimes();
     // The bar counts the figure's samples; the text says which figure of the run it is.
     const figureOf = `figure ${index + 1}/${chosen.length}`;
     const result = await figure.measure({
@@ -59,8 +61,10 @@ async function main(): Promise<void> {
       progress: (done, total, text) => progress.update(done, total, `${figureOf} · ${text}`),
     });
     progress.end();
+    const stolen = stolenShare(startTimes, cpuTimes());
     for (const { file, chart } of result.charts) await writeChartPng(chart, path.join(plotsDir, file));
-    const heading = `Measured ${new Date().toISOString().slice(0, 10)} by \`npm run bench${values.quick ? ' -- --quick' : ''}\` on ${cpus().length} cores (load ${load} and speed probe ${probe} s at the start).`;
+    const stolenText = stolen === undefined ? '' : `; ${(stolen * 100).toFixed(1)}% of the CPU time stolen by the hypervisor during it`;
+    const heading = `Measured ${new Date().toISOString().slice(0, 10)} by \`npm run bench${values.quick ? ' -- --quick' : ''}\` on ${cpus().length} cores (load ${load} and speed probe ${probe} s at the start${stolenText}).`;
     const plots = result.charts.map(({ file, chart }) => `![${chart.title}](plots/${file})`).join('\n');
     writeSection(path.join(benchDir, 'README.md'), figure.id, [heading, '', result.table, '', plots].join('\n'));
     process.stderr.write(`bench: ${figure.title}: written to bench/README.md\n`);
