@@ -59,15 +59,25 @@ describe('response serializer', () => {
     expect(checked(schema)(data)).toBe('{"id":"cred_1","nested":{"name":"n"}}');
   });
 
-  it('writes nullable objects, enums and arrays, null or not, as zod does, and no undeclared property of them', () => {
+  it('writes nullable objects, enums, arrays, records and literals, null or not, as zod does, and no undeclared property of them', () => {
     const schema = z.object({
       image: z.object({ id: z.string(), version: z.number() }).nullable(),
       source: z.enum(['operator', 'failure']).nullable(),
       macs: z.array(z.string()).nullable(),
+      labels: z.record(z.string(), z.string()).nullable(),
+      kind: z.literal('metal').nullable(),
     });
-    const set = { image: { id: 'ubuntu', version: 2, token: 'ifk_secret' }, source: 'failure', macs: ['52:54:00:00:00:01'] };
-    const unset = { image: null, source: null, macs: null };
-    expect(fast(schema)(set)).toBe('{"image":{"id":"ubuntu","version":2},"source":"failure","macs":["52:54:00:00:00:01"]}');
+    const set = {
+      image: { id: 'ubuntu', version: 2, token: 'ifk_secret' },
+      source: 'failure',
+      macs: ['52:54:00:00:00:01'],
+      labels: { rack: 'r1' },
+      kind: 'metal',
+    };
+    const unset = { image: null, source: null, macs: null, labels: null, kind: null };
+    expect(fast(schema)(set)).toBe(
+      '{"image":{"id":"ubuntu","version":2},"source":"failure","macs":["52:54:00:00:00:01"],"labels":{"rack":"r1"},"kind":"metal"}',
+    );
     for (const data of [set, unset]) {
       const expected = JSON.stringify(schema.encode(data as z.input<typeof schema>));
       expect(fast(schema)(data)).toBe(expected);
