@@ -62,9 +62,11 @@ async function main(): Promise<void> {
     });
     progress.end();
     const stolen = stolenShare(startTimes, cpuTimes());
+    // A probe at the start alone can come from a fast minute of a slow hour (2026-12-08: 0.77 s, then 2.3 s).
+    const probeAtEnd = speedProbeSeconds().toFixed(2);
     for (const { file, chart } of result.charts) await writeChartPng(chart, path.join(plotsDir, file));
     const stolenText = stolen === undefined ? '' : `; ${(stolen * 100).toFixed(1)}% of the CPU time stolen by the hypervisor during it`;
-    const heading = `Measured ${new Date().toISOString().slice(0, 10)} by \`npm run bench${values.quick ? ' -- --quick' : ''}\` on ${cpus().length} cores (load ${load} and speed probe ${probe} s at the start${stolenText}).`;
+    const heading = `Measured ${new Date().toISOString().slice(0, 10)} by \`npm run bench${values.quick ? ' -- --quick' : ''}\` on ${cpus().length} cores (load ${load} and speed probe ${probe} s at the start, ${probeAtEnd} s at the end${stolenText}).`;
     const plots = result.charts.map(({ file, chart }) => `![${chart.title}](plots/${file})`).join('\n');
     writeSection(path.join(benchDir, 'README.md'), figure.id, [heading, '', result.table, '', plots].join('\n'));
     process.stderr.write(`bench: ${figure.title}: written to bench/README.md\n`);
